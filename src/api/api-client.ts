@@ -1,0 +1,161 @@
+import type { Got } from 'got';
+import type { ApiConfig } from '../config.js';
+import { ApiError, AuthError, CrossOriginLinkError, CursorRejectedError, ForbiddenError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { HttpResponse } from './http.js';
+import type { RateLimitPacer } from './rate-limit-pacer.js';
+import { pathOf, sendWithRetries } from './send.js';
+import type { TokenProvider } from './token-provider.js';
+
+/** Counters the client reports to; all optional. */
+export interface ApiClientMetrics {
+  onResponse?(status: number): void;
+  onRateLimited?(): void;
+  onRetry?(reason: string): void;
+  onRemaining?(remaining: number): void;
+  onPacingWait?(ms: number): void;
+}
+
+/** Options of {@link ApiClient}. */
+export interface ApiClientOptions {
+  config: ApiConfig;
+  http: Got;
+  tokens: TokenProvider;
+  pacer: RateLimitPacer;
+  logger: Logger;
+  metrics?: ApiClientMetrics;
+}
+
+/** Renders a 422 body's `errors` (strings, or objects of parameter → message) as one line. */
+export function describeApiErrors(body: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return body.trim().slice(0, 300);
+  }
+  if (typeof parsed !== 'object' || parsed === null) return String(parsed).slice(0, 300);
+  const { message, errors } = parsed as { message?: unknown; errors?: unknown };
+  const parts: string[] = [];
+  if (Array.isArray(errors)) {
+    for (const entry of errors) {
+      if (typeof entry === 'string') parts.push(entry);
+      else if (typeof entry === 'object' && entry !== null) {
+        for (const [name, text] of Object.entries(entry)) parts.push(`${name}: ${String(text)}`);
+      }
+    }
+  }
+  const head = typeof message === 'string' ? message : '';
+  return [head, parts.join('; ')].filter(Boolean).join(': ').slice(0, 500);
+}
+
+function readRemaining(response: HttpResponse): number | undefined {
+  const raw = response.headers['x-ratelimit-remaining'];
+  const text = Array.isArray(raw) ? raw[0] : raw;
+  if (text === undefined || !/^\s*\d+\s*$/.test(text)) return undefined;
+  return Number(text);
+}
+
+/**
+ * GETs /v3 URLs of one API origin with a Bearer token: paced by the shared
+ * rate-limit state, 401 answered by one token renewal and one retry, 429, 5xx
+ * and network errors retried by {@link sendWithRetries}, and every other
+ * failure turned into an error naming the cause and the fix.
+ */
+export class ApiClient {
+  readonly #options: ApiClientOptions;
+  readonly origin: string;
+
+  constructor(options: ApiClientOptions) {
+    this.#options = options;
+    this.origin = new URL(options.config.baseUrl).origin;
+  }
+
+  /** Refuses any URL outside the configured origin before a byte is sent there. */
+  assertSameOrigin(url: string): void {
+    const origin = new URL(url).origin;
+    if (origin !== this.origin) throw new CrossOriginLinkError(this.origin, origin);
+  }
+
+  /** GETs `url` exactly as given and returns the successful response. */
+  async get(url: string, signal?: AbortSignal): Promise<HttpResponse> {
+    this.assertSameOrigin(url);
+    const { config, tokens, pacer, logger, metrics } = this.#options;
+    const path = pathOf(url);
+    let renewed = false;
+    let token = await tokens.getToken();
+    for (;;) {
+      const response = await sendWithRetries({
+        http: this.#options.http,
+        method: 'GET',
+        url,
+        headers: { authorization: `Bearer ${token}` },
+        maxRetries: config.maxRetries,
+        defaultRetryAfterMs: config.rateLimitWindowMs,
+        logger,
+        signal,
+        hooks: {
+          beforeAttempt: async () => {
+            const waited = await pacer.acquire(signal);
+            if (waited > 0) {
+              metrics?.onPacingWait?.(waited);
+              logger.debug({ path, waitedMs: waited }, 'paced by rate limit');
+            }
+          },
+          onResponse: async (r) => {
+            metrics?.onResponse?.(r.status);
+            if (r.status === 429) return;
+            const remaining = readRemaining(r);
+            if (remaining !== undefined) metrics?.onRemaining?.(remaining);
+            await pacer.observe(remaining);
+          },
+          onRateLimited: async (waitMs) => {
+            metrics?.onRateLimited?.();
+            await pacer.pause(waitMs);
+          },
+          onRetry: (reason) => metrics?.onRetry?.(reason),
+        },
+      });
+      const { status } = response;
+      if (status >= 200 && status < 300) return response;
+      if (status === 401) {
+        if (renewed) {
+          throw new AuthError(
+            401,
+            path,
+            `401 from ${path} even with a freshly obtained token; check the credential's scopes and that it is not revoked`,
+            response.body,
+          );
+        }
+        logger.info({ path }, '401: renewing the access token');
+        token = await tokens.renew(token);
+        renewed = true;
+        continue;
+      }
+      const detail = describeApiErrors(response.body);
+      if (status === 403) {
+        throw new ForbiddenError(
+          status,
+          path,
+          `403 from ${path}: ${detail || 'forbidden'}; the authorizing user must be a site administrator (set HIRESYNC_SUB to an administrator's user id, or use another credential)`,
+          response.body,
+        );
+      }
+      if (status === 422 && new URL(url).searchParams.has('cursor')) {
+        throw new CursorRejectedError(status, path, `422 from ${path}: the cursor was rejected: ${detail}`, response.body);
+      }
+      if (status === 422) {
+        throw new ApiError(status, path, `422 from ${path}: ${detail}; check HIRESYNC_PER_PAGE (1..500) and HIRESYNC_JOBS_STATUS`, response.body);
+      }
+      if (status >= 300 && status < 400) {
+        throw new ApiError(
+          status,
+          path,
+          `${status} redirect from ${path} was not followed (the token must not follow redirects); check HIRESYNC_BASE_URL`,
+          undefined,
+        );
+      }
+      throw new ApiError(status, path, `${status} from ${path}: ${detail || 'unexpected status'}`, response.body);
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import type { Redis } from 'ioredis';
+import type { ApiConfig, ResourceName } from '../config.js';
+import type { Logger } from '../logger.js';
+import { ApiClient, type ApiClientMetrics } from './api-client.js';
+import { buildListUrl } from './fetch-pages.js';
+import { createHttp } from './http.js';
+import { RateLimitPacer } from './rate-limit-pacer.js';
+import { TokenCipher } from './token-cipher.js';
+import { TokenProvider } from './token-provider.js';
+import { RedisTokenStore } from './token-store.js';
+
+/** Options of {@link createApiClient}. */
+export interface CreateApiClientOptions {
+  config: ApiConfig;
+  redis: Redis;
+  logger: Logger;
+  metrics?: ApiClientMetrics;
+  /** Redis key prefix. Default `hiresync`. */
+  prefix?: string;
+}
+
+/** Assembles the API client: one got instance, tokens and pacing shared through Redis. */
+export function createApiClient(options: CreateApiClientOptions): ApiClient {
+  const { config, redis, logger, metrics } = options;
+  const http = createHttp({ timeoutMs: config.httpTimeoutMs });
+  const cipher = new TokenCipher(config.auth);
+  const store = new RedisTokenStore({ redis, cipher, prefix: options.prefix });
+  const tokens = new TokenProvider({
+    auth: config.auth,
+    http,
+    store,
+    logger,
+    maxRetries: config.maxRetries,
+    defaultRetryAfterMs: config.rateLimitWindowMs,
+  });
+  const pacer = new RateLimitPacer({
+    redis,
+    namespace: cipher.namespace,
+    windowMs: config.rateLimitWindowMs,
+    reserve: config.rateLimitReserve,
+    prefix: options.prefix,
+  });
+  return new ApiClient({ config, http, tokens, pacer, logger, metrics });
+}
+
+/** The first-page URL of a resource's list: its path, filters and per_page. */
+export function firstPageUrl(config: ApiConfig, resource: ResourceName): string {
+  switch (resource) {
+    case 'jobs':
+      return buildListUrl(config.baseUrl, '/v3/jobs', { status: config.jobsStatus, per_page: config.perPage });
+    case 'job_posts':
+      return buildListUrl(config.baseUrl, '/v3/job_posts', { per_page: config.perPage });
+    case 'tracking_links':
+      return buildListUrl(config.baseUrl, config.trackingLinksPath, { per_page: config.perPage });
+  }
+}

@@ -1,0 +1,86 @@
+import { PaginationLoopError, UnexpectedBodyError } from '../errors.js';
+import type { ApiClient } from './api-client.js';
+import { findNextLink } from './link-header.js';
+
+/** One page of a list endpoint. */
+export interface Page {
+  /** 1-based position in this walk (a resumed walk counts on from its checkpoint). */
+  number: number;
+  /** The URL this page was read from. */
+  url: string;
+  /** The records, parsed. */
+  records: unknown[];
+  /** The response body exactly as received (ids beyond 2^53 and timestamps survive in it). */
+  body: string;
+  /** The `next` link exactly as received; undefined on the last page. */
+  nextUrl: string | undefined;
+}
+
+/** Options of {@link fetchPages}. */
+export interface FetchPagesOptions {
+  client: ApiClient;
+  /** Where to start: a first-page URL, or a checkpointed `next` URL. */
+  startUrl: string;
+  /** Number of the page at `startUrl`. Default 1. */
+  startPage?: number;
+  /** Property of an object body holding the records; undefined: the body is the array. */
+  recordsKey?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** Builds the first-page URL of a list: the filters and `per_page`, never a cursor. */
+export function buildListUrl(baseUrl: string, path: string, query: Record<string, string | number | undefined>): string {
+  const url = new URL(`${baseUrl}${path}`);
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined) url.searchParams.set(name, String(value));
+  }
+  return url.href;
+}
+
+/** Parses a list body into its records, failing clearly on any other shape. */
+export function parseRecords(body: string, path: string, recordsKey: string | undefined): unknown[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw new UnexpectedBodyError(`response from ${path} is not JSON (starts ${JSON.stringify(body.slice(0, 60))})`);
+  }
+  const records = recordsKey === undefined ? parsed : (parsed as Record<string, unknown> | null)?.[recordsKey];
+  if (!Array.isArray(records)) {
+    const shape = Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed;
+    const hint =
+      recordsKey === undefined
+        ? '; if the API wraps the records in an object, set HIRESYNC_RECORDS_KEY to its property name'
+        : `; HIRESYNC_RECORDS_KEY=${recordsKey} names no array in it`;
+    throw new UnexpectedBodyError(`response from ${path} is ${shape}, not a JSON array of records${hint}`);
+  }
+  return records;
+}
+
+/**
+ * Walks a list endpoint page by page, following each `next` link exactly as
+ * received, until a page has none. The caller writes and checkpoints each page
+ * before asking for the next, so a crash costs at most the page in hand.
+ * A `next` link to another origin, or equal to the URL just read, ends the walk
+ * with an error before any request is sent for it.
+ */
+export async function* fetchPages(options: FetchPagesOptions): AsyncGenerator<Page, void, undefined> {
+  const { client } = options;
+  let url: string | undefined = options.startUrl;
+  let number = options.startPage ?? 1;
+  while (url !== undefined) {
+    const response = await client.get(url, options.signal);
+    const path = new URL(url).pathname;
+    const records = parseRecords(response.body, path, options.recordsKey);
+    const nextUrl = findNextLink(response.headers.link, url);
+    if (nextUrl !== undefined) {
+      client.assertSameOrigin(nextUrl);
+      if (nextUrl === url) {
+        throw new PaginationLoopError(`the API returned ${path}'s page ${number} as its own next page; stopping to avoid a loop`);
+      }
+    }
+    yield { number, url, records, body: response.body, nextUrl };
+    url = nextUrl;
+    number += 1;
+  }
+}

@@ -1,0 +1,107 @@
+import type { Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+// Both scripts take the time from Redis, so processes on hosts with skewed
+// clocks agree on when a pause ends.
+const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/**
+ * Reserves one request. Returns 0 when it may go now, else the milliseconds to
+ * wait before asking again. A known allowance is decremented per reservation,
+ * so concurrent workers cannot overdraw the window between two responses.
+ */
+const ACQUIRE = `${NOW}
+local reserve = tonumber(ARGV[1])
+local paused = tonumber(redis.call('HGET', KEYS[1], 'pausedUntil') or '0')
+if paused > now then return paused - now end
+local rem = redis.call('HGET', KEYS[1], 'remaining')
+if rem then
+  local resetAt = tonumber(redis.call('HGET', KEYS[1], 'resetAt') or '0')
+  if now >= resetAt then
+    redis.call('HDEL', KEYS[1], 'remaining')
+  elseif tonumber(rem) <= reserve then
+    return resetAt - now
+  else
+    redis.call('HINCRBY', KEYS[1], 'remaining', -1)
+  end
+end
+return 0`;
+
+/**
+ * Records what a response said. ARGV: remaining (-1 when the header was
+ * absent), window length in ms, pause in ms (429's Retry-After, else 0).
+ */
+const OBSERVE = `${NOW}
+local reported = tonumber(ARGV[1])
+local windowMs = tonumber(ARGV[2])
+local pauseMs = tonumber(ARGV[3])
+if pauseMs > 0 then
+  local until = now + pauseMs
+  if until > tonumber(redis.call('HGET', KEYS[1], 'pausedUntil') or '0') then
+    redis.call('HSET', KEYS[1], 'pausedUntil', until)
+  end
+  redis.call('HDEL', KEYS[1], 'remaining')
+elseif reported >= 0 then
+  local rem = redis.call('HGET', KEYS[1], 'remaining')
+  local resetAt = tonumber(redis.call('HGET', KEYS[1], 'resetAt') or '0')
+  if (not rem) or now >= resetAt then
+    redis.call('HSET', KEYS[1], 'remaining', reported, 'resetAt', now + windowMs)
+  elseif reported < tonumber(rem) then
+    redis.call('HSET', KEYS[1], 'remaining', reported)
+  end
+end
+redis.call('PEXPIRE', KEYS[1], math.max(windowMs, pauseMs) * 2 + 60000)
+return 0`;
+
+/** Options of {@link RateLimitPacer}. */
+export interface RateLimitPacerOptions {
+  redis: Redis;
+  /** Credential namespace: every process with the same credentials shares one state. */
+  namespace: string;
+  /** Assumed length of the API's rate-limit window (the spec does not give it). */
+  windowMs: number;
+  /** Requests of each window to leave unused. */
+  reserve: number;
+  prefix?: string;
+}
+
+/**
+ * Paces requests by `X-RateLimit-Remaining` and `Retry-After`, with the state
+ * in Redis so that every worker sharing the credentials slows down together.
+ * When the allowance of a window is spent, requests wait for the window to
+ * pass instead of drawing a 429; after a 429 everyone waits its Retry-After.
+ */
+export class RateLimitPacer {
+  readonly #redis: Redis;
+  readonly #key: string;
+  readonly #windowMs: number;
+  readonly #reserve: number;
+
+  constructor(options: RateLimitPacerOptions) {
+    this.#redis = options.redis;
+    this.#key = `${options.prefix ?? 'hiresync'}:rate:${options.namespace}`;
+    this.#windowMs = options.windowMs;
+    this.#reserve = options.reserve;
+  }
+
+  /** Waits until one more request may go. Returns the milliseconds waited. */
+  async acquire(signal?: AbortSignal): Promise<number> {
+    let waited = 0;
+    for (;;) {
+      const waitMs = Number(await this.#redis.eval(ACQUIRE, 1, this.#key, this.#reserve));
+      if (waitMs <= 0) return waited;
+      await sleep(waitMs, undefined, { signal });
+      waited += waitMs;
+    }
+  }
+
+  /** Records a response's remaining allowance (undefined when the header was absent). */
+  async observe(remaining: number | undefined): Promise<void> {
+    await this.#redis.eval(OBSERVE, 1, this.#key, remaining ?? -1, this.#windowMs, 0);
+  }
+
+  /** Pauses every worker sharing the credentials for `ms` (after a 429). */
+  async pause(ms: number): Promise<void> {
+    await this.#redis.eval(OBSERVE, 1, this.#key, -1, this.#windowMs, Math.max(1, Math.ceil(ms)));
+  }
+}

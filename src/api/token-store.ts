@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { CachedToken, TokenCipher } from './token-cipher.js';
+
+/** Where the token in force is shared, and the lock that makes refreshes single-flight. */
+export interface TokenStore {
+  read(): Promise<CachedToken | undefined>;
+  write(token: CachedToken): Promise<void>;
+  /** Takes the refresh lock if it is free; returns its release, or undefined if another holder has it. */
+  tryLock(): Promise<(() => Promise<void>) | undefined>;
+}
+
+const RELEASE_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+/** Options of {@link RedisTokenStore}. */
+export interface RedisTokenStoreOptions {
+  redis: Redis;
+  cipher: TokenCipher;
+  /** Key prefix; default `hiresync`. */
+  prefix?: string;
+  /** How long a lock outlives a crashed holder. Default 30 s. */
+  lockTtlMs?: number;
+}
+
+/** Shares the token through Redis, encrypted, across every process using the same credentials. */
+export class RedisTokenStore implements TokenStore {
+  readonly #redis: Redis;
+  readonly #cipher: TokenCipher;
+  readonly #tokenKey: string;
+  readonly #lockKey: string;
+  readonly #lockTtlMs: number;
+
+  constructor(options: RedisTokenStoreOptions) {
+    const prefix = options.prefix ?? 'hiresync';
+    this.#redis = options.redis;
+    this.#cipher = options.cipher;
+    this.#tokenKey = `${prefix}:token:${options.cipher.namespace}`;
+    this.#lockKey = `${prefix}:token-lock:${options.cipher.namespace}`;
+    this.#lockTtlMs = options.lockTtlMs ?? 30_000;
+  }
+
+  async read(): Promise<CachedToken | undefined> {
+    const sealed = await this.#redis.get(this.#tokenKey);
+    return sealed === null ? undefined : this.#cipher.decrypt(sealed);
+  }
+
+  async write(token: CachedToken): Promise<void> {
+    const sealed = this.#cipher.encrypt(token);
+    const ttlMs = token.expiresAt === undefined ? undefined : token.expiresAt - Date.now();
+    if (ttlMs === undefined) await this.#redis.set(this.#tokenKey, sealed);
+    else if (ttlMs > 0) await this.#redis.set(this.#tokenKey, sealed, 'PX', ttlMs);
+  }
+
+  async tryLock(): Promise<(() => Promise<void>) | undefined> {
+    const owner = randomUUID();
+    const ok = await this.#redis.set(this.#lockKey, owner, 'PX', this.#lockTtlMs, 'NX');
+    if (ok !== 'OK') return undefined;
+    return async () => {
+      await this.#redis.eval(RELEASE_LOCK, 1, this.#lockKey, owner);
+    };
+  }
+}

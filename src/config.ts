@@ -1,0 +1,316 @@
+import { CronExpressionParser } from 'cron-parser';
+import { z } from 'zod';
+import { parseDuration } from './duration.js';
+import { type ConfigProblem, ConfigError } from './errors.js';
+import { Secret } from './secret.js';
+
+export const RESOURCE_NAMES = ['jobs', 'job_posts', 'tracking_links'] as const;
+export type ResourceName = (typeof RESOURCE_NAMES)[number];
+
+export type AuthConfig =
+  | {
+      mode: 'client_credentials';
+      /** `HIRESYNC_AUTH_URL` + `/token`. */
+      tokenUrl: string;
+      clientId: string;
+      clientSecret: Secret;
+      sub: string | undefined;
+    }
+  | {
+      mode: 'api_key';
+      /** `HIRESYNC_BASE_URL` + `/auth/token`. */
+      tokenUrl: string;
+      apiKey: Secret;
+    };
+
+/** Everything the API client needs. */
+export interface ApiConfig {
+  /** `HIRESYNC_BASE_URL` without a trailing slash. */
+  baseUrl: string;
+  auth: AuthConfig;
+  /** Page size asked of the API (1..500). Default 500. */
+  perPage: number;
+  /** `status` filter of the jobs list. */
+  jobsStatus: string | undefined;
+  /** List path of tracking links. Default `/v3/tracking_links`. */
+  trackingLinksPath: string;
+  /** Property of a JSON object body that holds the records; undefined: the body is the array. */
+  recordsKey: string | undefined;
+  /** Assumed length of the API's rate-limit window. Default 10 s. */
+  rateLimitWindowMs: number;
+  /** Requests of the window left unused for other clients of the same credentials. Default 0. */
+  rateLimitReserve: number;
+  /** Timeout of one HTTP request. Default 30 s. */
+  httpTimeoutMs: number;
+  /** Retries of a request after 5xx or network errors. Default 5. */
+  maxRetries: number;
+}
+
+export interface DatabaseConfig {
+  databaseUrl: string;
+  logLevel: string;
+}
+
+export interface StatusConfig extends DatabaseConfig {
+  redisUrl: string;
+}
+
+export interface Config extends StatusConfig {
+  api: ApiConfig;
+  resources: readonly ResourceName[];
+  incrementalEveryMs: number;
+  fullCron: string;
+  httpPort: number;
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** True for 127.0.0.0/8, ::1 and localhost. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+function apiUrl(variable: string) {
+  return z.string({ error: 'is required' }).transform((text, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(text.trim());
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `is not a URL: ${JSON.stringify(text)}` });
+      return z.NEVER;
+    }
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must use https:// (plain http is allowed only for loopback hosts), got ${url.protocol}//${url.host}`,
+      });
+      return z.NEVER;
+    }
+    if (url.search || url.hash || url.username || url.password) {
+      ctx.addIssue({ code: 'custom', message: `must not carry a query, fragment or credentials (${variable})` });
+      return z.NEVER;
+    }
+    return url.href.replace(/\/+$/, '');
+  });
+}
+
+function connectionUrl(schemes: readonly string[]) {
+  return z.string({ error: 'is required' }).refine(
+    (text) => {
+      try {
+        return schemes.includes(new URL(text).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a ${schemes.map((s) => `${s}//`).join(' or ')} URL` },
+  );
+}
+
+function durationMs(fallback: string) {
+  return z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      const ms = parseDuration(text ?? fallback);
+      if (ms === undefined) {
+        ctx.addIssue({ code: 'custom', message: `is not a duration like 30s, 15m or 1h: ${JSON.stringify(text)}` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+}
+
+function integer(fallback: number, min: number, max: number) {
+  return z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      if (text === undefined || text.trim() === '') return fallback;
+      const value = Number(text);
+      if (!/^\s*\d+\s*$/.test(text) || value < min || value > max) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer from ${min} to ${max}, got ${JSON.stringify(text)}` });
+        return z.NEVER;
+      }
+      return value;
+    });
+}
+
+const databaseFields = {
+  DATABASE_URL: connectionUrl(['postgres:', 'postgresql:']),
+  LOG_LEVEL: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? 'info').toLowerCase())
+    .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
+};
+
+const statusFields = {
+  ...databaseFields,
+  REDIS_URL: connectionUrl(['redis:', 'rediss:']),
+};
+
+const fullFields = {
+  ...statusFields,
+  HIRESYNC_BASE_URL: apiUrl('HIRESYNC_BASE_URL'),
+  HIRESYNC_AUTH_URL: optionalText,
+  HIRESYNC_CLIENT_ID: optionalText,
+  HIRESYNC_CLIENT_SECRET: optionalText,
+  HIRESYNC_SUB: optionalText.refine((v) => v === undefined || /^\d+$/.test(v), {
+    message: 'must be a numeric user id (digits only)',
+  }),
+  HIRESYNC_API_KEY: optionalText,
+  HIRESYNC_PER_PAGE: integer(500, 1, 500),
+  HIRESYNC_RESOURCES: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      const names = (text ?? RESOURCE_NAMES.join(','))
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const unknown = names.filter((n) => !(RESOURCE_NAMES as readonly string[]).includes(n));
+      if (unknown.length > 0 || names.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must list resources among ${RESOURCE_NAMES.join(', ')}; unknown: ${unknown.join(', ') || '(empty list)'}`,
+        });
+        return z.NEVER;
+      }
+      return [...new Set(names)] as ResourceName[];
+    }),
+  HIRESYNC_JOBS_STATUS: optionalText,
+  HIRESYNC_TRACKING_LINKS_PATH: z
+    .string()
+    .optional()
+    .transform((v) => v?.trim() || '/v3/tracking_links')
+    .refine((v) => v.startsWith('/') && !v.includes('?') && !v.includes('#'), {
+      message: 'must be a path starting with / and without a query',
+    }),
+  HIRESYNC_RECORDS_KEY: optionalText,
+  HIRESYNC_INCREMENTAL_EVERY: durationMs('15m'),
+  HIRESYNC_FULL_CRON: z
+    .string()
+    .optional()
+    .transform((v) => v?.trim() || '0 3 * * *')
+    .refine(
+      (v) => {
+        try {
+          CronExpressionParser.parse(v);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { message: 'is not a valid cron pattern (five fields, e.g. "0 3 * * *")' },
+    ),
+  HIRESYNC_HTTP_PORT: integer(9464, 0, 65535),
+  HIRESYNC_RATE_LIMIT_WINDOW: durationMs('10s'),
+  HIRESYNC_RATE_LIMIT_RESERVE: integer(0, 0, 1000),
+  HIRESYNC_HTTP_TIMEOUT: durationMs('30s'),
+  HIRESYNC_MAX_RETRIES: integer(5, 0, 100),
+};
+
+function problemsOf(error: z.ZodError): ConfigProblem[] {
+  return error.issues.map((issue) => ({
+    variable: String(issue.path[0] ?? 'environment'),
+    message: issue.message,
+  }));
+}
+
+function parseOrThrow<S extends z.ZodRawShape>(shape: S, env: Env) {
+  const result = z.object(shape).safeParse(env);
+  if (!result.success) throw new ConfigError(problemsOf(result.error));
+  return result.data;
+}
+
+/** Configuration of `hiresync migrate`: only DATABASE_URL. */
+export function loadDatabaseConfig(env: Env): DatabaseConfig {
+  const v = parseOrThrow(databaseFields, env);
+  return Object.freeze({ databaseUrl: v.DATABASE_URL, logLevel: v.LOG_LEVEL });
+}
+
+/** Configuration of `hiresync status`: DATABASE_URL and REDIS_URL. */
+export function loadStatusConfig(env: Env): StatusConfig {
+  const v = parseOrThrow(statusFields, env);
+  return Object.freeze({ databaseUrl: v.DATABASE_URL, redisUrl: v.REDIS_URL, logLevel: v.LOG_LEVEL });
+}
+
+/**
+ * Reads and validates the whole configuration of `sync` and `worker`. Every
+ * problem is collected and thrown at once as a ConfigError naming each variable.
+ */
+export function loadConfig(env: Env): Config {
+  const parsed = z.object(fullFields).safeParse(env);
+  const problems = parsed.success ? [] : problemsOf(parsed.error);
+  // Cross-variable rules are checked on the raw text, so they are reported
+  // alongside per-variable problems instead of after them.
+  const has = (name: string) => (env[name] ?? '').trim() !== '';
+  const clientCreds = has('HIRESYNC_CLIENT_ID') || has('HIRESYNC_CLIENT_SECRET');
+  const apiKey = has('HIRESYNC_API_KEY');
+  if (clientCreds && apiKey) {
+    problems.push({
+      variable: 'HIRESYNC_API_KEY',
+      message: 'set either HIRESYNC_CLIENT_ID/HIRESYNC_CLIENT_SECRET or HIRESYNC_API_KEY, not both',
+    });
+  } else if (!clientCreds && !apiKey) {
+    problems.push({
+      variable: 'HIRESYNC_CLIENT_ID',
+      message: 'no credentials: set HIRESYNC_CLIENT_ID and HIRESYNC_CLIENT_SECRET, or HIRESYNC_API_KEY',
+    });
+  } else if (clientCreds) {
+    for (const name of ['HIRESYNC_CLIENT_ID', 'HIRESYNC_CLIENT_SECRET', 'HIRESYNC_AUTH_URL']) {
+      if (!has(name)) problems.push({ variable: name, message: 'is required with client credentials' });
+    }
+  } else if (has('HIRESYNC_SUB')) {
+    problems.push({ variable: 'HIRESYNC_SUB', message: 'applies only to client credentials, not HIRESYNC_API_KEY' });
+  }
+  let authUrl: string | undefined;
+  if (clientCreds && has('HIRESYNC_AUTH_URL')) {
+    const r = apiUrl('HIRESYNC_AUTH_URL').safeParse(env.HIRESYNC_AUTH_URL);
+    if (r.success) authUrl = r.data;
+    else problems.push(...r.error.issues.map((i) => ({ variable: 'HIRESYNC_AUTH_URL', message: i.message })));
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  const v = parsed.data;
+
+  const auth: AuthConfig = clientCreds
+    ? {
+        mode: 'client_credentials',
+        tokenUrl: `${authUrl}/token`,
+        clientId: v.HIRESYNC_CLIENT_ID ?? '',
+        clientSecret: new Secret(v.HIRESYNC_CLIENT_SECRET ?? ''),
+        sub: v.HIRESYNC_SUB,
+      }
+    : { mode: 'api_key', tokenUrl: `${v.HIRESYNC_BASE_URL}/auth/token`, apiKey: new Secret(v.HIRESYNC_API_KEY ?? '') };
+
+  return Object.freeze({
+    databaseUrl: v.DATABASE_URL,
+    redisUrl: v.REDIS_URL,
+    logLevel: v.LOG_LEVEL,
+    api: Object.freeze({
+      baseUrl: v.HIRESYNC_BASE_URL,
+      auth: Object.freeze(auth),
+      perPage: v.HIRESYNC_PER_PAGE,
+      jobsStatus: v.HIRESYNC_JOBS_STATUS,
+      trackingLinksPath: v.HIRESYNC_TRACKING_LINKS_PATH,
+      recordsKey: v.HIRESYNC_RECORDS_KEY,
+      rateLimitWindowMs: v.HIRESYNC_RATE_LIMIT_WINDOW,
+      rateLimitReserve: v.HIRESYNC_RATE_LIMIT_RESERVE,
+      httpTimeoutMs: v.HIRESYNC_HTTP_TIMEOUT,
+      maxRetries: v.HIRESYNC_MAX_RETRIES,
+    }),
+    resources: Object.freeze(v.HIRESYNC_RESOURCES),
+    incrementalEveryMs: v.HIRESYNC_INCREMENTAL_EVERY,
+    fullCron: v.HIRESYNC_FULL_CRON,
+    httpPort: v.HIRESYNC_HTTP_PORT,
+  });
+}

@@ -1,0 +1,412 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CursorCodec } from './cursor-codec.js';
+import { Dataset, type DatasetOptions, mix, type SimResource } from './dataset.js';
+
+/** A one-shot fault, applied to the next list request(s). */
+export type Fault =
+  | { kind: 'status'; status: number }
+  | { kind: 'rate-limit'; retryAfterS: number; format?: 'seconds' | 'http-date' }
+  | { kind: 'malformed-body' }
+  | { kind: 'next-origin'; origin: string }
+  | { kind: 'self-next' }
+  | { kind: 'delay'; ms: number }
+  | { kind: 'drop-connection' };
+
+/** Faults drawn at random on list requests, by probability (0..1). For soaks. */
+export interface RandomFaults {
+  serverError?: number;
+  rateLimit?: number;
+  slow?: number;
+  slowMs?: number;
+  dropConnection?: number;
+  revokeTokens?: number;
+  seed?: number;
+}
+
+/** Options of {@link ApiSimulator.start}. */
+export interface SimulatorOptions {
+  /** Loopback address to listen on. Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (any free port). */
+  port?: number;
+  dataset?: Dataset | DatasetOptions;
+  /** Default `demo-client`. */
+  clientId?: string;
+  /** Valid client secrets (several during a rotation). Default [`demo-secret`]. */
+  clientSecrets?: string[];
+  /** Valid version 1/2 API keys for the transition endpoint. Default [`demo-api-key`]. */
+  apiKeys?: string[];
+  /** `sub` values whose users are not site administrators (lists answer 403). */
+  nonAdminSubs?: string[];
+  /** Token lifetime. Default 3600 s. */
+  tokenTtlSeconds?: number;
+  /** How the token response states its lifetime. Default `expires_in`. */
+  expiresField?: 'expires_in' | 'expires_at';
+  /** Minting a token revokes the previous ones of the same credentials. Default false. */
+  revokePreviousToken?: boolean;
+  /** Fixed-window rate limit on list requests; none when undefined. */
+  rateLimit?: { limit: number; windowMs: number } | undefined;
+  /** Send X-RateLimit-* headers on 429 responses too. Default false (the spec allows their absence). */
+  rateLimitHeadersOn429?: boolean;
+  /** Retry-After as delta-seconds or an HTTP-date. Default seconds. */
+  retryAfterFormat?: 'seconds' | 'http-date';
+  /** Path of the tracking links list. Default `/v3/tracking_links`. */
+  trackingLinksPath?: string;
+  /** Path prefix of the OAuth token service: its endpoint is `{prefix}/token`. Default `/oauth`. */
+  authPath?: string;
+  /** Delay before every list response. Default 0. */
+  latencyMs?: number;
+  randomFaults?: RandomFaults;
+}
+
+/** What the simulator has seen and done, for assertions and benchmark figures. */
+export interface SimulatorStats {
+  listRequests: number;
+  byStatus: Record<string, number>;
+  tokensIssued: number;
+  rateLimited: number;
+  faultsInjected: Record<string, number>;
+  /** The raw request targets (path and query) of the last 1,000 list requests. */
+  receivedTargets: string[];
+}
+
+interface IssuedToken {
+  owner: string;
+  sub: string | undefined;
+  expiresAt: number;
+  revoked: boolean;
+}
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function unprocessable(res: ServerResponse, errors: unknown[]): void {
+  json(res, 422, { message: 'Unprocessable Content', errors });
+}
+
+function basicCredentials(req: IncomingMessage): [string, string] | undefined {
+  const header = req.headers.authorization;
+  if (!header?.startsWith('Basic ')) return undefined;
+  const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : [decoded.slice(0, colon), decoded.slice(colon + 1)];
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The built-in API simulator: a real HTTP server on loopback that implements
+ * the API specification (both token endpoints, the three lists with id-descending
+ * cursor pagination and Link headers, every 422 rule, 401 on expired or
+ * revoked tokens, 403 for non-administrators, a fixed-window rate limit with
+ * X-RateLimit-Remaining and 429/Retry-After) plus fault injection.
+ */
+export class ApiSimulator {
+  readonly dataset: Dataset;
+  readonly stats: SimulatorStats = {
+    listRequests: 0,
+    byStatus: {},
+    tokensIssued: 0,
+    rateLimited: 0,
+    faultsInjected: {},
+    receivedTargets: [],
+  };
+  /** Base URL, for HIRESYNC_BASE_URL. */
+  url = '';
+  /** Token service URL, for HIRESYNC_AUTH_URL. */
+  authUrl = '';
+
+  readonly #options: SimulatorOptions;
+  readonly #server: Server;
+  readonly #cursors = new CursorCodec();
+  readonly #tokens = new Map<string, IssuedToken>();
+  readonly #faults: Fault[] = [];
+  #window = { start: 0, count: 0 };
+  #random: number;
+
+  private constructor(options: SimulatorOptions) {
+    this.#options = options;
+    this.dataset = options.dataset instanceof Dataset ? options.dataset : new Dataset(options.dataset);
+    this.#random = options.randomFaults?.seed ?? 7;
+    this.#server = createServer((req, res) => {
+      this.#handle(req, res).catch((error: unknown) => {
+        if (!res.headersSent) json(res, 500, { message: `simulator error: ${(error as Error).message}` });
+        else res.destroy();
+      });
+    });
+    this.#server.keepAliveTimeout = 30_000;
+  }
+
+  /** Starts a simulator listening on loopback. */
+  static async start(options: SimulatorOptions = {}): Promise<ApiSimulator> {
+    const sim = new ApiSimulator(options);
+    const host = options.host ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      sim.#server.once('error', reject);
+      sim.#server.listen(options.port ?? 0, host, () => resolve());
+    });
+    const { port } = sim.#server.address() as AddressInfo;
+    const shownHost = host.includes(':') ? `[${host}]` : host;
+    sim.url = `http://${shownHost}:${port}`;
+    sim.authUrl = `${sim.url}${options.authPath ?? '/oauth'}`;
+    return sim;
+  }
+
+  /** Queues a fault for the next `times` list requests. */
+  inject(fault: Fault, times = 1): void {
+    for (let i = 0; i < times; i += 1) this.#faults.push(fault);
+  }
+
+  /** Makes every token issued so far expire now. */
+  expireTokens(): void {
+    for (const token of this.#tokens.values()) token.expiresAt = 0;
+  }
+
+  /** Invalidates every cursor handed out so far (as a deploy of the real service may). */
+  rotateCursorKey(): void {
+    this.#cursors.rotate();
+  }
+
+  async close(): Promise<void> {
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  #count(status: number): void {
+    this.stats.byStatus[status] = (this.stats.byStatus[status] ?? 0) + 1;
+  }
+
+  #fault(kind: string): void {
+    this.stats.faultsInjected[kind] = (this.stats.faultsInjected[kind] ?? 0) + 1;
+  }
+
+  #chance(probability: number | undefined): boolean {
+    if (!probability) return false;
+    this.#random = mix(this.#random, 0x51ed);
+    return this.#random / 0x1_0000_0000 < probability;
+  }
+
+  #listPaths(): Record<string, SimResource> {
+    return {
+      '/v3/jobs': 'jobs',
+      '/v3/job_posts': 'job_posts',
+      [this.#options.trackingLinksPath ?? '/v3/tracking_links']: 'tracking_links',
+    };
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const target = req.url ?? '/';
+    const url = new URL(target, 'http://simulator.invalid');
+    const authPath = `${this.#options.authPath ?? '/oauth'}/token`;
+    if (req.method === 'POST' && url.pathname === authPath) return this.#clientCredentials(req, res);
+    if (req.method === 'POST' && url.pathname === '/auth/token') return this.#transition(req, res);
+    const resource = this.#listPaths()[url.pathname];
+    if (req.method === 'GET' && resource) {
+      const status = await this.#list(req, res, resource, url, target);
+      this.#count(status);
+      return;
+    }
+    json(res, 404, { message: 'Not Found' });
+  }
+
+  #issue(owner: string, sub: string | undefined): { token: string; expiresAt: number } {
+    if (this.#options.revokePreviousToken) {
+      for (const t of this.#tokens.values()) if (t.owner === owner && t.sub === sub) t.revoked = true;
+    }
+    const token = randomBytes(24).toString('base64url');
+    const expiresAt = Date.now() + (this.#options.tokenTtlSeconds ?? 3600) * 1000;
+    this.#tokens.set(token, { owner, sub, expiresAt, revoked: false });
+    this.stats.tokensIssued += 1;
+    return { token, expiresAt };
+  }
+
+  async #clientCredentials(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = new URLSearchParams(await readBody(req));
+    const creds = basicCredentials(req);
+    const [id, secret] = creds ?? ['', ''];
+    if (id !== (this.#options.clientId ?? 'demo-client') || !(this.#options.clientSecrets ?? ['demo-secret']).includes(secret)) {
+      return json(res, 401, { error: 'invalid_client', error_description: 'Client authentication failed' });
+    }
+    if (!req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
+      return json(res, 400, { error: 'invalid_request', error_description: 'form body expected' });
+    }
+    if (body.get('grant_type') !== 'client_credentials') {
+      return json(res, 400, { error: 'unsupported_grant_type', error_description: 'grant_type must be client_credentials' });
+    }
+    const sub = body.get('sub') ?? undefined;
+    if (sub !== undefined && !/^\d+$/.test(sub)) {
+      return json(res, 400, { error: 'invalid_request', error_description: 'sub must be a numeric user id' });
+    }
+    const { token, expiresAt } = this.#issue(`client:${id}`, sub);
+    const ttl = this.#options.tokenTtlSeconds ?? 3600;
+    const lifetime =
+      this.#options.expiresField === 'expires_at' ? { expires_at: new Date(expiresAt).toISOString() } : { expires_in: ttl };
+    json(res, 200, { token_type: 'Bearer', access_token: token, ...lifetime });
+  }
+
+  async #transition(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    await readBody(req);
+    const creds = basicCredentials(req);
+    if (!creds || creds[1] !== '' || !(this.#options.apiKeys ?? ['demo-api-key']).includes(creds[0])) {
+      return json(res, 401, { message: 'Unauthorized' });
+    }
+    const { token, expiresAt } = this.#issue(`key:${creds[0]}`, undefined);
+    // A JWT-shaped token whose `exp` is the only statement of its lifetime.
+    const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const jwt = `${part({ alg: 'none', typ: 'JWT' })}.${part({ exp: Math.floor(expiresAt / 1000), jti: token })}.sig`;
+    this.#tokens.set(jwt, { ...(this.#tokens.get(token) as IssuedToken) });
+    this.#tokens.delete(token);
+    json(res, 200, { access_token: jwt });
+  }
+
+  /** Serves one list request; returns the status sent. */
+  async #list(req: IncomingMessage, res: ServerResponse, resource: SimResource, url: URL, target: string): Promise<number> {
+    this.stats.listRequests += 1;
+    this.stats.receivedTargets.push(target);
+    if (this.stats.receivedTargets.length > 1000) this.stats.receivedTargets.shift();
+    const opts = this.#options;
+    const random = opts.randomFaults;
+    if (opts.latencyMs) await sleep(opts.latencyMs);
+
+    const fault = this.#faults.shift();
+    if (fault) this.#fault(fault.kind);
+    if (fault?.kind === 'delay') await sleep(fault.ms);
+    if (random && this.#chance(random.slow)) {
+      this.#fault('slow');
+      await sleep(random.slowMs ?? 2000);
+    }
+    if (fault?.kind === 'drop-connection' || (random && this.#chance(random.dropConnection))) {
+      if (!fault) this.#fault('drop-connection');
+      req.socket.destroy();
+      return 0;
+    }
+
+    // Rate limit: a fixed window that opens with the first request after the last one closed.
+    const now = Date.now();
+    const limit = opts.rateLimit;
+    let remaining: number | undefined;
+    if (limit) {
+      if (now >= this.#window.start + limit.windowMs) this.#window = { start: now, count: 0 };
+      if (this.#window.count >= limit.limit) {
+        return this.#tooMany(res, Math.ceil((this.#window.start + limit.windowMs - now) / 1000), limit.limit);
+      }
+      this.#window.count += 1;
+      remaining = limit.limit - this.#window.count;
+    }
+    if (fault?.kind === 'rate-limit') return this.#tooMany(res, fault.retryAfterS, limit?.limit, fault.format);
+    if (random && this.#chance(random.rateLimit)) {
+      this.#fault('rate-limit');
+      return this.#tooMany(res, 1, limit?.limit);
+    }
+    const rateHeaders: Record<string, string> = limit
+      ? { 'x-ratelimit-limit': String(limit.limit), 'x-ratelimit-remaining': String(remaining) }
+      : {};
+
+    if (random && this.#chance(random.revokeTokens)) {
+      this.#fault('revoke-tokens');
+      for (const t of this.#tokens.values()) t.revoked = true;
+    }
+    const auth = req.headers.authorization;
+    const token = auth?.startsWith('Bearer ') ? this.#tokens.get(auth.slice(7)) : undefined;
+    if (!token || token.revoked || token.expiresAt <= now) {
+      json(res, 401, { message: 'Unauthorized' }, rateHeaders);
+      return 401;
+    }
+    if (token.sub !== undefined && (opts.nonAdminSubs ?? []).includes(token.sub)) {
+      json(res, 403, { message: 'Forbidden', errors: ['The authorizing user must be a site administrator'] }, rateHeaders);
+      return 403;
+    }
+    if (fault?.kind === 'status' || (random && this.#chance(random.serverError))) {
+      if (!fault) this.#fault('server-error');
+      const status = fault?.kind === 'status' ? fault.status : 503;
+      json(res, status, { message: 'Service Unavailable' }, rateHeaders);
+      return status;
+    }
+
+    const params = [...url.searchParams.keys()];
+    const cursorText = url.searchParams.get('cursor');
+    let below = Number.POSITIVE_INFINITY;
+    let perPage = 100;
+    let status: string | undefined;
+    if (cursorText !== null) {
+      if (params.length > 1) {
+        unprocessable(res, ['No other query parameters may be provided with a cursor']);
+        return 422;
+      }
+      const state = this.#cursors.decode(cursorText);
+      if (!state || state.resource !== resource) {
+        unprocessable(res, ['The cursor is malformed or invalid']);
+        return 422;
+      }
+      ({ below, perPage, status } = state);
+    } else {
+      const perPageText = url.searchParams.get('per_page');
+      if (perPageText !== null) {
+        const n = Number(perPageText);
+        if (!/^\d+$/.test(perPageText) || n < 1 || n > 500) {
+          unprocessable(res, [{ per_page: n > 500 ? 'must be less than or equal to 500' : 'must be an integer from 1 to 500' }]);
+          return 422;
+        }
+        perPage = n;
+      }
+      status = resource === 'jobs' ? (url.searchParams.get('status') ?? undefined) : undefined;
+    }
+
+    const ds = this.dataset;
+    const records: unknown[] = [];
+    let index = below === Number.POSITIVE_INFINITY ? ds.size(resource) - 1 : ds.indexBelow(resource, below);
+    let lastIndex = -1;
+    for (; index >= 0 && records.length < perPage; index -= 1) {
+      if (!ds.isPresent(resource, index)) continue;
+      if (status !== undefined && ds.jobStatus(index) !== status) continue;
+      records.push(ds.record(resource, index));
+      lastIndex = index;
+    }
+    let hasMore = false;
+    for (; index >= 0; index -= 1) {
+      if (ds.isPresent(resource, index) && (status === undefined || ds.jobStatus(index) === status)) {
+        hasMore = true;
+        break;
+      }
+    }
+    const headers = { ...rateHeaders };
+    if (hasMore || fault?.kind === 'self-next') {
+      const cursor = this.#cursors.encode({ resource, below: ds.idOf(resource, lastIndex), perPage, status });
+      let next = `${this.url}${url.pathname}?cursor=${cursor}`;
+      if (fault?.kind === 'next-origin') next = `${fault.origin}${url.pathname}?cursor=${cursor}`;
+      if (fault?.kind === 'self-next') next = `${this.url}${target}`;
+      headers.link = `<${next}>; rel="next"`;
+    }
+    if (fault?.kind === 'malformed-body') {
+      res.writeHead(200, { 'content-type': 'text/html', ...headers });
+      res.end('<html>Bad gateway</html>');
+      return 200;
+    }
+    json(res, 200, records, headers);
+    return 200;
+  }
+
+  #tooMany(res: ServerResponse, retryAfterS: number, limit: number | undefined, format?: 'seconds' | 'http-date'): number {
+    this.stats.rateLimited += 1;
+    const style = format ?? this.#options.retryAfterFormat ?? 'seconds';
+    const retryAfter =
+      style === 'http-date' ? new Date(Date.now() + retryAfterS * 1000).toUTCString() : String(Math.max(0, retryAfterS));
+    const headers: Record<string, string> = { 'retry-after': retryAfter };
+    if (this.#options.rateLimitHeadersOn429 && limit !== undefined) {
+      headers['x-ratelimit-limit'] = String(limit);
+      headers['x-ratelimit-remaining'] = '0';
+    }
+    json(res, 429, { message: 'Too Many Requests' }, headers);
+    return 429;
+  }
+}

@@ -1,0 +1,46 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** What a simulator cursor carries. */
+export interface CursorState {
+  resource: string;
+  /** The walk continues with ids strictly below this one. */
+  below: number;
+  perPage: number;
+  status?: string | undefined;
+}
+
+/**
+ * Opaque, signed, URL-safe Base64 cursors. Clients cannot forge or edit them;
+ * a simulator with a new key (restarted, or `rotate()`d) rejects old ones, as
+ * a real service may after a deploy.
+ */
+export class CursorCodec {
+  #key: Buffer = randomBytes(32);
+
+  rotate(): void {
+    this.#key = randomBytes(32);
+  }
+
+  encode(state: CursorState): string {
+    const payload = Buffer.from(JSON.stringify([state.resource, state.below, state.perPage, state.status ?? null]));
+    const mac = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
+    return Buffer.concat([mac, payload]).toString('base64url');
+  }
+
+  /** Returns undefined for anything malformed, forged or signed with another key. */
+  decode(text: string): CursorState | undefined {
+    if (!/^[A-Za-z0-9_-]+={0,2}$/.test(text)) return undefined;
+    const raw = Buffer.from(text, 'base64url');
+    if (raw.length < 14) return undefined;
+    const mac = raw.subarray(0, 12);
+    const payload = raw.subarray(12);
+    const expected = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
+    if (!timingSafeEqual(mac, expected)) return undefined;
+    try {
+      const [resource, below, perPage, status] = JSON.parse(payload.toString('utf8')) as [string, number, number, string | null];
+      return { resource, below, perPage, status: status ?? undefined };
+    } catch {
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import { isLoopbackHost, loadConfig, loadDatabaseConfig, loadStatusConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+
+const BASE = {
+  HIRESYNC_BASE_URL: 'https://harvest.example.com',
+  DATABASE_URL: 'postgres://u@db/hiresync',
+  REDIS_URL: 'redis://cache:6379',
+};
+const CLIENT = {
+  HIRESYNC_AUTH_URL: 'https://auth.example.com/oauth/',
+  HIRESYNC_CLIENT_ID: 'client-1',
+  HIRESYNC_CLIENT_SECRET: 'top-secret-value',
+};
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems.map((p) => p.variable);
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({ ...BASE, ...CLIENT });
+    expect(config.api.perPage).toBe(500);
+    expect(config.resources).toEqual(['jobs', 'job_posts', 'tracking_links']);
+    expect(config.api.trackingLinksPath).toBe('/v3/tracking_links');
+    expect(config.incrementalEveryMs).toBe(15 * 60_000);
+    expect(config.fullCron).toBe('0 3 * * *');
+    expect(config.httpPort).toBe(9464);
+    expect(config.logLevel).toBe('info');
+    expect(config.api.rateLimitWindowMs).toBe(10_000);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('forms token URLs by appending to configured URLs that carry a path', () => {
+    const cc = loadConfig({ ...BASE, ...CLIENT });
+    expect(cc.api.auth.tokenUrl).toBe('https://auth.example.com/oauth/token');
+    const key = loadConfig({ ...BASE, HIRESYNC_BASE_URL: 'https://harvest.example.com/api/', HIRESYNC_API_KEY: 'k' });
+    expect(key.api.auth.tokenUrl).toBe('https://harvest.example.com/api/auth/token');
+    expect(key.api.baseUrl).toBe('https://harvest.example.com/api');
+  });
+
+  it('keeps HIRESYNC_SUB for client credentials', () => {
+    const config = loadConfig({ ...BASE, ...CLIENT, HIRESYNC_SUB: '4242' });
+    expect(config.api.auth.mode === 'client_credentials' && config.api.auth.sub).toBe('4242');
+  });
+
+  it('requires https unless the host is loopback', () => {
+    expect(problems({ ...BASE, ...CLIENT, HIRESYNC_BASE_URL: 'http://harvest.example.com' })).toEqual([
+      'HIRESYNC_BASE_URL',
+    ]);
+    expect(problems({ ...BASE, ...CLIENT, HIRESYNC_AUTH_URL: 'http://auth.example.com' })).toEqual(['HIRESYNC_AUTH_URL']);
+    for (const host of ['127.0.0.1:8080', 'localhost:1', '[::1]:9', '127.10.0.3']) {
+      expect(loadConfig({ ...BASE, ...CLIENT, HIRESYNC_BASE_URL: `http://${host}` }).api.baseUrl).toBe(`http://${host}`);
+    }
+  });
+
+  it('reports every problem at once, naming each variable', () => {
+    const names = problems({
+      HIRESYNC_BASE_URL: 'ftp://x',
+      REDIS_URL: 'postgres://nope',
+      HIRESYNC_PER_PAGE: '501',
+      HIRESYNC_SUB: 'abc',
+      HIRESYNC_RESOURCES: 'jobs,candidates',
+      HIRESYNC_INCREMENTAL_EVERY: 'often',
+      HIRESYNC_FULL_CRON: 'every night',
+      LOG_LEVEL: 'loud',
+      ...CLIENT,
+    });
+    expect(names.sort()).toEqual(
+      [
+        'DATABASE_URL',
+        'HIRESYNC_BASE_URL',
+        'HIRESYNC_FULL_CRON',
+        'HIRESYNC_INCREMENTAL_EVERY',
+        'HIRESYNC_PER_PAGE',
+        'HIRESYNC_RESOURCES',
+        'HIRESYNC_SUB',
+        'LOG_LEVEL',
+        'REDIS_URL',
+      ].sort(),
+    );
+  });
+
+  it('requires exactly one auth mode', () => {
+    expect(problems({ ...BASE })).toEqual(['HIRESYNC_CLIENT_ID']);
+    expect(problems({ ...BASE, ...CLIENT, HIRESYNC_API_KEY: 'k' })).toEqual(['HIRESYNC_API_KEY']);
+    expect(problems({ ...BASE, HIRESYNC_CLIENT_ID: 'c' }).sort()).toEqual(['HIRESYNC_AUTH_URL', 'HIRESYNC_CLIENT_SECRET']);
+    expect(problems({ ...BASE, HIRESYNC_API_KEY: 'k', HIRESYNC_SUB: '1' })).toEqual(['HIRESYNC_SUB']);
+  });
+
+  it('bounds per_page to 1..500', () => {
+    expect(problems({ ...BASE, ...CLIENT, HIRESYNC_PER_PAGE: '0' })).toEqual(['HIRESYNC_PER_PAGE']);
+    expect(problems({ ...BASE, ...CLIENT, HIRESYNC_PER_PAGE: '2.5' })).toEqual(['HIRESYNC_PER_PAGE']);
+    expect(loadConfig({ ...BASE, ...CLIENT, HIRESYNC_PER_PAGE: '1' }).api.perPage).toBe(1);
+  });
+
+  it('never puts a secret into an error message or a serialized config', () => {
+    let message = '';
+    try {
+      loadConfig({ ...CLIENT, HIRESYNC_API_KEY: 'api-key-secret-value' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).not.toContain('top-secret-value');
+    expect(message).not.toContain('api-key-secret-value');
+    const config = loadConfig({ ...BASE, ...CLIENT });
+    expect(JSON.stringify(config)).not.toContain('top-secret-value');
+    expect(String(config.api.auth.mode === 'client_credentials' && config.api.auth.clientSecret)).toBe('[redacted]');
+  });
+});
+
+describe('command scopes', () => {
+  it('migrate needs only DATABASE_URL', () => {
+    expect(loadDatabaseConfig({ DATABASE_URL: 'postgresql://x/y' }).databaseUrl).toBe('postgresql://x/y');
+    expect(() => loadDatabaseConfig({})).toThrow(ConfigError);
+  });
+
+  it('status needs DATABASE_URL and REDIS_URL', () => {
+    expect(loadStatusConfig({ DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://r' }).redisUrl).toBe('redis://r');
+    expect(() => loadStatusConfig({ DATABASE_URL: 'postgres://x/y' })).toThrow(/REDIS_URL/);
+  });
+});
+
+describe('isLoopbackHost', () => {
+  it('accepts 127.0.0.0/8, ::1 and localhost only', () => {
+    expect(isLoopbackHost('127.0.0.1')).toBe(true);
+    expect(isLoopbackHost('127.255.1.2')).toBe(true);
+    expect(isLoopbackHost('[::1]')).toBe(true);
+    expect(isLoopbackHost('LOCALHOST')).toBe(true);
+    expect(isLoopbackHost('10.0.0.1')).toBe(false);
+    expect(isLoopbackHost('localhost.evil.com')).toBe(false);
+    expect(isLoopbackHost('128.0.0.1')).toBe(false);
+  });
+});
