@@ -1,7 +1,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
-import { type ConfigProblem, ConfigError } from './errors.js';
+import { ConfigError, type ConfigProblem } from './errors.js';
 import { Secret } from './secret.js';
 
 export const RESOURCE_NAMES = ['jobs', 'job_posts', 'tracking_links'] as const;
@@ -95,7 +95,10 @@ function apiUrl(variable: string) {
       return z.NEVER;
     }
     if (url.search || url.hash || url.username || url.password) {
-      ctx.addIssue({ code: 'custom', message: `must not carry a query, fragment or credentials (${variable})` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `must not carry a query, fragment or credentials (${variable})`,
+      });
       return z.NEVER;
     }
     return url.href.replace(/\/+$/, '');
@@ -122,7 +125,10 @@ function durationMs(fallback: string) {
     .transform((text, ctx) => {
       const ms = parseDuration(text ?? fallback);
       if (ms === undefined) {
-        ctx.addIssue({ code: 'custom', message: `is not a duration like 30s, 15m or 1h: ${JSON.stringify(text)}` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `is not a duration like 30s, 15m or 1h: ${JSON.stringify(text)}`,
+        });
         return z.NEVER;
       }
       return ms;
@@ -137,7 +143,10 @@ function integer(fallback: number, min: number, max: number) {
       if (text === undefined || text.trim() === '') return fallback;
       const value = Number(text);
       if (!/^\s*\d+\s*$/.test(text) || value < min || value > max) {
-        ctx.addIssue({ code: 'custom', message: `must be an integer from ${min} to ${max}, got ${JSON.stringify(text)}` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be an integer from ${min} to ${max}, got ${JSON.stringify(text)}`,
+        });
         return z.NEVER;
       }
       return value;
@@ -241,7 +250,11 @@ export function loadDatabaseConfig(env: Env): DatabaseConfig {
 /** Configuration of `hiresync status`: DATABASE_URL and REDIS_URL. */
 export function loadStatusConfig(env: Env): StatusConfig {
   const v = parseOrThrow(statusFields, env);
-  return Object.freeze({ databaseUrl: v.DATABASE_URL, redisUrl: v.REDIS_URL, logLevel: v.LOG_LEVEL });
+  return Object.freeze({
+    databaseUrl: v.DATABASE_URL,
+    redisUrl: v.REDIS_URL,
+    logLevel: v.LOG_LEVEL,
+  });
 }
 
 /**
@@ -264,20 +277,28 @@ export function loadConfig(env: Env): Config {
   } else if (!clientCreds && !apiKey) {
     problems.push({
       variable: 'HIRESYNC_CLIENT_ID',
-      message: 'no credentials: set HIRESYNC_CLIENT_ID and HIRESYNC_CLIENT_SECRET, or HIRESYNC_API_KEY',
+      message:
+        'no credentials: set HIRESYNC_CLIENT_ID and HIRESYNC_CLIENT_SECRET, or HIRESYNC_API_KEY',
     });
   } else if (clientCreds) {
     for (const name of ['HIRESYNC_CLIENT_ID', 'HIRESYNC_CLIENT_SECRET', 'HIRESYNC_AUTH_URL']) {
-      if (!has(name)) problems.push({ variable: name, message: 'is required with client credentials' });
+      if (!has(name))
+        problems.push({ variable: name, message: 'is required with client credentials' });
     }
   } else if (has('HIRESYNC_SUB')) {
-    problems.push({ variable: 'HIRESYNC_SUB', message: 'applies only to client credentials, not HIRESYNC_API_KEY' });
+    problems.push({
+      variable: 'HIRESYNC_SUB',
+      message: 'applies only to client credentials, not HIRESYNC_API_KEY',
+    });
   }
   let authUrl: string | undefined;
   if (clientCreds && has('HIRESYNC_AUTH_URL')) {
     const r = apiUrl('HIRESYNC_AUTH_URL').safeParse(env.HIRESYNC_AUTH_URL);
     if (r.success) authUrl = r.data;
-    else problems.push(...r.error.issues.map((i) => ({ variable: 'HIRESYNC_AUTH_URL', message: i.message })));
+    else
+      problems.push(
+        ...r.error.issues.map((i) => ({ variable: 'HIRESYNC_AUTH_URL', message: i.message })),
+      );
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const v = parsed.data;
@@ -290,7 +311,11 @@ export function loadConfig(env: Env): Config {
         clientSecret: new Secret(v.HIRESYNC_CLIENT_SECRET ?? ''),
         sub: v.HIRESYNC_SUB,
       }
-    : { mode: 'api_key', tokenUrl: `${v.HIRESYNC_BASE_URL}/auth/token`, apiKey: new Secret(v.HIRESYNC_API_KEY ?? '') };
+    : {
+        mode: 'api_key',
+        tokenUrl: `${v.HIRESYNC_BASE_URL}/auth/token`,
+        apiKey: new Secret(v.HIRESYNC_API_KEY ?? ''),
+      };
 
   return Object.freeze({
     databaseUrl: v.DATABASE_URL,

@@ -36,7 +36,13 @@ export class ApiError extends HiresyncError {
   readonly status: number;
   readonly path: string;
   readonly body: unknown;
-  constructor(status: number, path: string, message: string, body: unknown, options?: { cause?: unknown }) {
+  constructor(
+    status: number,
+    path: string,
+    message: string,
+    body: unknown,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.status = status;
     this.path = path;
@@ -57,7 +63,9 @@ export class CursorRejectedError extends ApiError {}
 export class RateLimitedError extends HiresyncError {
   readonly retryAfterMs: number;
   constructor(retryAfterMs: number, path: string) {
-    super(`429 from ${path}: rate limit reached, retrying after ${Math.ceil(retryAfterMs / 1000)} s`);
+    super(
+      `429 from ${path}: rate limit reached, retrying after ${Math.ceil(retryAfterMs / 1000)} s`,
+    );
     this.retryAfterMs = retryAfterMs;
   }
 }

@@ -1,6 +1,12 @@
 import type { Got } from 'got';
 import type { ApiConfig } from '../config.js';
-import { ApiError, AuthError, CrossOriginLinkError, CursorRejectedError, ForbiddenError } from '../errors.js';
+import {
+  ApiError,
+  AuthError,
+  CrossOriginLinkError,
+  CursorRejectedError,
+  ForbiddenError,
+} from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { HttpResponse } from './http.js';
 import type { RateLimitPacer } from './rate-limit-pacer.js';
@@ -142,10 +148,20 @@ export class ApiClient {
         );
       }
       if (status === 422 && new URL(url).searchParams.has('cursor')) {
-        throw new CursorRejectedError(status, path, `422 from ${path}: the cursor was rejected: ${detail}`, response.body);
+        throw new CursorRejectedError(
+          status,
+          path,
+          `422 from ${path}: the cursor was rejected: ${detail}`,
+          response.body,
+        );
       }
       if (status === 422) {
-        throw new ApiError(status, path, `422 from ${path}: ${detail}; check HIRESYNC_PER_PAGE (1..500) and HIRESYNC_JOBS_STATUS`, response.body);
+        throw new ApiError(
+          status,
+          path,
+          `422 from ${path}: ${detail}; check HIRESYNC_PER_PAGE (1..500) and HIRESYNC_JOBS_STATUS`,
+          response.body,
+        );
       }
       if (status >= 300 && status < 400) {
         throw new ApiError(
@@ -155,7 +171,12 @@ export class ApiClient {
           undefined,
         );
       }
-      throw new ApiError(status, path, `${status} from ${path}: ${detail || 'unexpected status'}`, response.body);
+      throw new ApiError(
+        status,
+        path,
+        `${status} from ${path}: ${detail || 'unexpected status'}`,
+        response.body,
+      );
     }
   }
 }

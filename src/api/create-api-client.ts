@@ -47,7 +47,10 @@ export function createApiClient(options: CreateApiClientOptions): ApiClient {
 export function firstPageUrl(config: ApiConfig, resource: ResourceName): string {
   switch (resource) {
     case 'jobs':
-      return buildListUrl(config.baseUrl, '/v3/jobs', { status: config.jobsStatus, per_page: config.perPage });
+      return buildListUrl(config.baseUrl, '/v3/jobs', {
+        status: config.jobsStatus,
+        per_page: config.perPage,
+      });
     case 'job_posts':
       return buildListUrl(config.baseUrl, '/v3/job_posts', { per_page: config.perPage });
     case 'tracking_links':

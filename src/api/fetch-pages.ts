@@ -29,7 +29,11 @@ export interface FetchPagesOptions {
 }
 
 /** Builds the first-page URL of a list: the filters and `per_page`, never a cursor. */
-export function buildListUrl(baseUrl: string, path: string, query: Record<string, string | number | undefined>): string {
+export function buildListUrl(
+  baseUrl: string,
+  path: string,
+  query: Record<string, string | number | undefined>,
+): string {
   const url = new URL(`${baseUrl}${path}`);
   for (const [name, value] of Object.entries(query)) {
     if (value !== undefined) url.searchParams.set(name, String(value));
@@ -38,21 +42,30 @@ export function buildListUrl(baseUrl: string, path: string, query: Record<string
 }
 
 /** Parses a list body into its records, failing clearly on any other shape. */
-export function parseRecords(body: string, path: string, recordsKey: string | undefined): unknown[] {
+export function parseRecords(
+  body: string,
+  path: string,
+  recordsKey: string | undefined,
+): unknown[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch {
-    throw new UnexpectedBodyError(`response from ${path} is not JSON (starts ${JSON.stringify(body.slice(0, 60))})`);
+    throw new UnexpectedBodyError(
+      `response from ${path} is not JSON (starts ${JSON.stringify(body.slice(0, 60))})`,
+    );
   }
-  const records = recordsKey === undefined ? parsed : (parsed as Record<string, unknown> | null)?.[recordsKey];
+  const records =
+    recordsKey === undefined ? parsed : (parsed as Record<string, unknown> | null)?.[recordsKey];
   if (!Array.isArray(records)) {
     const shape = Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed;
     const hint =
       recordsKey === undefined
         ? '; if the API wraps the records in an object, set HIRESYNC_RECORDS_KEY to its property name'
         : `; HIRESYNC_RECORDS_KEY=${recordsKey} names no array in it`;
-    throw new UnexpectedBodyError(`response from ${path} is ${shape}, not a JSON array of records${hint}`);
+    throw new UnexpectedBodyError(
+      `response from ${path} is ${shape}, not a JSON array of records${hint}`,
+    );
   }
   return records;
 }
@@ -64,7 +77,9 @@ export function parseRecords(body: string, path: string, recordsKey: string | un
  * A `next` link to another origin, or equal to the URL just read, ends the walk
  * with an error before any request is sent for it.
  */
-export async function* fetchPages(options: FetchPagesOptions): AsyncGenerator<Page, void, undefined> {
+export async function* fetchPages(
+  options: FetchPagesOptions,
+): AsyncGenerator<Page, void, undefined> {
   const { client } = options;
   let url: string | undefined = options.startUrl;
   let number = options.startPage ?? 1;
@@ -76,7 +91,9 @@ export async function* fetchPages(options: FetchPagesOptions): AsyncGenerator<Pa
     if (nextUrl !== undefined) {
       client.assertSameOrigin(nextUrl);
       if (nextUrl === url) {
-        throw new PaginationLoopError(`the API returned ${path}'s page ${number} as its own next page; stopping to avoid a loop`);
+        throw new PaginationLoopError(
+          `the API returned ${path}'s page ${number} as its own next page; stopping to avoid a loop`,
+        );
       }
     }
     yield { number, url, records, body: response.body, nextUrl };

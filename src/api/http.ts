@@ -27,11 +27,19 @@ export function createHttp(options: HttpOptions): Got {
     followRedirect: false,
     throwHttpErrors: false,
     responseType: 'text',
-    headers: { 'user-agent': 'hiresync/0.1 (+https://github.com/hiresync)', accept: 'application/json' },
+    headers: {
+      'user-agent': 'hiresync/0.1 (+https://github.com/hiresync)',
+      accept: 'application/json',
+    },
   });
 }
 
 /** Full-jitter exponential backoff: a random delay in [0, min(cap, base * 2^attempt)]. */
-export function backoffDelay(attempt: number, baseMs = 500, capMs = 30_000, random = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  baseMs = 500,
+  capMs = 30_000,
+  random = Math.random,
+): number {
   return Math.round(random() * Math.min(capMs, baseMs * 2 ** attempt));
 }

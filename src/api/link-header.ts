@@ -18,16 +18,22 @@ function unquote(value: string): string {
  * @throws UnexpectedBodyError when the header cannot be parsed: treating it as
  *   "last page" would silently end the walk early.
  */
-export function findNextLink(header: string | readonly string[] | undefined, requestUrl: string): string | undefined {
+export function findNextLink(
+  header: string | readonly string[] | undefined,
+  requestUrl: string,
+): string | undefined {
   const text = Array.isArray(header) ? header.join(', ') : (header as string | undefined);
   if (text === undefined || text.trim() === '') return undefined;
   let links: ReturnType<typeof parseLinkHeader>;
   try {
     links = parseLinkHeader(text);
   } catch (error) {
-    throw new UnexpectedBodyError(`malformed Link header from ${new URL(requestUrl).pathname}: ${text.slice(0, 200)}`, {
-      cause: error,
-    });
+    throw new UnexpectedBodyError(
+      `malformed Link header from ${new URL(requestUrl).pathname}: ${text.slice(0, 200)}`,
+      {
+        cause: error,
+      },
+    );
   }
   for (const link of links) {
     const rel = link.parameters.rel;

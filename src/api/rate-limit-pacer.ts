@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
 
 // Both scripts take the time from Redis, so processes on hosts with skewed
 // clocks agree on when a pause ends.
@@ -36,9 +36,9 @@ local reported = tonumber(ARGV[1])
 local windowMs = tonumber(ARGV[2])
 local pauseMs = tonumber(ARGV[3])
 if pauseMs > 0 then
-  local until = now + pauseMs
-  if until > tonumber(redis.call('HGET', KEYS[1], 'pausedUntil') or '0') then
-    redis.call('HSET', KEYS[1], 'pausedUntil', until)
+  local pauseEnd = now + pauseMs
+  if pauseEnd > tonumber(redis.call('HGET', KEYS[1], 'pausedUntil') or '0') then
+    redis.call('HSET', KEYS[1], 'pausedUntil', pauseEnd)
   end
   redis.call('HDEL', KEYS[1], 'remaining')
 elseif reported >= 0 then

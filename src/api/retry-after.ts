@@ -3,7 +3,10 @@
  * delta-seconds (`120`, leniently `1.5`) or an HTTP-date. A date in the past
  * means 0. Returns undefined when the header is absent or unreadable.
  */
-export function parseRetryAfter(value: string | readonly string[] | undefined, nowMs: number): number | undefined {
+export function parseRetryAfter(
+  value: string | readonly string[] | undefined,
+  nowMs: number,
+): number | undefined {
   const text = (Array.isArray(value) ? value[0] : (value as string | undefined))?.trim();
   if (!text) return undefined;
   if (/^\d+(\.\d+)?$/.test(text)) return Math.ceil(Number(text) * 1000);

@@ -99,7 +99,10 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
       }
       const delay = backoffDelay(failures - 1);
       hooks.onRetry?.(String(response.status), delay);
-      logger.warn({ path, status: response.status, attempt: failures, delayMs: delay }, 'server error, retrying');
+      logger.warn(
+        { path, status: response.status, attempt: failures, delayMs: delay },
+        'server error, retrying',
+      );
       await sleep(delay, undefined, { signal: options.signal });
       continue;
     }

@@ -20,15 +20,22 @@ export class TokenCipher {
   readonly #key: Buffer;
 
   constructor(auth: AuthConfig) {
-    const secret = auth.mode === 'client_credentials' ? auth.clientSecret.reveal() : auth.apiKey.reveal();
+    const secret =
+      auth.mode === 'client_credentials' ? auth.clientSecret.reveal() : auth.apiKey.reveal();
     // With client credentials the namespace is the client id (and sub), so that
     // workers on an old and a new secret during a rotation still share one lock.
     const identity =
       auth.mode === 'client_credentials'
-        ? createHash('sha256').update(`${auth.tokenUrl}\n${auth.clientId}\n${auth.sub ?? ''}`).digest('hex')
-        : Buffer.from(hkdfSync('sha256', secret, auth.tokenUrl, 'hiresync namespace v1', 32)).toString('hex');
+        ? createHash('sha256')
+            .update(`${auth.tokenUrl}\n${auth.clientId}\n${auth.sub ?? ''}`)
+            .digest('hex')
+        : Buffer.from(
+            hkdfSync('sha256', secret, auth.tokenUrl, 'hiresync namespace v1', 32),
+          ).toString('hex');
     this.namespace = identity.slice(0, 32);
-    this.#key = Buffer.from(hkdfSync('sha256', secret, this.namespace, 'hiresync token cache v1', 32));
+    this.#key = Buffer.from(
+      hkdfSync('sha256', secret, this.namespace, 'hiresync token cache v1', 32),
+    );
   }
 
   encrypt(token: CachedToken): string {
@@ -44,9 +51,16 @@ export class TokenCipher {
       const raw = Buffer.from(sealed, 'base64');
       const decipher = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, 12));
       decipher.setAuthTag(raw.subarray(12, 28));
-      const text = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-      const value = JSON.parse(text) as { accessToken?: unknown; expiresAt?: unknown; obtainedAt?: unknown };
-      if (typeof value.accessToken !== 'string' || typeof value.obtainedAt !== 'number') return undefined;
+      const text = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString(
+        'utf8',
+      );
+      const value = JSON.parse(text) as {
+        accessToken?: unknown;
+        expiresAt?: unknown;
+        obtainedAt?: unknown;
+      };
+      if (typeof value.accessToken !== 'string' || typeof value.obtainedAt !== 'number')
+        return undefined;
       return {
         accessToken: value.accessToken,
         expiresAt: typeof value.expiresAt === 'number' ? value.expiresAt : undefined,

@@ -33,8 +33,12 @@ export function jwtExpiry(token: string): number | undefined {
   const payload = token.split('.')[1];
   if (token.split('.').length !== 3 || !payload) return undefined;
   try {
-    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: unknown };
-    return typeof claims.exp === 'number' && Number.isFinite(claims.exp) ? claims.exp * 1000 : undefined;
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
+      exp?: unknown;
+    };
+    return typeof claims.exp === 'number' && Number.isFinite(claims.exp)
+      ? claims.exp * 1000
+      : undefined;
   } catch {
     return undefined;
   }
@@ -157,7 +161,11 @@ export class TokenProvider {
           await store.write(minted);
           this.#current = minted;
           logger.info(
-            { mode: this.#options.auth.mode, expiresInS: minted.expiresAt && Math.round((minted.expiresAt - minted.obtainedAt) / 1000) },
+            {
+              mode: this.#options.auth.mode,
+              expiresInS:
+                minted.expiresAt && Math.round((minted.expiresAt - minted.obtainedAt) / 1000),
+            },
             'access token obtained',
           );
           return minted.accessToken;
@@ -179,7 +187,9 @@ export class TokenProvider {
     const headers: Record<string, string> = { accept: 'application/json' };
     let body: string | undefined;
     if (auth.mode === 'client_credentials') {
-      const basic = Buffer.from(`${auth.clientId}:${auth.clientSecret.reveal()}`).toString('base64');
+      const basic = Buffer.from(`${auth.clientId}:${auth.clientSecret.reveal()}`).toString(
+        'base64',
+      );
       headers.authorization = `Basic ${basic}`;
       headers['content-type'] = 'application/x-www-form-urlencoded';
       const form = new URLSearchParams({ grant_type: 'client_credentials' });
@@ -201,7 +211,12 @@ export class TokenProvider {
     });
     const path = new URL(auth.tokenUrl).pathname;
     if (response.status < 200 || response.status >= 300) {
-      throw new AuthError(response.status, path, describeTokenError(auth, response.status, response.body), undefined);
+      throw new AuthError(
+        response.status,
+        path,
+        describeTokenError(auth, response.status, response.body),
+        undefined,
+      );
     }
     const token = parseTokenResponse(response.body, this.#now());
     if (!token) {

@@ -80,9 +80,18 @@ interface IssuedToken {
   revoked: boolean;
 }
 
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -136,11 +145,13 @@ export class ApiSimulator {
 
   private constructor(options: SimulatorOptions) {
     this.#options = options;
-    this.dataset = options.dataset instanceof Dataset ? options.dataset : new Dataset(options.dataset);
+    this.dataset =
+      options.dataset instanceof Dataset ? options.dataset : new Dataset(options.dataset);
     this.#random = options.randomFaults?.seed ?? 7;
     this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((error: unknown) => {
-        if (!res.headersSent) json(res, 500, { message: `simulator error: ${(error as Error).message}` });
+        if (!res.headersSent)
+          json(res, 500, { message: `simulator error: ${(error as Error).message}` });
         else res.destroy();
       });
     });
@@ -208,7 +219,8 @@ export class ApiSimulator {
     const target = req.url ?? '/';
     const url = new URL(target, 'http://simulator.invalid');
     const authPath = `${this.#options.authPath ?? '/oauth'}/token`;
-    if (req.method === 'POST' && url.pathname === authPath) return this.#clientCredentials(req, res);
+    if (req.method === 'POST' && url.pathname === authPath)
+      return this.#clientCredentials(req, res);
     if (req.method === 'POST' && url.pathname === '/auth/token') return this.#transition(req, res);
     const resource = this.#listPaths()[url.pathname];
     if (req.method === 'GET' && resource) {
@@ -221,7 +233,8 @@ export class ApiSimulator {
 
   #issue(owner: string, sub: string | undefined): { token: string; expiresAt: number } {
     if (this.#options.revokePreviousToken) {
-      for (const t of this.#tokens.values()) if (t.owner === owner && t.sub === sub) t.revoked = true;
+      for (const t of this.#tokens.values())
+        if (t.owner === owner && t.sub === sub) t.revoked = true;
     }
     const token = randomBytes(24).toString('base64url');
     const expiresAt = Date.now() + (this.#options.tokenTtlSeconds ?? 3600) * 1000;
@@ -234,33 +247,47 @@ export class ApiSimulator {
     const body = new URLSearchParams(await readBody(req));
     const creds = basicCredentials(req);
     const [id, secret] = creds ?? ['', ''];
-    if (id !== (this.#options.clientId ?? 'demo-client') || !(this.#options.clientSecrets ?? ['demo-secret']).includes(secret)) {
-      return json(res, 401, { error: 'invalid_client', error_description: 'Client authentication failed' });
+    if (
+      id !== (this.#options.clientId ?? 'demo-client') ||
+      !(this.#options.clientSecrets ?? ['demo-secret']).includes(secret)
+    ) {
+      return json(res, 401, {
+        error: 'invalid_client',
+        error_description: 'Client authentication failed',
+      });
     }
     if (!req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
       return json(res, 400, { error: 'invalid_request', error_description: 'form body expected' });
     }
     if (body.get('grant_type') !== 'client_credentials') {
-      return json(res, 400, { error: 'unsupported_grant_type', error_description: 'grant_type must be client_credentials' });
+      return json(res, 400, {
+        error: 'unsupported_grant_type',
+        error_description: 'grant_type must be client_credentials',
+      });
     }
     const sub = body.get('sub') ?? undefined;
     if (sub !== undefined && !/^\d+$/.test(sub)) {
-      return json(res, 400, { error: 'invalid_request', error_description: 'sub must be a numeric user id' });
+      return json(res, 400, {
+        error: 'invalid_request',
+        error_description: 'sub must be a numeric user id',
+      });
     }
     const { token, expiresAt } = this.#issue(`client:${id}`, sub);
     const ttl = this.#options.tokenTtlSeconds ?? 3600;
     const lifetime =
-      this.#options.expiresField === 'expires_at' ? { expires_at: new Date(expiresAt).toISOString() } : { expires_in: ttl };
+      this.#options.expiresField === 'expires_at'
+        ? { expires_at: new Date(expiresAt).toISOString() }
+        : { expires_in: ttl };
     json(res, 200, { token_type: 'Bearer', access_token: token, ...lifetime });
   }
 
   async #transition(req: IncomingMessage, res: ServerResponse): Promise<void> {
     await readBody(req);
-    const creds = basicCredentials(req);
-    if (!creds || creds[1] !== '' || !(this.#options.apiKeys ?? ['demo-api-key']).includes(creds[0])) {
+    const [key, password] = basicCredentials(req) ?? ['', 'none'];
+    if (password !== '' || !(this.#options.apiKeys ?? ['demo-api-key']).includes(key)) {
       return json(res, 401, { message: 'Unauthorized' });
     }
-    const { token, expiresAt } = this.#issue(`key:${creds[0]}`, undefined);
+    const { token, expiresAt } = this.#issue(`key:${key}`, undefined);
     // A JWT-shaped token whose `exp` is the only statement of its lifetime.
     const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
     const jwt = `${part({ alg: 'none', typ: 'JWT' })}.${part({ exp: Math.floor(expiresAt / 1000), jti: token })}.sig`;
@@ -270,7 +297,13 @@ export class ApiSimulator {
   }
 
   /** Serves one list request; returns the status sent. */
-  async #list(req: IncomingMessage, res: ServerResponse, resource: SimResource, url: URL, target: string): Promise<number> {
+  async #list(
+    req: IncomingMessage,
+    res: ServerResponse,
+    resource: SimResource,
+    url: URL,
+    target: string,
+  ): Promise<number> {
     this.stats.listRequests += 1;
     this.stats.receivedTargets.push(target);
     if (this.stats.receivedTargets.length > 1000) this.stats.receivedTargets.shift();
@@ -298,12 +331,17 @@ export class ApiSimulator {
     if (limit) {
       if (now >= this.#window.start + limit.windowMs) this.#window = { start: now, count: 0 };
       if (this.#window.count >= limit.limit) {
-        return this.#tooMany(res, Math.ceil((this.#window.start + limit.windowMs - now) / 1000), limit.limit);
+        return this.#tooMany(
+          res,
+          Math.ceil((this.#window.start + limit.windowMs - now) / 1000),
+          limit.limit,
+        );
       }
       this.#window.count += 1;
       remaining = limit.limit - this.#window.count;
     }
-    if (fault?.kind === 'rate-limit') return this.#tooMany(res, fault.retryAfterS, limit?.limit, fault.format);
+    if (fault?.kind === 'rate-limit')
+      return this.#tooMany(res, fault.retryAfterS, limit?.limit, fault.format);
     if (random && this.#chance(random.rateLimit)) {
       this.#fault('rate-limit');
       return this.#tooMany(res, 1, limit?.limit);
@@ -323,7 +361,12 @@ export class ApiSimulator {
       return 401;
     }
     if (token.sub !== undefined && (opts.nonAdminSubs ?? []).includes(token.sub)) {
-      json(res, 403, { message: 'Forbidden', errors: ['The authorizing user must be a site administrator'] }, rateHeaders);
+      json(
+        res,
+        403,
+        { message: 'Forbidden', errors: ['The authorizing user must be a site administrator'] },
+        rateHeaders,
+      );
       return 403;
     }
     if (fault?.kind === 'status' || (random && this.#chance(random.serverError))) {
@@ -354,7 +397,12 @@ export class ApiSimulator {
       if (perPageText !== null) {
         const n = Number(perPageText);
         if (!/^\d+$/.test(perPageText) || n < 1 || n > 500) {
-          unprocessable(res, [{ per_page: n > 500 ? 'must be less than or equal to 500' : 'must be an integer from 1 to 500' }]);
+          unprocessable(res, [
+            {
+              per_page:
+                n > 500 ? 'must be less than or equal to 500' : 'must be an integer from 1 to 500',
+            },
+          ]);
           return 422;
         }
         perPage = n;
@@ -364,7 +412,8 @@ export class ApiSimulator {
 
     const ds = this.dataset;
     const records: unknown[] = [];
-    let index = below === Number.POSITIVE_INFINITY ? ds.size(resource) - 1 : ds.indexBelow(resource, below);
+    let index =
+      below === Number.POSITIVE_INFINITY ? ds.size(resource) - 1 : ds.indexBelow(resource, below);
     let lastIndex = -1;
     for (; index >= 0 && records.length < perPage; index -= 1) {
       if (!ds.isPresent(resource, index)) continue;
@@ -374,14 +423,22 @@ export class ApiSimulator {
     }
     let hasMore = false;
     for (; index >= 0; index -= 1) {
-      if (ds.isPresent(resource, index) && (status === undefined || ds.jobStatus(index) === status)) {
+      if (
+        ds.isPresent(resource, index) &&
+        (status === undefined || ds.jobStatus(index) === status)
+      ) {
         hasMore = true;
         break;
       }
     }
     const headers = { ...rateHeaders };
     if (hasMore || fault?.kind === 'self-next') {
-      const cursor = this.#cursors.encode({ resource, below: ds.idOf(resource, lastIndex), perPage, status });
+      const cursor = this.#cursors.encode({
+        resource,
+        below: ds.idOf(resource, lastIndex),
+        perPage,
+        status,
+      });
       let next = `${this.url}${url.pathname}?cursor=${cursor}`;
       if (fault?.kind === 'next-origin') next = `${fault.origin}${url.pathname}?cursor=${cursor}`;
       if (fault?.kind === 'self-next') next = `${this.url}${target}`;
@@ -396,11 +453,18 @@ export class ApiSimulator {
     return 200;
   }
 
-  #tooMany(res: ServerResponse, retryAfterS: number, limit: number | undefined, format?: 'seconds' | 'http-date'): number {
+  #tooMany(
+    res: ServerResponse,
+    retryAfterS: number,
+    limit: number | undefined,
+    format?: 'seconds' | 'http-date',
+  ): number {
     this.stats.rateLimited += 1;
     const style = format ?? this.#options.retryAfterFormat ?? 'seconds';
     const retryAfter =
-      style === 'http-date' ? new Date(Date.now() + retryAfterS * 1000).toUTCString() : String(Math.max(0, retryAfterS));
+      style === 'http-date'
+        ? new Date(Date.now() + retryAfterS * 1000).toUTCString()
+        : String(Math.max(0, retryAfterS));
     const headers: Record<string, string> = { 'retry-after': retryAfter };
     if (this.#options.rateLimitHeadersOn429 && limit !== undefined) {
       headers['x-ratelimit-limit'] = String(limit);

@@ -22,7 +22,9 @@ export class CursorCodec {
   }
 
   encode(state: CursorState): string {
-    const payload = Buffer.from(JSON.stringify([state.resource, state.below, state.perPage, state.status ?? null]));
+    const payload = Buffer.from(
+      JSON.stringify([state.resource, state.below, state.perPage, state.status ?? null]),
+    );
     const mac = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
     return Buffer.concat([mac, payload]).toString('base64url');
   }
@@ -37,7 +39,12 @@ export class CursorCodec {
     const expected = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
     if (!timingSafeEqual(mac, expected)) return undefined;
     try {
-      const [resource, below, perPage, status] = JSON.parse(payload.toString('utf8')) as [string, number, number, string | null];
+      const [resource, below, perPage, status] = JSON.parse(payload.toString('utf8')) as [
+        string,
+        number,
+        number,
+        string | null,
+      ];
       return { resource, below, perPage, status: status ?? undefined };
     } catch {
       return undefined;

@@ -50,8 +50,16 @@ export class Dataset {
   readonly malformedEvery: number;
   readonly #seed: number;
   readonly #counts: Record<SimResource, number>;
-  readonly #removed: Record<SimResource, Set<number>> = { jobs: new Set(), job_posts: new Set(), tracking_links: new Set() };
-  readonly #versions: Record<SimResource, Map<number, number>> = { jobs: new Map(), job_posts: new Map(), tracking_links: new Map() };
+  readonly #removed: Record<SimResource, Set<number>> = {
+    jobs: new Set(),
+    job_posts: new Set(),
+    tracking_links: new Set(),
+  };
+  readonly #versions: Record<SimResource, Map<number, number>> = {
+    jobs: new Map(),
+    job_posts: new Map(),
+    tracking_links: new Map(),
+  };
 
   constructor(options: DatasetOptions = {}) {
     this.#seed = options.seed ?? 1;
@@ -110,7 +118,8 @@ export class Dataset {
 
   /** Every present index, descending (the API's order). For tests that compare tables with the data. */
   *presentIndexes(resource: SimResource): Generator<number> {
-    for (let i = this.#counts[resource] - 1; i >= 0; i -= 1) if (this.isPresent(resource, i)) yield i;
+    for (let i = this.#counts[resource] - 1; i >= 0; i -= 1)
+      if (this.isPresent(resource, i)) yield i;
   }
 
   /** The record at `index` as the API would send it (a malformed one included). */
@@ -184,11 +193,18 @@ export class Dataset {
     return {
       id: this.idOf('tracking_links', index),
       job_id: h % 5 === 0 ? null : this.idOf('jobs', h % Math.max(1, this.#counts.jobs)),
-      job_post_id: h % 7 === 0 ? null : this.idOf('job_posts', (h >>> 3) % Math.max(1, this.#counts.job_posts)),
+      job_post_id:
+        h % 7 === 0
+          ? null
+          : this.idOf('job_posts', (h >>> 3) % Math.max(1, this.#counts.job_posts)),
       job_board:
         h % 9 === 0
           ? null
-          : { id: 2_200_000_000 + board, company_name: `Company ${board}`, url_token: `company${board}` },
+          : {
+              id: 2_200_000_000 + board,
+              company_name: `Company ${board}`,
+              url_token: `company${board}`,
+            },
       token: `t${this.idOf('tracking_links', index).toString(36)}`,
       related_post_id: h % 3 === 0 ? null : 8_000_000_000 + (h % 1000),
       related_post_type: h % 3 === 0 ? null : h % 2 === 0 ? 'SocialMediaPost' : 'EmailTemplate',
@@ -231,7 +247,13 @@ export class Dataset {
       case 0:
         return { id: String(id), token: 'string-id' };
       case 1:
-        return { id, job_id: 'abc', token: 'bad-job-id', created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T00:00:00Z' };
+        return {
+          id,
+          job_id: 'abc',
+          token: 'bad-job-id',
+          created_at: '2024-01-01T00:00:00Z',
+          updated_at: '2024-01-01T00:00:00Z',
+        };
       case 2:
         return `not an object ${id}`;
       default:

@@ -4,7 +4,7 @@ import { inject } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
 import { createApiClient, firstPageUrl } from '../../src/api/create-api-client.js';
 import { fetchPages, type Page } from '../../src/api/fetch-pages.js';
-import { type Config, type ResourceName, loadConfig } from '../../src/config.js';
+import { type Config, loadConfig, type ResourceName } from '../../src/config.js';
 import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
 import { captureLogger } from './capture-logger.js';
 
@@ -39,7 +39,11 @@ export async function startApiHarness(options: ApiHarnessOptions = {}): Promise<
   const creds =
     options.mode === 'api_key'
       ? { HIRESYNC_API_KEY: SIM_API_KEY }
-      : { HIRESYNC_AUTH_URL: sim.authUrl, HIRESYNC_CLIENT_ID: 'demo-client', HIRESYNC_CLIENT_SECRET: SIM_SECRET };
+      : {
+          HIRESYNC_AUTH_URL: sim.authUrl,
+          HIRESYNC_CLIENT_ID: 'demo-client',
+          HIRESYNC_CLIENT_SECRET: SIM_SECRET,
+        };
   const config = loadConfig({
     HIRESYNC_BASE_URL: sim.url,
     DATABASE_URL: inject('databaseUrl'),
@@ -55,7 +59,11 @@ export async function startApiHarness(options: ApiHarnessOptions = {}): Promise<
     createApiClient({ config: config.api, redis, logger: o.logger ?? log.logger, prefix });
   const walk = async (resource: ResourceName, c = client()) => {
     const pages: Page[] = [];
-    for await (const page of fetchPages({ client: c, startUrl: firstPageUrl(config.api, resource) })) pages.push(page);
+    for await (const page of fetchPages({
+      client: c,
+      startUrl: firstPageUrl(config.api, resource),
+    }))
+      pages.push(page);
     return pages;
   };
   return {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost, loadConfig, loadDatabaseConfig, loadStatusConfig } from '../../src/config.js';
+import {
+  isLoopbackHost,
+  loadConfig,
+  loadDatabaseConfig,
+  loadStatusConfig,
+} from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 const BASE = {
@@ -40,7 +45,11 @@ describe('loadConfig', () => {
   it('forms token URLs by appending to configured URLs that carry a path', () => {
     const cc = loadConfig({ ...BASE, ...CLIENT });
     expect(cc.api.auth.tokenUrl).toBe('https://auth.example.com/oauth/token');
-    const key = loadConfig({ ...BASE, HIRESYNC_BASE_URL: 'https://harvest.example.com/api/', HIRESYNC_API_KEY: 'k' });
+    const key = loadConfig({
+      ...BASE,
+      HIRESYNC_BASE_URL: 'https://harvest.example.com/api/',
+      HIRESYNC_API_KEY: 'k',
+    });
     expect(key.api.auth.tokenUrl).toBe('https://harvest.example.com/api/auth/token');
     expect(key.api.baseUrl).toBe('https://harvest.example.com/api');
   });
@@ -51,12 +60,16 @@ describe('loadConfig', () => {
   });
 
   it('requires https unless the host is loopback', () => {
-    expect(problems({ ...BASE, ...CLIENT, HIRESYNC_BASE_URL: 'http://harvest.example.com' })).toEqual([
-      'HIRESYNC_BASE_URL',
+    expect(
+      problems({ ...BASE, ...CLIENT, HIRESYNC_BASE_URL: 'http://harvest.example.com' }),
+    ).toEqual(['HIRESYNC_BASE_URL']);
+    expect(problems({ ...BASE, ...CLIENT, HIRESYNC_AUTH_URL: 'http://auth.example.com' })).toEqual([
+      'HIRESYNC_AUTH_URL',
     ]);
-    expect(problems({ ...BASE, ...CLIENT, HIRESYNC_AUTH_URL: 'http://auth.example.com' })).toEqual(['HIRESYNC_AUTH_URL']);
     for (const host of ['127.0.0.1:8080', 'localhost:1', '[::1]:9', '127.10.0.3']) {
-      expect(loadConfig({ ...BASE, ...CLIENT, HIRESYNC_BASE_URL: `http://${host}` }).api.baseUrl).toBe(`http://${host}`);
+      expect(
+        loadConfig({ ...BASE, ...CLIENT, HIRESYNC_BASE_URL: `http://${host}` }).api.baseUrl,
+      ).toBe(`http://${host}`);
     }
   });
 
@@ -90,13 +103,20 @@ describe('loadConfig', () => {
   it('requires exactly one auth mode', () => {
     expect(problems({ ...BASE })).toEqual(['HIRESYNC_CLIENT_ID']);
     expect(problems({ ...BASE, ...CLIENT, HIRESYNC_API_KEY: 'k' })).toEqual(['HIRESYNC_API_KEY']);
-    expect(problems({ ...BASE, HIRESYNC_CLIENT_ID: 'c' }).sort()).toEqual(['HIRESYNC_AUTH_URL', 'HIRESYNC_CLIENT_SECRET']);
-    expect(problems({ ...BASE, HIRESYNC_API_KEY: 'k', HIRESYNC_SUB: '1' })).toEqual(['HIRESYNC_SUB']);
+    expect(problems({ ...BASE, HIRESYNC_CLIENT_ID: 'c' }).sort()).toEqual([
+      'HIRESYNC_AUTH_URL',
+      'HIRESYNC_CLIENT_SECRET',
+    ]);
+    expect(problems({ ...BASE, HIRESYNC_API_KEY: 'k', HIRESYNC_SUB: '1' })).toEqual([
+      'HIRESYNC_SUB',
+    ]);
   });
 
   it('bounds per_page to 1..500', () => {
     expect(problems({ ...BASE, ...CLIENT, HIRESYNC_PER_PAGE: '0' })).toEqual(['HIRESYNC_PER_PAGE']);
-    expect(problems({ ...BASE, ...CLIENT, HIRESYNC_PER_PAGE: '2.5' })).toEqual(['HIRESYNC_PER_PAGE']);
+    expect(problems({ ...BASE, ...CLIENT, HIRESYNC_PER_PAGE: '2.5' })).toEqual([
+      'HIRESYNC_PER_PAGE',
+    ]);
     expect(loadConfig({ ...BASE, ...CLIENT, HIRESYNC_PER_PAGE: '1' }).api.perPage).toBe(1);
   });
 
@@ -111,18 +131,24 @@ describe('loadConfig', () => {
     expect(message).not.toContain('api-key-secret-value');
     const config = loadConfig({ ...BASE, ...CLIENT });
     expect(JSON.stringify(config)).not.toContain('top-secret-value');
-    expect(String(config.api.auth.mode === 'client_credentials' && config.api.auth.clientSecret)).toBe('[redacted]');
+    expect(
+      String(config.api.auth.mode === 'client_credentials' && config.api.auth.clientSecret),
+    ).toBe('[redacted]');
   });
 });
 
 describe('command scopes', () => {
   it('migrate needs only DATABASE_URL', () => {
-    expect(loadDatabaseConfig({ DATABASE_URL: 'postgresql://x/y' }).databaseUrl).toBe('postgresql://x/y');
+    expect(loadDatabaseConfig({ DATABASE_URL: 'postgresql://x/y' }).databaseUrl).toBe(
+      'postgresql://x/y',
+    );
     expect(() => loadDatabaseConfig({})).toThrow(ConfigError);
   });
 
   it('status needs DATABASE_URL and REDIS_URL', () => {
-    expect(loadStatusConfig({ DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://r' }).redisUrl).toBe('redis://r');
+    expect(
+      loadStatusConfig({ DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://r' }).redisUrl,
+    ).toBe('redis://r');
     expect(() => loadStatusConfig({ DATABASE_URL: 'postgres://x/y' })).toThrow(/REDIS_URL/);
   });
 });

@@ -37,7 +37,9 @@ describe('findNextLink', () => {
   });
 
   it('takes the header as an array of values', () => {
-    expect(findNextLink(['<https://x.example/a>; rel="prev"', `<${NEXT}>; rel="next"`], REQ)).toBe(NEXT);
+    expect(findNextLink(['<https://x.example/a>; rel="prev"', `<${NEXT}>; rel="next"`], REQ)).toBe(
+      NEXT,
+    );
   });
 
   it('returns the target exactly as sent, without re-encoding', () => {
@@ -46,7 +48,9 @@ describe('findNextLink', () => {
   });
 
   it('resolves a relative target against the request URL', () => {
-    expect(findNextLink('</v3/jobs?cursor=xyz>; rel="next"', REQ)).toBe('https://api.example.com/v3/jobs?cursor=xyz');
+    expect(findNextLink('</v3/jobs?cursor=xyz>; rel="next"', REQ)).toBe(
+      'https://api.example.com/v3/jobs?cursor=xyz',
+    );
   });
 
   it('treats an absent or empty header as the last page', () => {
@@ -56,7 +60,9 @@ describe('findNextLink', () => {
   });
 
   it('returns undefined when no link is rel=next', () => {
-    expect(findNextLink('<https://api.example.com/v3/jobs?cursor=p>; rel="prev"', REQ)).toBeUndefined();
+    expect(
+      findNextLink('<https://api.example.com/v3/jobs?cursor=p>; rel="prev"', REQ),
+    ).toBeUndefined();
     expect(findNextLink(`<${NEXT}>; title="next"`, REQ)).toBeUndefined();
     expect(findNextLink(`<${NEXT}>; rel="nextish"`, REQ)).toBeUndefined();
   });

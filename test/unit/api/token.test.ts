@@ -13,7 +13,9 @@ function jwt(claims: object): string {
 
 describe('parseTokenResponse', () => {
   it('reads expires_in seconds', () => {
-    expect(parseTokenResponse('{"token_type":"Bearer","access_token":"a","expires_in":3600}', NOW)).toEqual({
+    expect(
+      parseTokenResponse('{"token_type":"Bearer","access_token":"a","expires_in":3600}', NOW),
+    ).toEqual({
       accessToken: 'a',
       expiresAt: NOW + 3_600_000,
       obtainedAt: NOW,
@@ -21,15 +23,20 @@ describe('parseTokenResponse', () => {
   });
 
   it('reads expires_at as a timestamp or epoch seconds', () => {
-    expect(parseTokenResponse('{"access_token":"a","expires_at":"2026-11-22T13:00:00Z"}', NOW)?.expiresAt).toBe(
-      NOW + 3_600_000,
-    );
-    expect(parseTokenResponse(`{"access_token":"a","expires_at":${NOW / 1000 + 60}}`, NOW)?.expiresAt).toBe(NOW + 60_000);
+    expect(
+      parseTokenResponse('{"access_token":"a","expires_at":"2026-11-22T13:00:00Z"}', NOW)
+        ?.expiresAt,
+    ).toBe(NOW + 3_600_000);
+    expect(
+      parseTokenResponse(`{"access_token":"a","expires_at":${NOW / 1000 + 60}}`, NOW)?.expiresAt,
+    ).toBe(NOW + 60_000);
   });
 
   it("falls back to the JWT's exp claim, else to no lifetime", () => {
     const token = jwt({ exp: NOW / 1000 + 900 });
-    expect(parseTokenResponse(JSON.stringify({ access_token: token }), NOW)?.expiresAt).toBe(NOW + 900_000);
+    expect(parseTokenResponse(JSON.stringify({ access_token: token }), NOW)?.expiresAt).toBe(
+      NOW + 900_000,
+    );
     expect(parseTokenResponse('{"access_token":"opaque"}', NOW)?.expiresAt).toBeUndefined();
   });
 
@@ -78,11 +85,17 @@ describe('TokenCipher', () => {
     const before = new TokenCipher(auth('old-secret'));
     const after = new TokenCipher(auth('new-secret'));
     expect(after.namespace).toBe(before.namespace);
-    expect(after.decrypt(before.encrypt({ accessToken: 'x', expiresAt: undefined, obtainedAt: NOW }))).toBeUndefined();
+    expect(
+      after.decrypt(before.encrypt({ accessToken: 'x', expiresAt: undefined, obtainedAt: NOW })),
+    ).toBeUndefined();
   });
 
   it('derives an API-key namespace that does not reveal the key', () => {
-    const cipher = new TokenCipher({ mode: 'api_key', tokenUrl: 'https://h/auth/token', apiKey: new Secret('key-123') });
+    const cipher = new TokenCipher({
+      mode: 'api_key',
+      tokenUrl: 'https://h/auth/token',
+      apiKey: new Secret('key-123'),
+    });
     expect(cipher.namespace).not.toContain('key-123');
     expect(cipher.namespace).toMatch(/^[0-9a-f]{32}$/);
   });
