@@ -1,0 +1,131 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+/**
+ * Row types of every table. bigint columns are strings (pg returns them so, and
+ * ids above 2^53 must survive); timestamptz columns are strings too, so the
+ * microseconds the API sent are never rounded through a JS Date.
+ */
+type Id = ColumnType<string, string | number, string | number>;
+type Timestamp = ColumnType<string, string | undefined, string>;
+type NullableTimestamp = ColumnType<string | null, string | null | undefined, string | null>;
+type Json = ColumnType<unknown, string, string>;
+
+interface Bookkeeping {
+  first_synced_at: Generated<string>;
+  synced_at: Generated<string>;
+}
+
+export interface JobBoardsTable extends Bookkeeping {
+  id: Id;
+  company_name: string | null;
+  url_token: string | null;
+  raw: Json | null;
+}
+
+export interface ReferrersTable extends Bookkeeping {
+  id: Id;
+  name: string | null;
+  employee_id: string | null;
+  raw: Json | null;
+}
+
+export interface SourcesTable extends Bookkeeping {
+  id: Id;
+  public_name: string | null;
+  raw: Json | null;
+}
+
+export interface TrackingLinksTable extends Bookkeeping {
+  id: Id;
+  token: string | null;
+  job_id: string | null;
+  job_post_id: string | null;
+  job_board_id: string | null;
+  related_post_id: string | null;
+  related_post_type: string | null;
+  credited_to_id: string | null;
+  credited_to_name: string | null;
+  credited_to_employee_id: string | null;
+  source_id: string | null;
+  created_at: NullableTimestamp;
+  updated_at: NullableTimestamp;
+  raw: Json;
+  deleted_at: NullableTimestamp;
+  last_seen_run_id: string | null;
+}
+
+export interface RecordTable extends Bookkeeping {
+  id: Id;
+  data: Json;
+  deleted_at: NullableTimestamp;
+  last_seen_run_id: string | null;
+}
+
+export type RunMode = 'full' | 'incremental';
+export type RunOutcome = 'running' | 'succeeded' | 'failed';
+
+export interface SyncRunsTable {
+  id: Generated<string>;
+  resource: string;
+  mode: RunMode;
+  filter: string | null;
+  started_at: Timestamp;
+  finished_at: NullableTimestamp;
+  pages: Generated<number>;
+  records: ColumnType<string, never, string | number>;
+  rejected: ColumnType<string, never, string | number>;
+  deleted: ColumnType<string, never, string | number>;
+  max_id: string | null;
+  outcome: Generated<RunOutcome>;
+  error: string | null;
+}
+
+export interface RejectedRecordsTable {
+  id: Generated<string>;
+  resource: string;
+  run_id: string | null;
+  page: number | null;
+  raw: Json;
+  record_key: string;
+  reason: string;
+  rejected_at: Timestamp;
+}
+
+export interface TrackingLinksFlatView {
+  id: string;
+  token: string | null;
+  job_id: string | null;
+  job_post_id: string | null;
+  job_board_id: string | null;
+  job_board_company_name: string | null;
+  job_board_url_token: string | null;
+  related_post_id: string | null;
+  related_post_type: string | null;
+  credited_to_id: string | null;
+  credited_to_name: string | null;
+  credited_to_employee_id: string | null;
+  source_id: string | null;
+  source_public_name: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+  deleted_at: string | null;
+  synced_at: string;
+  last_seen_run_id: string | null;
+}
+
+export interface Database {
+  job_boards: JobBoardsTable;
+  referrers: ReferrersTable;
+  sources: SourcesTable;
+  tracking_links: TrackingLinksTable;
+  jobs: RecordTable;
+  job_posts: RecordTable;
+  sync_runs: SyncRunsTable;
+  rejected_records: RejectedRecordsTable;
+  tracking_links_flat: TrackingLinksFlatView;
+}
+
+export type SyncRun = Selectable<SyncRunsTable>;
+export type NewSyncRun = Insertable<SyncRunsTable>;
+export type TrackingLink = Selectable<TrackingLinksTable>;
+export type RejectedRecord = Selectable<RejectedRecordsTable>;

@@ -1,0 +1,349 @@
+import {
+  type ControlledTransaction,
+  type Kysely,
+  type RawBuilder,
+  sql,
+  type Transaction,
+} from 'kysely';
+import type { ResourceName } from '../config.js';
+import type { Database } from './schema.js';
+import { validateRecord } from './validate-record.js';
+
+/** A page to store: the body exactly as received, and its records parsed. */
+export interface PageToWrite {
+  resource: ResourceName;
+  runId: string;
+  pageNumber: number;
+  /** The response body as received; Postgres reads ids and timestamps from it exactly. */
+  body: string;
+  /** The same records, parsed, for validation. */
+  records: readonly unknown[];
+  /** Property of an object body that holds the records; undefined: the body is the array. */
+  recordsKey?: string | undefined;
+}
+
+/** A record that could not be stored as a row, and why. */
+export interface RejectedRecordInfo {
+  index: number;
+  reason: string;
+}
+
+/** What a page write did. */
+export interface PageWriteResult {
+  /** Rows upserted (records of the page less the rejected, less duplicates of an id). */
+  written: number;
+  rejected: RejectedRecordInfo[];
+  /** Highest and lowest id written, as text (ids may exceed 2^53). */
+  maxId: string | null;
+  minId: string | null;
+}
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+interface PageStatementInput {
+  resource: ResourceName;
+  runId: string;
+  pageNumber: number;
+  body: string;
+  recordsKey: string | null;
+  rejected: RejectedRecordInfo[];
+}
+
+/** The page's records as (r jsonb, idx int), parsed once by Postgres from the body text. */
+function pageRows(input: PageStatementInput): RawBuilder<unknown> {
+  return sql`select e.value as r, (e.ord - 1)::int as idx
+    from jsonb_array_elements(
+      case when ${input.recordsKey}::text is null then ${input.body}::jsonb else ${input.body}::jsonb -> ${input.recordsKey}::text end
+    ) with ordinality as e(value, ord)`;
+}
+
+/** Stores the rejected records of the page, once per run. */
+function insertRejected(input: PageStatementInput): RawBuilder<unknown> {
+  return sql`insert into rejected_records (resource, run_id, page, raw, record_key, reason)
+    select ${input.resource}, ${input.runId}::bigint, ${input.pageNumber}::int, p.r, md5(p.r::text), x.reason
+    from page p
+    join unnest(${input.rejected.map((r) => r.index)}::int[], ${input.rejected.map((r) => r.reason)}::text[]) as x(idx, reason)
+      on x.idx = p.idx
+    on conflict do nothing`;
+}
+
+/** CTEs `page` (every record), `good` (the valid ones) and `rejected` (stores the others). */
+function pageCte(input: PageStatementInput): RawBuilder<unknown> {
+  return sql`page as (${pageRows(input)}),
+  good as (
+    select r, idx from page where not (idx = any(${input.rejected.map((r) => r.index)}::int[]))
+  ),
+  rejected as (${insertRejected(input)})`;
+}
+
+/**
+ * Upserts the nested rows (job boards, referrers, sources) of the good records.
+ * A nested object with an id wins over a bare id of the flat shape; among
+ * several objects for one id, the one on the most recently updated link wins.
+ * A bare id (flat shape) creates the row if missing and never blanks names.
+ */
+function nestedCte(
+  name: string,
+  table: 'job_boards' | 'referrers' | 'sources',
+  key: string,
+  flatKey: string,
+  columns: Record<string, string>,
+): RawBuilder<unknown> {
+  const names = Object.keys(columns);
+  const select = names.map((c) => sql`r -> ${key} ->> ${columns[c]} as ${sql.ref(c)}`);
+  const nulls = names.map((c) => sql`null as ${sql.ref(c)}`);
+  const assign = names.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`);
+  return sql`${sql.ref(name)} as (
+    insert into ${sql.table(table)} as t (id, ${sql.join(names.map((c) => sql.ref(c)))}, raw)
+    select distinct on (id) id, ${sql.join(names.map((c) => sql.ref(c)))}, raw from (
+      select (r -> ${key} ->> 'id')::bigint as id, ${sql.join(select)}, r -> ${key} as raw,
+             (r ->> 'updated_at')::timestamptz as link_updated_at, idx
+      from good where jsonb_typeof(r -> ${key} -> 'id') = 'number'
+      union all
+      select (r ->> ${flatKey})::bigint, ${sql.join(nulls)}, null, null, idx
+      from good where jsonb_typeof(r -> ${flatKey}) = 'number'
+    ) s
+    order by id, (raw is null), link_updated_at desc nulls last, idx desc
+    on conflict (id) do update set ${sql.join(assign)}, raw = excluded.raw, synced_at = now()
+    where excluded.raw is not null and t.raw is distinct from excluded.raw
+  )`;
+}
+
+function trackingLinksStatement(
+  input: PageStatementInput,
+): RawBuilder<{ written: number; max_id: string | null; min_id: string | null }> {
+  return sql`with ${pageCte(input)},
+  ${nestedCte('boards', 'job_boards', 'job_board', 'job_board_id', { company_name: 'company_name', url_token: 'url_token' })},
+  ${nestedCte('people', 'referrers', 'credited_to', 'referrer_id', { name: 'name', employee_id: 'employee_id' })},
+  ${nestedCte('origins', 'sources', 'source', 'source_id', { public_name: 'public_name' })},
+  links as (
+    insert into tracking_links as t (
+      id, token, job_id, job_post_id, job_board_id, related_post_id, related_post_type,
+      credited_to_id, credited_to_name, credited_to_employee_id, source_id,
+      created_at, updated_at, raw, deleted_at, synced_at, last_seen_run_id
+    )
+    select distinct on (id)
+      id, token, job_id, job_post_id, job_board_id, related_post_id, related_post_type,
+      credited_to_id, credited_to_name, credited_to_employee_id, source_id,
+      created_at, updated_at, raw, deleted_at, synced_at, last_seen_run_id
+    from (
+      select
+        (r ->> 'id')::bigint as id,
+        r ->> 'token',
+        (r ->> 'job_id')::bigint,
+        (r ->> 'job_post_id')::bigint,
+        coalesce((r -> 'job_board' ->> 'id')::bigint, (r ->> 'job_board_id')::bigint),
+        (r ->> 'related_post_id')::bigint,
+        r ->> 'related_post_type',
+        coalesce((r -> 'credited_to' ->> 'id')::bigint, (r ->> 'referrer_id')::bigint),
+        case when r -> 'credited_to' ->> 'id' is null then r -> 'credited_to' ->> 'name' end,
+        case when r -> 'credited_to' ->> 'id' is null then r -> 'credited_to' ->> 'employee_id' end,
+        coalesce((r -> 'source' ->> 'id')::bigint, (r ->> 'source_id')::bigint),
+        (r ->> 'created_at')::timestamptz,
+        (r ->> 'updated_at')::timestamptz,
+        r,
+        null::timestamptz,
+        now(),
+        ${input.runId}::bigint,
+        idx
+      from good
+    ) s (id, token, job_id, job_post_id, job_board_id, related_post_id, related_post_type,
+         credited_to_id, credited_to_name, credited_to_employee_id, source_id,
+         created_at, updated_at, raw, deleted_at, synced_at, last_seen_run_id, idx)
+    order by id, idx desc
+    on conflict (id) do update set
+      token = excluded.token, job_id = excluded.job_id, job_post_id = excluded.job_post_id,
+      job_board_id = excluded.job_board_id, related_post_id = excluded.related_post_id,
+      related_post_type = excluded.related_post_type, credited_to_id = excluded.credited_to_id,
+      credited_to_name = excluded.credited_to_name, credited_to_employee_id = excluded.credited_to_employee_id,
+      source_id = excluded.source_id, created_at = excluded.created_at, updated_at = excluded.updated_at,
+      raw = excluded.raw, deleted_at = null, synced_at = excluded.synced_at,
+      last_seen_run_id = excluded.last_seen_run_id
+    returning id
+  )
+  select count(*)::int as written, max(id)::text as max_id, min(id)::text as min_id from links`;
+}
+
+function recordsStatement(
+  input: PageStatementInput,
+  table: 'jobs' | 'job_posts',
+): RawBuilder<{ written: number; max_id: string | null; min_id: string | null }> {
+  return sql`with ${pageCte(input)},
+  upserted as (
+    insert into ${sql.table(table)} as t (id, data, deleted_at, synced_at, last_seen_run_id)
+    select distinct on ((r ->> 'id')::bigint) (r ->> 'id')::bigint, r, null::timestamptz, now(), ${input.runId}::bigint
+    from good
+    order by (r ->> 'id')::bigint, idx desc
+    on conflict (id) do update set
+      data = excluded.data, deleted_at = null, synced_at = excluded.synced_at, last_seen_run_id = excluded.last_seen_run_id
+    returning id
+  )
+  select count(*)::int as written, max(id)::text as max_id, min(id)::text as min_id from upserted`;
+}
+
+async function runStatement(
+  db: Db,
+  input: PageStatementInput,
+): Promise<Omit<PageWriteResult, 'rejected'>> {
+  const statement =
+    input.resource === 'tracking_links'
+      ? trackingLinksStatement(input)
+      : recordsStatement(input, input.resource);
+  const { rows } = await statement.execute(db);
+  const row = rows[0];
+  return { written: row?.written ?? 0, maxId: row?.max_id ?? null, minId: row?.min_id ?? null };
+}
+
+/** Postgres SQLSTATE classes a single bad value can raise: data exception, integrity violation. */
+function isRecordLevelError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
+
+/**
+ * Writes one page in one transaction: records are validated, the bad ones go to
+ * rejected_records with their reason, the nested rows are upserted, then the
+ * records, all with set-based statements. Writing the same page again changes
+ * no content. Rows seen again get deleted_at cleared.
+ *
+ * If Postgres still refuses a value the validator let through, the page is
+ * written again record by record under savepoints, and the refused records
+ * are rejected with Postgres's message: a bad record never fails a page.
+ */
+export async function writePage(db: Kysely<Database>, page: PageToWrite): Promise<PageWriteResult> {
+  const rejected: RejectedRecordInfo[] = [];
+  page.records.forEach((record, index) => {
+    const reason = validateRecord(page.resource, record);
+    if (reason !== undefined) rejected.push({ index, reason });
+  });
+  const input: PageStatementInput = {
+    resource: page.resource,
+    runId: page.runId,
+    pageNumber: page.pageNumber,
+    body: page.body,
+    recordsKey: page.recordsKey ?? null,
+    rejected,
+  };
+  try {
+    const result = await db.transaction().execute(async (trx) => {
+      const written = await runStatement(trx, input);
+      await recordProgress(trx, input, { ...written, rejected });
+      return written;
+    });
+    return { ...result, rejected };
+  } catch (error) {
+    if (!isRecordLevelError(error)) throw error;
+  }
+  return writeRecordByRecord(db, input, page.records);
+}
+
+async function writeRecordByRecord(
+  db: Kysely<Database>,
+  input: PageStatementInput,
+  records: readonly unknown[],
+): Promise<PageWriteResult> {
+  // Each record's text: exact from Postgres when it can read the body, else
+  // from JavaScript (Postgres refuses a whole body holding, say, \u0000).
+  let texts: string[];
+  try {
+    const { rows } = await sql<{
+      text: string;
+    }>`select r::text as text from (${pageRows(input)}) p order by idx`.execute(db);
+    texts = rows.map((r) => r.text);
+  } catch (error) {
+    if (!isRecordLevelError(error)) throw error;
+    texts = records.map((record) => JSON.stringify(record) ?? 'null');
+  }
+  const rejected = [...input.rejected];
+  const known = new Set(rejected.map((r) => r.index));
+  let written = 0;
+  let maxId: bigint | null = null;
+  let minId: bigint | null = null;
+  const trx = await db.startTransaction().execute();
+  try {
+    for (const [index, text] of texts.entries()) {
+      if (known.has(index)) continue;
+      const savepoint = await trx.savepoint('record').execute();
+      try {
+        const one = await runStatement(savepoint, {
+          ...input,
+          body: `[${text}]`,
+          recordsKey: null,
+          rejected: [],
+        });
+        await savepoint.releaseSavepoint('record').execute();
+        written += one.written;
+        if (one.maxId !== null) {
+          const id = BigInt(one.maxId);
+          maxId = maxId === null || id > maxId ? id : maxId;
+          minId = minId === null || id < minId ? id : minId;
+        }
+      } catch (error) {
+        if (!isRecordLevelError(error)) throw error;
+        await savepoint.rollbackToSavepoint('record').execute();
+        rejected.push({ index, reason: `Postgres refused it: ${(error as Error).message}` });
+      }
+    }
+    for (const r of rejected) await insertRejectedText(trx, input, r, texts[r.index] ?? 'null');
+    const result = {
+      written,
+      rejected,
+      maxId: maxId?.toString() ?? null,
+      minId: minId?.toString() ?? null,
+    };
+    await recordProgress(trx, input, result);
+    await trx.commit().execute();
+    return result;
+  } catch (error) {
+    await trx.rollback().execute();
+    throw error;
+  }
+}
+
+/**
+ * Stores one rejected record from its text. If Postgres cannot hold it as
+ * jsonb (a \u0000 in a string), the text itself is stored as a JSON string.
+ */
+async function insertRejectedText(
+  trx: ControlledTransaction<Database>,
+  input: PageStatementInput,
+  rejected: RejectedRecordInfo,
+  text: string,
+): Promise<void> {
+  const insert = (raw: RawBuilder<unknown>) => sql`
+    insert into rejected_records (resource, run_id, page, raw, record_key, reason)
+    values (${input.resource}, ${input.runId}::bigint, ${input.pageNumber}::int, ${raw}, md5(${text}), ${rejected.reason})
+    on conflict do nothing`;
+  const savepoint = await trx.savepoint('rejected').execute();
+  try {
+    await insert(sql`${text}::jsonb`).execute(savepoint);
+    await savepoint.releaseSavepoint('rejected').execute();
+  } catch (error) {
+    if (!isRecordLevelError(error)) throw error;
+    await savepoint.rollbackToSavepoint('rejected').execute();
+    await insert(sql`to_jsonb(${text.replaceAll('\u0000', '\\u0000')}::text)`).execute(trx);
+  }
+}
+
+/**
+ * Adds the page to its run's counts, in the page's transaction. Pages are
+ * written in order, so a page number not above the run's count is a page read
+ * again after a crash: its rows were upserted again, its counts are not added.
+ */
+async function recordProgress(
+  db: Db,
+  input: PageStatementInput,
+  result: PageWriteResult,
+): Promise<void> {
+  await db
+    .updateTable('sync_runs')
+    .set(() => ({
+      pages: input.pageNumber,
+      records: sql<string>`records + ${result.written}`,
+      rejected: sql<string>`rejected + ${result.rejected.length}`,
+      max_id: sql<string>`greatest(max_id, ${result.maxId}::bigint)`,
+    }))
+    .where('id', '=', input.runId)
+    .where('pages', '<', input.pageNumber)
+    .execute();
+}
