@@ -1,0 +1,186 @@
+/**
+ * Benchmark: the warehouse page writer against a raw COPY of the same rows.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node dist/bench/warehouse-upsert.js [records]
+ *
+ * Writes N tracking links (nested objects included) in pages of 500 with
+ * writePage, first into empty tables (inserts), then again (re-writes), and
+ * COPYs the same rows into the same table fed one chunk per page. Only the
+ * writes are timed; generating the pages is not.
+ */
+
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { type Kysely, sql } from 'kysely';
+import pg from 'pg';
+import copyStreams from 'pg-copy-streams';
+import { Dataset } from '../src/simulator/dataset.js';
+import { createDatabase } from '../src/warehouse/database.js';
+import type { Database } from '../src/warehouse/schema.js';
+import { createRun } from '../src/warehouse/sync-runs.js';
+import { writePage } from '../src/warehouse/write-page.js';
+import { fmt, freshDatabase, peakRssMb } from './support.js';
+
+const PAGE = 500;
+
+export interface WarehouseResult {
+  records: number;
+  insertPerS: number;
+  /** COPY of the same pages, interleaved with the insert pass. */
+  insertCopyPerS: number;
+  rewritePerS: number;
+  /** COPY of the same pages into a fresh table, interleaved with the re-write pass. */
+  rewriteCopyPerS: number;
+  peakRssMb: number;
+}
+
+function* pages(dataset: Dataset, records: number): Generator<unknown[]> {
+  const size = dataset.size('tracking_links');
+  for (let start = size - 1; start >= size - records; start -= PAGE) {
+    const page: unknown[] = [];
+    for (let i = start; i > start - PAGE && i >= size - records; i -= 1)
+      page.push(dataset.record('tracking_links', i));
+    yield page;
+  }
+}
+
+/** COPY text format: tabs, newlines and backslashes escaped, \N for null. */
+function copyField(value: unknown): string {
+  if (value === null || value === undefined) return '\\N';
+  const text =
+    typeof value === 'string'
+      ? value
+      : typeof value === 'object'
+        ? JSON.stringify(value)
+        : String(value);
+  return text
+    .replace(/\\/g, '\\\\')
+    .replace(/\t/g, '\\t')
+    .replace(/\n/g, '\\n')
+    .replace(/\r/g, '\\r');
+}
+
+function copyChunk(records: unknown[]): string {
+  let out = '';
+  for (const rec of records) {
+    const r = rec as Record<string, any>;
+    const anonymous = r.credited_to && r.credited_to.id == null;
+    out += `${[
+      r.id,
+      r.token,
+      r.job_id,
+      r.job_post_id,
+      r.job_board?.id,
+      r.related_post_id,
+      r.related_post_type,
+      r.credited_to?.id,
+      anonymous ? r.credited_to.name : null,
+      anonymous ? r.credited_to.employee_id : null,
+      r.source?.id,
+      r.created_at,
+      r.updated_at,
+      r,
+    ]
+      .map(copyField)
+      .join('\t')}\n`;
+  }
+  return out;
+}
+
+const COPY_SQL =
+  'copy tracking_links (id, token, job_id, job_post_id, job_board_id, related_post_id, related_post_type, credited_to_id, credited_to_name, credited_to_employee_id, source_id, created_at, updated_at, raw) from stdin';
+
+/** A COPY target: the same table, without the foreign keys (COPY writes link rows only). */
+async function copyTarget(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(
+    'alter table tracking_links drop constraint tracking_links_job_board_id_fkey, drop constraint tracking_links_credited_to_id_fkey, drop constraint tracking_links_source_id_fkey',
+  );
+  return client;
+}
+
+/**
+ * One pass over the pages: each page is written with writePage and COPYed into
+ * another database right after, so both meet the same machine conditions (a
+ * shared VM drifts by tens of percent within a minute).
+ */
+async function interleavedPass(
+  db: Kysely<Database>,
+  runId: string,
+  copyClient: pg.Client,
+  dataset: Dataset,
+  records: number,
+): Promise<{ writeMs: number; copyMs: number }> {
+  let writeMs = 0;
+  let copyMs = 0;
+  let number = 0;
+  for (const page of pages(dataset, records)) {
+    number += 1;
+    const body = JSON.stringify(page);
+    const chunk = copyChunk(page);
+    let started = performance.now();
+    await writePage(db, {
+      resource: 'tracking_links',
+      runId,
+      pageNumber: number,
+      body,
+      records: page,
+    });
+    writeMs += performance.now() - started;
+    started = performance.now();
+    await pipeline(Readable.from([chunk]), copyClient.query(copyStreams.from(COPY_SQL)));
+    copyMs += performance.now() - started;
+  }
+  return { writeMs, copyMs };
+}
+
+export async function warehouseUpsert(records = 200_000): Promise<WarehouseResult> {
+  const dataset = new Dataset({ counts: { tracking_links: records } });
+  const target = await freshDatabase('writes');
+  const copies = [await freshDatabase('copy1'), await freshDatabase('copy2')];
+  const db = createDatabase(target.url, { max: 2 });
+  const clients = await Promise.all(copies.map((c) => copyTarget(c.url)));
+  try {
+    await sql`checkpoint`.execute(db);
+    const inserts = await interleavedPass(
+      db,
+      await createRun(db, { resource: 'tracking_links', mode: 'full' }),
+      clients[0] as pg.Client,
+      dataset,
+      records,
+    );
+    await sql`checkpoint`.execute(db);
+    const rewrites = await interleavedPass(
+      db,
+      await createRun(db, { resource: 'tracking_links', mode: 'full' }),
+      clients[1] as pg.Client,
+      dataset,
+      records,
+    );
+    const rate = (ms: number) => records / (ms / 1000);
+    return {
+      records,
+      insertPerS: rate(inserts.writeMs),
+      insertCopyPerS: rate(inserts.copyMs),
+      rewritePerS: rate(rewrites.writeMs),
+      rewriteCopyPerS: rate(rewrites.copyMs),
+      peakRssMb: peakRssMb(),
+    };
+  } finally {
+    await db.destroy();
+    await Promise.all(clients.map((c) => c.end()));
+    await target.drop();
+    for (const c of copies) await c.drop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const r = await warehouseUpsert(Number(process.argv[2]) || 200_000);
+  process.stdout.write(
+    `warehouse, ${fmt(r.records)} tracking links in pages of ${PAGE}:\n` +
+      `  writePage inserts   ${fmt(r.insertPerS)} records/s = ${(r.insertPerS / r.insertCopyPerS).toFixed(2)} x COPY (${fmt(r.insertCopyPerS)} rows/s, interleaved)\n` +
+      `  writePage re-writes ${fmt(r.rewritePerS)} records/s = ${(r.rewritePerS / r.rewriteCopyPerS).toFixed(2)} x COPY (${fmt(r.rewriteCopyPerS)} rows/s, interleaved)\n` +
+      `  peak RSS ${r.peakRssMb.toFixed(0)} MB\n`,
+  );
+}
