@@ -4,8 +4,20 @@
  */
 import { cpus, totalmem } from 'node:os';
 import { rateLimitedWalk } from './rate-limited-walk.js';
+import { fmt } from './support.js';
+import { warehouseUpsert } from './warehouse-upsert.js';
 
 const rows: Array<[string, string]> = [];
+
+const wh = await warehouseUpsert(200_000);
+rows.push([
+  `warehouse: writePage, ${fmt(wh.records)} tracking links in pages of 500, fresh inserts`,
+  `${fmt(wh.insertPerS)} records/s = ${(wh.insertPerS / wh.insertCopyPerS).toFixed(2)} x COPY (${fmt(wh.insertCopyPerS)} rows/s, same pages, interleaved)`,
+]);
+rows.push([
+  'warehouse: writePage, the same pages re-written',
+  `${fmt(wh.rewritePerS)} records/s = ${(wh.rewritePerS / wh.rewriteCopyPerS).toFixed(2)} x COPY (${fmt(wh.rewriteCopyPerS)} rows/s, interleaved); peak RSS ${wh.peakRssMb.toFixed(0)} MB`,
+]);
 
 const walk = await rateLimitedWalk(100, 50, 10);
 rows.push([

@@ -44,6 +44,21 @@ function* pages(dataset: Dataset, records: number): Generator<unknown[]> {
   }
 }
 
+/** The nested shape the simulator generates (bench input only). */
+interface GeneratedLink {
+  id: number;
+  token: string;
+  job_id: number | null;
+  job_post_id: number | null;
+  job_board: { id: number } | null;
+  related_post_id: number | null;
+  related_post_type: string | null;
+  credited_to: { id: number | null; name: string; employee_id: string | null } | null;
+  source: { id: number } | null;
+  created_at: string;
+  updated_at: string;
+}
+
 /** COPY text format: tabs, newlines and backslashes escaped, \N for null. */
 function copyField(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
@@ -63,8 +78,8 @@ function copyField(value: unknown): string {
 function copyChunk(records: unknown[]): string {
   let out = '';
   for (const rec of records) {
-    const r = rec as Record<string, any>;
-    const anonymous = r.credited_to && r.credited_to.id == null;
+    const r = rec as GeneratedLink;
+    const anonymous = r.credited_to != null && r.credited_to.id == null;
     out += `${[
       r.id,
       r.token,
@@ -74,8 +89,8 @@ function copyChunk(records: unknown[]): string {
       r.related_post_id,
       r.related_post_type,
       r.credited_to?.id,
-      anonymous ? r.credited_to.name : null,
-      anonymous ? r.credited_to.employee_id : null,
+      anonymous ? r.credited_to?.name : null,
+      anonymous ? r.credited_to?.employee_id : null,
       r.source?.id,
       r.created_at,
       r.updated_at,

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { isLoopbackHost } from './config.js';
+import { isLoopbackHost, loadDatabaseConfig } from './config.js';
 import { parseDuration } from './duration.js';
 import { ConfigError, coerceError, UsageError } from './errors.js';
 import { ApiSimulator, type SimulatorOptions } from './simulator/api-simulator.js';
+import { createDatabase } from './warehouse/database.js';
+import { migrateToLatest } from './warehouse/migrate.js';
 
 /** Exit codes of every command. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -11,6 +13,7 @@ export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 const USAGE = `usage: hiresync <command> [options]
 
 commands:
+  migrate     apply pending database migrations (needs DATABASE_URL)
   simulate    serve the built-in API simulator on loopback
 
 Run 'hiresync <command> --help' for a command's options.`;
@@ -136,11 +139,52 @@ async function simulate(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
+/** Explains a failure to reach Postgres or Redis in terms of the variable to check. */
+export function describeConnectionError(error: unknown, variable: string): string | undefined {
+  const code = (error as { code?: unknown }).code;
+  const known: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ENOTFOUND: 'host not found',
+    ETIMEDOUT: 'connection timed out',
+    EHOSTUNREACH: 'host unreachable',
+    '28P01': 'password authentication failed',
+    '28000': 'authentication rejected',
+    '3D000': 'database does not exist',
+  };
+  const what = typeof code === 'string' ? known[code] : undefined;
+  return what ? `cannot connect (${what}): check ${variable}` : undefined;
+}
+
+async function migrate(args: string[]): Promise<number> {
+  parseArgs({ args, strict: true, options: {} });
+  const config = loadDatabaseConfig(process.env);
+  const db = createDatabase(config.databaseUrl, { max: 1, applicationName: 'hiresync migrate' });
+  try {
+    const { applied } = await migrateToLatest(db);
+    process.stdout.write(
+      applied.length === 0
+        ? 'database is up to date\n'
+        : `applied ${applied.length} migration(s): ${applied.join(', ')}\n`,
+    );
+    return EXIT.ok;
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause ?? error;
+    process.stderr.write(
+      `hiresync migrate: ${describeConnectionError(cause, 'DATABASE_URL') ?? coerceError(error).message}\n`,
+    );
+    return EXIT.failed;
+  } finally {
+    await db.destroy();
+  }
+}
+
 /** Runs one command; returns its exit code. Human output goes to the terminal only from here. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
+      case 'migrate':
+        return await migrate(rest);
       case 'simulate':
         return await simulate(rest);
       case undefined:

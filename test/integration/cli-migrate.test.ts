@@ -1,0 +1,41 @@
+import { describe, expect, inject, it } from 'vitest';
+import { adminQuery, databaseUrl, TEST_DATABASE_PREFIX } from '../support/databases.js';
+import { runCli } from '../support/run-cli.js';
+
+describe('hiresync migrate', () => {
+  it('exits 2 naming DATABASE_URL when it is missing, before connecting anywhere', async () => {
+    const result = await runCli(['migrate']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/DATABASE_URL: is required/);
+  });
+
+  it('applies the migrations, then reports the database up to date', async () => {
+    const admin = inject('databaseUrl');
+    const name = `${TEST_DATABASE_PREFIX}cli_${Date.now()}`;
+    await adminQuery(admin, [`create database ${name}`]);
+    try {
+      const env = { DATABASE_URL: databaseUrl(admin, name) };
+      const first = await runCli(['migrate'], env);
+      expect(first).toMatchObject({ code: 0, stdout: 'applied 1 migration(s): 0001_initial\n' });
+      const second = await runCli(['migrate'], env);
+      expect(second).toMatchObject({ code: 0, stdout: 'database is up to date\n' });
+    } finally {
+      await adminQuery(admin, [`drop database if exists ${name} with (force)`]);
+    }
+  });
+
+  it('exits 1 with the cause and the variable to check when Postgres is unreachable', async () => {
+    const result = await runCli(['migrate'], {
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'hiresync migrate: cannot connect (connection refused): check DATABASE_URL\n',
+    );
+  });
+
+  it('exits 2 on an unknown command or option', async () => {
+    expect((await runCli(['frobnicate'])).code).toBe(2);
+    expect((await runCli(['migrate', '--bogus'])).code).toBe(2);
+  });
+});
