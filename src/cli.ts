@@ -1,9 +1,24 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { isLoopbackHost, loadDatabaseConfig } from './config.js';
+import { QueueEvents } from 'bullmq';
+import { createApp } from './app.js';
+import {
+  isLoopbackHost,
+  loadConfig,
+  loadDatabaseConfig,
+  loadStatusConfig,
+  RESOURCE_NAMES,
+  type ResourceName,
+} from './config.js';
 import { parseDuration } from './duration.js';
 import { ConfigError, coerceError, UsageError } from './errors.js';
+import { startHttpServer } from './http-server.js';
+import { createLogger } from './logger.js';
+import { createRedis } from './queue/redis.js';
+import { enqueueRun, QUEUE_NAME, upsertSchedules } from './queue/sync-queue.js';
 import { ApiSimulator, type SimulatorOptions } from './simulator/api-simulator.js';
+import { readStatus } from './status.js';
+import type { RunProgress, RunSummary } from './sync/run-resource.js';
 import { createDatabase } from './warehouse/database.js';
 import { migrateToLatest } from './warehouse/migrate.js';
 
@@ -13,8 +28,11 @@ export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 const USAGE = `usage: hiresync <command> [options]
 
 commands:
-  migrate     apply pending database migrations (needs DATABASE_URL)
-  simulate    serve the built-in API simulator on loopback
+  migrate                       apply pending database migrations (needs DATABASE_URL)
+  sync [--full] [--resource R]  run each resource once, to the end, and print a summary
+  worker                        run forever: queued runs, schedules, /healthz and /metrics
+  status                        show each resource's last run and pending checkpoint
+  simulate                      serve the built-in API simulator on loopback
 
 Run 'hiresync <command> --help' for a command's options.`;
 
@@ -178,6 +196,214 @@ async function migrate(args: string[]): Promise<number> {
   }
 }
 
+function parseResources(
+  values: string[] | undefined,
+  fallback: readonly ResourceName[],
+): ResourceName[] {
+  if (!values || values.length === 0) return [...fallback];
+  const names = values.flatMap((v) => v.split(',')).map((v) => v.trim());
+  const unknown = names.filter((n) => !(RESOURCE_NAMES as readonly string[]).includes(n));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `unknown resource ${unknown.join(', ')}; choose from ${RESOURCE_NAMES.join(', ')}`,
+    );
+  }
+  return [...new Set(names)] as ResourceName[];
+}
+
+function pad(text: string, width: number): string {
+  return text.length >= width ? text : text + ' '.repeat(width - text.length);
+}
+
+/** A plain table: header, rule, rows; columns as wide as their widest cell. */
+export function formatTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => pad(c, widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+async function sync(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: {
+      full: { type: 'boolean' },
+      resource: { type: 'string', multiple: true },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(
+      'usage: hiresync sync [--full] [--resource jobs|job_posts|tracking_links]...\n',
+    );
+    return EXIT.ok;
+  }
+  const config = loadConfig(process.env);
+  const resources = parseResources(values.resource, config.resources);
+  // Logs go to stderr as JSON; stdout carries the human summary.
+  const logger = createLogger({ level: config.logLevel, destination: process.stderr });
+  const interactive = process.stdout.isTTY === true;
+  const progress = new Map<ResourceName, RunProgress>();
+  const started = Date.now();
+  const onProgress = (p: RunProgress) => {
+    progress.set(p.resource, p);
+    if (!interactive) return;
+    const seconds = (Date.now() - started) / 1000;
+    const line = [...progress.values()]
+      .map(
+        (q) =>
+          `${q.resource}: page ${q.pages}, ${q.records} records, ${Math.round(q.records / Math.max(seconds, 0.001))}/s`,
+      )
+      .join(' | ');
+    process.stdout.write(`\r\u001b[2K${line}`);
+  };
+  const app = createApp(config, logger, {
+    concurrency: resources.length,
+    onProgress,
+    defaultMetrics: false,
+  });
+  const eventsRedis = app.queueRedis.duplicate();
+  const events = new QueueEvents(QUEUE_NAME, {
+    connection: eventsRedis,
+    prefix: config.redisPrefix,
+  });
+  let interrupted = false;
+  const stop = () => {
+    interrupted = true;
+    app.shutdown.abort(new Error('interrupted'));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await events.waitUntilReady();
+    app.startWorker();
+    const requested = values.full ? 'full' : 'auto';
+    const jobs = await Promise.all(
+      resources.map((resource) =>
+        enqueueRun(app.queue, { resource, requested, origin: 'cli' }, config),
+      ),
+    );
+    const aborted = new Promise<'aborted'>((resolve) =>
+      app.shutdown.signal.addEventListener('abort', () => resolve('aborted')),
+    );
+    const outcomes = await Promise.all(
+      jobs.map((job) =>
+        Promise.race([job.waitUntilFinished(events) as Promise<RunSummary>, aborted]).then(
+          (value) => ({
+            ok: value !== 'aborted',
+            value,
+            error: value === 'aborted' ? 'interrupted' : undefined,
+          }),
+          (error: unknown) => ({ ok: false, value: undefined, error: coerceError(error).message }),
+        ),
+      ),
+    );
+    if (interactive) process.stdout.write('\r\u001b[2K');
+    const rows = outcomes.map((o, i) => {
+      const resource = resources[i] as ResourceName;
+      const r = o.ok ? (o.value as RunSummary) : undefined;
+      return [
+        resource,
+        r?.mode ?? '-',
+        r ? String(r.pages) : '-',
+        r ? String(r.records) : '-',
+        r ? String(r.rejected) : '-',
+        r ? String(r.deleted) : '-',
+        r ? r.seconds.toFixed(1) : '-',
+        o.ok ? (r?.resumed ? 'succeeded (resumed)' : 'succeeded') : `failed: ${o.error}`,
+      ];
+    });
+    process.stdout.write(
+      `${formatTable(['resource', 'mode', 'pages', 'records', 'rejected', 'deleted', 'seconds', 'outcome'], rows)}\n`,
+    );
+    if (interrupted) {
+      process.stderr.write(
+        'hiresync sync: interrupted; each run resumes from its checkpoint on the next sync or worker start\n',
+      );
+    }
+    return outcomes.every((o) => o.ok) ? EXIT.ok : EXIT.failed;
+  } finally {
+    await events.close();
+    eventsRedis.disconnect();
+    await app.close();
+  }
+}
+
+async function worker(args: string[]): Promise<number> {
+  parseArgs({ args, strict: true, options: {} });
+  const config = loadConfig(process.env);
+  const logger = createLogger({ level: config.logLevel });
+  const app = createApp(config, logger);
+  const { port, server } = await startHttpServer({
+    port: config.httpPort,
+    db: app.db,
+    redis: app.redis,
+    metrics: app.metrics,
+  });
+  app.startWorker();
+  const schedules = await upsertSchedules(app.queue, config);
+  for (const resource of config.resources) {
+    const pending = await app.checkpoints.load(resource);
+    if (pending) {
+      await enqueueRun(app.queue, { resource, requested: 'auto', origin: 'resume' }, config);
+      logger.info({ resource, runId: pending.runId }, 'queued the interrupted run to resume');
+    }
+  }
+  logger.info({ port, schedules, resources: config.resources }, 'worker started');
+  const signal = await new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  logger.info({ signal }, 'shutting down: finishing the pages in hand');
+  await app.close();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  logger.info('worker stopped');
+  return EXIT.ok;
+}
+
+async function status(args: string[]): Promise<number> {
+  parseArgs({ args, strict: true, options: {} });
+  const config = loadStatusConfig(process.env);
+  const logger = createLogger({ level: 'silent' });
+  const db = createDatabase(config.databaseUrl, { max: 2, applicationName: 'hiresync status' });
+  const redis = createRedis(config.redisUrl, logger, 'hiresync-status');
+  try {
+    const rows = (await readStatus(db, redis, config.redisPrefix)).map((s) => {
+      const r = s.lastRun;
+      return [
+        s.resource,
+        r?.mode ?? 'never run',
+        r?.started_at ?? '-',
+        r?.finished_at ?? '-',
+        r ? String(r.pages) : '-',
+        r ? String(r.records) : '-',
+        r?.outcome ?? '-',
+        s.lastSuccess?.finished_at ?? '-',
+        s.checkpoint
+          ? `yes: run ${s.checkpoint.runId}, ${s.checkpoint.pagesDone} pages done`
+          : 'no',
+        r?.error ?? '',
+      ];
+    });
+    process.stdout.write(
+      `${formatTable(['resource', 'last run', 'started', 'finished', 'pages', 'records', 'outcome', 'last success', 'checkpoint pending', 'error'], rows)}\n`,
+    );
+    return EXIT.ok;
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause ?? error;
+    const hint = describeConnectionError(cause, 'DATABASE_URL and REDIS_URL');
+    process.stderr.write(`hiresync status: ${hint ?? coerceError(error).message}\n`);
+    return EXIT.failed;
+  } finally {
+    await db.destroy();
+    redis.disconnect();
+  }
+}
+
 /** Runs one command; returns its exit code. Human output goes to the terminal only from here. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -185,6 +411,12 @@ export async function main(argv: string[]): Promise<number> {
     switch (command) {
       case 'migrate':
         return await migrate(rest);
+      case 'sync':
+        return await sync(rest);
+      case 'worker':
+        return await worker(rest);
+      case 'status':
+        return await status(rest);
       case 'simulate':
         return await simulate(rest);
       case undefined:
@@ -218,6 +450,8 @@ export async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
+    // Everything is closed by now; should a stray handle linger, do not hang.
+    setTimeout(() => process.exit(code), 3000).unref();
   },
   (error: unknown) => {
     process.stderr.write(`hiresync: ${coerceError(error).message}\n`);

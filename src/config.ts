@@ -53,10 +53,16 @@ export interface DatabaseConfig {
 
 export interface StatusConfig extends DatabaseConfig {
   redisUrl: string;
+  /** Prefix of every Redis key (queue, checkpoints, tokens, pacing). Default `hiresync`. */
+  redisPrefix: string;
 }
 
 export interface Config extends StatusConfig {
   api: ApiConfig;
+  /** Attempts of a failing run before it is recorded as failed. Default 5. */
+  runAttempts: number;
+  /** First retry delay of a failing run (doubles each attempt). Default 30 s. */
+  runBackoffMs: number;
   resources: readonly ResourceName[];
   incrementalEveryMs: number;
   fullCron: string;
@@ -165,6 +171,13 @@ const databaseFields = {
 const statusFields = {
   ...databaseFields,
   REDIS_URL: connectionUrl(['redis:', 'rediss:']),
+  HIRESYNC_REDIS_PREFIX: z
+    .string()
+    .optional()
+    .transform((v) => v?.trim() || 'hiresync')
+    .refine((v) => /^[A-Za-z0-9_.-]+$/.test(v), {
+      message: 'may hold only letters, digits, _ . and -',
+    }),
 };
 
 const fullFields = {
@@ -226,6 +239,8 @@ const fullFields = {
   HIRESYNC_RATE_LIMIT_RESERVE: integer(0, 0, 1000),
   HIRESYNC_HTTP_TIMEOUT: durationMs('30s'),
   HIRESYNC_MAX_RETRIES: integer(5, 0, 100),
+  HIRESYNC_RUN_ATTEMPTS: integer(5, 1, 100),
+  HIRESYNC_RUN_BACKOFF: durationMs('30s'),
 };
 
 function problemsOf(error: z.ZodError): ConfigProblem[] {
@@ -253,6 +268,7 @@ export function loadStatusConfig(env: Env): StatusConfig {
   return Object.freeze({
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
+    redisPrefix: v.HIRESYNC_REDIS_PREFIX,
     logLevel: v.LOG_LEVEL,
   });
 }
@@ -320,7 +336,10 @@ export function loadConfig(env: Env): Config {
   return Object.freeze({
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
+    redisPrefix: v.HIRESYNC_REDIS_PREFIX,
     logLevel: v.LOG_LEVEL,
+    runAttempts: v.HIRESYNC_RUN_ATTEMPTS,
+    runBackoffMs: v.HIRESYNC_RUN_BACKOFF,
     api: Object.freeze({
       baseUrl: v.HIRESYNC_BASE_URL,
       auth: Object.freeze(auth),

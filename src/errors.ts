@@ -109,3 +109,9 @@ export function coerceError(value: unknown): Error {
     return new HiresyncError(`non-error thrown: ${String(value)}`);
   }
 }
+
+/** A run stopped on request (SIGTERM/SIGINT) after checkpointing; it resumes on the next start. */
+export class RunInterruptedError extends HiresyncError {}
+
+/** Another process is running the same resource; this job waits its turn. */
+export class RunBusyError extends HiresyncError {}

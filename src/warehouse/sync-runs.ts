@@ -77,3 +77,34 @@ export async function sweepDeletions(db: Kysely<Database>, runId: string): Promi
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/** Has the resource ever completed a full run? */
+export async function hasCompletedFullRun(
+  db: Kysely<Database>,
+  resource: ResourceName,
+): Promise<boolean> {
+  return (await lastSucceededRun(db, resource, 'full')) !== undefined;
+}
+
+/** The highest id any completed run of the resource saw (where an incremental run stops). */
+export async function highestCompletedId(
+  db: Kysely<Database>,
+  resource: ResourceName,
+): Promise<string | null> {
+  const row = await db
+    .selectFrom('sync_runs')
+    .select((eb) => eb.fn.max('max_id').as('max_id'))
+    .where('resource', '=', resource)
+    .where('outcome', '=', 'succeeded')
+    .executeTakeFirst();
+  return (row?.max_id as string | null | undefined) ?? null;
+}
+
+/** Clears a run's counts when it restarts from its first page. */
+export async function resetRunProgress(db: Kysely<Database>, runId: string): Promise<void> {
+  await db
+    .updateTable('sync_runs')
+    .set({ pages: 0, records: 0, rejected: 0 })
+    .where('id', '=', runId)
+    .execute();
+}

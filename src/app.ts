@@ -1,0 +1,91 @@
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { ApiPageSource } from './api/api-page-source.js';
+import { createApiClient } from './api/create-api-client.js';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+import { Metrics } from './metrics.js';
+import { createRedis } from './queue/redis.js';
+import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
+import { RunLock } from './queue/run-lock.js';
+import { createSyncQueue, createSyncWorker, type SyncProcessorDeps } from './queue/sync-queue.js';
+import type { RunProgress } from './sync/run-resource.js';
+import { createDatabase } from './warehouse/database.js';
+import { KyselyRunStore } from './warehouse/run-store.js';
+import type { Database } from './warehouse/schema.js';
+
+/** Options of {@link createApp}. */
+export interface AppOptions {
+  /** Worker concurrency; default the number of configured resources. */
+  concurrency?: number;
+  onProgress?: (progress: RunProgress) => void;
+  /** Collect Node's default process metrics. Default true. */
+  defaultMetrics?: boolean;
+}
+
+/** Everything `sync` and `worker` run on, wired from one Config. */
+export interface App {
+  config: Config;
+  logger: Logger;
+  db: Kysely<Database>;
+  /** Checkpoints, tokens, pacing and locks. */
+  redis: Redis;
+  /** BullMQ's own connection. */
+  queueRedis: Redis;
+  metrics: Metrics;
+  queue: ReturnType<typeof createSyncQueue>;
+  checkpoints: RedisCheckpointStore;
+  shutdown: AbortController;
+  startWorker: () => ReturnType<typeof createSyncWorker>;
+  close: () => Promise<void>;
+}
+
+export function createApp(config: Config, logger: Logger, options: AppOptions = {}): App {
+  const db = createDatabase(config.databaseUrl, { max: Math.max(4, config.resources.length + 2) });
+  const redis = createRedis(config.redisUrl, logger, 'hiresync');
+  const queueRedis = createRedis(config.redisUrl, logger, 'hiresync-queue');
+  const metrics = new Metrics({ defaultMetrics: options.defaultMetrics ?? true });
+  const prefix = config.redisPrefix;
+  const client = createApiClient({ config: config.api, redis, logger, metrics, prefix });
+  const checkpoints = new RedisCheckpointStore(redis, prefix);
+  const queue = createSyncQueue(queueRedis, prefix);
+  const shutdown = new AbortController();
+  const deps: SyncProcessorDeps = {
+    source: new ApiPageSource(client, config.api),
+    store: new KyselyRunStore(db, { recordsKey: config.api.recordsKey }),
+    checkpoints,
+    runLock: new RunLock(redis, prefix),
+    logger,
+    shutdown: shutdown.signal,
+    metrics,
+    onProgress: options.onProgress,
+  };
+  const workers: ReturnType<typeof createSyncWorker>[] = [];
+  return {
+    config,
+    logger,
+    db,
+    redis,
+    queueRedis,
+    metrics,
+    queue,
+    checkpoints,
+    shutdown,
+    startWorker: () => {
+      const worker = createSyncWorker(queueRedis, prefix, deps, {
+        concurrency: options.concurrency ?? config.resources.length,
+      });
+      worker.on('error', (error) => logger.warn({ err: error }, 'queue worker error'));
+      workers.push(worker);
+      return worker;
+    },
+    close: async () => {
+      shutdown.abort(new Error('shutting down'));
+      for (const worker of workers) await worker.close();
+      await queue.close();
+      await db.destroy();
+      redis.disconnect();
+      queueRedis.disconnect();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Redis } from 'ioredis';
+import { type Kysely, sql } from 'kysely';
+import type { Metrics } from './metrics.js';
+import type { Database } from './warehouse/schema.js';
+
+/** Options of {@link startHttpServer}. */
+export interface HttpServerOptions {
+  port: number;
+  db: Kysely<Database>;
+  redis: Redis;
+  metrics: Metrics;
+  /** Default 0.0.0.0 (the container's probe and Prometheus reach it from outside). */
+  host?: string;
+}
+
+async function probe(check: () => Promise<unknown>, timeoutMs = 2000): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      check(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    return 'ok';
+  } catch (error) {
+    return (error as Error).message || 'unreachable';
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Serves GET /healthz (Postgres and Redis reachable: 200, else 503) and GET /metrics (Prometheus). */
+export async function startHttpServer(
+  options: HttpServerOptions,
+): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    void (async () => {
+      if (req.method === 'GET' && req.url === '/healthz') {
+        const [postgres, redis] = await Promise.all([
+          probe(() => sql`select 1`.execute(options.db)),
+          probe(() => options.redis.ping()),
+        ]);
+        const ok = postgres === 'ok' && redis === 'ok';
+        res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ status: ok ? 'ok' : 'unhealthy', postgres, redis }));
+      } else if (req.method === 'GET' && req.url === '/metrics') {
+        res.writeHead(200, { 'content-type': options.metrics.registry.contentType });
+        res.end(await options.metrics.registry.metrics());
+      } else {
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        res.end('not found: try /healthz or /metrics\n');
+      }
+    })().catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
+  });
+  return { server, port: (server.address() as AddressInfo).port };
+}

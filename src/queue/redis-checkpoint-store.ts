@@ -1,0 +1,34 @@
+import type { Redis } from 'ioredis';
+import type { ResourceName } from '../config.js';
+import type { Checkpoint, CheckpointStore } from '../sync/ports.js';
+
+/**
+ * Checkpoints in Redis, one JSON value per resource, with no expiry: an
+ * interrupted run resumes however long the worker was down.
+ */
+export class RedisCheckpointStore implements CheckpointStore {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+
+  constructor(redis: Redis, prefix = 'hiresync') {
+    this.#redis = redis;
+    this.#prefix = prefix;
+  }
+
+  #key(resource: ResourceName): string {
+    return `${this.#prefix}:checkpoint:${resource}`;
+  }
+
+  async load(resource: ResourceName): Promise<Checkpoint | undefined> {
+    const text = await this.#redis.get(this.#key(resource));
+    return text === null ? undefined : (JSON.parse(text) as Checkpoint);
+  }
+
+  async save(checkpoint: Checkpoint): Promise<void> {
+    await this.#redis.set(this.#key(checkpoint.resource), JSON.stringify(checkpoint));
+  }
+
+  async clear(resource: ResourceName): Promise<void> {
+    await this.#redis.del(this.#key(resource));
+  }
+}

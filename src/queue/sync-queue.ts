@@ -1,0 +1,229 @@
+import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config, ResourceName } from '../config.js';
+import {
+  ApiError,
+  ConfigError,
+  CrossOriginLinkError,
+  coerceError,
+  HiresyncError,
+  PaginationLoopError,
+  RunBusyError,
+  RunInterruptedError,
+  UnexpectedBodyError,
+} from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { CheckpointStore, PageSource, RunStore } from '../sync/ports.js';
+import {
+  type RequestedMode,
+  type RunMetrics,
+  type RunProgress,
+  type RunSummary,
+  runResource,
+} from '../sync/run-resource.js';
+import type { RunLock } from './run-lock.js';
+
+export const QUEUE_NAME = 'sync';
+
+/** A job: one run of one resource. */
+export interface SyncJobData {
+  resource: ResourceName;
+  requested: RequestedMode;
+  /** Who asked: the `sync` command, a schedule, or a worker resuming a checkpoint. */
+  origin: 'cli' | 'schedule' | 'resume';
+}
+
+export type SyncJob = Job<SyncJobData, RunSummary | { skipped: string }>;
+
+export function createSyncQueue(connection: Redis, prefix: string): Queue<SyncJobData> {
+  return new Queue<SyncJobData>(QUEUE_NAME, { connection, prefix });
+}
+
+/** Job options of every run: bounded retries with exponential backoff. */
+export function runJobOptions(config: Pick<Config, 'runAttempts' | 'runBackoffMs'>) {
+  return {
+    attempts: config.runAttempts,
+    backoff: { type: 'exponential' as const, delay: config.runBackoffMs },
+    removeOnComplete: { count: 1000 },
+    removeOnFail: { count: 1000 },
+  };
+}
+
+/**
+ * Queues a run. Resume jobs are deduplicated by resource (one is enough); the
+ * run lock, not the queue, guarantees one run per resource at a time, so a
+ * `sync` after a crash need not wait for the dead job's queue lock to expire.
+ */
+export async function enqueueRun(
+  queue: Queue<SyncJobData>,
+  data: SyncJobData,
+  config: Pick<Config, 'runAttempts' | 'runBackoffMs'>,
+): Promise<SyncJob> {
+  return (await queue.add(data.resource, data, {
+    ...runJobOptions(config),
+    ...(data.origin === 'resume' ? { deduplication: { id: `resume:${data.resource}` } } : {}),
+  })) as SyncJob;
+}
+
+/** Errors a retry cannot cure: the run fails at once. */
+export function isUnrecoverable(error: unknown): boolean {
+  if (
+    error instanceof ConfigError ||
+    error instanceof CrossOriginLinkError ||
+    error instanceof PaginationLoopError
+  ) {
+    return true;
+  }
+  if (error instanceof UnexpectedBodyError) return false;
+  // 401 after a renewal, 403, 422 and other 4xx: the API said no, and will again.
+  return (
+    error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429
+  );
+}
+
+/** What the processor needs. */
+export interface SyncProcessorDeps {
+  source: PageSource;
+  store: RunStore;
+  checkpoints: CheckpointStore;
+  runLock: RunLock;
+  logger: Logger;
+  /** Aborted on shutdown: runs stop after the page in hand. */
+  shutdown: AbortSignal;
+  metrics?: RunMetrics;
+  onProgress?: (progress: RunProgress) => void;
+}
+
+/**
+ * The job processor, and the one place where errors become queue behaviour:
+ * - another process runs the resource: the job waits (delayed), or a scheduled
+ *   incremental run is skipped, as the running one covers it;
+ * - shutdown: the run has checkpointed; the job goes back to the queue
+ *   (delayed, no attempt used) for the next worker to resume;
+ * - an error a retry cannot cure (403, 422, 401 after renewal, a foreign next
+ *   link, a loop): the run is recorded as failed, UnrecoverableError;
+ * - anything else: retried with backoff from the checkpoint, and recorded as
+ *   failed once the attempts are spent.
+ */
+export function createSyncProcessor(deps: SyncProcessorDeps) {
+  return async (job: SyncJob, token?: string): Promise<RunSummary | { skipped: string }> => {
+    const { resource, requested, origin } = job.data;
+    const logger = deps.logger.child({ resource, jobId: job.id, attempt: job.attemptsMade + 1 });
+    const release = await deps.runLock.acquire(resource);
+    if (!release) {
+      if (origin === 'schedule' && requested === 'auto') {
+        logger.info('resource already running elsewhere; skipping this scheduled incremental run');
+        return { skipped: 'already running' };
+      }
+      logger.info('resource already running elsewhere; waiting');
+      await job.moveToDelayed(Date.now() + 2000, token);
+      throw new DelayedError(new RunBusyError(`${resource} is already running`).message);
+    }
+    try {
+      return await runResource({
+        resource,
+        requested,
+        source: deps.source,
+        store: deps.store,
+        checkpoints: deps.checkpoints,
+        logger,
+        signal: deps.shutdown,
+        metrics: deps.metrics,
+        onProgress: deps.onProgress,
+      });
+    } catch (error) {
+      if (error instanceof RunInterruptedError) {
+        logger.info(
+          { reason: error.message },
+          'run interrupted; checkpoint kept, job back in the queue',
+        );
+        await job.moveToDelayed(Date.now() + 1000, token);
+        throw new DelayedError(error.message);
+      }
+      const unrecoverable = isUnrecoverable(error);
+      const final = unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      const message = coerceError(error).message;
+      if (final) {
+        const pending = await deps.checkpoints.load(resource);
+        if (pending) {
+          await deps.store.finishRun(pending.runId, { outcome: 'failed', error: message });
+          await deps.checkpoints.clear(resource);
+        }
+        deps.metrics?.onRunFinished?.(resource, pending?.mode ?? 'full', 'failed', 0);
+        logger.error({ err: error, runId: pending?.runId }, 'run failed');
+      } else {
+        logger.warn({ err: error }, 'run attempt failed; retrying from its checkpoint');
+      }
+      if (unrecoverable) throw new UnrecoverableError(message);
+      throw error instanceof Error ? error : new HiresyncError(message);
+    } finally {
+      await release();
+    }
+  };
+}
+
+/** A BullMQ worker running the processor; one job per resource at a time, resources in parallel. */
+export function createSyncWorker(
+  connection: Redis,
+  prefix: string,
+  deps: SyncProcessorDeps,
+  options: { concurrency: number; autorun?: boolean },
+): Worker<SyncJobData, RunSummary | { skipped: string }> {
+  return new Worker<SyncJobData, RunSummary | { skipped: string }>(
+    QUEUE_NAME,
+    createSyncProcessor(deps),
+    {
+      connection,
+      prefix,
+      concurrency: options.concurrency,
+      autorun: options.autorun ?? true,
+      // A page can take a while behind a long Retry-After; the lock is renewed meanwhile.
+      lockDuration: 60_000,
+    },
+  );
+}
+
+/**
+ * Keeps the schedules: an incremental run of each resource every
+ * HIRESYNC_INCREMENTAL_EVERY and a full run on HIRESYNC_FULL_CRON. Upserts are
+ * idempotent across restarts and replicas; schedules of resources no longer
+ * configured are removed.
+ */
+export async function upsertSchedules(
+  queue: Queue<SyncJobData>,
+  config: Pick<
+    Config,
+    'resources' | 'incrementalEveryMs' | 'fullCron' | 'runAttempts' | 'runBackoffMs'
+  >,
+): Promise<string[]> {
+  const wanted = new Set<string>();
+  for (const resource of config.resources) {
+    const incremental = `incremental:${resource}`;
+    const full = `full:${resource}`;
+    wanted.add(incremental).add(full);
+    await queue.upsertJobScheduler(
+      incremental,
+      { every: config.incrementalEveryMs },
+      {
+        name: resource,
+        data: { resource, requested: 'auto', origin: 'schedule' },
+        opts: runJobOptions(config),
+      },
+    );
+    await queue.upsertJobScheduler(
+      full,
+      { pattern: config.fullCron },
+      {
+        name: resource,
+        data: { resource, requested: 'full', origin: 'schedule' },
+        opts: runJobOptions(config),
+      },
+    );
+  }
+  for (const scheduler of await queue.getJobSchedulers()) {
+    const key = scheduler.key ?? scheduler.id;
+    if (key && /^(incremental|full):/.test(key) && !wanted.has(key))
+      await queue.removeJobScheduler(key);
+  }
+  return [...wanted];
+}

@@ -1,0 +1,215 @@
+import type { ResourceName } from '../config.js';
+import { CursorRejectedError, RunInterruptedError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { RunMode } from '../warehouse/schema.js';
+import type { Checkpoint, CheckpointStore, PageSource, RunStore } from './ports.js';
+
+/** What the caller asks for: a full run, or whatever is due (incremental once a full run has completed). */
+export type RequestedMode = 'full' | 'auto';
+
+/** Counters a run reports to; all optional. */
+export interface RunMetrics {
+  onPage?(resource: ResourceName, records: number, rejected: number): void;
+  onRunFinished?(
+    resource: ResourceName,
+    mode: RunMode,
+    outcome: 'succeeded' | 'failed',
+    seconds: number,
+  ): void;
+}
+
+/** Options of {@link runResource}. */
+export interface RunResourceOptions {
+  resource: ResourceName;
+  requested: RequestedMode;
+  source: PageSource;
+  store: RunStore;
+  checkpoints: CheckpointStore;
+  logger: Logger;
+  /** Stops the run after the page in hand is committed and checkpointed. */
+  signal?: AbortSignal | undefined;
+  metrics?: RunMetrics;
+  /** Called after each committed page (progress output). */
+  onProgress?: (progress: RunProgress) => void;
+}
+
+export interface RunProgress {
+  resource: ResourceName;
+  runId: string;
+  mode: RunMode;
+  pages: number;
+  records: number;
+}
+
+/** What a completed run did. */
+export interface RunSummary {
+  runId: string;
+  resource: ResourceName;
+  mode: RunMode;
+  resumed: boolean;
+  pages: number;
+  records: number;
+  rejected: number;
+  deleted: number;
+  seconds: number;
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+/** Decides whether to resume a checkpoint, and otherwise which mode a new run takes. */
+async function planRun(
+  options: RunResourceOptions,
+): Promise<{ checkpoint: Checkpoint; resumed: boolean }> {
+  const { resource, requested, store, checkpoints, source, logger } = options;
+  const pending = await checkpoints.load(resource);
+  if (pending) {
+    const outcome = await store.runOutcome(pending.runId);
+    if (outcome !== 'running') {
+      // The run finished but its checkpoint outlived it (a crash between the two writes).
+      await checkpoints.clear(resource);
+    } else if (pending.mode === 'incremental' && requested === 'full') {
+      // A full run covers everything an interrupted incremental run would have read.
+      await store.finishRun(pending.runId, {
+        outcome: 'failed',
+        error: 'superseded by a full run',
+      });
+      await checkpoints.clear(resource);
+    } else {
+      logger.info(
+        { runId: pending.runId, page: pending.pagesDone + 1, mode: pending.mode },
+        'resuming run from checkpoint',
+      );
+      return { checkpoint: pending, resumed: true };
+    }
+  }
+  const firstFullDone = await store.hasCompletedFullRun(resource);
+  const mode: RunMode = requested === 'full' || !firstFullDone ? 'full' : 'incremental';
+  const stopAtId = mode === 'incremental' ? await store.highestCompletedId(resource) : null;
+  const runId = await store.createRun({ resource, mode, filter: source.filterOf(resource) });
+  const checkpoint: Checkpoint = {
+    runId,
+    resource,
+    mode,
+    nextUrl: source.firstPageUrl(resource),
+    pagesDone: 0,
+    stopAtId,
+    updatedAt: now(),
+  };
+  // Saved before the first page, so a crash at any moment resumes this run id.
+  await checkpoints.save(checkpoint);
+  logger.info({ runId, mode, stopAtId }, 'run started');
+  return { checkpoint, resumed: false };
+}
+
+function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
+  return (
+    signal?.aborted === true && (error === signal.reason || (error as Error)?.name === 'AbortError')
+  );
+}
+
+/**
+ * One run of one resource, to its end: pages are read from the checkpoint on
+ * (or the first page), each is written in one transaction, and only after the
+ * commit is the next URL checkpointed. A full run then marks deletions.
+ *
+ * A stale checkpointed cursor (422) restarts the run from its first page once.
+ * On abort the run stops after its last checkpoint and throws
+ * RunInterruptedError; any other error leaves the checkpoint in place for the
+ * caller to retry or to fail the run.
+ */
+export async function runResource(options: RunResourceOptions): Promise<RunSummary> {
+  const started = performance.now();
+  const { resource, source, store, checkpoints, signal, metrics } = options;
+  let { checkpoint, resumed } = await planRun(options);
+  const logger = options.logger.child({ runId: checkpoint.runId, mode: checkpoint.mode });
+  let restarted = false;
+
+  for (;;) {
+    try {
+      let reachedStop = false;
+      for await (const page of source.pages(checkpoint.nextUrl, checkpoint.pagesDone + 1, signal)) {
+        const result = await store.writePage(resource, checkpoint.runId, page);
+        for (const r of result.rejected) {
+          logger.warn({ page: page.number, index: r.index, reason: r.reason }, 'record rejected');
+        }
+        metrics?.onPage?.(resource, result.written, result.rejected.length);
+        reachedStop =
+          checkpoint.stopAtId !== null &&
+          result.minId !== null &&
+          BigInt(result.minId) <= BigInt(checkpoint.stopAtId);
+        logger.info(
+          { page: page.number, records: result.written, rejected: result.rejected.length },
+          'page committed',
+        );
+        if (page.nextUrl === undefined || reachedStop) {
+          checkpoint = { ...checkpoint, pagesDone: page.number, updatedAt: now() };
+          break;
+        }
+        checkpoint = {
+          ...checkpoint,
+          nextUrl: page.nextUrl,
+          pagesDone: page.number,
+          updatedAt: now(),
+        };
+        await checkpoints.save(checkpoint);
+        const totals = await store.runTotals(checkpoint.runId);
+        options.onProgress?.({
+          resource,
+          runId: checkpoint.runId,
+          mode: checkpoint.mode,
+          pages: totals.pages,
+          records: totals.records,
+        });
+        if (signal?.aborted)
+          throw new RunInterruptedError(
+            `run ${checkpoint.runId} of ${resource} stopped after page ${page.number}`,
+          );
+      }
+      break;
+    } catch (error) {
+      if (error instanceof RunInterruptedError) throw error;
+      if (isAbort(error, signal)) {
+        throw new RunInterruptedError(
+          `run ${checkpoint.runId} of ${resource} stopped after page ${checkpoint.pagesDone}`,
+          { cause: error },
+        );
+      }
+      if (error instanceof CursorRejectedError && checkpoint.pagesDone > 0 && !restarted) {
+        logger.warn(
+          { err: error, page: checkpoint.pagesDone + 1 },
+          'checkpointed cursor rejected by the API; restarting the run from its first page',
+        );
+        restarted = true;
+        await store.resetProgress(checkpoint.runId);
+        checkpoint = {
+          ...checkpoint,
+          nextUrl: source.firstPageUrl(resource),
+          pagesDone: 0,
+          updatedAt: now(),
+        };
+        await checkpoints.save(checkpoint);
+        continue;
+      }
+      throw error;
+    }
+  }
+
+  const deleted = checkpoint.mode === 'full' ? await store.sweepDeletions(checkpoint.runId) : 0;
+  await store.finishRun(checkpoint.runId, { outcome: 'succeeded', deleted });
+  await checkpoints.clear(resource);
+  const totals = await store.runTotals(checkpoint.runId);
+  const seconds = (performance.now() - started) / 1000;
+  metrics?.onRunFinished?.(resource, checkpoint.mode, 'succeeded', seconds);
+  logger.info({ ...totals, deleted, seconds }, 'run succeeded');
+  return {
+    runId: checkpoint.runId,
+    resource,
+    mode: checkpoint.mode,
+    resumed,
+    ...totals,
+    deleted,
+    seconds,
+  };
+}
