@@ -117,7 +117,8 @@ const comments: Record<string, { table: string; columns: Record<string, string> 
       run_id: 'The sync run that met it (sync_runs.id).',
       page: 'Page number within the run.',
       raw: 'The record exactly as the API sent it.',
-      record_key: 'SHA-256 of the raw text, so a re-read page does not store a record twice.',
+      record_key:
+        'Page, position in the page and MD5 of the raw text: a page read again does not store its records twice, and identical bad records are all kept.',
       reason: 'What is wrong with it.',
       rejected_at: 'When it was rejected.',
     },

@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { QueueEvents } from 'bullmq';
 import { createApp } from './app.js';
 import {
   isLoopbackHost,
@@ -15,10 +14,11 @@ import { ConfigError, coerceError, UsageError } from './errors.js';
 import { startHttpServer } from './http-server.js';
 import { createLogger } from './logger.js';
 import { createRedis } from './queue/redis.js';
-import { enqueueRun, QUEUE_NAME, upsertSchedules } from './queue/sync-queue.js';
+import { runOnce } from './queue/run-once.js';
+import { enqueueRun, upsertSchedules } from './queue/sync-queue.js';
 import { ApiSimulator, type SimulatorOptions } from './simulator/api-simulator.js';
 import { readStatus } from './status.js';
-import type { RunProgress, RunSummary } from './sync/run-resource.js';
+import type { RunProgress } from './sync/run-resource.js';
 import { createDatabase } from './warehouse/database.js';
 import { migrateToLatest } from './warehouse/migrate.js';
 
@@ -266,11 +266,6 @@ async function sync(args: string[]): Promise<number> {
     onProgress,
     defaultMetrics: false,
   });
-  const eventsRedis = app.queueRedis.duplicate();
-  const events = new QueueEvents(QUEUE_NAME, {
-    connection: eventsRedis,
-    prefix: config.redisPrefix,
-  });
   let interrupted = false;
   const stop = () => {
     interrupted = true;
@@ -279,42 +274,19 @@ async function sync(args: string[]): Promise<number> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    await events.waitUntilReady();
-    app.startWorker();
-    const requested = values.full ? 'full' : 'auto';
-    const jobs = await Promise.all(
-      resources.map((resource) =>
-        enqueueRun(app.queue, { resource, requested, origin: 'cli' }, config),
-      ),
-    );
-    const aborted = new Promise<'aborted'>((resolve) =>
-      app.shutdown.signal.addEventListener('abort', () => resolve('aborted')),
-    );
-    const outcomes = await Promise.all(
-      jobs.map((job) =>
-        Promise.race([job.waitUntilFinished(events) as Promise<RunSummary>, aborted]).then(
-          (value) => ({
-            ok: value !== 'aborted',
-            value,
-            error: value === 'aborted' ? 'interrupted' : undefined,
-          }),
-          (error: unknown) => ({ ok: false, value: undefined, error: coerceError(error).message }),
-        ),
-      ),
-    );
+    const outcomes = await runOnce(app, resources, values.full ? 'full' : 'auto');
     if (interactive) process.stdout.write('\r\u001b[2K');
-    const rows = outcomes.map((o, i) => {
-      const resource = resources[i] as ResourceName;
-      const r = o.ok ? (o.value as RunSummary) : undefined;
+    const rows = outcomes.map((o) => {
+      const r = o.ok ? o.summary : undefined;
       return [
-        resource,
+        o.resource,
         r?.mode ?? '-',
         r ? String(r.pages) : '-',
         r ? String(r.records) : '-',
         r ? String(r.rejected) : '-',
         r ? String(r.deleted) : '-',
         r ? r.seconds.toFixed(1) : '-',
-        o.ok ? (r?.resumed ? 'succeeded (resumed)' : 'succeeded') : `failed: ${o.error}`,
+        o.ok ? (o.summary.resumed ? 'succeeded (resumed)' : 'succeeded') : `failed: ${o.error}`,
       ];
     });
     process.stdout.write(
@@ -327,8 +299,6 @@ async function sync(args: string[]): Promise<number> {
     }
     return outcomes.every((o) => o.ok) ? EXIT.ok : EXIT.failed;
   } finally {
-    await events.close();
-    eventsRedis.disconnect();
     await app.close();
   }
 }

@@ -62,7 +62,8 @@ function pageRows(input: PageStatementInput): RawBuilder<unknown> {
 /** Stores the rejected records of the page, once per run. */
 function insertRejected(input: PageStatementInput): RawBuilder<unknown> {
   return sql`insert into rejected_records (resource, run_id, page, raw, record_key, reason)
-    select ${input.resource}, ${input.runId}::bigint, ${input.pageNumber}::int, p.r, md5(p.r::text), x.reason
+    select ${input.resource}, ${input.runId}::bigint, ${input.pageNumber}::int, p.r,
+      concat_ws(':', ${input.pageNumber}::int, p.idx, md5(p.r::text)), x.reason
     from page p
     join unnest(${input.rejected.map((r) => r.index)}::int[], ${input.rejected.map((r) => r.reason)}::text[]) as x(idx, reason)
       on x.idx = p.idx
@@ -320,7 +321,8 @@ async function insertRejectedText(
 ): Promise<void> {
   const insert = (raw: RawBuilder<unknown>) => sql`
     insert into rejected_records (resource, run_id, page, raw, record_key, reason)
-    values (${input.resource}, ${input.runId}::bigint, ${input.pageNumber}::int, ${raw}, md5(${text}), ${rejected.reason})
+    values (${input.resource}, ${input.runId}::bigint, ${input.pageNumber}::int, ${raw},
+      concat_ws(':', ${input.pageNumber}::int, ${rejected.index}::int, md5(${text})), ${rejected.reason})
     on conflict do nothing`;
   const savepoint = await trx.savepoint('rejected').execute();
   try {
