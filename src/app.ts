@@ -54,7 +54,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     source: new ApiPageSource(client, config.api),
     store: new KyselyRunStore(db, { recordsKey: config.api.recordsKey }),
     checkpoints,
-    runLock: new RunLock(redis, prefix),
+    runLock: new RunLock(redis, prefix, config.runLockTtlMs),
     logger,
     shutdown: shutdown.signal,
     metrics,

@@ -63,6 +63,8 @@ export interface Config extends StatusConfig {
   runAttempts: number;
   /** First retry delay of a failing run (doubles each attempt). Default 30 s. */
   runBackoffMs: number;
+  /** How long a dead process's run lock blocks the resource (renewed every third of it while alive). Default 15 s. */
+  runLockTtlMs: number;
   resources: readonly ResourceName[];
   incrementalEveryMs: number;
   fullCron: string;
@@ -241,6 +243,7 @@ const fullFields = {
   HIRESYNC_MAX_RETRIES: integer(5, 0, 100),
   HIRESYNC_RUN_ATTEMPTS: integer(5, 1, 100),
   HIRESYNC_RUN_BACKOFF: durationMs('30s'),
+  HIRESYNC_RUN_LOCK_TTL: durationMs('15s'),
 };
 
 function problemsOf(error: z.ZodError): ConfigProblem[] {
@@ -340,6 +343,7 @@ export function loadConfig(env: Env): Config {
     logLevel: v.LOG_LEVEL,
     runAttempts: v.HIRESYNC_RUN_ATTEMPTS,
     runBackoffMs: v.HIRESYNC_RUN_BACKOFF,
+    runLockTtlMs: v.HIRESYNC_RUN_LOCK_TTL,
     api: Object.freeze({
       baseUrl: v.HIRESYNC_BASE_URL,
       auth: Object.freeze(auth),

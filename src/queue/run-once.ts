@@ -21,6 +21,9 @@ export async function runOnce(
   requested: RequestedMode,
 ): Promise<RunOnceOutcome[]> {
   const eventsRedis = app.queueRedis.duplicate();
+  eventsRedis.on('error', () => {
+    // Reconnection is ioredis's job; the main connections log the outage.
+  });
   const events = new QueueEvents(QUEUE_NAME, {
     connection: eventsRedis,
     prefix: app.config.redisPrefix,

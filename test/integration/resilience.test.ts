@@ -1,0 +1,224 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RedisCheckpointStore } from '../../src/queue/redis-checkpoint-store.js';
+import type { Checkpoint } from '../../src/sync/ports.js';
+import { createDatabase } from '../../src/warehouse/database.js';
+import { migrateToLatest } from '../../src/warehouse/migrate.js';
+import { PrivatePostgres, PrivateRedis } from '../support/private-servers.js';
+import { CLI } from '../support/run-cli.js';
+import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function harness(options: Parameters<typeof startSyncHarness>[0]): Promise<SyncHarness> {
+  const h = await startSyncHarness(options);
+  cleanups.push(() => h.close());
+  return h;
+}
+
+async function waitFor<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(25);
+  }
+}
+
+function spawnCli(
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; exit: Promise<number | null>; stdout: () => string } {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.resume();
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  cleanups.push(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  return { child, exit, stdout: () => out };
+}
+
+async function pagesCommitted(h: SyncHarness, resource: string): Promise<number> {
+  const run = await h.database.db
+    .selectFrom('sync_runs')
+    .select('pages')
+    .where('resource', '=', resource)
+    .executeTakeFirst();
+  return run?.pages ?? 0;
+}
+
+async function loadCheckpoint(
+  h: SyncHarness,
+  resource: 'jobs' | 'job_posts' | 'tracking_links',
+): Promise<Checkpoint | undefined> {
+  const redis = new Redis(h.env.REDIS_URL as string);
+  try {
+    return await new RedisCheckpointStore(redis, h.config.redisPrefix).load(resource);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+describe('crash recovery', () => {
+  it('resumes after kill -9 mid-walk, reading at most one committed page again, and ends exact', async () => {
+    const h = await harness({
+      simulator: { dataset: { counts: { job_posts: 1500 } }, latencyMs: 25 },
+      env: { HIRESYNC_PER_PAGE: '50', HIRESYNC_RUN_LOCK_TTL: '1s' },
+    });
+    const { child, exit } = spawnCli(['sync', '--resource', 'job_posts'], h.env);
+    await waitFor(async () => (await pagesCommitted(h, 'job_posts')) >= 6);
+    child.kill('SIGKILL');
+    await exit;
+    const checkpoint = await loadCheckpoint(h, 'job_posts');
+    expect(checkpoint?.pagesDone).toBeGreaterThanOrEqual(6);
+    const requestsBefore = h.sim.stats.listRequests;
+    const [outcome] = await h.sync(['job_posts']);
+    expect(outcome).toMatchObject({
+      ok: true,
+      summary: { runId: checkpoint?.runId, resumed: true, records: 1500, pages: 30 },
+    });
+    const reread = h.sim.stats.listRequests - requestsBefore - (30 - (checkpoint?.pagesDone ?? 0));
+    expect(reread).toBeGreaterThanOrEqual(0);
+    expect(reread).toBeLessThanOrEqual(1);
+    expect(await h.liveIds('job_posts')).toEqual(h.expectedIds('job_posts'));
+  });
+
+  it('stops the worker cleanly on SIGTERM with a checkpoint, exit 0, and the next start resumes', async () => {
+    const h = await harness({
+      simulator: { dataset: { counts: { tracking_links: 1500 } }, latencyMs: 25 },
+      env: {
+        HIRESYNC_PER_PAGE: '50',
+        HIRESYNC_RESOURCES: 'tracking_links',
+        HIRESYNC_INCREMENTAL_EVERY: '1h',
+      },
+    });
+    const worker = spawnCli(['worker'], h.env);
+    // The schedule (or a queued run) starts a first, full run.
+    const app = h.app();
+    cleanups.push(() => app.close());
+    const { enqueueRun } = await import('../../src/queue/sync-queue.js');
+    await enqueueRun(
+      app.queue,
+      { resource: 'tracking_links', requested: 'auto', origin: 'cli' },
+      h.config,
+    );
+    await waitFor(async () => (await pagesCommitted(h, 'tracking_links')) >= 4);
+    const port = await waitFor(async () => /"port":(\d+)/.exec(worker.stdout())?.[1]);
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'ok', postgres: 'ok', redis: 'ok' });
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toMatch(/hiresync_pages_total\{resource="tracking_links"\} \d+/);
+    expect(metrics).toContain('hiresync_http_requests_total{status="200"}');
+    worker.child.kill('SIGTERM');
+    expect(await worker.exit).toBe(0);
+    const checkpoint = await loadCheckpoint(h, 'tracking_links');
+    expect(checkpoint).toBeDefined();
+    const run = await h.database.db.selectFrom('sync_runs').selectAll().executeTakeFirstOrThrow();
+    expect(run.outcome).toBe('running');
+    expect(run.pages).toBe(checkpoint?.pagesDone);
+    expect(worker.stdout()).toContain('run interrupted; checkpoint kept');
+    // The next start resumes run 1: the job the worker put back in the queue,
+    // or this sync's own job, whichever a worker takes first.
+    const [outcome] = await h.sync(['tracking_links']);
+    expect(outcome).toMatchObject({ ok: true });
+    const resumed = await h.database.db
+      .selectFrom('sync_runs')
+      .selectAll()
+      .where('id', '=', run.id)
+      .executeTakeFirstOrThrow();
+    expect(resumed).toMatchObject({
+      outcome: 'succeeded',
+      pages: 30,
+      records: '1500',
+      mode: 'full',
+    });
+    expect(await h.liveIds('tracking_links')).toEqual(h.expectedIds('tracking_links'));
+  });
+});
+
+describe('infrastructure restarts', () => {
+  it.runIf(PrivateRedis.available())(
+    'completes a sync across a Redis restart mid-run',
+    async () => {
+      const redis = await PrivateRedis.start();
+      cleanups.push(() => redis.close());
+      const h = await harness({
+        simulator: { dataset: { counts: { jobs: 1000 } }, latencyMs: 20 },
+        env: {
+          HIRESYNC_PER_PAGE: '50',
+          REDIS_URL: redis.url,
+          HIRESYNC_RUN_ATTEMPTS: '10',
+          HIRESYNC_RUN_BACKOFF: '300ms',
+        },
+      });
+      let restarted: Promise<void> | undefined;
+      const [outcome] = await h.sync(['jobs'], 'auto', {
+        onProgress: (p) => {
+          if (p.pages === 3 && !restarted) restarted = redis.restart(500);
+        },
+      });
+      await restarted;
+      expect(restarted).toBeDefined();
+      expect(outcome).toMatchObject({ ok: true });
+      expect(await h.liveIds('jobs')).toEqual(h.expectedIds('jobs'));
+    },
+  );
+
+  it.runIf(PrivatePostgres.available())(
+    'completes a sync across a Postgres restart mid-run',
+    async () => {
+      const pg = await PrivatePostgres.start();
+      cleanups.push(() => pg.close());
+      const db = createDatabase(pg.url);
+      cleanups.push(() => db.destroy());
+      await migrateToLatest(db);
+      const h = await harness({
+        simulator: { dataset: { counts: { job_posts: 1000 } }, latencyMs: 20 },
+        env: {
+          HIRESYNC_PER_PAGE: '50',
+          DATABASE_URL: pg.url,
+          HIRESYNC_RUN_ATTEMPTS: '10',
+          HIRESYNC_RUN_BACKOFF: '300ms',
+        },
+      });
+      let restarted = false;
+      const [outcome] = await h.sync(['job_posts'], 'auto', {
+        onProgress: (p) => {
+          if (p.pages === 3 && !restarted) {
+            restarted = true;
+            pg.restart();
+          }
+        },
+      });
+      expect(restarted).toBe(true);
+      expect(outcome).toMatchObject({ ok: true });
+      const rows = await db
+        .selectFrom('job_posts')
+        .select('id')
+        .where('deleted_at', 'is', null)
+        .orderBy('id', 'desc')
+        .execute();
+      expect(rows.map((r) => r.id)).toEqual(h.expectedIds('job_posts'));
+      const runs = await db.selectFrom('sync_runs').selectAll().execute();
+      expect(runs).toHaveLength(1);
+      expect(runs[0]).toMatchObject({ outcome: 'succeeded', records: '1000' });
+    },
+  );
+});

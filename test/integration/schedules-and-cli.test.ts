@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { createSyncQueue, upsertSchedules } from '../../src/queue/sync-queue.js';
+import { runCli } from '../support/run-cli.js';
+import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
+
+let h: SyncHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe('worker schedules', () => {
+  it('are idempotent across restarts and replicas, and drop resources no longer configured', async () => {
+    const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
+    const prefix = `test-${randomUUID()}`;
+    const queue = createSyncQueue(redis, prefix);
+    try {
+      const config = {
+        incrementalEveryMs: 900_000,
+        fullCron: '0 3 * * *',
+        runAttempts: 3,
+        runBackoffMs: 1000,
+      };
+      await upsertSchedules(queue, {
+        ...config,
+        resources: ['jobs', 'job_posts', 'tracking_links'],
+      });
+      await upsertSchedules(queue, {
+        ...config,
+        resources: ['jobs', 'job_posts', 'tracking_links'],
+      });
+      const all = await queue.getJobSchedulers();
+      expect(all.map((s) => s.key ?? s.id).sort()).toEqual([
+        'full:job_posts',
+        'full:jobs',
+        'full:tracking_links',
+        'incremental:job_posts',
+        'incremental:jobs',
+        'incremental:tracking_links',
+      ]);
+      const full = all.find((s) => (s.key ?? s.id) === 'full:jobs');
+      expect(full?.pattern).toBe('0 3 * * *');
+      await upsertSchedules(queue, { ...config, resources: ['jobs'] });
+      expect((await queue.getJobSchedulers()).map((s) => s.key ?? s.id).sort()).toEqual([
+        'full:jobs',
+        'incremental:jobs',
+      ]);
+    } finally {
+      await queue.obliterate({ force: true });
+      await queue.close();
+      redis.disconnect();
+    }
+  });
+});
+
+describe('hiresync sync and status', () => {
+  it('syncs every resource end to end, prints the summary, then reports it in status', async () => {
+    h = await startSyncHarness({
+      simulator: { dataset: { counts: { jobs: 120, job_posts: 80, tracking_links: 150 } } },
+    });
+    const sync = await runCli(['sync'], h.env);
+    expect(sync.code).toBe(0);
+    expect(sync.stdout).toMatch(
+      /^resource\s+mode\s+pages\s+records\s+rejected\s+deleted\s+seconds\s+outcome$/m,
+    );
+    expect(sync.stdout).toMatch(/^tracking_links\s+full\s+1\s+150\s+0\s+0\s+[\d.]+\s+succeeded$/m);
+    // Logs go to stderr as JSON lines, one event each, with resource and run id.
+    const events = sync.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events.find((e) => e.msg === 'page committed')).toMatchObject({
+      resource: expect.any(String),
+      runId: expect.any(String),
+      page: 1,
+    });
+    expect(sync.stderr).not.toContain('sync-secret');
+    const status = await runCli(['status'], h.env);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(
+      /^jobs\s+full\s+\S+ \S+\s+\S+ \S+\s+1\s+120\s+succeeded\s+.*\bno\b/m,
+    );
+  });
+
+  it('exits 1 when a run fails, naming the cause, and status shows the error', async () => {
+    h = await startSyncHarness({ simulator: { nonAdminSubs: ['9'] }, env: { HIRESYNC_SUB: '9' } });
+    const sync = await runCli(['sync', '--resource', 'jobs'], h.env);
+    expect(sync.code).toBe(1);
+    expect(sync.stdout).toMatch(/^jobs\s+-.*failed: 403 from \/v3\/jobs/m);
+    const status = await runCli(['status'], h.env);
+    expect(status.stdout).toMatch(/^jobs\s+full.*failed.*403 from \/v3\/jobs/m);
+  });
+
+  it('exits 2 on an unknown resource and on bad configuration, before connecting', async () => {
+    const bad = await runCli(['sync', '--resource', 'candidates'], {
+      HIRESYNC_BASE_URL: 'https://x.example',
+      HIRESYNC_API_KEY: 'k',
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/x',
+      REDIS_URL: 'redis://127.0.0.1:1',
+    });
+    expect(bad).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('unknown resource candidates'),
+    });
+    const config = await runCli(['sync'], {
+      HIRESYNC_BASE_URL: 'http://example.com',
+      HIRESYNC_PER_PAGE: '900',
+    });
+    expect(config.code).toBe(2);
+    for (const name of [
+      'HIRESYNC_BASE_URL',
+      'HIRESYNC_PER_PAGE',
+      'DATABASE_URL',
+      'REDIS_URL',
+      'HIRESYNC_CLIENT_ID',
+    ]) {
+      expect(config.stderr).toContain(name);
+    }
+  });
+});

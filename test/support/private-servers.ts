@@ -1,0 +1,173 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** A free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A Redis server of the test's own, with AOF persistence (as BullMQ wants in
+ * production), so it can be restarted without touching the shared one.
+ */
+export class PrivateRedis {
+  readonly url: string;
+  #process: ChildProcess | undefined;
+  readonly #dir = mkdtempSync(path.join(tmpdir(), 'hiresync-redis-'));
+
+  private constructor(readonly port: number) {
+    this.url = `redis://127.0.0.1:${port}`;
+  }
+
+  static available(): boolean {
+    try {
+      execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  static async start(): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freePort());
+    await redis.startProcess();
+    return redis;
+  }
+
+  async startProcess(): Promise<void> {
+    this.#process = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--dir',
+        this.#dir,
+      ],
+      { stdio: 'ignore' },
+    );
+    for (let i = 0; i < 50; i += 1) {
+      try {
+        execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'ignore' });
+        return;
+      } catch {
+        await sleep(100);
+      }
+    }
+    throw new Error('private redis did not start');
+  }
+
+  async stop(): Promise<void> {
+    const child = this.#process;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+
+  async restart(downMs = 500): Promise<void> {
+    await this.stop();
+    await sleep(downMs);
+    await this.startProcess();
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+    rmSync(this.#dir, { recursive: true, force: true });
+  }
+}
+
+function postgresBin(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const version = readdirSync(root).sort().at(-1);
+  return version ? path.join(root, version, 'bin') : undefined;
+}
+
+function asPostgres(args: string[]): string[] {
+  // initdb refuses to run as root; the machine's postgres user runs the cluster.
+  return process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...args] : args;
+}
+
+/** A Postgres cluster of the test's own (initdb into a temp dir), to restart mid-run. */
+export class PrivatePostgres {
+  readonly url: string;
+  readonly #dir: string;
+  readonly #bin: string;
+
+  private constructor(
+    readonly port: number,
+    bin: string,
+  ) {
+    this.#bin = bin;
+    this.#dir = mkdtempSync(path.join(tmpdir(), 'hiresync-pg-'));
+    this.url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  }
+
+  static available(): boolean {
+    const bin = postgresBin();
+    return bin !== undefined && existsSync(path.join(bin, 'initdb'));
+  }
+
+  static async start(): Promise<PrivatePostgres> {
+    const pg = new PrivatePostgres(await freePort(), postgresBin() as string);
+    if (process.getuid?.() === 0) execFileSync('chown', ['postgres', pg.#dir]);
+    const [cmd, ...args] = asPostgres([
+      path.join(pg.#bin, 'initdb'),
+      '-D',
+      path.join(pg.#dir, 'data'),
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '-N',
+    ]);
+    execFileSync(cmd as string, args, { stdio: 'ignore' });
+    pg.ctl('start', '-w');
+    return pg;
+  }
+
+  ctl(...action: string[]): void {
+    const options = `-p ${this.port} -k ${this.#dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
+    const [cmd, ...args] = asPostgres([
+      path.join(this.#bin, 'pg_ctl'),
+      '-D',
+      path.join(this.#dir, 'data'),
+      '-o',
+      options,
+      '-l',
+      path.join(this.#dir, 'log'),
+      ...action,
+    ]);
+    execFileSync(cmd as string, args, { stdio: 'ignore' });
+  }
+
+  restart(): void {
+    this.ctl('restart', '-m', 'fast', '-w');
+  }
+
+  close(): void {
+    try {
+      this.ctl('stop', '-m', 'immediate', '-w');
+    } finally {
+      rmSync(this.#dir, { recursive: true, force: true });
+    }
+  }
+}
