@@ -9,6 +9,10 @@ const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + ma
  * Reserves one request. Returns 0 when it may go now, else the milliseconds to
  * wait before asking again. A known allowance is decremented per reservation,
  * so concurrent workers cannot overdraw the window between two responses.
+ * While the allowance is unknown (a new window, or after a 429) one request at
+ * a time goes as a probe, since requests sent blind would not be counted;
+ * an API that sends no X-RateLimit-Remaining at all is not probed.
+ * KEYS: state hash, probe flag. ARGV: reserve.
  */
 const ACQUIRE = `${NOW}
 local reserve = tonumber(ARGV[1])
@@ -17,24 +21,32 @@ if paused > now then return paused - now end
 local rem = redis.call('HGET', KEYS[1], 'remaining')
 if rem then
   local resetAt = tonumber(redis.call('HGET', KEYS[1], 'resetAt') or '0')
-  if now >= resetAt then
-    redis.call('HDEL', KEYS[1], 'remaining')
-  elseif tonumber(rem) <= reserve then
-    return resetAt - now
-  else
+  if now < resetAt then
+    if tonumber(rem) <= reserve then return resetAt - now end
     redis.call('HINCRBY', KEYS[1], 'remaining', -1)
+    return 0
   end
+  redis.call('HDEL', KEYS[1], 'remaining')
 end
-return 0`;
+if redis.call('HGET', KEYS[1], 'headerless') then return 0 end
+if redis.call('SET', KEYS[2], '1', 'PX', 2000, 'NX') then return 0 end
+return 10`;
 
 /**
- * Records what a response said. ARGV: remaining (-1 when the header was
- * absent), window length in ms, pause in ms (429's Retry-After, else 0).
+ * Records what a response said. KEYS: state hash, probe flag. ARGV: remaining
+ * (-1 when the header was absent), window length in ms, pause in ms (429's
+ * Retry-After, else 0), 1 when the response was a 429.
  */
 const OBSERVE = `${NOW}
 local reported = tonumber(ARGV[1])
 local windowMs = tonumber(ARGV[2])
 local pauseMs = tonumber(ARGV[3])
+redis.call('DEL', KEYS[2])
+if reported < 0 and pauseMs == 0 then
+  redis.call('HSET', KEYS[1], 'headerless', '1')
+elseif reported >= 0 then
+  redis.call('HDEL', KEYS[1], 'headerless')
+end
 if pauseMs > 0 then
   local pauseEnd = now + pauseMs
   if pauseEnd > tonumber(redis.call('HGET', KEYS[1], 'pausedUntil') or '0') then
@@ -88,7 +100,9 @@ export class RateLimitPacer {
   async acquire(signal?: AbortSignal): Promise<number> {
     let waited = 0;
     for (;;) {
-      const waitMs = Number(await this.#redis.eval(ACQUIRE, 1, this.#key, this.#reserve));
+      const waitMs = Number(
+        await this.#redis.eval(ACQUIRE, 2, this.#key, `${this.#key}:probe`, this.#reserve),
+      );
       if (waitMs <= 0) return waited;
       await sleep(waitMs, undefined, { signal });
       waited += waitMs;
@@ -97,11 +111,27 @@ export class RateLimitPacer {
 
   /** Records a response's remaining allowance (undefined when the header was absent). */
   async observe(remaining: number | undefined): Promise<void> {
-    await this.#redis.eval(OBSERVE, 1, this.#key, remaining ?? -1, this.#windowMs, 0);
+    await this.#redis.eval(
+      OBSERVE,
+      2,
+      this.#key,
+      `${this.#key}:probe`,
+      remaining ?? -1,
+      this.#windowMs,
+      0,
+    );
   }
 
   /** Pauses every worker sharing the credentials for `ms` (after a 429). */
   async pause(ms: number): Promise<void> {
-    await this.#redis.eval(OBSERVE, 1, this.#key, -1, this.#windowMs, Math.max(1, Math.ceil(ms)));
+    await this.#redis.eval(
+      OBSERVE,
+      2,
+      this.#key,
+      `${this.#key}:probe`,
+      -1,
+      this.#windowMs,
+      Math.max(1, Math.ceil(ms)),
+    );
   }
 }
