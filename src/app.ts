@@ -49,6 +49,8 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
   const client = createApiClient({ config: config.api, redis, logger, metrics, prefix });
   const checkpoints = new RedisCheckpointStore(redis, prefix);
   const queue = createSyncQueue(queueRedis, prefix);
+  // Connection trouble is logged by createRedis; without a listener BullMQ would print it raw.
+  queue.on('error', () => {});
   const shutdown = new AbortController();
   const deps: SyncProcessorDeps = {
     source: new ApiPageSource(client, config.api),

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
 import { createApp } from './app.js';
 import {
   isLoopbackHost,
@@ -10,10 +11,10 @@ import {
   type ResourceName,
 } from './config.js';
 import { parseDuration } from './duration.js';
-import { ConfigError, coerceError, UsageError } from './errors.js';
+import { ConfigError, coerceError, HiresyncError, UsageError } from './errors.js';
 import { startHttpServer } from './http-server.js';
 import { createLogger } from './logger.js';
-import { createRedis } from './queue/redis.js';
+import { checkConnections } from './preflight.js';
 import { runOnce } from './queue/run-once.js';
 import { enqueueRun, upsertSchedules } from './queue/sync-queue.js';
 import { ApiSimulator, type SimulatorOptions } from './simulator/api-simulator.js';
@@ -274,6 +275,7 @@ async function sync(args: string[]): Promise<number> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
+    await checkConnections(app.db, app.redis);
     const outcomes = await runOnce(app, resources, values.full ? 'full' : 'auto');
     if (interactive) process.stdout.write('\r\u001b[2K');
     const rows = outcomes.map((o) => {
@@ -308,6 +310,12 @@ async function worker(args: string[]): Promise<number> {
   const config = loadConfig(process.env);
   const logger = createLogger({ level: config.logLevel });
   const app = createApp(config, logger);
+  try {
+    await checkConnections(app.db, app.redis);
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
   const { port, server } = await startHttpServer({
     port: config.httpPort,
     db: app.db,
@@ -338,10 +346,25 @@ async function worker(args: string[]): Promise<number> {
 async function status(args: string[]): Promise<number> {
   parseArgs({ args, strict: true, options: {} });
   const config = loadStatusConfig(process.env);
-  const logger = createLogger({ level: 'silent' });
   const db = createDatabase(config.databaseUrl, { max: 2, applicationName: 'hiresync status' });
-  const redis = createRedis(config.redisUrl, logger, 'hiresync-status');
+  // Status reads once: fail fast rather than wait for Redis to come back.
+  const redis = new Redis(config.redisUrl, {
+    maxRetriesPerRequest: 1,
+    connectTimeout: 5000,
+    retryStrategy: () => null,
+  });
+  let redisError: Error | undefined;
+  redis.on('error', (error: Error) => {
+    redisError = error;
+  });
   try {
+    await checkConnections(db, redis).catch((error: unknown) => {
+      // ioredis reports a refused connection as "Connection is closed"; name the real cause.
+      if (redisError && /REDIS_URL/.test(coerceError(error).message)) {
+        throw new HiresyncError(`cannot reach Redis (${redisError.message}): check REDIS_URL`);
+      }
+      throw error;
+    });
     const rows = (await readStatus(db, redis, config.redisPrefix)).map((s) => {
       const r = s.lastRun;
       return [
@@ -364,9 +387,7 @@ async function status(args: string[]): Promise<number> {
     );
     return EXIT.ok;
   } catch (error) {
-    const cause = (error as { cause?: unknown }).cause ?? error;
-    const hint = describeConnectionError(cause, 'DATABASE_URL and REDIS_URL');
-    process.stderr.write(`hiresync status: ${hint ?? coerceError(error).message}\n`);
+    process.stderr.write(`hiresync status: ${coerceError(error).message}\n`);
     return EXIT.failed;
   } finally {
     await db.destroy();

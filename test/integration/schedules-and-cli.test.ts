@@ -119,4 +119,23 @@ describe('hiresync sync and status', () => {
       expect(config.stderr).toContain(name);
     }
   });
+
+  it('fails fast with the cause when Redis is unreachable or the tables are missing', async () => {
+    h = await startSyncHarness();
+    const status = await runCli(['status'], { ...h.env, REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(status).toMatchObject({
+      code: 1,
+      stderr:
+        'hiresync status: cannot reach Redis (connect ECONNREFUSED 127.0.0.1:1): check REDIS_URL\n',
+    });
+    const { databaseUrl } = await import('../support/databases.js');
+    const unmigrated = await runCli(['sync'], {
+      ...h.env,
+      DATABASE_URL: databaseUrl(inject('databaseUrl'), 'postgres'),
+    });
+    expect(unmigrated.code).toBe(1);
+    expect(unmigrated.stderr).toContain(
+      "the database has no hiresync tables: run 'hiresync migrate' first",
+    );
+  });
 });

@@ -1,0 +1,56 @@
+import type { Redis } from 'ioredis';
+import { type Kysely, sql } from 'kysely';
+import { HiresyncError } from './errors.js';
+import type { Database } from './warehouse/schema.js';
+
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`${what} did not answer within ${ms / 1000} s`)),
+          ms,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function reason(error: unknown): string {
+  const e = error as { code?: string; message?: string };
+  return e.code ? `${e.code}: ${e.message ?? ''}` : (e.message ?? String(error));
+}
+
+/**
+ * Checks that Postgres (with hiresync's tables) and Redis answer, so a command
+ * fails at once with the cause and the variable to fix instead of waiting on
+ * reconnects.
+ */
+export async function checkConnections(
+  db: Kysely<Database>,
+  redis: Redis,
+  timeoutMs = 5000,
+): Promise<void> {
+  try {
+    await within(sql`select 1 from sync_runs limit 1`.execute(db), timeoutMs, 'Postgres');
+  } catch (error) {
+    const missing = (error as { code?: string }).code === '42P01';
+    throw new HiresyncError(
+      missing
+        ? "the database has no hiresync tables: run 'hiresync migrate' first"
+        : `cannot reach Postgres (${reason(error)}): check DATABASE_URL`,
+      { cause: error },
+    );
+  }
+  try {
+    await within(redis.ping(), timeoutMs, 'Redis');
+  } catch (error) {
+    throw new HiresyncError(`cannot reach Redis (${reason(error)}): check REDIS_URL`, {
+      cause: error,
+    });
+  }
+}
