@@ -10,12 +10,13 @@ import {
   RESOURCE_NAMES,
   type ResourceName,
 } from './config.js';
+import { DEMO_DATABASE, runDemo } from './demo.js';
 import { parseDuration } from './duration.js';
 import { ConfigError, coerceError, HiresyncError, UsageError } from './errors.js';
 import { startHttpServer } from './http-server.js';
 import { createLogger } from './logger.js';
 import { checkConnections } from './preflight.js';
-import { runOnce } from './queue/run-once.js';
+import { type RunOnceOutcome, runOnce } from './queue/run-once.js';
 import { enqueueRun, upsertSchedules } from './queue/sync-queue.js';
 import { ApiSimulator, type SimulatorOptions } from './simulator/api-simulator.js';
 import { readStatus } from './status.js';
@@ -34,6 +35,7 @@ commands:
   worker                        run forever: queued runs, schedules, /healthz and /metrics
   status                        show each resource's last run and pending checkpoint
   simulate                      serve the built-in API simulator on loopback
+  demo                          the main job on built-in defaults: simulator, migrate, sync, example queries
 
 Run 'hiresync <command> --help' for a command's options.`;
 
@@ -278,22 +280,7 @@ async function sync(args: string[]): Promise<number> {
     await checkConnections(app.db, app.redis);
     const outcomes = await runOnce(app, resources, values.full ? 'full' : 'auto');
     if (interactive) process.stdout.write('\r\u001b[2K');
-    const rows = outcomes.map((o) => {
-      const r = o.ok ? o.summary : undefined;
-      return [
-        o.resource,
-        r?.mode ?? '-',
-        r ? String(r.pages) : '-',
-        r ? String(r.records) : '-',
-        r ? String(r.rejected) : '-',
-        r ? String(r.deleted) : '-',
-        r ? r.seconds.toFixed(1) : '-',
-        o.ok ? (o.summary.resumed ? 'succeeded (resumed)' : 'succeeded') : `failed: ${o.error}`,
-      ];
-    });
-    process.stdout.write(
-      `${formatTable(['resource', 'mode', 'pages', 'records', 'rejected', 'deleted', 'seconds', 'outcome'], rows)}\n`,
-    );
+    process.stdout.write(`${summaryTable(outcomes)}\n`);
     if (interrupted) {
       process.stderr.write(
         'hiresync sync: interrupted; each run resumes from its checkpoint on the next sync or worker start\n',
@@ -395,6 +382,45 @@ async function status(args: string[]): Promise<number> {
   }
 }
 
+function summaryTable(outcomes: RunOnceOutcome[]): string {
+  const rows = outcomes.map((o) => {
+    const r = o.ok ? o.summary : undefined;
+    return [
+      o.resource,
+      r?.mode ?? '-',
+      r ? String(r.pages) : '-',
+      r ? String(r.records) : '-',
+      r ? String(r.rejected) : '-',
+      r ? String(r.deleted) : '-',
+      r ? r.seconds.toFixed(1) : '-',
+      o.ok ? (o.summary.resumed ? 'succeeded (resumed)' : 'succeeded') : `failed: ${o.error}`,
+    ];
+  });
+  return formatTable(
+    ['resource', 'mode', 'pages', 'records', 'rejected', 'deleted', 'seconds', 'outcome'],
+    rows,
+  );
+}
+
+async function demo(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, strict: true, options: { records: { type: 'string' } } });
+  const records = intOption('records', values.records, 3000, 1);
+  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const logger = createLogger({ level: 'error', destination: process.stderr });
+  process.stdout.write(
+    `hiresync demo: the built-in API simulator (${records} records per resource), a fresh database ${DEMO_DATABASE}, one sync of every resource\n` +
+      'The simulator sends one malformed record in 250 on purpose: they land in rejected_records.\n\n',
+  );
+  const result = await runDemo({ adminUrl, redisUrl, records, logger });
+  process.stdout.write(`${summaryTable(result.outcomes)}\n`);
+  for (const q of result.queries) {
+    process.stdout.write(`\n${q.title}:\n${q.sql}\n\n${formatTable(q.columns, q.rows)}\n`);
+  }
+  process.stdout.write(`\nThe tables are yours to query: psql ${result.databaseUrl}\n`);
+  return result.outcomes.every((o) => o.ok) ? EXIT.ok : EXIT.failed;
+}
+
 /** Runs one command; returns its exit code. Human output goes to the terminal only from here. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -410,6 +436,8 @@ export async function main(argv: string[]): Promise<number> {
         return await status(rest);
       case 'simulate':
         return await simulate(rest);
+      case 'demo':
+        return await demo(rest);
       case undefined:
       case '--help':
       case '-h':

@@ -1,0 +1,31 @@
+# hiresync: multi-stage build, small non-root runtime image.
+#   docker build -t hiresync .
+#   docker run --rm --env-file .env hiresync migrate      # one-off
+#   docker run -d --env-file .env -p 9464:9464 hiresync   # the worker (default command)
+
+FROM node:22-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# npm 11 may refuse its own lockfile over other platforms' optional packages
+# (npm/cli#8320); npm install then installs the same locked versions.
+RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY migrations ./migrations
+COPY bench ./bench
+RUN npm run build && npm prune --omit=dev
+
+FROM node:22-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build --chown=node:node /app/package.json ./package.json
+COPY --from=build --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/dist/src ./dist/src
+COPY --from=build --chown=node:node /app/dist/migrations ./dist/migrations
+USER node
+EXPOSE 9464
+# Healthy when Postgres and Redis answer the worker's /healthz.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HIRESYNC_HTTP_PORT || 9464) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["node", "dist/src/cli.js"]
+CMD ["worker"]

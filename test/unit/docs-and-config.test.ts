@@ -1,0 +1,58 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+
+const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+
+/** Every environment variable config.ts reads. */
+function variablesRead(): string[] {
+  const source = read('src/config.ts');
+  return [
+    ...new Set(source.match(/\b(HIRESYNC_[A-Z_]+|DATABASE_URL|REDIS_URL|LOG_LEVEL)\b/g)),
+  ].sort();
+}
+
+function envFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const m = /^\s*#?\s*([A-Z_]+)=(.*)$/.exec(line);
+    if (m?.[1]) out[m[1]] = m[2] ?? '';
+  }
+  return out;
+}
+
+describe('documentation and deployment files', () => {
+  it('document every variable the configuration reads, in the README and .env.example', () => {
+    const readme = read('README.md');
+    const example = envFile(read('.env.example'));
+    for (const name of variablesRead()) {
+      expect(readme, name).toContain(`\`${name}\``);
+      expect(Object.keys(example), name).toContain(name);
+    }
+  });
+
+  it("give docker compose's worker a valid configuration on the built-in defaults", () => {
+    const compose = read('docker-compose.yml');
+    const database = /DATABASE_URL: (\S+)/.exec(compose)?.[1];
+    const redis = /REDIS_URL: (\S+)/.exec(compose)?.[1];
+    const config = loadConfig({
+      ...envFile(read('compose.demo.env')),
+      DATABASE_URL: database,
+      REDIS_URL: redis,
+    });
+    expect(config.api.baseUrl).toBe('http://127.0.0.1:8910');
+    expect(config.api.auth.mode).toBe('client_credentials');
+  });
+
+  it('keep .env.example a valid configuration once credentials are filled in', () => {
+    const example = envFile(read('.env.example'));
+    const config = loadConfig({
+      ...example,
+      HIRESYNC_CLIENT_ID: 'id',
+      HIRESYNC_CLIENT_SECRET: 'secret',
+      DATABASE_URL: 'postgres://u@db/x',
+      REDIS_URL: 'redis://r',
+    });
+    expect(config.fullCron).toBe('0 3 * * *');
+  });
+});
