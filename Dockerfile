@@ -6,8 +6,9 @@
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# npm 11 may refuse its own lockfile over other platforms' optional packages
-# (npm/cli#8320); npm install then installs the same locked versions.
+# npm ci refuses a lockfile that lacks other platforms' optional packages (the
+# registry it was made against does not serve them); npm install then installs
+# the same locked versions.
 RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
