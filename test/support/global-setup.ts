@@ -20,17 +20,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const stops: Array<() => Promise<unknown>> = [];
   let pgUrl = process.env.TEST_DATABASE_URL;
   let redisUrl = process.env.TEST_REDIS_URL;
-  if (!pgUrl) {
-    const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
-    const container = await new PostgreSqlContainer('postgres:16-alpine').start();
-    pgUrl = container.getConnectionUri();
-    stops.push(() => container.stop());
-  }
-  if (!redisUrl) {
-    const { RedisContainer } = await import('@testcontainers/redis');
-    const container = await new RedisContainer('redis:7-alpine').start();
-    redisUrl = container.getConnectionUrl();
-    stops.push(() => container.stop());
+  try {
+    if (!pgUrl) {
+      const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+      const container = await new PostgreSqlContainer('postgres:16-alpine').start();
+      pgUrl = container.getConnectionUri();
+      stops.push(() => container.stop());
+    }
+    if (!redisUrl) {
+      const { RedisContainer } = await import('@testcontainers/redis');
+      const container = await new RedisContainer('redis:7-alpine').start();
+      redisUrl = container.getConnectionUrl();
+      stops.push(() => container.stop());
+    }
+  } catch (error) {
+    throw new Error(
+      `tests need Postgres and Redis: set TEST_DATABASE_URL and TEST_REDIS_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres and redis://127.0.0.1:6379), or run a Docker engine for testcontainers (${(error as Error).message})`,
+      { cause: error },
+    );
   }
   await prepareTemplate(pgUrl);
   project.provide('databaseUrl', pgUrl);
