@@ -75,7 +75,7 @@ function copyField(value: unknown): string {
     .replace(/\r/g, '\\r');
 }
 
-function copyChunk(records: unknown[]): string {
+function copyChunk(records: readonly unknown[]): string {
   let out = '';
   for (const rec of records) {
     const r = rec as GeneratedLink;
@@ -115,6 +115,12 @@ async function copyTarget(url: string): Promise<pg.Client> {
   return client;
 }
 
+/** A page as the writer takes it. */
+export interface BenchPage {
+  body: string;
+  records: readonly unknown[];
+}
+
 /**
  * One pass over the pages: each page is written with writePage and COPYed into
  * another database right after, so both meet the same machine conditions (a
@@ -122,32 +128,58 @@ async function copyTarget(url: string): Promise<pg.Client> {
  */
 async function interleavedPass(
   db: Kysely<Database>,
-  runId: string,
   copyClient: pg.Client,
-  dataset: Dataset,
-  records: number,
-): Promise<{ writeMs: number; copyMs: number }> {
+  pages: Iterable<BenchPage>,
+): Promise<{ writeMs: number; copyMs: number; records: number }> {
+  const runId = await createRun(db, { resource: 'tracking_links', mode: 'full' });
   let writeMs = 0;
   let copyMs = 0;
   let number = 0;
-  for (const page of pages(dataset, records)) {
+  let records = 0;
+  for (const page of pages) {
     number += 1;
-    const body = JSON.stringify(page);
-    const chunk = copyChunk(page);
+    records += page.records.length;
+    const chunk = copyChunk(page.records);
     let started = performance.now();
     await writePage(db, {
       resource: 'tracking_links',
       runId,
       pageNumber: number,
-      body,
-      records: page,
+      body: page.body,
+      records: page.records,
     });
     writeMs += performance.now() - started;
     started = performance.now();
     await pipeline(Readable.from([chunk]), copyClient.query(copyStreams.from(COPY_SQL)));
     copyMs += performance.now() - started;
   }
-  return { writeMs, copyMs };
+  return { writeMs, copyMs, records };
+}
+
+/** writePage on the given pages into a migrated database, interleaved with COPY into a fresh one. */
+export async function interleavedWrites(
+  url: string,
+  pages: readonly BenchPage[],
+): Promise<{ writePerS: number; copyPerS: number }> {
+  const copy = await freshDatabase('copy');
+  const db = createDatabase(url, { max: 2 });
+  const client = await copyTarget(copy.url);
+  try {
+    await sql`checkpoint`.execute(db);
+    const pass = await interleavedPass(db, client, pages);
+    return {
+      writePerS: pass.records / (pass.writeMs / 1000),
+      copyPerS: pass.records / (pass.copyMs / 1000),
+    };
+  } finally {
+    await db.destroy();
+    await client.end();
+    await copy.drop();
+  }
+}
+
+function* generatedPages(dataset: Dataset, records: number): Generator<BenchPage> {
+  for (const page of pages(dataset, records)) yield { body: JSON.stringify(page), records: page };
 }
 
 export async function warehouseUpsert(records = 200_000): Promise<WarehouseResult> {
@@ -160,18 +192,14 @@ export async function warehouseUpsert(records = 200_000): Promise<WarehouseResul
     await sql`checkpoint`.execute(db);
     const inserts = await interleavedPass(
       db,
-      await createRun(db, { resource: 'tracking_links', mode: 'full' }),
       clients[0] as pg.Client,
-      dataset,
-      records,
+      generatedPages(dataset, records),
     );
     await sql`checkpoint`.execute(db);
     const rewrites = await interleavedPass(
       db,
-      await createRun(db, { resource: 'tracking_links', mode: 'full' }),
       clients[1] as pg.Client,
-      dataset,
-      records,
+      generatedPages(dataset, records),
     );
     const rate = (ms: number) => records / (ms / 1000);
     return {

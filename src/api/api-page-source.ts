@@ -24,13 +24,17 @@ export class ApiPageSource implements PageSource {
       : undefined;
   }
 
-  pages(startUrl: string, startPage: number, signal?: AbortSignal): AsyncIterable<Page> {
+  pages(
+    startUrl: string,
+    startPage: number,
+    options: { signal?: AbortSignal | undefined; prefetch?: boolean } = {},
+  ): AsyncIterable<Page> {
     return fetchPages({
       client: this.#client,
       startUrl,
       startPage,
       recordsKey: this.#config.recordsKey,
-      signal,
+      ...options,
     });
   }
 }

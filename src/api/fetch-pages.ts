@@ -26,6 +26,12 @@ export interface FetchPagesOptions {
   /** Property of an object body holding the records; undefined: the body is the array. */
   recordsKey?: string | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * Fetch the next page while the caller handles the current one. The caller
+   * still sees pages one at a time, in order; a page is only fetched early,
+   * never handed out early. Default false.
+   */
+  prefetch?: boolean;
 }
 
 /** Builds the first-page URL of a list: the filters and `per_page`, never a cursor. */
@@ -70,34 +76,67 @@ export function parseRecords(
   return records;
 }
 
+/** Fetches and checks one page. */
+async function fetchPage(
+  options: FetchPagesOptions,
+  url: string,
+  number: number,
+  signal: AbortSignal,
+): Promise<Page> {
+  const { client } = options;
+  const response = await client.get(url, signal);
+  const path = new URL(url).pathname;
+  const records = parseRecords(response.body, path, options.recordsKey);
+  const nextUrl = findNextLink(response.headers.link, url);
+  if (nextUrl !== undefined) {
+    client.assertSameOrigin(nextUrl);
+    if (nextUrl === url) {
+      throw new PaginationLoopError(
+        `the API returned ${path}'s page ${number} as its own next page; stopping to avoid a loop`,
+      );
+    }
+  }
+  return { number, url, records, body: response.body, nextUrl };
+}
+
 /**
  * Walks a list endpoint page by page, following each `next` link exactly as
  * received, until a page has none. The caller writes and checkpoints each page
  * before asking for the next, so a crash costs at most the page in hand.
  * A `next` link to another origin, or equal to the URL just read, ends the walk
- * with an error before any request is sent for it.
+ * with an error before any request is sent for it. With `prefetch`, the next
+ * page is requested while the caller handles the current one; stopping early
+ * aborts that request.
  */
 export async function* fetchPages(
   options: FetchPagesOptions,
 ): AsyncGenerator<Page, void, undefined> {
-  const { client } = options;
-  let url: string | undefined = options.startUrl;
-  let number = options.startPage ?? 1;
-  while (url !== undefined) {
-    const response = await client.get(url, options.signal);
-    const path = new URL(url).pathname;
-    const records = parseRecords(response.body, path, options.recordsKey);
-    const nextUrl = findNextLink(response.headers.link, url);
-    if (nextUrl !== undefined) {
-      client.assertSameOrigin(nextUrl);
-      if (nextUrl === url) {
-        throw new PaginationLoopError(
-          `the API returned ${path}'s page ${number} as its own next page; stopping to avoid a loop`,
-        );
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort);
+  if (options.signal?.aborted) onAbort();
+  let pending: Promise<Page> | undefined = fetchPage(
+    options,
+    options.startUrl,
+    options.startPage ?? 1,
+    controller.signal,
+  );
+  try {
+    while (pending !== undefined) {
+      const page: Page = await pending;
+      pending = undefined;
+      if (page.nextUrl !== undefined && options.prefetch) {
+        pending = fetchPage(options, page.nextUrl, page.number + 1, controller.signal);
+        // Observed here so an early stop never leaves an unhandled rejection.
+        pending.catch(() => {});
+      }
+      yield page;
+      if (page.nextUrl !== undefined && !options.prefetch) {
+        pending = fetchPage(options, page.nextUrl, page.number + 1, controller.signal);
       }
     }
-    yield { number, url, records, body: response.body, nextUrl };
-    url = nextUrl;
-    number += 1;
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+    controller.abort(new Error('page walk stopped'));
   }
 }

@@ -32,7 +32,12 @@ export interface PageSource {
   firstPageUrl(resource: ResourceName): string;
   /** The status filter of a resource's list, if any (a filtered full run marks no deletions). */
   filterOf(resource: ResourceName): string | undefined;
-  pages(startUrl: string, startPage: number, signal?: AbortSignal): AsyncIterable<Page>;
+  /** With `prefetch`, the next page is fetched while the current one is written. */
+  pages(
+    startUrl: string,
+    startPage: number,
+    options?: { signal?: AbortSignal | undefined; prefetch?: boolean },
+  ): AsyncIterable<Page>;
 }
 
 /** What a run needs of the warehouse. */

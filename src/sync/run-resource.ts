@@ -37,7 +37,9 @@ export interface RunProgress {
   resource: ResourceName;
   runId: string;
   mode: RunMode;
+  /** Pages of the run committed so far. */
   pages: number;
+  /** Records written by this process (a resumed run counts from its resumption). */
   records: number;
 }
 
@@ -125,16 +127,24 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
   let { checkpoint, resumed } = await planRun(options);
   const logger = options.logger.child({ runId: checkpoint.runId, mode: checkpoint.mode });
   let restarted = false;
+  let recordsThisTime = 0;
 
   for (;;) {
     try {
       let reachedStop = false;
-      for await (const page of source.pages(checkpoint.nextUrl, checkpoint.pagesDone + 1, signal)) {
+      // A full run reads every page, so the next one is fetched while this one
+      // is written; an incremental run stops early and would waste that request.
+      const prefetch = checkpoint.mode === 'full';
+      for await (const page of source.pages(checkpoint.nextUrl, checkpoint.pagesDone + 1, {
+        signal,
+        prefetch,
+      })) {
         const result = await store.writePage(resource, checkpoint.runId, page);
         for (const r of result.rejected) {
           logger.warn({ page: page.number, index: r.index, reason: r.reason }, 'record rejected');
         }
         metrics?.onPage?.(resource, result.written, result.rejected.length);
+        recordsThisTime += result.written;
         reachedStop =
           checkpoint.stopAtId !== null &&
           result.minId !== null &&

@@ -63,6 +63,26 @@ describe('API client against the simulator', () => {
       for (const r of page.records) expect((r as { status: string }).status).toBe('closed');
   });
 
+  it('with prefetch, hands out the same pages in order and requests one page ahead at most', async () => {
+    const h = await start({
+      simulator: { dataset: { counts: { jobs: 450 } } },
+      env: { HIRESYNC_PER_PAGE: '100' },
+    });
+    const client = h.client();
+    const seen: number[] = [];
+    for await (const page of fetchPages({
+      client,
+      startUrl: firstPageUrl(h.config.api, 'jobs'),
+      prefetch: true,
+    })) {
+      // While page N is handled, page N+1 has been asked for, never N+2.
+      expect(h.sim.stats.listRequests).toBeLessThanOrEqual(page.number + 1);
+      seen.push(page.number);
+    }
+    expect(seen).toEqual([1, 2, 3, 4, 5]);
+    expect(ids(await h.walk('jobs'))).toHaveLength(450);
+  });
+
   it('renews an expired token mid-walk with one refresh and one retry', async () => {
     const h = await start({ env: { HIRESYNC_PER_PAGE: '50' } });
     const client = h.client();

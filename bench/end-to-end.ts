@@ -1,0 +1,176 @@
+/**
+ * Benchmark: where the time of a sync goes. On the same tracking links from a
+ * simulator in its own process (loopback, unthrottled, per_page 500):
+ *   - end to end: `sync` of tracking_links (queue, fetch, validate, write, checkpoint), in a child process;
+ *   - bare walk: the same pages fetched and parsed, no database;
+ *   - page writes: writePage alone on the same pages (bodies fetched beforehand);
+ *   - COPY: the same rows COPYed into the same table, one statement per page, interleaved with the page writes.
+ *
+ *   node dist/bench/end-to-end.js [records]
+ */
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { createApiClient, firstPageUrl } from '../src/api/create-api-client.js';
+import { fetchPages, type Page } from '../src/api/fetch-pages.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { freePort } from './ports.js';
+import { ADMIN_URL, freshDatabase, REDIS_URL } from './support.js';
+import { interleavedWrites } from './warehouse-upsert.js';
+
+const run = promisify(execFile);
+const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+const CHILD = fileURLToPath(new URL('./sync-child.js', import.meta.url));
+export const HEAP_FLAGS = ['--max-semi-space-size=2', '--max-old-space-size=128'];
+
+export interface SimulatorProcess {
+  url: string;
+  stop: () => Promise<void>;
+}
+
+/** Starts `hiresync simulate` in a child process; the API lives in its own process, as a real one would. */
+export async function startSimulatorProcess(args: string[]): Promise<SimulatorProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [CLI, 'simulate', '--port', String(port), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout?.on('data', (d: Buffer) => {
+      if (d.toString().includes('listening')) resolve();
+    });
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export function syncEnv(
+  simUrl: string,
+  databaseUrl: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    HIRESYNC_BASE_URL: simUrl,
+    HIRESYNC_AUTH_URL: `${simUrl}/oauth`,
+    HIRESYNC_CLIENT_ID: 'demo-client',
+    HIRESYNC_CLIENT_SECRET: 'demo-secret',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    HIRESYNC_REDIS_PREFIX: `bench-${randomUUID()}`,
+    ...extra,
+  };
+}
+
+export interface ChildSync {
+  seconds: number;
+  pages: number;
+  records: number;
+  maxRssMb: number;
+  ok: boolean;
+}
+
+/** One sync in a child process (see sync-child.ts). */
+export async function childSync(
+  env: Record<string, string>,
+  resources: string[],
+): Promise<ChildSync> {
+  // The heap flags of the hiresync bin and image (see the shebang of src/cli.ts).
+  const { stdout } = await run(
+    process.execPath,
+    [...HEAP_FLAGS, CHILD, JSON.stringify({ env, resources })],
+    {
+      maxBuffer: 1 << 20,
+    },
+  );
+  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as ChildSync;
+}
+
+export async function clearPrefix(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL);
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (keys.length > 0) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  redis.disconnect();
+}
+
+export interface EndToEndResult {
+  records: number;
+  pages: number;
+  endToEnd: ChildSync;
+  bareWalkPerS: number;
+  writePerS: number;
+  copyPerS: number;
+}
+
+export async function endToEnd(records = 100_000): Promise<EndToEndResult> {
+  const sim = await startSimulatorProcess(['--records', '0', '--tracking-links', String(records)]);
+  const e2eDb = await freshDatabase('e2e');
+  const writeDb = await freshDatabase('write');
+  try {
+    // End to end, in its own process.
+    const env = syncEnv(sim.url, e2eDb.url);
+    const e2e = await childSync(env, ['tracking_links']);
+    if (!e2e.ok)
+      throw new Error('the end-to-end sync failed; run it with LOG_LEVEL=info to see why');
+    await clearPrefix(env.HIRESYNC_REDIS_PREFIX as string);
+
+    // Bare walk: the same pages, fetched and parsed, nothing written.
+    const walkEnv = syncEnv(sim.url, e2eDb.url);
+    const config = loadConfig(walkEnv);
+    const redis = new Redis(REDIS_URL);
+    const client = createApiClient({
+      config: config.api,
+      redis,
+      logger: createLogger({ level: 'silent' }),
+      prefix: config.redisPrefix,
+    });
+    const pages: Page[] = [];
+    let started = performance.now();
+    for await (const page of fetchPages({
+      client,
+      startUrl: firstPageUrl(config.api, 'tracking_links'),
+    }))
+      pages.push(page);
+    const walkS = (performance.now() - started) / 1000;
+    redis.disconnect();
+    await clearPrefix(config.redisPrefix);
+
+    // writePage alone on the same pages, interleaved with COPY of the same rows.
+    started = performance.now();
+    const writes = await interleavedWrites(writeDb.url, pages);
+    return {
+      records: e2e.records,
+      pages: e2e.pages,
+      endToEnd: e2e,
+      bareWalkPerS: pages.reduce((n, p) => n + p.records.length, 0) / walkS,
+      writePerS: writes.writePerS,
+      copyPerS: writes.copyPerS,
+    };
+  } finally {
+    await sim.stop();
+    await e2eDb.drop();
+    await writeDb.drop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const r = await endToEnd(Number(process.argv[2]) || 100_000);
+  const e2eRate = r.endToEnd.records / r.endToEnd.seconds;
+  process.stdout.write(
+    `end to end: ${r.records} tracking links, ${r.pages} pages in ${r.endToEnd.seconds.toFixed(2)} s = ${Math.round(e2eRate)} records/s, ${(r.pages / r.endToEnd.seconds).toFixed(1)} pages/s, peak RSS ${r.endToEnd.maxRssMb.toFixed(0)} MB\n` +
+      `  bare walk ${Math.round(r.bareWalkPerS)} records/s; writePage alone ${Math.round(r.writePerS)} records/s; COPY ${Math.round(r.copyPerS)} rows/s\n` +
+      `  end to end = ${(e2eRate / r.copyPerS).toFixed(2)} x COPY, ${((100 * e2eRate) / r.writePerS).toFixed(0)}% of writePage alone (admin ${ADMIN_URL})\n`,
+  );
+}
