@@ -2,11 +2,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PrivatePostgres, PrivateRedis } from '../../bench/private-servers.js';
 import { RedisCheckpointStore } from '../../src/queue/redis-checkpoint-store.js';
 import type { Checkpoint } from '../../src/sync/ports.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { migrateToLatest } from '../../src/warehouse/migrate.js';
-import { PrivatePostgres, PrivateRedis } from '../support/private-servers.js';
 import { CLI } from '../support/run-cli.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 

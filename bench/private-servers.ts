@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../bench/ports.js';
+import { freePort } from './ports.js';
 
 /**
  * A Redis server of the test's own, with AOF persistence (as BullMQ wants in
