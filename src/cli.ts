@@ -54,6 +54,7 @@ const SIMULATE_USAGE = `usage: hiresync simulate [options]
   --malformed-every N       make every Nth record malformed (default 0: none)
   --fault-rate P            probability of a 503 on a list request (default 0)
   --latency MS              delay before every list response (default 0)
+  --cache-pages             serve a rendered page again while the data is unchanged (benchmarks)
   --seed N                  seed of the generated data (default 1)
   --client-id ID            default demo-client
   --client-secret SECRET    default demo-secret
@@ -105,6 +106,7 @@ async function simulate(args: string[]): Promise<number> {
       'malformed-every': { type: 'string' },
       'fault-rate': { type: 'string' },
       latency: { type: 'string' },
+      'cache-pages': { type: 'boolean' },
       seed: { type: 'string' },
       'client-id': { type: 'string' },
       'client-secret': { type: 'string' },
@@ -140,6 +142,7 @@ async function simulate(args: string[]): Promise<number> {
     expiresField: values['expires-at'] ? 'expires_at' : 'expires_in',
     revokePreviousToken: values['revoke-previous-token'] ?? false,
     latencyMs: intOption('latency', values.latency, 0),
+    cachePages: values['cache-pages'] ?? false,
     randomFaults: { serverError: probability('fault-rate', values['fault-rate']) },
     clientId: values['client-id'] ?? 'demo-client',
     clientSecrets: [values['client-secret'] ?? 'demo-secret'],

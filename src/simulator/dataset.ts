@@ -48,6 +48,8 @@ function timestamp(seconds: number, micros: number): string {
 export class Dataset {
   readonly flatTrackingLinks: boolean;
   readonly malformedEvery: number;
+  /** Bumped by every change, so cached pages of an older version are not served. */
+  version = 0;
   readonly #seed: number;
   readonly #counts: Record<SimResource, number>;
   readonly #removed: Record<SimResource, Set<number>> = {
@@ -93,12 +95,14 @@ export class Dataset {
 
   /** Removes a record: the next full sync should soft-delete it. */
   remove(resource: SimResource, index: number): number {
+    this.version += 1;
     this.#removed[resource].add(index);
     return this.idOf(resource, index);
   }
 
   /** Changes a record (new updated_at and content): the next full sync should pick it up. */
   touch(resource: SimResource, index: number): number {
+    this.version += 1;
     const versions = this.#versions[resource];
     versions.set(index, (versions.get(index) ?? 0) + 1);
     return this.idOf(resource, index);
@@ -106,6 +110,7 @@ export class Dataset {
 
   /** Adds `n` records newer (higher ids) than all others; returns their ids. */
   grow(resource: SimResource, n: number): number[] {
+    this.version += 1;
     const start = this.#counts[resource];
     this.#counts[resource] += n;
     return Array.from({ length: n }, (_, k) => this.idOf(resource, start + k));
