@@ -167,6 +167,9 @@ export async function endToEnd(records = 100_000): Promise<EndToEndResult> {
         if (!last.ok)
           throw new Error('the end-to-end sync failed; run it with LOG_LEVEL=info to see why');
         e2eSeconds += last.seconds;
+        process.stderr.write(
+          `  round ${round + 1}: end to end ${Math.round(records / last.seconds)} records/s`,
+        );
         peak = Math.max(peak, last.maxRssMb);
       } finally {
         await e2eDb.drop();
@@ -176,6 +179,7 @@ export async function endToEnd(records = 100_000): Promise<EndToEndResult> {
       try {
         const writes = await interleavedWrites(writeDb.url, pages);
         writeSeconds += records / writes.writePerS;
+        process.stderr.write(`, writePage alone ${Math.round(writes.writePerS)} records/s\n`);
         copySeconds += records / writes.copyPerS;
       } finally {
         await writeDb.drop();
