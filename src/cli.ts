@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=2 --max-old-space-size=128
+#!/usr/bin/env -S node --max-semi-space-size=8 --max-old-space-size=128
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createApp } from './app.js';
