@@ -20,6 +20,19 @@ const row = (name: string, result: string, target: string) => {
   process.stderr.write(`${name}: ${result}\n`);
 };
 
+// First, while this process is fresh: its peak RSS is the warehouse benchmark's own.
+const wh = await warehouseUpsert(200_000);
+row(
+  'warehouse: writePage, 200,000 tracking links in pages of 500, fresh inserts',
+  `${fmt(wh.insertPerS)} records/s = ${(wh.insertPerS / wh.insertCopyPerS).toFixed(2)} × COPY (${fmt(wh.insertCopyPerS)} rows/s, interleaved)`,
+  '≥ 0.35 × COPY',
+);
+row(
+  'warehouse: the same pages re-written',
+  `${fmt(wh.rewritePerS)} records/s = ${(wh.rewritePerS / wh.rewriteCopyPerS).toFixed(2)} × COPY (${fmt(wh.rewriteCopyPerS)} rows/s, interleaved); peak RSS of the benchmark process ${wh.peakRssMb.toFixed(0)} MB`,
+  '≥ 0.35 × COPY',
+);
+
 const e2e = await endToEnd(200_000);
 const e2eRate = e2e.endToEnd.records / e2e.endToEnd.seconds;
 row(
@@ -38,18 +51,6 @@ row(
   '',
 );
 row('  (c) writePage alone on the same pages', `${fmt(e2e.writePerS)} records/s`, '');
-
-const wh = await warehouseUpsert(200_000);
-row(
-  'warehouse: writePage, 200,000 tracking links in pages of 500, fresh inserts',
-  `${fmt(wh.insertPerS)} records/s = ${(wh.insertPerS / wh.insertCopyPerS).toFixed(2)} × COPY (${fmt(wh.insertCopyPerS)} rows/s, interleaved)`,
-  '≥ 0.35 × COPY',
-);
-row(
-  'warehouse: the same pages re-written',
-  `${fmt(wh.rewritePerS)} records/s = ${(wh.rewritePerS / wh.rewriteCopyPerS).toFixed(2)} × COPY (${fmt(wh.rewriteCopyPerS)} rows/s, interleaved); peak RSS ${wh.peakRssMb.toFixed(0)} MB`,
-  '≥ 0.35 × COPY',
-);
 
 for (const [limit, windowS] of [
   [50, 10],
