@@ -35,8 +35,14 @@ export function createDatabase(
     application_name: options.applicationName ?? 'hiresync',
     types,
   });
-  // An idle client losing its connection (a Postgres restart) must not crash
-  // the process; the pool replaces it and the next query reconnects.
+  // A client losing its connection (a Postgres restart) must not crash the
+  // process. pg-pool listens on idle clients only ('error' on the pool); a
+  // checked-out client (between the statements of a transaction) emits on
+  // itself. The query in flight still fails through its promise, and the pool
+  // drops the broken client when it is released.
   pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
