@@ -17,6 +17,7 @@ import { createApiClient, firstPageUrl } from '../src/api/create-api-client.js';
 import { fetchPages, type Page } from '../src/api/fetch-pages.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
+import { deletePrefix } from '../src/queue/redis.js';
 import { freePort } from './ports.js';
 import { ADMIN_URL, freshDatabase, REDIS_URL } from './support.js';
 import { interleavedWrites } from './warehouse-upsert.js';
@@ -96,12 +97,7 @@ export async function childSync(
 
 export async function clearPrefix(prefix: string): Promise<void> {
   const redis = new Redis(REDIS_URL);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    if (keys.length > 0) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  await deletePrefix(redis, prefix);
   redis.disconnect();
 }
 

@@ -10,6 +10,7 @@ import { createApiClient, firstPageUrl } from '../src/api/create-api-client.js';
 import { fetchPages } from '../src/api/fetch-pages.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
+import { deletePrefix } from '../src/queue/redis.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
 
 export interface RateLimitedWalkResult {
@@ -73,8 +74,7 @@ export async function rateLimitedWalk(
       sustainedS: (walked / limit) * windowS,
     };
   } finally {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
+    await deletePrefix(redis, prefix);
     redis.disconnect();
     await sim.close();
   }

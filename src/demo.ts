@@ -6,6 +6,7 @@ import { createApp } from './app.js';
 import { loadConfig, RESOURCE_NAMES } from './config.js';
 import { HiresyncError } from './errors.js';
 import type { Logger } from './logger.js';
+import { deletePrefix } from './queue/redis.js';
 import { type RunOnceOutcome, runOnce } from './queue/run-once.js';
 import { ApiSimulator } from './simulator/api-simulator.js';
 import { migrateToLatest } from './warehouse/migrate.js';
@@ -115,8 +116,7 @@ export async function runDemo(options: {
     await app.close();
     await sim.close();
     const redis = new Redis(options.redisUrl);
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await deletePrefix(redis, prefix);
     redis.disconnect();
   }
 }

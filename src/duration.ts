@@ -12,11 +12,3 @@ export function parseDuration(text: string): number | undefined {
   const ms = Number(match[1]) * (UNIT_MS[unit] ?? 1000);
   return Number.isFinite(ms) && ms > 0 ? Math.round(ms) : undefined;
 }
-
-/** Formats milliseconds for humans: `950 ms`, `12.3 s`, `4 min 5 s`. */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const minutes = Math.floor(ms / 60_000);
-  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
-}

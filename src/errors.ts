@@ -112,6 +112,3 @@ export function coerceError(value: unknown): Error {
 
 /** A run stopped on request (SIGTERM/SIGINT) after checkpointing; it resumes on the next start. */
 export class RunInterruptedError extends HiresyncError {}
-
-/** Another process is running the same resource; this job waits its turn. */
-export class RunBusyError extends HiresyncError {}

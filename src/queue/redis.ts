@@ -24,3 +24,13 @@ export function createRedis(url: string, logger: Logger, name: string): Redis {
   });
   return redis;
 }
+
+/** Deletes every key under `prefix:` with SCAN (never KEYS, which blocks Redis). */
+export async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (keys.length > 0) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}

@@ -36,9 +36,4 @@ export class RunLock {
       await this.#redis.eval(RELEASE, 1, key, owner);
     };
   }
-
-  /** Whether someone holds the lock of `name` now. */
-  async isHeld(name: string): Promise<boolean> {
-    return (await this.#redis.exists(`${this.#prefix}:run-lock:${name}`)) === 1;
-  }
 }

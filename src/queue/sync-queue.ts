@@ -8,7 +8,6 @@ import {
   coerceError,
   HiresyncError,
   PaginationLoopError,
-  RunBusyError,
   RunInterruptedError,
   UnexpectedBodyError,
 } from '../errors.js';
@@ -117,7 +116,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       }
       logger.info('resource already running elsewhere; waiting');
       await job.moveToDelayed(Date.now() + 2000, token);
-      throw new DelayedError(new RunBusyError(`${resource} is already running`).message);
+      throw new DelayedError(`${resource} is already running`);
     }
     try {
       return await runResource({
@@ -149,7 +148,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           await deps.store.finishRun(pending.runId, { outcome: 'failed', error: message });
           await deps.checkpoints.clear(resource);
         }
-        deps.metrics?.onRunFinished?.(resource, pending?.mode ?? 'full', 'failed', 0);
+        const seconds = (Date.now() - (job.processedOn ?? Date.now())) / 1000;
+        deps.metrics?.onRunFinished?.(resource, pending?.mode ?? 'full', 'failed', seconds);
         logger.error({ err: error, runId: pending?.runId }, 'run failed');
       } else {
         logger.warn({ err: error }, 'run attempt failed; retrying from its checkpoint');

@@ -164,13 +164,12 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
           updatedAt: now(),
         };
         await checkpoints.save(checkpoint);
-        const totals = await store.runTotals(checkpoint.runId);
         options.onProgress?.({
           resource,
           runId: checkpoint.runId,
           mode: checkpoint.mode,
-          pages: totals.pages,
-          records: totals.records,
+          pages: page.number,
+          records: recordsThisTime,
         });
         if (signal?.aborted)
           throw new RunInterruptedError(

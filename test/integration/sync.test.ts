@@ -113,14 +113,7 @@ describe('sync', () => {
       simulator: { dataset: { counts: { job_posts: 1000 } } },
       env: { HIRESYNC_PER_PAGE: '50' },
     });
-    const app = t.app({
-      onProgress: (p) => {
-        if (p.pages === 4) app.shutdown.abort(new Error('test stop'));
-      },
-    });
-    const { runOnce } = await import('../../src/queue/run-once.js');
-    const [first] = await runOnce(app, ['job_posts'], 'auto');
-    await app.close();
+    const [first] = await t.syncStoppedAfter('job_posts', 4);
     expect(first).toMatchObject({ ok: false, error: 'interrupted' });
     const redis = new Redis(t.env.REDIS_URL as string);
     const checkpoint = await new RedisCheckpointStore(redis, t.config.redisPrefix).load(
@@ -146,14 +139,7 @@ describe('sync', () => {
       simulator: { dataset: { counts: { jobs: 600 } } },
       env: { HIRESYNC_PER_PAGE: '100' },
     });
-    const app = t.app({
-      onProgress: (p) => {
-        if (p.pages === 2) app.shutdown.abort(new Error('test stop'));
-      },
-    });
-    const { runOnce } = await import('../../src/queue/run-once.js');
-    await runOnce(app, ['jobs'], 'auto');
-    await app.close();
+    await t.syncStoppedAfter('jobs', 2);
     t.sim.rotateCursorKey();
     const [outcome] = await t.sync(['jobs']);
     expect(outcome).toMatchObject({ ok: true, summary: { pages: 6, records: 600 } });

@@ -5,6 +5,7 @@ import type { ApiClient } from '../../src/api/api-client.js';
 import { createApiClient, firstPageUrl } from '../../src/api/create-api-client.js';
 import { fetchPages, type Page } from '../../src/api/fetch-pages.js';
 import { type Config, loadConfig, type ResourceName } from '../../src/config.js';
+import { deletePrefix } from '../../src/queue/redis.js';
 import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
 import { captureLogger } from './capture-logger.js';
 
@@ -76,8 +77,7 @@ export async function startApiHarness(options: ApiHarnessOptions = {}): Promise<
     walk,
     close: async () => {
       await sim.close();
-      const keys = await redis.keys(`${prefix}:*`);
-      if (keys.length > 0) await redis.del(...keys);
+      await deletePrefix(redis, prefix);
       redis.disconnect();
     },
   };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { type Config, loadConfig, type ResourceName } from '../../src/config.js';
+import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
 import type { SimResource } from '../../src/simulator/dataset.js';
@@ -21,6 +22,8 @@ export interface SyncHarness {
   log: ReturnType<typeof captureLogger>;
   /** Builds an app (call close() on it) with the harness's config. */
   app: (options?: AppOptions) => App;
+  /** A `sync` of one resource stopped (as by SIGTERM) once `pages` pages are committed. */
+  syncStoppedAfter: (resource: ResourceName, pages: number) => ReturnType<typeof runOnce>;
   /** One `sync` in this process, like the CLI's. */
   sync: (
     resources?: ResourceName[],
@@ -64,6 +67,18 @@ export async function startSyncHarness(
     config,
     log,
     app,
+    syncStoppedAfter: async (resource, pages) => {
+      const a = app({
+        onProgress: (p) => {
+          if (p.pages === pages) a.shutdown.abort(new Error('test stop'));
+        },
+      });
+      try {
+        return await runOnce(a, [resource], 'auto');
+      } finally {
+        await a.close();
+      }
+    },
     sync: async (resources = ALL, requested = 'auto', appOptions = {}) => {
       const a = app(appOptions);
       try {
@@ -101,8 +116,7 @@ export async function startSyncHarness(
       await sim.close();
       await database.drop();
       const redis = new (await import('ioredis')).Redis(env.REDIS_URL as string);
-      const keys = await redis.keys(`${env.HIRESYNC_REDIS_PREFIX}:*`);
-      if (keys.length > 0) await redis.del(...keys);
+      await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX as string);
       redis.disconnect();
     },
   };
