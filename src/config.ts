@@ -44,6 +44,10 @@ export interface ApiConfig {
   httpTimeoutMs: number;
   /** Retries of a request after 5xx or network errors. Default 5. */
   maxRetries: number;
+  /** Largest response body accepted, counted after decompression. Default 32 MiB. */
+  maxPageBytes: number;
+  /** Longest Retry-After waited; a longer one ends the run's attempt. Default 1 h. */
+  maxRetryAfterMs: number;
 }
 
 export interface DatabaseConfig {
@@ -65,6 +69,8 @@ export interface Config extends StatusConfig {
   runBackoffMs: number;
   /** How long a dead process's run lock blocks the resource (renewed every third of it while alive). Default 15 s. */
   runLockTtlMs: number;
+  /** A full run that would soft-delete more than this fraction of live rows marks none. Default 0.5. */
+  maxDeleteFraction: number;
   resources: readonly ResourceName[];
   incrementalEveryMs: number;
   fullCron: string;
@@ -114,24 +120,40 @@ function apiUrl(variable: string) {
 }
 
 function connectionUrl(schemes: readonly string[]) {
-  return z.string({ error: 'is required' }).refine(
-    (text) => {
-      try {
-        return schemes.includes(new URL(text).protocol);
-      } catch {
-        return false;
-      }
-    },
-    { message: `must be a ${schemes.map((s) => `${s}//`).join(' or ')} URL` },
-  );
+  return z
+    .string({ error: 'is required' })
+    .transform((text) => text.trim())
+    .refine(
+      (text) => {
+        try {
+          return schemes.includes(new URL(text).protocol);
+        } catch {
+          return false;
+        }
+      },
+      { message: `must be a ${schemes.map((s) => `${s}//`).join(' or ')} URL` },
+    );
 }
 
-function durationMs(fallback: string) {
+/** Longest delay a Node.js timer can hold (2^31 - 1 ms, about 24.8 days). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function formatBound(ms: number): string {
+  if (ms % 86_400_000 === 0) return `${ms / 86_400_000}d`;
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+/** A duration such as `30s`, within [min, max] (both in ms). */
+function durationMs(fallback: string, min: number, max: number) {
   return z
     .string()
     .optional()
     .transform((text, ctx) => {
-      const ms = parseDuration(text ?? fallback);
+      const raw = text === undefined || text.trim() === '' ? fallback : text;
+      const ms = parseDuration(raw);
       if (ms === undefined) {
         ctx.addIssue({
           code: 'custom',
@@ -139,7 +161,65 @@ function durationMs(fallback: string) {
         });
         return z.NEVER;
       }
+      if (ms < min || ms > max) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be from ${formatBound(min)} to ${formatBound(max)}, got ${JSON.stringify(text)}`,
+        });
+        return z.NEVER;
+      }
       return ms;
+    });
+}
+
+/** A fraction from 0 to 1. */
+function fraction(fallback: number) {
+  return z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      if (text === undefined || text.trim() === '') return fallback;
+      const value = Number(text.trim());
+      if (!/^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(text) || !(value >= 0 && value <= 1)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be a fraction from 0 to 1 (e.g. 0.5), got ${JSON.stringify(text)}`,
+        });
+        return z.NEVER;
+      }
+      return value;
+    });
+}
+
+const BYTE_UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  kb: 1024,
+  kib: 1024,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+};
+
+/** A byte size such as `32MiB`, `512kb` or `1048576`, within [min, max]. */
+function byteSize(fallback: number, min: number, max: number) {
+  return z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      if (text === undefined || text.trim() === '') return fallback;
+      const m = /^\s*(\d+)\s*([a-z]*)\s*$/i.exec(text);
+      const unit = BYTE_UNITS[(m?.[2] ?? '').toLowerCase()];
+      const value = m?.[1] !== undefined && unit !== undefined ? Number(m[1]) * unit : Number.NaN;
+      if (!(value >= min && value <= max)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be a size from ${min} bytes to ${max / 1024 ** 2} MiB, such as 32MiB or 512KiB, got ${JSON.stringify(text)}`,
+        });
+        return z.NEVER;
+      }
+      return value;
     });
 }
 
@@ -149,7 +229,7 @@ function integer(fallback: number, min: number, max: number) {
     .optional()
     .transform((text, ctx) => {
       if (text === undefined || text.trim() === '') return fallback;
-      const value = Number(text);
+      const value = Number(text.trim());
       if (!/^\s*\d+\s*$/.test(text) || value < min || value > max) {
         ctx.addIssue({
           code: 'custom',
@@ -166,7 +246,7 @@ const databaseFields = {
   LOG_LEVEL: z
     .string()
     .optional()
-    .transform((v) => (v ?? 'info').toLowerCase())
+    .transform((v) => (v?.trim() || 'info').toLowerCase())
     .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
 };
 
@@ -220,13 +300,15 @@ const fullFields = {
       message: 'must be a path starting with / and without a query',
     }),
   HIRESYNC_RECORDS_KEY: optionalText,
-  HIRESYNC_INCREMENTAL_EVERY: durationMs('15m'),
+  HIRESYNC_INCREMENTAL_EVERY: durationMs('15m', 1000, MAX_TIMER_MS),
   HIRESYNC_FULL_CRON: z
     .string()
     .optional()
     .transform((v) => v?.trim() || '0 3 * * *')
     .refine(
       (v) => {
+        // cron-parser also takes a sixth (seconds) field; the contract says five.
+        if (v.split(/\s+/).length !== 5) return false;
         try {
           CronExpressionParser.parse(v);
           return true;
@@ -237,13 +319,16 @@ const fullFields = {
       { message: 'is not a valid cron pattern (five fields, e.g. "0 3 * * *")' },
     ),
   HIRESYNC_HTTP_PORT: integer(9464, 0, 65535),
-  HIRESYNC_RATE_LIMIT_WINDOW: durationMs('10s'),
+  HIRESYNC_RATE_LIMIT_WINDOW: durationMs('10s', 100, 86_400_000),
   HIRESYNC_RATE_LIMIT_RESERVE: integer(0, 0, 1000),
-  HIRESYNC_HTTP_TIMEOUT: durationMs('30s'),
+  HIRESYNC_HTTP_TIMEOUT: durationMs('30s', 100, 3_600_000),
   HIRESYNC_MAX_RETRIES: integer(5, 0, 100),
   HIRESYNC_RUN_ATTEMPTS: integer(5, 1, 100),
-  HIRESYNC_RUN_BACKOFF: durationMs('30s'),
-  HIRESYNC_RUN_LOCK_TTL: durationMs('15s'),
+  HIRESYNC_RUN_BACKOFF: durationMs('30s', 100, 86_400_000),
+  HIRESYNC_RUN_LOCK_TTL: durationMs('15s', 1000, 3_600_000),
+  HIRESYNC_MAX_DELETE_FRACTION: fraction(0.5),
+  HIRESYNC_MAX_PAGE_BYTES: byteSize(32 * 1024 ** 2, 64 * 1024, 1024 ** 3),
+  HIRESYNC_MAX_RETRY_AFTER: durationMs('1h', 1000, 7 * 86_400_000),
 };
 
 function problemsOf(error: z.ZodError): ConfigProblem[] {
@@ -355,7 +440,10 @@ export function loadConfig(env: Env): Config {
       rateLimitReserve: v.HIRESYNC_RATE_LIMIT_RESERVE,
       httpTimeoutMs: v.HIRESYNC_HTTP_TIMEOUT,
       maxRetries: v.HIRESYNC_MAX_RETRIES,
+      maxPageBytes: v.HIRESYNC_MAX_PAGE_BYTES,
+      maxRetryAfterMs: v.HIRESYNC_MAX_RETRY_AFTER,
     }),
+    maxDeleteFraction: v.HIRESYNC_MAX_DELETE_FRACTION,
     resources: Object.freeze(v.HIRESYNC_RESOURCES),
     incrementalEveryMs: v.HIRESYNC_INCREMENTAL_EVERY,
     fullCron: v.HIRESYNC_FULL_CRON,

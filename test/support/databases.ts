@@ -4,8 +4,11 @@ import pg from 'pg';
 import { createDatabase } from '../../src/warehouse/database.js';
 import type { Database } from '../../src/warehouse/schema.js';
 
-export const TEMPLATE_DATABASE = 'hiresync_test_template';
-export const TEST_DATABASE_PREFIX = 'hiresync_test_';
+// HIRESYNC_TEST_TAG keeps test runs that share one server apart (several
+// checkouts at once): each run drops and clones only databases of its own tag.
+const TAG = (process.env.HIRESYNC_TEST_TAG ?? '').replace(/[^a-z0-9]/g, '');
+export const TEST_DATABASE_PREFIX = `hiresync_test_${TAG ? `${TAG}x` : ''}`;
+export const TEMPLATE_DATABASE = `${TEST_DATABASE_PREFIX}template`;
 
 /** The URL of another database on the same server. */
 export function databaseUrl(adminUrl: string, name: string): string {

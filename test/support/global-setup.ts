@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { createDatabase } from '../../src/warehouse/database.js';
@@ -13,13 +14,14 @@ declare module 'vitest' {
 
 /**
  * Provides Postgres and Redis to every test file: TEST_DATABASE_URL and
- * TEST_REDIS_URL when set (CI, or a machine that runs them), else containers
- * started with testcontainers (needs a Docker engine).
+ * TEST_REDIS_URL when set (CI); else the machine's own services on
+ * 127.0.0.1:5432 (user postgres, trust auth) and 127.0.0.1:6379 when they
+ * answer; else containers started with testcontainers (needs a Docker engine).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const stops: Array<() => Promise<unknown>> = [];
-  let pgUrl = process.env.TEST_DATABASE_URL;
-  let redisUrl = process.env.TEST_REDIS_URL;
+  let pgUrl = process.env.TEST_DATABASE_URL || (await localPostgres());
+  let redisUrl = process.env.TEST_REDIS_URL || (await localRedis());
   try {
     if (!pgUrl) {
       const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
@@ -47,6 +49,42 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
+const LOCAL_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
+const LOCAL_REDIS = 'redis://127.0.0.1:6379';
+
+/** The machine's own Postgres on 127.0.0.1:5432, when one answers with trust auth. */
+async function localPostgres(): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: LOCAL_POSTGRES, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return LOCAL_POSTGRES;
+  } catch {
+    return undefined;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** The machine's own Redis on 127.0.0.1:6379, when one answers PING. */
+async function localRedis(): Promise<string | undefined> {
+  const redis = new Redis(LOCAL_REDIS, {
+    lazyConnect: true,
+    connectTimeout: 2000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    return (await redis.ping()) === 'PONG' ? LOCAL_REDIS : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /**
  * Drops databases left by earlier runs, then migrates a template database once;
  * each test file clones it (CREATE DATABASE ... TEMPLATE), which takes
@@ -56,8 +94,8 @@ async function prepareTemplate(adminUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   const { rows } = await client.query<{ datname: string }>(
-    'select datname from pg_database where datname like $1',
-    [`${TEST_DATABASE_PREFIX}%`],
+    'select datname from pg_database where datname ~ $1',
+    [`^${TEST_DATABASE_PREFIX}(template|[0-9a-f]{12})$`],
   );
   await client.end();
   await adminQuery(
