@@ -11,6 +11,7 @@ import { RunLock } from './queue/run-lock.js';
 import { createSyncQueue, createSyncWorker, type SyncProcessorDeps } from './queue/sync-queue.js';
 import type { RunProgress } from './sync/run-resource.js';
 import { createDatabase } from './warehouse/database.js';
+import { ResourceLock } from './warehouse/resource-lock.js';
 import { KyselyRunStore } from './warehouse/run-store.js';
 import type { Database } from './warehouse/schema.js';
 
@@ -41,7 +42,11 @@ export interface App {
 }
 
 export function createApp(config: Config, logger: Logger, options: AppOptions = {}): App {
-  const db = createDatabase(config.databaseUrl, { max: Math.max(4, config.resources.length + 2) });
+  const concurrency = options.concurrency ?? config.resources.length;
+  // Each running run holds one connection for its Postgres resource lock and
+  // uses up to one more for its page writes; two spare for everything else.
+  const db = createDatabase(config.databaseUrl, { max: 2 * concurrency + 2 });
+  const resourceLock = new ResourceLock(db);
   const redis = createRedis(config.redisUrl, logger, 'hiresync');
   const queueRedis = createRedis(config.redisUrl, logger, 'hiresync-queue');
   const metrics = new Metrics({ defaultMetrics: options.defaultMetrics ?? true });
@@ -54,9 +59,13 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
   const shutdown = new AbortController();
   const deps: SyncProcessorDeps = {
     source: new ApiPageSource(client, config.api),
-    store: new KyselyRunStore(db, { recordsKey: config.api.recordsKey }),
+    store: new KyselyRunStore(db, {
+      recordsKey: config.api.recordsKey,
+      maxDeleteFraction: config.maxDeleteFraction,
+      resourceLock,
+    }),
     checkpoints,
-    runLock: new RunLock(redis, prefix, config.runLockTtlMs),
+    runLock: new RunLock(redis, prefix, config.runLockTtlMs, resourceLock),
     logger,
     shutdown: shutdown.signal,
     metrics,
@@ -75,7 +84,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     shutdown,
     startWorker: () => {
       const worker = createSyncWorker(queueRedis, prefix, deps, {
-        concurrency: options.concurrency ?? config.resources.length,
+        concurrency,
       });
       worker.on('error', (error) => logger.warn({ err: error }, 'queue worker error'));
       workers.push(worker);

@@ -56,7 +56,8 @@ export interface RunStore {
   writePage(resource: ResourceName, runId: string, page: Page): Promise<PageWriteResult>;
   /** Clears a run's counts when it restarts from its first page. */
   resetProgress(runId: string): Promise<void>;
-  sweepDeletions(runId: string): Promise<number>;
+  /** Marks what a completed full run did not see; throws when the deletion guard trips. */
+  sweepDeletions(runId: string, options?: { allowMassDelete?: boolean }): Promise<number>;
   finishRun(
     runId: string,
     outcome: { outcome: 'succeeded'; deleted: number } | { outcome: 'failed'; error: string },

@@ -31,6 +31,11 @@ export interface RunResourceOptions {
   metrics?: RunMetrics;
   /** Called after each committed page (progress output). */
   onProgress?: (progress: RunProgress) => void;
+  /**
+   * The operator confirmed that this full run may soft-delete more than
+   * HIRESYNC_MAX_DELETE_FRACTION of the live rows (`--allow-mass-delete`).
+   */
+  allowMassDelete?: boolean;
 }
 
 export interface RunProgress {
@@ -205,7 +210,10 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
     }
   }
 
-  const deleted = checkpoint.mode === 'full' ? await store.sweepDeletions(checkpoint.runId) : 0;
+  const deleted =
+    checkpoint.mode === 'full'
+      ? await store.sweepDeletions(checkpoint.runId, { allowMassDelete: options.allowMassDelete })
+      : 0;
   await store.finishRun(checkpoint.runId, { outcome: 'succeeded', deleted });
   await checkpoints.clear(resource);
   const totals = await store.runTotals(checkpoint.runId);

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Page } from '../api/fetch-pages.js';
 import type { ResourceName } from '../config.js';
 import type { RunStore } from '../sync/ports.js';
+import type { ResourceLock } from './resource-lock.js';
 import type { Database, RunMode } from './schema.js';
 import {
   createRun,
@@ -15,13 +16,23 @@ import {
 import { type PageWriteResult, writePage } from './write-page.js';
 
 /** The sync engine's view of the warehouse, over Kysely. */
+/** Options of {@link KyselyRunStore}. */
+export interface KyselyRunStoreOptions {
+  /** Property of an object body that holds the records; undefined: the body is the array. */
+  recordsKey?: string | undefined;
+  /** The deletion guard: most of a resource's live rows one sweep may mark. Default 0.5. */
+  maxDeleteFraction?: number;
+  /** When given, a sweep runs only while its run holds the resource's Postgres lock. */
+  resourceLock?: ResourceLock;
+}
+
 export class KyselyRunStore implements RunStore {
   readonly #db: Kysely<Database>;
-  readonly #recordsKey: string | undefined;
+  readonly #options: KyselyRunStoreOptions;
 
-  constructor(db: Kysely<Database>, options: { recordsKey?: string | undefined } = {}) {
+  constructor(db: Kysely<Database>, options: KyselyRunStoreOptions = {}) {
     this.#db = db;
-    this.#recordsKey = options.recordsKey;
+    this.#options = options;
   }
 
   createRun(run: {
@@ -51,7 +62,7 @@ export class KyselyRunStore implements RunStore {
       pageNumber: page.number,
       body: page.body,
       records: page.records,
-      recordsKey: this.#recordsKey,
+      recordsKey: this.#options.recordsKey,
     });
   }
 
@@ -59,8 +70,13 @@ export class KyselyRunStore implements RunStore {
     return resetRunProgress(this.#db, runId);
   }
 
-  sweepDeletions(runId: string): Promise<number> {
-    return sweepDeletions(this.#db, runId);
+  sweepDeletions(runId: string, options: { allowMassDelete?: boolean } = {}): Promise<number> {
+    const lock = this.#options.resourceLock;
+    return sweepDeletions(this.#db, runId, {
+      maxDeleteFraction: this.#options.maxDeleteFraction,
+      allowMassDelete: options.allowMassDelete,
+      assertLocked: lock ? (trx, resource) => lock.assertHeld(resource, trx) : undefined,
+    });
   }
 
   finishRun(

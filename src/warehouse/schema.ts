@@ -20,6 +20,7 @@ export interface JobBoardsTable extends Bookkeeping {
   company_name: string | null;
   url_token: string | null;
   raw: Json | null;
+  source_updated_at: string | null;
 }
 
 export interface ReferrersTable extends Bookkeeping {
@@ -27,12 +28,14 @@ export interface ReferrersTable extends Bookkeeping {
   name: string | null;
   employee_id: string | null;
   raw: Json | null;
+  source_updated_at: string | null;
 }
 
 export interface SourcesTable extends Bookkeeping {
   id: Id;
   public_name: string | null;
   raw: Json | null;
+  source_updated_at: string | null;
 }
 
 export interface TrackingLinksTable extends Bookkeeping {

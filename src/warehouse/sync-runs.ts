@@ -1,5 +1,6 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { ResourceName } from '../config.js';
+import { HiresyncError } from '../errors.js';
 import type { Database, RunMode, SyncRun } from './schema.js';
 
 const RESOURCE_TABLE: Record<ResourceName, 'tracking_links' | 'jobs' | 'job_posts'> = {
@@ -25,12 +26,19 @@ export async function getRun(db: Kysely<Database>, runId: string): Promise<SyncR
   return db.selectFrom('sync_runs').selectAll().where('id', '=', runId).executeTakeFirst();
 }
 
-/** Ends a run as succeeded (with the rows its sweep soft-deleted) or failed (with its error). */
+/**
+ * Ends a run as succeeded (with the rows its sweep soft-deleted) or failed
+ * (with its error). A succeeded run's `records` becomes the number of distinct
+ * records it stored: pages count as they commit, and an id met on two pages
+ * would otherwise count twice.
+ */
 export async function finishRun(
   db: Kysely<Database>,
   runId: string,
   outcome: { outcome: 'succeeded'; deleted?: number } | { outcome: 'failed'; error: string },
 ): Promise<void> {
+  const run = outcome.outcome === 'succeeded' ? await getRun(db, runId) : undefined;
+  const table = run ? RESOURCE_TABLE[run.resource as ResourceName] : undefined;
   await db
     .updateTable('sync_runs')
     .set({
@@ -38,6 +46,11 @@ export async function finishRun(
       finished_at: sql<string>`now()`,
       error: outcome.outcome === 'failed' ? outcome.error.slice(0, 4000) : null,
       ...(outcome.outcome === 'succeeded' ? { deleted: outcome.deleted ?? 0 } : {}),
+      ...(table
+        ? {
+            records: sql<string>`(select count(*) from ${sql.table(table)} where last_seen_run_id = ${runId}::bigint)`,
+          }
+        : {}),
     })
     .where('id', '=', runId)
     .execute();
@@ -58,24 +71,87 @@ export async function lastSucceededRun(
   return query.orderBy('id', 'desc').limit(1).executeTakeFirst();
 }
 
+/** A full run's sweep would soft-delete more of a resource's live rows than the guard allows. */
+export class DeletionGuardError extends HiresyncError {
+  readonly resource: string;
+  readonly wouldDelete: number;
+  readonly live: number;
+  constructor(resource: string, wouldDelete: number, live: number, maxFraction: number) {
+    const percent = (n: number) => `${Math.round(n * 1000) / 10}%`;
+    super(
+      `the full run of ${resource} would soft-delete ${wouldDelete} of ${live} live rows ` +
+        `(${percent(wouldDelete / live)}, above HIRESYNC_MAX_DELETE_FRACTION=${maxFraction}); none were marked. ` +
+        'If the API really no longer lists them, confirm with ' +
+        `'hiresync sync --full --resource ${resource} --allow-mass-delete'; ` +
+        'otherwise check the API (a short or empty answer) and HIRESYNC_JOBS_STATUS / HIRESYNC_RECORDS_KEY',
+    );
+    this.resource = resource;
+    this.wouldDelete = wouldDelete;
+    this.live = live;
+  }
+}
+
+/** Options of {@link sweepDeletions}. */
+export interface SweepOptions {
+  /** Most of a resource's live rows one sweep may mark (0..1). Default 0.5. */
+  maxDeleteFraction?: number;
+  /** The operator confirmed a sweep above the fraction (`sync --full --allow-mass-delete`). */
+  allowMassDelete?: boolean;
+  /**
+   * Runs inside the sweep's transaction before anything is marked; throws if
+   * the run no longer holds its resource (a lost lock).
+   */
+  assertLocked?: (trx: Transaction<Database>, resource: string) => Promise<void>;
+}
+
 /**
  * The deletion sweep of a completed full run: rows of the resource that the run
  * did not see get deleted_at set. Refuses runs that are not full, carried a
  * filter, or did not complete, since their unseen rows are not deletions.
+ *
+ * Postgres is the last line of defence against overlapping runs: only rows that
+ * no run wrote since this one began are marked (synced_at before the run's
+ * start), whatever Redis says. A sweep that would mark more than
+ * `maxDeleteFraction` of the live rows marks none and throws
+ * {@link DeletionGuardError}, unless `allowMassDelete`.
  * Returns how many rows it soft-deleted.
  */
-export async function sweepDeletions(db: Kysely<Database>, runId: string): Promise<number> {
+export async function sweepDeletions(
+  db: Kysely<Database>,
+  runId: string,
+  options: SweepOptions = {},
+): Promise<number> {
   const run = await getRun(db, runId);
   if (run?.mode !== 'full' || run.filter !== null || run.outcome === 'failed') return 0;
   const table = RESOURCE_TABLE[run.resource as ResourceName];
   if (!table) return 0;
-  const result = await db
-    .updateTable(table)
-    .set({ deleted_at: sql<string>`now()` })
-    .where('deleted_at', 'is', null)
-    .where((eb) => eb.or([eb('last_seen_run_id', 'is', null), eb('last_seen_run_id', '!=', runId)]))
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  const maxFraction = options.maxDeleteFraction ?? 0.5;
+  return db.transaction().execute(async (trx) => {
+    await options.assertLocked?.(trx, run.resource);
+    const unseen = sql<boolean>`last_seen_run_id is distinct from ${runId}::bigint
+      and synced_at < ${run.started_at}::timestamptz`;
+    const counts = await trx
+      .selectFrom(table)
+      .select([
+        sql<string>`count(*)`.as('live'),
+        sql<string>`count(*) filter (where ${unseen})`.as('unseen'),
+      ])
+      .where('deleted_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    const live = Number(counts.live);
+    const wouldDelete = Number(counts.unseen);
+    if (wouldDelete === 0) return 0;
+    if (wouldDelete > maxFraction * live && options.allowMassDelete !== true) {
+      throw new DeletionGuardError(run.resource, wouldDelete, live, maxFraction);
+    }
+    const result = await trx
+      .updateTable(table)
+      .set({ deleted_at: sql<string>`now()` })
+      .where('deleted_at', 'is', null)
+      .where(unseen)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  });
 }
 
 /** Has the resource ever completed a full run? */

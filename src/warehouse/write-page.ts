@@ -6,6 +6,7 @@ import {
   type Transaction,
 } from 'kysely';
 import type { ResourceName } from '../config.js';
+import { recordTexts } from './record-texts.js';
 import type { Database } from './schema.js';
 import { validateRecord } from './validate-record.js';
 
@@ -52,11 +53,13 @@ export interface PageStatementInput {
 }
 
 /** The page's records as (r jsonb, idx int), parsed once by Postgres from the body text. */
-function pageRows(input: PageStatementInput): RawBuilder<unknown> {
+function pageRows(input: Pick<PageStatementInput, 'body' | 'recordsKey'>): RawBuilder<unknown> {
+  const records =
+    input.recordsKey === null
+      ? sql`${input.body}::jsonb`
+      : sql`${input.body}::jsonb -> ${input.recordsKey}::text`;
   return sql`select e.value as r, (e.ord - 1)::int as idx
-    from jsonb_array_elements(
-      case when ${input.recordsKey}::text is null then ${input.body}::jsonb else ${input.body}::jsonb -> ${input.recordsKey}::text end
-    ) with ordinality as e(value, ord)`;
+    from jsonb_array_elements(${records}) with ordinality as e(value, ord)`;
 }
 
 /** Stores the rejected records of the page, once per run. */
@@ -82,8 +85,11 @@ function pageCte(input: PageStatementInput): RawBuilder<unknown> {
 /**
  * Upserts the nested rows (job boards, referrers, sources) of the good records.
  * A nested object with an id wins over a bare id of the flat shape; among
- * several objects for one id, the one on the most recently updated link wins.
- * A bare id (flat shape) creates the row if missing and never blanks names.
+ * several objects for one id, the one on the most recently updated link wins,
+ * within the page and against the table: a row remembers the updated_at of the
+ * link its copy came from (source_updated_at), and a copy from an older link
+ * never overwrites it. A bare id (flat shape) creates the row if missing and
+ * never blanks names.
  */
 function nestedCte(
   name: string,
@@ -99,8 +105,8 @@ function nestedCte(
   const assign = names.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`);
   const list = sql.join(names.map((c) => sql.ref(c)));
   return sql`${sql.ref(name)} as (
-    insert into ${sql.table(table)} as t (id, ${list}, raw)
-    select distinct on (id) id, ${list}, raw from (
+    insert into ${sql.table(table)} as t (id, ${list}, raw, source_updated_at)
+    select distinct on (id) id, ${list}, raw, updated_at from (
       select (${obj} ->> 'id')::bigint as id, ${sql.join(select)}, ${obj} as raw, updated_at, idx
       from decoded where jsonb_typeof(${obj} -> 'id') = 'number'
       union all
@@ -108,8 +114,13 @@ function nestedCte(
       from decoded where ${sql.ref(flat)} is not null
     ) s
     order by id, (raw is null), updated_at desc nulls last, idx desc
-    on conflict (id) do update set ${sql.join(assign)}, raw = excluded.raw, synced_at = now()
-    where excluded.raw is not null and t.raw is distinct from excluded.raw
+    on conflict (id) do update set ${sql.join(assign)}, raw = excluded.raw,
+      source_updated_at = excluded.source_updated_at, synced_at = now()
+    where excluded.raw is not null
+      and (t.raw is null or t.source_updated_at is null
+        or excluded.source_updated_at >= t.source_updated_at)
+      and (t.raw is distinct from excluded.raw
+        or t.source_updated_at is distinct from excluded.source_updated_at)
   )`;
 }
 
@@ -176,8 +187,8 @@ function recordsStatement(
   select count(*)::int as written, max(id)::text as max_id, min(id)::text as min_id from upserted`;
 }
 
-/** The one statement that writes a page (exported so benchmarks can EXPLAIN it). */
-export function pageStatement(input: PageStatementInput) {
+/** The one statement that writes a page. */
+function pageStatement(input: PageStatementInput) {
   return input.resource === 'tracking_links'
     ? trackingLinksStatement(input)
     : recordsStatement(input, input.resource);
@@ -192,11 +203,47 @@ async function runStatement(
   return { written: row?.written ?? 0, maxId: row?.max_id ?? null, minId: row?.min_id ?? null };
 }
 
-/** Postgres SQLSTATE classes a single bad value can raise: data exception, integrity violation. */
+/**
+ * Postgres SQLSTATE classes a single bad value can raise: data exception (22:
+ * \u0000, a lone surrogate, bigint overflow), integrity violation (23), and
+ * program limit exceeded (54: a record nested too deep for the jsonb parser).
+ */
 function isRecordLevelError(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+  return (
+    typeof code === 'string' &&
+    (code.startsWith('22') || code.startsWith('23') || code.startsWith('54'))
+  );
 }
+
+/**
+ * Marks the rows of rejected records whose id can be read as seen (synced_at
+ * now, after the run began): the API still lists them, so the deletion sweep
+ * must not touch them. The row keeps the last version hiresync could store;
+ * the new one is in rejected_records. last_seen_run_id is left alone, so the
+ * run's record count stays the records it stored.
+ */
+async function markRejectedSeen(db: Db, input: PageStatementInput): Promise<void> {
+  if (input.rejected.length === 0) return;
+  const table = sql.table(TABLE_OF[input.resource]);
+  await sql`update ${table} as t
+    set synced_at = now(), deleted_at = null
+    from (
+      select distinct n::bigint as id from (
+        select case when jsonb_typeof(p.r -> 'id') = 'number' then (p.r ->> 'id')::numeric end as n
+        from (${pageRows(input)}) p
+        where p.idx = any(${input.rejected.map((r) => r.index)}::int[])
+      ) ids
+      where n = trunc(n) and n between -9223372036854775808 and 9223372036854775807
+    ) s
+    where t.id = s.id`.execute(db);
+}
+
+const TABLE_OF: Record<ResourceName, 'tracking_links' | 'jobs' | 'job_posts'> = {
+  tracking_links: 'tracking_links',
+  jobs: 'jobs',
+  job_posts: 'job_posts',
+};
 
 /**
  * Writes one page in one transaction: records are validated, the bad ones go to
@@ -236,6 +283,7 @@ export async function writePage(db: Kysely<Database>, page: PageToWrite): Promis
   try {
     const result = await db.transaction().execute(async (trx) => {
       const written = await runStatement(trx, input);
+      await markRejectedSeen(trx, input);
       await recordProgress(trx, input, { ...written, rejected });
       return written;
     });
@@ -251,17 +299,13 @@ async function writeRecordByRecord(
   input: PageStatementInput,
   records: readonly unknown[],
 ): Promise<PageWriteResult> {
-  // Each record's text: exact from Postgres when it can read the body, else
-  // from JavaScript (Postgres refuses a whole body holding, say, \u0000).
-  let texts: string[];
-  try {
-    const { rows } = await sql<{
-      text: string;
-    }>`select r::text as text from (${pageRows(input)}) p order by idx`.execute(db);
-    texts = rows.map((r) => r.text);
-  } catch (error) {
-    if (!isRecordLevelError(error)) throw error;
-    texts = records.map((record) => JSON.stringify(record) ?? 'null');
+  // Each record's exact text, cut from the body as received: JSON.stringify of
+  // the parsed value would round ids beyond 2^53 and turn 1.0 into 1.
+  const texts = recordTexts(input.body, input.recordsKey ?? undefined);
+  if (texts.length !== records.length) {
+    throw new Error(
+      `page ${input.pageNumber}: ${texts.length} record texts for ${records.length} records`,
+    );
   }
   const rejected = [...input.rejected];
   const known = new Set(rejected.map((r) => r.index));
@@ -271,28 +315,30 @@ async function writeRecordByRecord(
   const trx = await db.startTransaction().execute();
   try {
     for (const [index, text] of texts.entries()) {
-      if (known.has(index)) continue;
+      const one = { ...input, body: `[${text}]`, recordsKey: null, rejected: [] };
       const savepoint = await trx.savepoint('record').execute();
       try {
-        const one = await runStatement(savepoint, {
-          ...input,
-          body: `[${text}]`,
-          recordsKey: null,
-          rejected: [],
-        });
-        await savepoint.releaseSavepoint('record').execute();
-        written += one.written;
-        if (one.maxId !== null) {
-          const id = BigInt(one.maxId);
-          maxId = maxId === null || id > maxId ? id : maxId;
-          minId = minId === null || id < minId ? id : minId;
+        if (known.has(index)) {
+          await markRejectedSeen(savepoint, { ...one, rejected: [{ index: 0, reason: '' }] });
+        } else {
+          const result = await runStatement(savepoint, one);
+          written += result.written;
+          if (result.maxId !== null) {
+            const id = BigInt(result.maxId);
+            maxId = maxId === null || id > maxId ? id : maxId;
+            minId = minId === null || id < minId ? id : minId;
+          }
         }
+        await savepoint.releaseSavepoint('record').execute();
       } catch (error) {
         if (!isRecordLevelError(error)) throw error;
         await savepoint.rollbackToSavepoint('record').execute();
-        rejected.push({ index, reason: `Postgres refused it: ${(error as Error).message}` });
+        if (!known.has(index)) {
+          rejected.push({ index, reason: `Postgres refused it: ${(error as Error).message}` });
+        }
       }
     }
+    rejected.sort((a, b) => a.index - b.index);
     for (const r of rejected) await insertRejectedText(trx, input, r, texts[r.index] ?? 'null');
     const result = {
       written,
@@ -331,6 +377,8 @@ async function insertRejectedText(
   } catch (error) {
     if (!isRecordLevelError(error)) throw error;
     await savepoint.rollbackToSavepoint('rejected').execute();
+    // Exact JSON text never holds a raw NUL (JSON escapes it), but a text
+    // column cannot either: escape one defensively rather than fail the page.
     await insert(sql`to_jsonb(${text.replaceAll('\u0000', '\\u0000')}::text)`).execute(trx);
   }
 }

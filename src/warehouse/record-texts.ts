@@ -1,0 +1,120 @@
+/**
+ * Splits a list body into the exact text of each record, as the API sent it:
+ * digits beyond 2^53, `1.0` and key order survive, which no JSON.stringify of
+ * a parsed value can promise. Used when Postgres refuses a page as a whole and
+ * its records are written one by one. The scan is iterative, so nesting depth
+ * costs no stack.
+ *
+ * @param recordsKey property of an object body that holds the records;
+ *   undefined: the body is the array.
+ * @throws Error when the body holds no such array (the caller has already
+ *   parsed it, so this means a bug, not bad input).
+ */
+export function recordTexts(body: string, recordsKey?: string): string[] {
+  const scanner = new Scanner(body);
+  scanner.skipSpace();
+  if (recordsKey !== undefined) {
+    scanner.expect('{');
+    for (;;) {
+      scanner.skipSpace();
+      const keyStart = scanner.pos;
+      scanner.skipString();
+      const key = JSON.parse(body.slice(keyStart, scanner.pos)) as string;
+      scanner.skipSpace();
+      scanner.expect(':');
+      scanner.skipSpace();
+      if (key === recordsKey && scanner.peek() === '[') break;
+      scanner.skipValue();
+      scanner.skipSpace();
+      scanner.expect(',');
+    }
+  }
+  scanner.expect('[');
+  const texts: string[] = [];
+  scanner.skipSpace();
+  if (scanner.peek() === ']') return texts;
+  for (;;) {
+    scanner.skipSpace();
+    const start = scanner.pos;
+    scanner.skipValue();
+    texts.push(body.slice(start, scanner.pos));
+    scanner.skipSpace();
+    if (scanner.peek() === ']') return texts;
+    scanner.expect(',');
+  }
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const COMMA = 0x2c;
+
+/** JSON's four whitespace characters. */
+function isSpace(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+}
+
+class Scanner {
+  pos = 0;
+  readonly #text: string;
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  peek(): string {
+    return this.#text.charAt(this.pos);
+  }
+
+  expect(char: string): void {
+    if (this.#text.charAt(this.pos) !== char) {
+      throw new Error(`expected ${JSON.stringify(char)} at offset ${this.pos} of the body`);
+    }
+    this.pos += 1;
+  }
+
+  skipSpace(): void {
+    while (isSpace(this.#text.charCodeAt(this.pos))) this.pos += 1;
+  }
+
+  skipString(): void {
+    if (this.#text.charCodeAt(this.pos) !== QUOTE) this.expect('"');
+    let i = this.pos + 1;
+    for (;;) {
+      const c = this.#text.charCodeAt(i);
+      if (Number.isNaN(c)) throw new Error('unterminated string in the body');
+      if (c === BACKSLASH) i += 2;
+      else if (c === QUOTE) break;
+      else i += 1;
+    }
+    this.pos = i + 1;
+  }
+
+  /** Skips one value (object, array, string or scalar) with a depth counter, not recursion. */
+  skipValue(): void {
+    let depth = 0;
+    for (;;) {
+      const c = this.#text.charCodeAt(this.pos);
+      if (Number.isNaN(c)) throw new Error('unexpected end of the body');
+      if (c === QUOTE) {
+        this.skipString();
+        if (depth === 0) return;
+      } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+        depth += 1;
+        this.pos += 1;
+      } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
+        if (depth === 0) return;
+        depth -= 1;
+        this.pos += 1;
+        if (depth === 0) return;
+      } else if (depth === 0 && (c === COMMA || isSpace(c))) {
+        return;
+      } else {
+        this.pos += 1;
+      }
+    }
+  }
+}

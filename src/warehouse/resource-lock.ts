@@ -1,0 +1,115 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { HiresyncError } from '../errors.js';
+import type { Database } from './schema.js';
+
+/** First key of every hiresync advisory lock ('hire'), so they never meet another app's. */
+const LOCK_SPACE = 0x68697265;
+
+/** A stable non-negative int4 for a lock name (FNV-1a), the second advisory-lock key. */
+export function lockKey(name: string): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(name, 'utf8')) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash & 0x7fffffff;
+}
+
+/** The run no longer holds its resource's Postgres lock (its connection was lost). */
+export class ResourceLockLostError extends HiresyncError {}
+
+interface Held {
+  pid: number;
+  release: () => void;
+  done: Promise<void>;
+}
+
+/**
+ * One run per resource per database, whatever Redis says: a session-level
+ * advisory lock held on one pooled connection for the whole run. Two
+ * deployments on different Redis instances (or a Redis that lost its keys)
+ * still cannot run one resource twice against the same tables. A process that
+ * dies releases its locks with its connections.
+ */
+export class ResourceLock {
+  readonly #db: Kysely<Database>;
+  readonly #held = new Map<string, Held>();
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  /** Takes the lock of `name` if it is free; returns its release, else undefined. */
+  async tryAcquire(name: string): Promise<(() => Promise<void>) | undefined> {
+    if (this.#held.has(name)) return undefined;
+    const key = lockKey(name);
+    let settle!: (pid: number | undefined) => void;
+    const acquired = new Promise<number | undefined>((resolve) => {
+      settle = resolve;
+    });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const done = this.#db
+      .connection()
+      .execute(async (conn) => {
+        const { rows } = await sql<{ ok: boolean; pid: number }>`
+          select pg_try_advisory_lock(${LOCK_SPACE}::int, ${key}::int) as ok, pg_backend_pid() as pid`.execute(
+          conn,
+        );
+        const row = rows[0];
+        if (!row?.ok) {
+          settle(undefined);
+          return;
+        }
+        settle(row.pid);
+        await released;
+        // A broken connection has released the lock already.
+        await sql`select pg_advisory_unlock(${LOCK_SPACE}::int, ${key}::int)`
+          .execute(conn)
+          .catch(() => {});
+      })
+      .catch((error: unknown) => {
+        settle(undefined);
+        throw error;
+      });
+    // The caller learns of a failure to lock through `acquired`; later errors
+    // (the connection lost while held) are what assertHeld detects.
+    done.catch(() => {});
+    const pid = await acquired;
+    if (pid === undefined) {
+      await done;
+      return undefined;
+    }
+    this.#held.set(name, { pid, release, done });
+    return async () => {
+      this.#held.delete(name);
+      release();
+      await done.catch(() => {});
+    };
+  }
+
+  /**
+   * Throws ResourceLockLostError unless this process still holds the lock of
+   * `name` on a live connection; run inside the transaction it protects.
+   */
+  async assertHeld(name: string, trx: Transaction<Database>): Promise<void> {
+    const held = this.#held.get(name);
+    if (!held)
+      throw new ResourceLockLostError(`the run of ${name} does not hold its Postgres lock`);
+    const { rows } = await sql<{ held: boolean }>`
+      select exists (
+        select 1 from pg_locks
+        where locktype = 'advisory' and classid = ${LOCK_SPACE}::int::oid
+          and objid = ${lockKey(name)}::int::oid and objsubid = 2
+          and pid = ${held.pid}::int and granted
+          and database = (select oid from pg_database where datname = current_database())
+      ) as held`.execute(trx);
+    if (!rows[0]?.held) {
+      throw new ResourceLockLostError(
+        `the run of ${name} lost its Postgres lock (its connection was closed); the run will be retried from its checkpoint`,
+      );
+    }
+  }
+}

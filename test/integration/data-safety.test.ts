@@ -1,0 +1,316 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { createDatabase } from '../../src/warehouse/database.js';
+import { ResourceLock, ResourceLockLostError } from '../../src/warehouse/resource-lock.js';
+import { KyselyRunStore } from '../../src/warehouse/run-store.js';
+import {
+  createRun,
+  DeletionGuardError,
+  finishRun,
+  getRun,
+  sweepDeletions,
+} from '../../src/warehouse/sync-runs.js';
+import { writePage } from '../../src/warehouse/write-page.js';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+
+// Every test starts from empty tables: sweeps and guards count a whole table.
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase(inject('databaseUrl'));
+});
+afterAll(async () => {
+  await t?.drop();
+});
+beforeEach(async () => {
+  await sql`truncate tracking_links, job_boards, referrers, sources, jobs, job_posts, rejected_records, sync_runs`.execute(
+    t.db,
+  );
+});
+
+let nextId = 6_000_000_000;
+function link(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  nextId += 1;
+  return {
+    id: nextId,
+    token: `tok${nextId}`,
+    credited_to: { id: 70, name: 'Ada', employee_id: null },
+    source: { id: 80, public_name: 'LinkedIn' },
+    job_board: { id: 90, company_name: 'Acme', url_token: 'acme' },
+    created_at: '2024-03-01T10:00:00Z',
+    updated_at: '2024-03-02T10:00:00Z',
+    ...overrides,
+  };
+}
+
+function writeLinks(records: unknown[], runId: string, pageNumber = 1, body?: string) {
+  return writePage(t.db, {
+    resource: 'tracking_links',
+    runId,
+    pageNumber,
+    body: body ?? JSON.stringify(records),
+    records: body === undefined ? records : (JSON.parse(body) as unknown[]),
+  });
+}
+
+function writeJobs(body: string, runId: string, pageNumber = 1) {
+  return writePage(t.db, {
+    resource: 'jobs',
+    runId,
+    pageNumber,
+    body,
+    records: JSON.parse(body) as unknown[],
+  });
+}
+
+async function deletedIds(table: 'tracking_links' | 'jobs'): Promise<string[]> {
+  const rows = await t.db
+    .selectFrom(table)
+    .select('id')
+    .where('deleted_at', 'is not', null)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+const fullRun = () => createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+
+describe('the deletion sweep against overlapping runs', () => {
+  it('never marks a row that another run wrote after the sweeping run began', async () => {
+    const links = [link(), link(), link(), link()];
+    const seed = await fullRun();
+    await writeLinks(links, seed);
+    await finishRun(t.db, seed, { outcome: 'succeeded' });
+    // Run A starts; run B (another deployment, another Redis) starts and
+    // writes everything; A has seen only the first link when it sweeps.
+    const a = await fullRun();
+    const b = await fullRun();
+    await writeLinks(links, b);
+    await writeLinks([links[0]], a);
+    expect(await sweepDeletions(t.db, a, { maxDeleteFraction: 1 })).toBe(0);
+    expect(await deletedIds('tracking_links')).toEqual([]);
+  });
+
+  it('still marks the rows nobody wrote since the run began', async () => {
+    const links = [link(), link(), link()];
+    const seed = await fullRun();
+    await writeLinks(links, seed);
+    const next = await fullRun();
+    await writeLinks(links.slice(0, 2), next);
+    expect(await sweepDeletions(t.db, next)).toBe(1);
+    expect(await deletedIds('tracking_links')).toEqual([String(links[2]?.id)]);
+  });
+});
+
+describe('the deletion guard', () => {
+  it('marks nothing and fails with the way to confirm when a full run would delete more than the fraction', async () => {
+    const links = Array.from({ length: 10 }, () => link());
+    const seed = await fullRun();
+    await writeLinks(links, seed);
+    const empty = await fullRun();
+    await writeLinks([], empty); // one `200 []`
+    const error = await sweepDeletions(t.db, empty).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DeletionGuardError);
+    expect((error as Error).message).toMatch(/10 of 10 live rows/);
+    expect((error as Error).message).toMatch(/HIRESYNC_MAX_DELETE_FRACTION=0\.5/);
+    expect((error as Error).message).toMatch(/--allow-mass-delete/);
+    expect(await deletedIds('tracking_links')).toEqual([]);
+  });
+
+  it('lets a confirmed run mark them, and lets a run under the fraction through', async () => {
+    const links = Array.from({ length: 10 }, () => link());
+    const seed = await fullRun();
+    await writeLinks(links, seed);
+    const half = await fullRun();
+    await writeLinks(links.slice(0, 5), half);
+    expect(await sweepDeletions(t.db, half)).toBe(5);
+    const confirmed = await fullRun();
+    await writeLinks([], confirmed);
+    expect(await sweepDeletions(t.db, confirmed, { allowMassDelete: true })).toBe(5);
+    expect(await deletedIds('tracking_links')).toHaveLength(10);
+  });
+
+  it('honours the configured fraction through the run store', async () => {
+    const links = Array.from({ length: 4 }, () => link());
+    const seed = await fullRun();
+    await writeLinks(links, seed);
+    const next = await fullRun();
+    await writeLinks(links.slice(0, 1), next);
+    const strict = new KyselyRunStore(t.db, { maxDeleteFraction: 0.25 });
+    await expect(strict.sweepDeletions(next)).rejects.toBeInstanceOf(DeletionGuardError);
+    const loose = new KyselyRunStore(t.db, { maxDeleteFraction: 0.75 });
+    expect(await loose.sweepDeletions(next)).toBe(3);
+  });
+});
+
+describe('a record the API still returns but hiresync rejects', () => {
+  it('is not soft-deleted by the sweep, and its new version is kept in rejected_records', async () => {
+    const good = link();
+    const later = link();
+    const seed = await fullRun();
+    await writeLinks([good, later], seed);
+    const next = await fullRun();
+    const result = await writeLinks([good, { ...later, updated_at: '2024-05-01T10:00:00' }], next);
+    expect(result.rejected).toHaveLength(1);
+    expect(await sweepDeletions(t.db, next)).toBe(0);
+    expect(await deletedIds('tracking_links')).toEqual([]);
+    const rejected = await t.db.selectFrom('rejected_records').select('raw').execute();
+    expect(rejected.map((r) => (r.raw as { id: number }).id)).toEqual([later.id]);
+  });
+});
+
+describe('newest nested values win across pages', () => {
+  it('keeps the name from the most recently updated link when an older link comes on a later page', async () => {
+    const run = await fullRun();
+    await writeLinks(
+      [link({ updated_at: '2025-06-01T00:00:00Z', credited_to: { id: 71, name: 'New name' } })],
+      run,
+      1,
+    );
+    await writeLinks(
+      [link({ updated_at: '2020-01-01T00:00:00Z', credited_to: { id: 71, name: 'Old name' } })],
+      run,
+      2,
+    );
+    const referrer = await t.db
+      .selectFrom('referrers')
+      .selectAll()
+      .where('id', '=', '71')
+      .executeTakeFirstOrThrow();
+    expect(referrer.name).toBe('New name');
+    // A newer link still renames it, and the same name on a newer link moves the mark on.
+    await writeLinks(
+      [link({ updated_at: '2026-01-01T00:00:00Z', credited_to: { id: 71, name: 'New name' } })],
+      run,
+      3,
+    );
+    await writeLinks(
+      [link({ updated_at: '2025-09-01T00:00:00Z', credited_to: { id: 71, name: 'Mid name' } })],
+      run,
+      4,
+    );
+    const after = await t.db
+      .selectFrom('referrers')
+      .select(['name', 'source_updated_at'])
+      .where('id', '=', '71')
+      .executeTakeFirstOrThrow();
+    expect(after.name).toBe('New name');
+    expect(after.source_updated_at).toMatch(/^2026-01-01/);
+  });
+});
+
+describe('a page holding one record Postgres cannot take', () => {
+  // Built as text: these values do not survive JSON.parse and JSON.stringify.
+  const NUL_BODY = `[
+    {"id": 9007199254740993, "token": "first", "created_at": "2024-01-01T00:00:00.123456Z"},
+    {"id": 9007199254740992, "token": "second"},
+    {"id": 9007199254740995, "token": "bad\\u0000token"}
+  ]`;
+
+  it('writes the others with their exact ids, never collapsing two records into one row', async () => {
+    const run = await fullRun();
+    const result = await writeLinks([], run, 1, NUL_BODY);
+    expect(result.written).toBe(2);
+    expect(result.rejected.map((r) => r.index)).toEqual([2]);
+    const rows = await t.db
+      .selectFrom('tracking_links')
+      .select(['id', 'token', 'created_at'])
+      .orderBy('id')
+      .execute();
+    expect(rows.map((r) => [r.id, r.token])).toEqual([
+      ['9007199254740992', 'second'],
+      ['9007199254740993', 'first'],
+    ]);
+    expect(rows[1]?.created_at).toMatch(/\.123456/);
+  });
+
+  it('keeps the refused record in rejected_records with its exact text', async () => {
+    const run = await fullRun();
+    await writeLinks([], run, 1, NUL_BODY);
+    const [row] = await t.db.selectFrom('rejected_records').select(['raw', 'reason']).execute();
+    expect(row?.raw).toBe('{"id": 9007199254740995, "token": "bad\\u0000token"}');
+    expect(row?.reason).toMatch(/Postgres refused it/);
+  });
+
+  it('keeps digits and decimals of jobs exactly as sent', async () => {
+    const run = await createRun(t.db, { resource: 'jobs', mode: 'full' });
+    await writeJobs(
+      `[{"id": 9007199254740993, "budget": 12345678901234567890, "ratio": 1.0},
+        {"id": 2, "title": "lone \\ud800 surrogate"},
+        {"id": 3, "title": "nul \\u0000"}]`,
+      run,
+    );
+    const { rows } = await sql<{ id: string; data: string }>`
+      select id::text, data::text from jobs order by id`.execute(t.db);
+    expect(rows).toEqual([
+      {
+        id: '9007199254740993',
+        data: '{"id": 9007199254740993, "ratio": 1.0, "budget": 12345678901234567890}',
+      },
+    ]);
+    expect(await t.db.selectFrom('rejected_records').select('id').execute()).toHaveLength(2);
+  });
+
+  it('rejects a record nested 20,000 levels deep and writes the rest of the page', async () => {
+    const deep = `${'['.repeat(20_000)}1${']'.repeat(20_000)}`;
+    const run = await createRun(t.db, { resource: 'jobs', mode: 'full' });
+    const result = await writeJobs(`[{"id": 1}, {"id": 2, "deep": ${deep}}, {"id": 3}]`, run);
+    expect(result.written).toBe(2);
+    expect(result.rejected.map((r) => r.index)).toEqual([1]);
+    const [row] = await t.db.selectFrom('rejected_records').select(['raw', 'reason']).execute();
+    expect(typeof row?.raw).toBe('string');
+    expect(String(row?.raw).length).toBeGreaterThan(40_000);
+  });
+});
+
+describe('run counts', () => {
+  it('count a record met on two pages once', async () => {
+    const [a, b, c] = [link(), link(), link()];
+    const run = await fullRun();
+    await writeLinks([a, b], run, 1);
+    await writeLinks([b, c], run, 2);
+    await finishRun(t.db, run, { outcome: 'succeeded' });
+    expect((await getRun(t.db, run))?.records).toBe('3');
+  });
+});
+
+describe('the Postgres resource lock', () => {
+  it('lets one process at a time hold a resource, across pools, and frees it on release', async () => {
+    const other = createDatabase(t.url);
+    try {
+      const first = new ResourceLock(t.db);
+      const second = new ResourceLock(other);
+      const release = await first.tryAcquire('tracking_links');
+      expect(release).toBeDefined();
+      expect(await second.tryAcquire('tracking_links')).toBeUndefined();
+      const jobs = await second.tryAcquire('jobs');
+      expect(jobs).toBeDefined();
+      await jobs?.();
+      await release?.();
+      const again = await second.tryAcquire('tracking_links');
+      expect(again).toBeDefined();
+      await again?.();
+    } finally {
+      await other.destroy();
+    }
+  });
+
+  it('refuses to sweep once the lock connection is gone', async () => {
+    const lock = new ResourceLock(t.db);
+    const release = await lock.tryAcquire('tracking_links');
+    const store = new KyselyRunStore(t.db, { resourceLock: lock });
+    const seed = await fullRun();
+    await writeLinks([link(), link()], seed);
+    const run = await fullRun();
+    await writeLinks([], run);
+    await sql`select pg_terminate_backend(pid) from pg_locks
+      where locktype = 'advisory' and pid <> pg_backend_pid()
+        and database = (select oid from pg_database where datname = current_database())`.execute(
+      t.db,
+    );
+    await expect(store.sweepDeletions(run, { allowMassDelete: true })).rejects.toBeInstanceOf(
+      ResourceLockLostError,
+    );
+    expect(await deletedIds('tracking_links')).toEqual([]);
+    await release?.();
+  });
+});
