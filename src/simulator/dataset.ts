@@ -16,6 +16,12 @@ export interface DatasetOptions {
   flatTrackingLinks?: boolean;
   /** Every Nth record (by index) is malformed in a rotating way; 0 for none. Default 0. */
   malformedEvery?: number;
+  /**
+   * Every Nth record (by index) carries a `\u0000` in a string: valid JSON of
+   * the right types that Postgres cannot hold in jsonb, so hiresync rejects it.
+   * 0 for none. Default 0.
+   */
+  nulEvery?: number;
 }
 
 /** Ids start above 2^32 so that 32-bit ids would overflow. */
@@ -48,6 +54,7 @@ function timestamp(seconds: number, micros: number): string {
 export class Dataset {
   readonly flatTrackingLinks: boolean;
   readonly malformedEvery: number;
+  readonly nulEvery: number;
   /** Bumped by every change, so cached pages of an older version are not served. */
   version = 0;
   readonly #seed: number;
@@ -67,6 +74,7 @@ export class Dataset {
     this.#seed = options.seed ?? 1;
     this.flatTrackingLinks = options.flatTrackingLinks ?? false;
     this.malformedEvery = options.malformedEvery ?? 0;
+    this.nulEvery = options.nulEvery ?? 0;
     this.#counts = {
       jobs: options.counts?.jobs ?? 250,
       job_posts: options.counts?.job_posts ?? 250,
@@ -130,6 +138,18 @@ export class Dataset {
   /** The record at `index` as the API would send it (a malformed one included). */
   record(resource: SimResource, index: number): unknown {
     if (this.isMalformed(index)) return this.#malformed(resource, index);
+    const record = this.#wellFormed(resource, index);
+    return this.hasNul(index) ? { ...record, note: `NUL \u0000 inside ${index}` } : record;
+  }
+
+  /** True when the record at `index` carries a `\u0000` (and is not malformed otherwise). */
+  hasNul(index: number): boolean {
+    return (
+      this.nulEvery > 0 && index % this.nulEvery === this.nulEvery - 2 && !this.isMalformed(index)
+    );
+  }
+
+  #wellFormed(resource: SimResource, index: number): Record<string, unknown> {
     switch (resource) {
       case 'jobs':
         return this.#job(index);
