@@ -1,5 +1,10 @@
+import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { deletePrefix } from '../../src/queue/redis.js';
+import { runOnce } from '../../src/queue/run-once.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { ResourceLock, ResourceLockLostError } from '../../src/warehouse/resource-lock.js';
 import { KyselyRunStore } from '../../src/warehouse/run-store.js';
@@ -12,6 +17,7 @@ import {
 } from '../../src/warehouse/sync-runs.js';
 import { writePage } from '../../src/warehouse/write-page.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { startSyncHarness } from '../support/sync-harness.js';
 
 // Every test starts from empty tables: sweeps and guards count a whole table.
 let t: TestDatabase;
@@ -312,5 +318,43 @@ describe('the Postgres resource lock', () => {
     );
     expect(await deletedIds('tracking_links')).toEqual([]);
     await release?.();
+  });
+});
+
+describe('two deployments on different Redis prefixes', () => {
+  it('never overlap full runs of one resource, and soft-delete no live row', async () => {
+    const h = await startSyncHarness({
+      simulator: { dataset: { counts: { tracking_links: 3000 } }, latencyMs: 15 },
+      env: { HIRESYNC_PER_PAGE: '100' },
+    });
+    const other = loadConfig({
+      ...h.env,
+      HIRESYNC_REDIS_PREFIX: `${h.env.HIRESYNC_REDIS_PREFIX}-b`,
+    });
+    const apps = [h.app(), createApp(other, h.log.logger, { defaultMetrics: false })];
+    try {
+      await h.sync(['tracking_links'], 'full');
+      const outcomes = await Promise.all(
+        apps.map((app) => runOnce(app, ['tracking_links'], 'full')),
+      );
+      expect(outcomes.flat().map((o) => o.ok)).toEqual([true, true]);
+      expect(await h.liveIds('tracking_links')).toEqual(h.expectedIds('tracking_links'));
+      const runs = await h.database.db
+        .selectFrom('sync_runs')
+        .select(['started_at', 'finished_at', 'deleted'])
+        .where('resource', '=', 'tracking_links')
+        .orderBy('id')
+        .execute();
+      expect(runs.map((r) => r.deleted)).toEqual(['0', '0', '0']);
+      // The second deployment's run began only after the first one's ended.
+      const [, first, second] = runs;
+      expect(Date.parse(String(second?.started_at))).toBeGreaterThanOrEqual(
+        Date.parse(String(first?.finished_at)) - 1,
+      );
+    } finally {
+      for (const app of apps) await app.close();
+      await deletePrefix(apps[1]?.redis as Redis, other.redisPrefix).catch(() => {});
+      await h.close();
+    }
   });
 });
