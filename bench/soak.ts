@@ -1,10 +1,13 @@
 /**
  * Fault-injection soak: many full syncs against the simulator while it injects
- * 429s, 5xx, slow pages, dropped connections, token revocation and malformed
- * records, and while this harness SIGKILLs worker processes at random moments
- * and restarts Redis and Postgres. After every cycle the tables are compared
- * with the simulator's data: no row missing, none extra or duplicated, none
- * stale, every malformed record in rejected_records.
+ * 429s, 5xx, slow pages, dropped connections, token revocation, malformed
+ * records and records holding a \u0000, and while this harness SIGKILLs worker
+ * processes at random moments, restarts Redis and Postgres, and deletes every
+ * Redis key of a deployment (a failover to an empty replica). A second
+ * deployment on another Redis prefix runs full syncs of the same tables at the
+ * same time (only Postgres can keep the two apart). After every cycle the
+ * tables are compared with the simulator's data: no row missing, none extra or
+ * duplicated, none stale, every rejected record in rejected_records.
  *
  *   npm run soak                       # 180 s
  *   npm run soak -- --seconds 40       # the short form CI runs
@@ -19,6 +22,7 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../src/config.js';
+import { deletePrefix } from '../src/queue/redis.js';
 import { createSyncQueue, enqueueRun } from '../src/queue/sync-queue.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
 import { mix } from '../src/simulator/dataset.js';
@@ -58,7 +62,11 @@ const databaseUrl = postgres?.url ?? (shared?.url as string);
 const redisUrl = redis?.url ?? REDIS_URL;
 
 const sim = await ApiSimulator.start({
-  dataset: { counts: { jobs: 400, job_posts: 400, tracking_links: 1200 }, malformedEvery: 53 },
+  dataset: {
+    counts: { jobs: 400, job_posts: 400, tracking_links: 1200 },
+    malformedEvery: 53,
+    nulEvery: 97,
+  },
   revokePreviousToken: true,
   tokenTtlSeconds: 30,
   randomFaults: {
@@ -91,23 +99,33 @@ const env: Record<string, string> = {
   HIRESYNC_HTTP_PORT: '0',
   LOG_LEVEL: 'silent',
 };
+// A second deployment of the same tables on another Redis prefix (as a
+// `sync --full` run from a host next to a compose stack would be).
+const otherEnv: Record<string, string> = {
+  ...env,
+  HIRESYNC_REDIS_PREFIX: `${env.HIRESYNC_REDIS_PREFIX}-other`,
+};
 const config = loadConfig(env);
+const otherConfig = loadConfig(otherEnv);
 const db: Kysely<Database> = createDatabase(databaseUrl, { max: 2 });
 await migrateToLatest(db);
 const queueRedis = new Redis(redisUrl, { maxRetriesPerRequest: null });
 queueRedis.on('error', () => {});
 const queue = createSyncQueue(queueRedis, config.redisPrefix);
 queue.on('error', () => {});
+const otherQueue = createSyncQueue(queueRedis, otherConfig.redisPrefix);
+otherQueue.on('error', () => {});
 
 const workers: Array<ChildProcess | undefined> = [];
+/** Slots 0..workerCount-1 are the main deployment's workers; the last slot is the other deployment's. */
 function startWorker(slot: number): void {
   const child = spawn(process.execPath, [CLI, 'worker'], {
-    env: { PATH: process.env.PATH, ...env },
+    env: { PATH: process.env.PATH, ...(slot === workerCount ? otherEnv : env) },
     stdio: 'ignore',
   });
   workers[slot] = child;
 }
-for (let i = 0; i < workerCount; i += 1) startWorker(i);
+for (let i = 0; i <= workerCount; i += 1) startWorker(i);
 
 /** The simulator's truth for a resource: live ids with their records, and the records to reject. */
 function truth(resource: ResourceName) {
@@ -116,7 +134,8 @@ function truth(resource: ResourceName) {
   let rejected = 0;
   for (const index of ds.presentIndexes(resource)) {
     const record = ds.record(resource, index);
-    if (validateRecord(resource, record) === undefined)
+    // A \u0000 passes validation but not Postgres: rejected all the same.
+    if (validateRecord(resource, record) === undefined && !ds.hasNul(index))
       live.set(String(ds.idOf(resource, index)), record);
     else rejected += 1;
   }
@@ -141,6 +160,9 @@ async function compare(runs: Map<ResourceName, string>): Promise<string[]> {
     const seen = new Set(live.map((r) => r.id));
     for (const id of expected.live.keys())
       if (!seen.has(id)) problems.push(`${resource} ${id}: missing`);
+    const deleted = rows.rows.filter((r) => r.deleted && expected.live.has(r.id));
+    for (const row of deleted.slice(0, 3))
+      problems.push(`${resource} ${row.id}: live in the API, soft-deleted in the table`);
     const runId = runs.get(resource) as string;
     const rejected = await db
       .selectFrom('rejected_records')
@@ -172,20 +194,28 @@ async function succeededSince(since: string): Promise<Map<ResourceName, string>>
 
 async function enqueueFull(resources: readonly ResourceName[]): Promise<void> {
   for (const resource of resources) {
-    await enqueueRun(queue, { resource, requested: 'full', origin: 'cli' }, config).catch(
-      () => undefined,
-    );
+    for (const q of [queue, otherQueue]) {
+      await enqueueRun(q, { resource, requested: 'full', origin: 'cli' }, config).catch(
+        () => undefined,
+      );
+    }
   }
 }
 
-/** Random chaos while a cycle runs: kill -9 a worker, restart Redis or Postgres. */
+/**
+ * Random chaos while a cycle runs: kill -9 a worker, restart Redis or
+ * Postgres, or lose every Redis key of the main deployment.
+ */
 async function chaos(until: () => boolean): Promise<void> {
   while (!until()) {
     await sleep(200 + rand() * 1200);
     if (until()) return;
     const roll = rand();
-    if (roll < 0.45) {
-      const slot = Math.floor(rand() * workerCount);
+    if (roll < 0.08) {
+      count('redis keys lost');
+      await deletePrefix(queueRedis, config.redisPrefix).catch(() => undefined);
+    } else if (roll < 0.45) {
+      const slot = Math.floor(rand() * (workerCount + 1));
       workers[slot]?.kill('SIGKILL');
       count('worker SIGKILL');
       await sleep(100 + rand() * 400);
@@ -206,6 +236,7 @@ let mismatches = 0;
 const examples: string[] = [];
 while (Date.now() < deadline) {
   cycles += 1;
+  const cycleStarted = Date.now();
   // The API changes between cycles: new records, deletions and updates.
   for (const resource of RESOURCE_NAMES) {
     const ds = sim.dataset;
@@ -244,7 +275,7 @@ while (Date.now() < deadline) {
   mismatches += problems.length;
   examples.push(...problems.slice(0, 3));
   process.stdout.write(
-    `cycle ${cycles}: ${problems.length === 0 ? 'tables match the API' : `${problems.length} mismatches`}\n`,
+    `cycle ${cycles}: ${problems.length === 0 ? 'tables match the API' : `${problems.length} mismatches`} (${((Date.now() - cycleStarted) / 1000).toFixed(1)} s)\n`,
   );
 }
 
@@ -254,8 +285,12 @@ faults['malformed records served'] = [...RESOURCE_NAMES].reduce((n, r) => n + tr
 for (const w of workers) w?.kill('SIGTERM');
 await sleep(500);
 for (const w of workers) w?.kill('SIGKILL');
-await queue.obliterate({ force: true }).catch(() => undefined);
-await queue.close();
+for (const q of [queue, otherQueue]) {
+  await q.obliterate({ force: true }).catch(() => undefined);
+  await q.close();
+}
+for (const prefix of [config.redisPrefix, otherConfig.redisPrefix])
+  await deletePrefix(queueRedis, prefix).catch(() => undefined);
 queueRedis.disconnect();
 await db.destroy();
 await sim.close();
@@ -263,7 +298,9 @@ await redis?.close();
 postgres?.close();
 await shared?.drop();
 
-process.stdout.write(`\nsoak: ${seconds} s, seed ${seed}, ${workerCount} worker processes\n`);
+process.stdout.write(
+  `\nsoak: ${seconds} s, seed ${seed}, ${workerCount} worker processes + 1 of a second deployment (another Redis prefix)\n`,
+);
 process.stdout.write(`cycles run: ${cycles}\nfaults injected:\n`);
 for (const [kind, n] of Object.entries(faults).sort()) process.stdout.write(`  ${kind}: ${n}\n`);
 process.stdout.write(`mismatches: ${mismatches}\n`);
