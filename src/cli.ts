@@ -18,6 +18,7 @@ import { createLogger } from './logger.js';
 import { checkConnections } from './preflight.js';
 import { type RunOnceOutcome, runOnce } from './queue/run-once.js';
 import { enqueueRun, upsertSchedules } from './queue/sync-queue.js';
+import { redactSecrets } from './secret.js';
 import { ApiSimulator, type SimulatorOptions } from './simulator/api-simulator.js';
 import { readStatus } from './status.js';
 import type { RunProgress } from './sync/run-resource.js';
@@ -369,7 +370,7 @@ async function status(args: string[]): Promise<number> {
         s.checkpoint
           ? `yes: run ${s.checkpoint.runId}, ${s.checkpoint.pagesDone} pages done`
           : 'no',
-        r?.error ?? '',
+        redactSecrets(r?.error ?? ''),
       ];
     });
     process.stdout.write(
@@ -377,7 +378,7 @@ async function status(args: string[]): Promise<number> {
     );
     return EXIT.ok;
   } catch (error) {
-    process.stderr.write(`hiresync status: ${coerceError(error).message}\n`);
+    process.stderr.write(`hiresync status: ${redactSecrets(coerceError(error).message)}\n`);
     return EXIT.failed;
   } finally {
     await db.destroy();
@@ -396,7 +397,11 @@ function summaryTable(outcomes: RunOnceOutcome[]): string {
       r ? String(r.rejected) : '-',
       r ? String(r.deleted) : '-',
       r ? r.seconds.toFixed(1) : '-',
-      o.ok ? (o.summary.resumed ? 'succeeded (resumed)' : 'succeeded') : `failed: ${o.error}`,
+      o.ok
+        ? o.summary.resumed
+          ? 'succeeded (resumed)'
+          : 'succeeded'
+        : `failed: ${redactSecrets(o.error)}`,
     ];
   });
   return formatTable(
@@ -452,7 +457,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`hiresync: ${error.message}\n`);
+      process.stderr.write(`hiresync: ${redactSecrets(error.message)}\n`);
       return EXIT.usage;
     }
     const e = coerceError(error);
@@ -461,10 +466,10 @@ export async function main(argv: string[]): Promise<number> {
       error instanceof UsageError ||
       (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
-      process.stderr.write(`hiresync: ${e.message}\n`);
+      process.stderr.write(`hiresync: ${redactSecrets(e.message)}\n`);
       return EXIT.usage;
     }
-    process.stderr.write(`hiresync: ${e.message}\n`);
+    process.stderr.write(`hiresync: ${redactSecrets(e.message)}\n`);
     return EXIT.failed;
   }
 }
@@ -476,7 +481,7 @@ main(process.argv.slice(2)).then(
     setTimeout(() => process.exit(code), 3000).unref();
   },
   (error: unknown) => {
-    process.stderr.write(`hiresync: ${coerceError(error).message}\n`);
+    process.stderr.write(`hiresync: ${redactSecrets(coerceError(error).message)}\n`);
     process.exitCode = EXIT.failed;
   },
 );

@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
+import { redactSecrets } from './secret.js';
 
 export type { Logger } from 'pino';
 
@@ -39,7 +40,11 @@ interface SerializedError {
 export function serializeError(value: unknown, depth = 0): SerializedError {
   if (!(value instanceof Error)) return { type: typeof value, message: String(value) };
   const e = value as Error & { code?: unknown; status?: unknown; path?: unknown };
-  const out: SerializedError = { type: e.name, message: e.message, stack: e.stack };
+  const out: SerializedError = {
+    type: e.name,
+    message: redactSecrets(e.message),
+    stack: e.stack === undefined ? undefined : redactSecrets(e.stack),
+  };
   if (e.code !== undefined) out.code = e.code;
   if (typeof e.status === 'number') out.status = e.status;
   if (typeof e.path === 'string') out.path = e.path;
@@ -55,7 +60,12 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
-/** The root logger: JSON, one event per line, secrets redacted, errors allow-listed. */
+/**
+ * The root logger: JSON, one event per line, errors allow-listed, secrets
+ * redacted twice: by field name (`redact`), and by value in every written
+ * line (`hooks.streamWrite`), so a token the API echoed into an error
+ * message, or any other string field, never reaches the log.
+ */
 export function createLogger(options: LoggerOptions = {}): Logger {
   return pino(
     {
@@ -64,6 +74,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       serializers: { err: serializeError, error: serializeError },
       timestamp: pino.stdTimeFunctions.isoTime,
+      hooks: { streamWrite: redactSecrets },
     },
     options.destination,
   );

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { RESOURCE_NAMES, type ResourceName } from './config.js';
 import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
+import { redactSecrets } from './secret.js';
 import type { Checkpoint } from './sync/ports.js';
 import type { Database, SyncRun } from './warehouse/schema.js';
 
@@ -12,7 +13,7 @@ export interface ResourceStatus {
   checkpoint: Checkpoint | undefined;
 }
 
-/** Per resource: its last run, its last successful run and its pending checkpoint, if any. */
+/** Per resource: its last run, its last successful run and its pending checkpoint, if any; errors redacted. */
 export async function readStatus(
   db: Kysely<Database>,
   redis: Redis,
@@ -32,7 +33,10 @@ export async function readStatus(
         runs.where('outcome', '=', 'succeeded').executeTakeFirst(),
         checkpoints.load(resource),
       ]);
-      return { resource, lastRun, lastSuccess, checkpoint };
+      // Rows written before errors were redacted may still hold an echoed credential.
+      const clean = (run: SyncRun | undefined) =>
+        run?.error ? { ...run, error: redactSecrets(run.error) } : run;
+      return { resource, lastRun: clean(lastRun), lastSuccess: clean(lastSuccess), checkpoint };
     }),
   );
 }

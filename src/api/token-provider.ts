@@ -3,6 +3,7 @@ import type { Got } from 'got';
 import type { AuthConfig } from '../config.js';
 import { AuthError, HiresyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { registerSecret } from '../secret.js';
 import { type SendHooks, sendWithRetries } from './send.js';
 import type { CachedToken } from './token-cipher.js';
 import type { TokenStore } from './token-store.js';
@@ -90,6 +91,12 @@ function describeTokenError(auth: AuthConfig, status: number, body: string): str
   return `token request to ${new URL(auth.tokenUrl).pathname} was refused (${status})${detail}; ${fix}`;
 }
 
+/** Every token handed out is known to the redaction of logs, errors and stored text. */
+function registerToken(token: string): string {
+  registerSecret(token);
+  return token;
+}
+
 /**
  * Gives out the access token in force. Tokens are shared through a store (Redis
  * in production) so all processes with the same credentials use one token, and
@@ -131,9 +138,11 @@ export class TokenProvider {
   }
 
   #refresh(refused: string | undefined): Promise<string> {
-    this.#inflight ??= this.#refreshShared(refused).finally(() => {
-      this.#inflight = undefined;
-    });
+    this.#inflight ??= this.#refreshShared(refused)
+      .then(registerToken)
+      .finally(() => {
+        this.#inflight = undefined;
+      });
     return this.#inflight;
   }
 
@@ -190,12 +199,14 @@ export class TokenProvider {
       const basic = Buffer.from(`${auth.clientId}:${auth.clientSecret.reveal()}`).toString(
         'base64',
       );
+      registerSecret(basic, { pinned: true });
       headers.authorization = `Basic ${basic}`;
       headers['content-type'] = 'application/x-www-form-urlencoded';
       const form = new URLSearchParams({ grant_type: 'client_credentials' });
       if (auth.sub !== undefined) form.set('sub', auth.sub);
       body = form.toString();
     } else {
+      registerSecret(Buffer.from(`${auth.apiKey.reveal()}:`).toString('base64'), { pinned: true });
       headers.authorization = `Basic ${Buffer.from(`${auth.apiKey.reveal()}:`).toString('base64')}`;
     }
     const response = await sendWithRetries({

@@ -2,6 +2,7 @@ import { QueueEvents } from 'bullmq';
 import type { App } from '../app.js';
 import type { ResourceName } from '../config.js';
 import { coerceError } from '../errors.js';
+import { redactSecrets } from '../secret.js';
 import type { RequestedMode, RunSummary } from '../sync/run-resource.js';
 import { enqueueRun, QUEUE_NAME } from './sync-queue.js';
 
@@ -49,7 +50,11 @@ export async function runOnce(
             value === 'aborted'
               ? { resource, ok: false, error: 'interrupted' }
               : { resource, ok: true, summary: value },
-          (error: unknown) => ({ resource, ok: false, error: coerceError(error).message }),
+          (error: unknown) => ({
+            resource,
+            ok: false,
+            error: redactSecrets(coerceError(error).message),
+          }),
         );
       }),
     );

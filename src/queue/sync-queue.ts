@@ -12,6 +12,7 @@ import {
   UnexpectedBodyError,
 } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { redactError, redactSecrets } from '../secret.js';
 import type { CheckpointStore, PageSource, RunStore } from '../sync/ports.js';
 import {
   type RequestedMode,
@@ -141,7 +142,9 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       }
       const unrecoverable = isUnrecoverable(error);
       const final = unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      const message = coerceError(error).message;
+      // The API may echo a token or credential in its error text: nothing stored
+      // (sync_runs.error, the job's failedReason and stacktrace) may carry it.
+      const message = redactSecrets(coerceError(error).message);
       if (final) {
         const pending = await deps.checkpoints.load(resource);
         if (pending) {
@@ -154,8 +157,12 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       } else {
         logger.warn({ err: error }, 'run attempt failed; retrying from its checkpoint');
       }
-      if (unrecoverable) throw new UnrecoverableError(message);
-      throw error instanceof Error ? error : new HiresyncError(message);
+      if (unrecoverable) {
+        const thrown = new UnrecoverableError(message);
+        thrown.stack = redactSecrets(thrown.stack ?? message);
+        throw thrown;
+      }
+      throw error instanceof Error ? redactError(error) : new HiresyncError(message);
     } finally {
       await release();
     }

@@ -1,0 +1,144 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { deletePrefix } from '../../src/queue/redis.js';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { runCli } from '../support/run-cli.js';
+
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Every value stored under `prefix:` in Redis, whatever the key's type, as one text. */
+async function dumpPrefix(redis: Redis, prefix: string): Promise<string> {
+  const parts: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    for (const key of keys) {
+      const type = await redis.type(key);
+      let value: unknown;
+      if (type === 'string') value = await redis.get(key);
+      else if (type === 'hash') value = await redis.hgetall(key);
+      else if (type === 'list') value = await redis.lrange(key, 0, -1);
+      else if (type === 'set') value = await redis.smembers(key);
+      else if (type === 'zset') value = await redis.zrange(key, '0', '-1', 'WITHSCORES');
+      else if (type === 'stream') value = await redis.xrange(key, '-', '+');
+      parts.push(`${key} ${type} ${JSON.stringify(value)}`);
+    }
+    cursor = next;
+  } while (cursor !== '0');
+  return parts.join('\n');
+}
+
+/** What the fake API sends back when it refuses: everything it was sent. */
+interface EchoServer {
+  url: string;
+  token: string;
+  close: () => Promise<void>;
+}
+
+/**
+ * A token service and list API whose refusals echo the request's
+ * Authorization header and body, as some misconfigured gateways do.
+ */
+async function startEchoServer(refuse: 'token' | 'list'): Promise<EchoServer> {
+  const token = `tok-${randomBytes(16).toString('hex')}`;
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => {
+      body += d.toString();
+    });
+    req.on('end', () => {
+      const echo = `you sent Authorization: ${req.headers.authorization ?? ''} and body ${body}`;
+      const send = (status: number, value: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(value));
+      };
+      if (req.method === 'POST' && req.url === '/oauth/token') {
+        if (refuse === 'token') send(401, { error: 'invalid_client', error_description: echo });
+        else send(200, { access_token: token, token_type: 'bearer', expires_in: 3600 });
+      } else if (req.url?.startsWith('/v3/')) {
+        send(403, { message: echo, errors: [echo] });
+      } else send(404, { message: echo });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    token,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('secrets echoed back by the API', () => {
+  let database: TestDatabase | undefined;
+  afterEach(async () => {
+    await database?.drop();
+    database = undefined;
+  });
+
+  for (const refuse of ['list', 'token'] as const) {
+    it(`never stores or prints a token or credential that a ${refuse === 'list' ? '403 from the list' : '401 from the token endpoint'} echoes`, async () => {
+      const server = await startEchoServer(refuse);
+      cleanups.push(() => server.close());
+      database = await createTestDatabase(inject('databaseUrl'));
+      const clientId = 'echo-client';
+      const secret = `s3cret/+ ${randomBytes(8).toString('hex')}`;
+      const basic = Buffer.from(`${clientId}:${secret}`).toString('base64');
+      const prefix = `test-${randomUUID()}`;
+      const env = {
+        HIRESYNC_BASE_URL: server.url,
+        HIRESYNC_AUTH_URL: `${server.url}/oauth`,
+        HIRESYNC_CLIENT_ID: clientId,
+        HIRESYNC_CLIENT_SECRET: secret,
+        DATABASE_URL: database.url,
+        REDIS_URL: inject('redisUrl'),
+        HIRESYNC_REDIS_PREFIX: prefix,
+        HIRESYNC_RUN_BACKOFF: '100ms',
+        HIRESYNC_RUN_ATTEMPTS: '2',
+        LOG_LEVEL: 'debug',
+      };
+      const redis = new Redis(inject('redisUrl'));
+      cleanups.push(async () => {
+        await deletePrefix(redis, prefix);
+        redis.disconnect();
+      });
+      const sync = await runCli(['sync', '--resource', 'jobs'], env);
+      expect(sync.code).toBe(1);
+      expect(sync.stdout).toMatch(
+        refuse === 'list' ? /failed: 403 from \/v3\/jobs/ : /refused \(401\)/,
+      );
+      const status = await runCli(['status'], env);
+      expect(status.code).toBe(0);
+      const runs = await database.db.selectFrom('sync_runs').selectAll().execute();
+      expect(runs).toMatchObject([
+        { outcome: 'failed', error: expect.stringContaining('[redacted]') },
+      ]);
+      const stored = await dumpPrefix(redis, prefix);
+      // The failed job's hash is there, with its failedReason and stacktrace.
+      expect(stored).toMatch(/"failedReason":"[^"]*redacted/);
+      const everything = [
+        JSON.stringify(runs),
+        stored,
+        sync.stdout,
+        sync.stderr,
+        status.stdout,
+        status.stderr,
+      ].join('\n');
+      for (const value of [
+        server.token,
+        secret,
+        basic,
+        encodeURIComponent(secret),
+        new URLSearchParams({ s: secret }).toString().slice(2),
+      ]) {
+        expect(everything).not.toContain(value);
+      }
+    }, 60_000);
+  }
+});
