@@ -17,6 +17,7 @@ import { startHttpServer } from './http-server.js';
 import { createLogger } from './logger.js';
 import { checkConnections } from './preflight.js';
 import { type RunOnceOutcome, runOnce } from './queue/run-once.js';
+import { ScheduleKeeper } from './queue/schedule-keeper.js';
 import { enqueueRun, upsertSchedules } from './queue/sync-queue.js';
 import { redactSecrets } from './secret.js';
 import { ApiSimulator, type SimulatorOptions } from './simulator/api-simulator.js';
@@ -307,14 +308,17 @@ async function worker(args: string[]): Promise<number> {
     await app.close();
     throw error;
   }
+  const keeper = new ScheduleKeeper({ queue: app.queue, config, logger });
   const { port, server } = await startHttpServer({
     port: config.httpPort,
     db: app.db,
     redis: app.redis,
     metrics: app.metrics,
+    schedules: () => keeper.health(),
   });
   app.startWorker();
   const schedules = await upsertSchedules(app.queue, config);
+  keeper.start(app.queueRedis);
   for (const resource of config.resources) {
     const pending = await app.checkpoints.load(resource);
     if (pending) {
@@ -328,6 +332,7 @@ async function worker(args: string[]): Promise<number> {
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
   logger.info({ signal }, 'shutting down: finishing the pages in hand');
+  await keeper.stop();
   await app.close();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   logger.info('worker stopped');

@@ -11,6 +11,11 @@ export interface HttpServerOptions {
   db: Kysely<Database>;
   redis: Redis;
   metrics: Metrics;
+  /**
+   * The state of the job schedulers (the worker's ScheduleKeeper): /healthz
+   * answers 503 when they are missing from Redis.
+   */
+  schedules?: () => Promise<{ schedules: string; missing: string[] }>;
   /** Default 0.0.0.0 (the container's probe and Prometheus reach it from outside). */
   host?: string;
 }
@@ -32,7 +37,11 @@ async function probe(check: () => Promise<unknown>, timeoutMs = 2000): Promise<s
   }
 }
 
-/** Serves GET /healthz (Postgres and Redis reachable: 200, else 503) and GET /metrics (Prometheus). */
+/**
+ * Serves GET /healthz (200 when Postgres and Redis answer and, given
+ * `schedules`, the job schedulers are in Redis; else 503) and GET /metrics
+ * (Prometheus).
+ */
 export async function startHttpServer(
   options: HttpServerOptions,
 ): Promise<{ server: Server; port: number }> {
@@ -43,9 +52,26 @@ export async function startHttpServer(
           probe(() => sql`select 1`.execute(options.db)),
           probe(() => options.redis.ping()),
         ]);
-        const ok = postgres === 'ok' && redis === 'ok';
+        const schedules =
+          redis === 'ok' && options.schedules ? await options.schedules() : undefined;
+        const ok =
+          postgres === 'ok' &&
+          redis === 'ok' &&
+          (schedules === undefined || schedules.schedules === 'ok');
         res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ status: ok ? 'ok' : 'unhealthy', postgres, redis }));
+        res.end(
+          JSON.stringify({
+            status: ok ? 'ok' : 'unhealthy',
+            postgres,
+            redis,
+            ...(schedules === undefined
+              ? {}
+              : {
+                  schedules: schedules.schedules,
+                  ...(schedules.missing.length > 0 ? { missingSchedules: schedules.missing } : {}),
+                }),
+          }),
+        );
       } else if (req.method === 'GET' && req.url === '/metrics') {
         res.writeHead(200, { 'content-type': options.metrics.registry.contentType });
         res.end(await options.metrics.registry.metrics());

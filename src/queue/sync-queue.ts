@@ -169,16 +169,57 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
   };
 }
 
+/** What this process's worker saw of a job: kept so `sync` learns how its run ended even if Redis lost the job. */
+export type JobSettlement =
+  | { state: 'active' }
+  | { state: 'completed'; result: RunSummary | { skipped: string } }
+  | { state: 'failed'; error: string };
+
+/** How many settlements a worker remembers. */
+const MAX_SETTLEMENTS = 1000;
+
+/** The BullMQ worker of hiresync, with what it saw of each job it processed. */
+export type SyncWorker = Worker<SyncJobData, RunSummary | { skipped: string }> & {
+  /** By job id, newest last; bounded. */
+  settlements: Map<string, JobSettlement>;
+};
+
 /** A BullMQ worker running the processor; one job per resource at a time, resources in parallel. */
 export function createSyncWorker(
   connection: Redis,
   prefix: string,
   deps: SyncProcessorDeps,
   options: { concurrency: number; autorun?: boolean },
-): Worker<SyncJobData, RunSummary | { skipped: string }> {
-  return new Worker<SyncJobData, RunSummary | { skipped: string }>(
+): SyncWorker {
+  const processor = createSyncProcessor(deps);
+  const settlements = new Map<string, JobSettlement>();
+  const settle = (id: string | undefined, settlement: JobSettlement | undefined) => {
+    if (id === undefined) return;
+    settlements.delete(id);
+    if (settlement) settlements.set(id, settlement);
+    while (settlements.size > MAX_SETTLEMENTS) {
+      settlements.delete(settlements.keys().next().value as string);
+    }
+  };
+  const worker = new Worker<SyncJobData, RunSummary | { skipped: string }>(
     QUEUE_NAME,
-    createSyncProcessor(deps),
+    async (job: SyncJob, token?: string) => {
+      settle(job.id, { state: 'active' });
+      try {
+        const result = await processor(job, token);
+        settle(job.id, { state: 'completed', result });
+        return result;
+      } catch (error) {
+        // A delayed job goes back to the queue: it has not ended.
+        settle(
+          job.id,
+          error instanceof DelayedError
+            ? undefined
+            : { state: 'failed', error: coerceError(error).message },
+        );
+        throw error;
+      }
+    },
     {
       connection,
       prefix,
@@ -188,6 +229,12 @@ export function createSyncWorker(
       lockDuration: 60_000,
     },
   );
+  return Object.assign(worker, { settlements });
+}
+
+/** The job scheduler keys {@link upsertSchedules} keeps for `resources`. */
+export function scheduleKeys(resources: readonly ResourceName[]): string[] {
+  return resources.flatMap((resource) => [`incremental:${resource}`, `full:${resource}`]);
 }
 
 /**

@@ -1,16 +1,40 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { deletePrefix } from '../../src/queue/redis.js';
+import { ScheduleKeeper } from '../../src/queue/schedule-keeper.js';
+import { createSyncQueue, upsertSchedules } from '../../src/queue/sync-queue.js';
+import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { runCli } from '../support/run-cli.js';
+import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+
+async function harness(options: Parameters<typeof startSyncHarness>[0]): Promise<SyncHarness> {
+  const h = await startSyncHarness(options);
+  cleanups.push(() => h.close());
+  return h;
+}
+
+async function waitFor<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(50);
+  }
+}
 
 /** Every value stored under `prefix:` in Redis, whatever the key's type, as one text. */
 async function dumpPrefix(redis: Redis, prefix: string): Promise<string> {
@@ -33,6 +57,130 @@ async function dumpPrefix(redis: Redis, prefix: string): Promise<string> {
   } while (cursor !== '0');
   return parts.join('\n');
 }
+
+describe('Redis losing its keys', () => {
+  it('sync ends with its run summary when Redis loses the job mid-run, instead of hanging', async () => {
+    const h = await harness({
+      simulator: { dataset: { counts: { jobs: 600 } }, latencyMs: 20 },
+      env: { HIRESYNC_PER_PAGE: '50' },
+    });
+    const redis = new Redis(h.env.REDIS_URL as string);
+    cleanups.push(() => redis.disconnect());
+    let flushed: Promise<void> | undefined;
+    const outcome = await Promise.race([
+      h.sync(['jobs'], 'auto', {
+        onProgress: (p) => {
+          // As FLUSHDB would: every key of this deployment, the job's hash included.
+          if (p.pages === 3 && !flushed) flushed = deletePrefix(redis, h.config.redisPrefix);
+        },
+      }),
+      sleep(25_000).then(() => 'hung' as const),
+    ]);
+    expect(flushed).toBeDefined();
+    expect(outcome).not.toBe('hung');
+    expect(outcome).toMatchObject([{ resource: 'jobs', ok: true, summary: { records: 600 } }]);
+    expect(await h.liveIds('jobs')).toEqual(h.expectedIds('jobs'));
+  }, 40_000);
+
+  it('the worker re-creates its job schedulers after Redis lost them, and /healthz answers 503 "missing" meanwhile', async () => {
+    const h = await harness({
+      simulator: { dataset: { counts: { jobs: 30 } } },
+      env: { HIRESYNC_RESOURCES: 'jobs', HIRESYNC_INCREMENTAL_EVERY: '1s' },
+    });
+    const redis = new Redis(h.env.REDIS_URL as string);
+    cleanups.push(() => redis.disconnect());
+    const { spawn } = await import('node:child_process');
+    const { CLI } = await import('../support/run-cli.js');
+    const child = spawn(process.execPath, [CLI, 'worker'], {
+      env: { PATH: process.env.PATH, ...h.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.resume();
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    cleanups.push(async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    });
+    const port = await waitFor(async () => /"port":(\d+)/.exec(out)?.[1]);
+    const health = async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    expect(await health()).toMatchObject({ status: 200, body: { status: 'ok', schedules: 'ok' } });
+    const runs = async () =>
+      Number(
+        (
+          await h.database.db
+            .selectFrom('sync_runs')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    await waitFor(async () => (await runs()) >= 1);
+
+    // Redis loses everything (FLUSHDB, failover to an empty replica).
+    await deletePrefix(redis, h.config.redisPrefix);
+    const lost = await health();
+    expect(lost).toMatchObject({
+      status: 503,
+      body: {
+        status: 'unhealthy',
+        schedules: 'missing',
+        missingSchedules: expect.arrayContaining(['incremental:jobs', 'full:jobs']),
+      },
+    });
+    const before = await runs();
+    await waitFor(async () => (await health()).status === 200, 10_000);
+    expect(out).toContain('job schedulers missing from Redis');
+    // And the schedules run again.
+    await waitFor(async () => (await runs()) > before, 15_000);
+  }, 60_000);
+
+  it('the schedule keeper notices missing job schedulers on its own and re-creates them', async () => {
+    const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
+    const prefix = `test-${randomUUID()}`;
+    const queue = createSyncQueue(redis, prefix);
+    const log = captureLogger();
+    const config = {
+      resources: ['jobs', 'tracking_links'] as const,
+      incrementalEveryMs: 900_000,
+      fullCron: '0 3 * * *',
+      runAttempts: 3,
+      runBackoffMs: 1000,
+    };
+    const keeper = new ScheduleKeeper({
+      queue,
+      config: { ...config, resources: [...config.resources] },
+      logger: log.logger,
+      intervalMs: 200,
+    });
+    cleanups.push(async () => {
+      await keeper.stop();
+      await queue.obliterate({ force: true });
+      await queue.close();
+      await deletePrefix(redis, prefix);
+      redis.disconnect();
+    });
+    await upsertSchedules(queue, { ...config, resources: [...config.resources] });
+    keeper.start(redis);
+    expect(await keeper.missing()).toEqual([]);
+    await deletePrefix(redis, prefix);
+    // The log line follows the upserts: wait for both.
+    await waitFor(
+      async () =>
+        (await queue.getJobSchedulers()).length === 4 &&
+        log.text().includes('job schedulers re-created'),
+      5000,
+    );
+    expect(await keeper.missing()).toEqual([]);
+  });
+});
 
 /** What the fake API sends back when it refuses: everything it was sent. */
 interface EchoServer {
