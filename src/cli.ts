@@ -356,7 +356,7 @@ async function status(args: string[]): Promise<number> {
   try {
     await checkConnections(db, redis).catch((error: unknown) => {
       // ioredis reports a refused connection as "Connection is closed"; name the real cause.
-      if (redisError && /REDIS_URL/.test(coerceError(error).message)) {
+      if (redisError && /^cannot reach Redis/.test(coerceError(error).message)) {
         throw new HiresyncError(`cannot reach Redis (${redisError.message}): check REDIS_URL`);
       }
       throw error;

@@ -53,4 +53,28 @@ export async function checkConnections(
       cause: error,
     });
   }
+  await checkRedisDatabase(redis, timeoutMs);
+}
+
+/**
+ * Selects REDIS_URL's database index again and fails when the server refuses
+ * it: ioredis only logs a refused SELECT at connection time and goes on with
+ * database 0, where hiresync would share keys with whatever else lives there.
+ */
+async function checkRedisDatabase(redis: Redis, timeoutMs: number): Promise<void> {
+  const db: unknown = redis.options.db ?? 0;
+  if (typeof db !== 'number' || !Number.isInteger(db) || db < 0) {
+    throw new HiresyncError(
+      `REDIS_URL names database ${JSON.stringify(db)}, which is not a database index (a whole number >= 0): check REDIS_URL`,
+    );
+  }
+  try {
+    await within(redis.select(db), timeoutMs, 'Redis');
+  } catch (error) {
+    throw new HiresyncError(
+      `REDIS_URL selects database ${db}, which this Redis server refused (${reason(error)}); ` +
+        "use an index below the server's 'databases' setting (16 by default): check REDIS_URL",
+      { cause: error },
+    );
+  }
 }

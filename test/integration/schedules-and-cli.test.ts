@@ -139,3 +139,18 @@ describe('hiresync sync and status', () => {
     );
   });
 });
+
+describe('REDIS_URL database index', () => {
+  it('sync, worker and status fail at preflight, naming REDIS_URL and the index the server refused', async () => {
+    h = await startSyncHarness();
+    const url = new URL(inject('redisUrl'));
+    url.pathname = '/99';
+    for (const command of ['status', 'sync', 'worker']) {
+      const result = await runCli([command], { ...h.env, REDIS_URL: url.href }, 20_000);
+      expect(result.code, command).toBe(1);
+      expect(result.stderr, command).toMatch(
+        /REDIS_URL selects database 99, which this Redis server refused \(.*DB index is out of range/,
+      );
+    }
+  });
+});
