@@ -41,6 +41,41 @@ commands:
 
 Run 'hiresync <command> --help' for a command's options.`;
 
+const MIGRATE_USAGE = `usage: hiresync migrate
+
+Applies pending database migrations; safe to run any number of times.
+Needs DATABASE_URL. Exit 0 when the database is up to date, 1 on failure.`;
+
+const SYNC_USAGE = `usage: hiresync sync [--full] [--resource NAME]...
+
+One run of each named resource (default: HIRESYNC_RESOURCES), processed to the
+end through the queue in this process; prints a summary. Exit 0 when every run
+succeeded, 1 when any failed.
+
+  --full                a full run: read every page and mark rows not seen as deleted
+  --resource NAME       ${RESOURCE_NAMES.join(', ')}; repeat, or separate with commas`;
+
+const WORKER_USAGE = `usage: hiresync worker
+
+Runs until SIGTERM/SIGINT: processes queued runs, keeps the incremental
+(HIRESYNC_INCREMENTAL_EVERY) and full (HIRESYNC_FULL_CRON) schedules, and serves
+/healthz and /metrics on HIRESYNC_HTTP_PORT. On SIGTERM it finishes the page in
+hand, checkpoints and exits 0.`;
+
+const STATUS_USAGE = `usage: hiresync status
+
+Per resource: the last run (mode, started, finished, pages, records, outcome,
+error), the last success, and whether a checkpoint is pending. Needs
+DATABASE_URL and REDIS_URL. Exit 0, or 1 when Postgres or Redis cannot be read.`;
+
+/** Parses a command that takes no option but --help; true when help was printed. */
+function helpOnly(args: string[], usage: string): boolean {
+  const { values } = parseArgs({ args, strict: true, options: { help: { type: 'boolean' } } });
+  if (!values.help) return false;
+  process.stdout.write(`${usage}\n`);
+  return true;
+}
+
 const SIMULATE_USAGE = `usage: hiresync simulate [options]
 
   --host ADDR               loopback address to listen on (default 127.0.0.1)
@@ -182,7 +217,7 @@ export function describeConnectionError(error: unknown, variable: string): strin
 }
 
 async function migrate(args: string[]): Promise<number> {
-  parseArgs({ args, strict: true, options: {} });
+  if (helpOnly(args, MIGRATE_USAGE)) return EXIT.ok;
   const config = loadDatabaseConfig(process.env);
   const db = createDatabase(config.databaseUrl, { max: 1, applicationName: 'hiresync migrate' });
   try {
@@ -210,6 +245,11 @@ function parseResources(
 ): ResourceName[] {
   if (!values || values.length === 0) return [...fallback];
   const names = values.flatMap((v) => v.split(',')).map((v) => v.trim());
+  if (names.some((n) => n === '')) {
+    throw new UsageError(
+      `--resource was given an empty resource name; choose from ${RESOURCE_NAMES.join(', ')}`,
+    );
+  }
   const unknown = names.filter((n) => !(RESOURCE_NAMES as readonly string[]).includes(n));
   if (unknown.length > 0) {
     throw new UsageError(
@@ -245,9 +285,7 @@ async function sync(args: string[]): Promise<number> {
     },
   });
   if (values.help) {
-    process.stdout.write(
-      'usage: hiresync sync [--full] [--resource jobs|job_posts|tracking_links]...\n',
-    );
+    process.stdout.write(`${SYNC_USAGE}\n`);
     return EXIT.ok;
   }
   const config = loadConfig(process.env);
@@ -298,7 +336,7 @@ async function sync(args: string[]): Promise<number> {
 }
 
 async function worker(args: string[]): Promise<number> {
-  parseArgs({ args, strict: true, options: {} });
+  if (helpOnly(args, WORKER_USAGE)) return EXIT.ok;
   const config = loadConfig(process.env);
   const logger = createLogger({ level: config.logLevel });
   const app = createApp(config, logger);
@@ -340,7 +378,7 @@ async function worker(args: string[]): Promise<number> {
 }
 
 async function status(args: string[]): Promise<number> {
-  parseArgs({ args, strict: true, options: {} });
+  if (helpOnly(args, STATUS_USAGE)) return EXIT.ok;
   const config = loadStatusConfig(process.env);
   const db = createDatabase(config.databaseUrl, { max: 2, applicationName: 'hiresync status' });
   // Status reads once: fail fast rather than wait for Redis to come back.

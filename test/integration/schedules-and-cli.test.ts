@@ -140,6 +140,37 @@ describe('hiresync sync and status', () => {
   });
 });
 
+describe('command-line usage', () => {
+  it('prints the usage of worker, migrate and status on --help, exit 0', async () => {
+    for (const [command, first] of [
+      ['worker', 'usage: hiresync worker'],
+      ['migrate', 'usage: hiresync migrate'],
+      ['status', 'usage: hiresync status'],
+    ] as const) {
+      const help = await runCli([command, '--help']);
+      expect(help, command).toMatchObject({ code: 0, stderr: '' });
+      expect(help.stdout.startsWith(first), command).toBe(true);
+    }
+  });
+
+  it('says a --resource name is empty and lists the choices, exit 2', async () => {
+    const env = {
+      HIRESYNC_BASE_URL: 'https://x.example',
+      HIRESYNC_API_KEY: 'k',
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/x',
+      REDIS_URL: 'redis://127.0.0.1:1',
+    };
+    for (const value of ['', 'jobs,']) {
+      const empty = await runCli(['sync', '--resource', value], env);
+      expect(empty).toMatchObject({
+        code: 2,
+        stderr:
+          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links\n',
+      });
+    }
+  });
+});
+
 describe('REDIS_URL database index', () => {
   it('sync, worker and status fail at preflight, naming REDIS_URL and the index the server refused', async () => {
     h = await startSyncHarness();
