@@ -34,6 +34,7 @@ const USAGE = `usage: hiresync <command> [options]
 commands:
   migrate                       apply pending database migrations (needs DATABASE_URL)
   sync [--full] [--resource R]  run each resource once, to the end, and print a summary
+       [--allow-mass-delete]
   worker                        run forever: queued runs, schedules, /healthz and /metrics
   status                        show each resource's last run and pending checkpoint
   simulate                      serve the built-in API simulator on loopback
@@ -46,14 +47,17 @@ const MIGRATE_USAGE = `usage: hiresync migrate
 Applies pending database migrations; safe to run any number of times.
 Needs DATABASE_URL. Exit 0 when the database is up to date, 1 on failure.`;
 
-const SYNC_USAGE = `usage: hiresync sync [--full] [--resource NAME]...
+const SYNC_USAGE = `usage: hiresync sync [--full] [--resource NAME]... [--allow-mass-delete]
 
 One run of each named resource (default: HIRESYNC_RESOURCES), processed to the
 end through the queue in this process; prints a summary. Exit 0 when every run
 succeeded, 1 when any failed.
 
   --full                a full run: read every page and mark rows not seen as deleted
-  --resource NAME       ${RESOURCE_NAMES.join(', ')}; repeat, or separate with commas`;
+  --resource NAME       ${RESOURCE_NAMES.join(', ')}; repeat, or separate with commas
+  --allow-mass-delete   with --full: confirm a run that would soft-delete more than
+                        HIRESYNC_MAX_DELETE_FRACTION of a resource's live rows
+                        (without it such a run marks none and fails)`;
 
 const WORKER_USAGE = `usage: hiresync worker
 
@@ -281,12 +285,19 @@ async function sync(args: string[]): Promise<number> {
     options: {
       full: { type: 'boolean' },
       resource: { type: 'string', multiple: true },
+      'allow-mass-delete': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
   if (values.help) {
     process.stdout.write(`${SYNC_USAGE}\n`);
     return EXIT.ok;
+  }
+  const allowMassDelete = values['allow-mass-delete'] === true;
+  if (allowMassDelete && !values.full) {
+    throw new UsageError(
+      '--allow-mass-delete confirms the deletions of a full run: use it with --full',
+    );
   }
   const config = loadConfig(process.env);
   const resources = parseResources(values.resource, config.resources);
@@ -321,7 +332,9 @@ async function sync(args: string[]): Promise<number> {
   process.once('SIGTERM', stop);
   try {
     await checkConnections(app.db, app.redis);
-    const outcomes = await runOnce(app, resources, values.full ? 'full' : 'auto');
+    const outcomes = await runOnce(app, resources, values.full ? 'full' : 'auto', {
+      allowMassDelete,
+    });
     if (interactive) process.stdout.write('\r\u001b[2K');
     process.stdout.write(`${summaryTable(outcomes)}\n`);
     if (interrupted) {

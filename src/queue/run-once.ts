@@ -14,6 +14,8 @@ export type RunOnceOutcome =
 
 /** Options of {@link runOnce}. */
 export interface RunOnceOptions {
+  /** Let full runs soft-delete more than HIRESYNC_MAX_DELETE_FRACTION (`--allow-mass-delete`). */
+  allowMassDelete?: boolean;
   /** How often the job's state is read from Redis, besides the queue events. Default 1 s. */
   pollMs?: number;
   /** How long a job may be missing from Redis, and unknown to this process, before it counts as lost. Default 5 s. */
@@ -100,7 +102,16 @@ export async function runOnce(
     const worker = app.startWorker();
     const jobs = await Promise.all(
       resources.map((resource) =>
-        enqueueRun(app.queue, { resource, requested, origin: 'cli' }, app.config),
+        enqueueRun(
+          app.queue,
+          {
+            resource,
+            requested,
+            origin: 'cli',
+            ...(options.allowMassDelete ? { allowMassDelete: true } : {}),
+          },
+          app.config,
+        ),
       ),
     );
     const signal = app.shutdown.signal;

@@ -31,6 +31,11 @@ export interface SyncJobData {
   requested: RequestedMode;
   /** Who asked: the `sync` command, a schedule, or a worker resuming a checkpoint. */
   origin: 'cli' | 'schedule' | 'resume';
+  /**
+   * A full run may soft-delete more than HIRESYNC_MAX_DELETE_FRACTION of the
+   * resource's live rows. Set only by `sync --full --allow-mass-delete`.
+   */
+  allowMassDelete?: boolean;
 }
 
 export type SyncJob = Job<SyncJobData, RunSummary | { skipped: string }>;
@@ -67,6 +72,8 @@ export async function enqueueRun(
 
 /** Errors a retry cannot cure: the run fails at once. */
 export function isUnrecoverable(error: unknown): boolean {
+  // The deletion guard (src/warehouse/sync-runs.ts) will say the same on every attempt.
+  if (error instanceof Error && error.name === 'DeletionGuardError') return true;
   if (
     error instanceof ConfigError ||
     error instanceof CrossOriginLinkError ||
@@ -130,6 +137,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         signal: deps.shutdown,
         metrics: deps.metrics,
         onProgress: deps.onProgress,
+        allowMassDelete: job.data.allowMassDelete === true,
       });
     } catch (error) {
       if (error instanceof RunInterruptedError) {

@@ -151,6 +151,8 @@ describe('command-line usage', () => {
       expect(help, command).toMatchObject({ code: 0, stderr: '' });
       expect(help.stdout.startsWith(first), command).toBe(true);
     }
+    const sync = await runCli(['sync', '--help']);
+    expect(sync).toMatchObject({ code: 0, stdout: expect.stringContaining('--allow-mass-delete') });
   });
 
   it('says a --resource name is empty and lists the choices, exit 2', async () => {
@@ -169,6 +171,20 @@ describe('command-line usage', () => {
       });
     }
   });
+
+  it('refuses --allow-mass-delete without --full, exit 2', async () => {
+    const result = await runCli(['sync', '--allow-mass-delete'], {
+      HIRESYNC_BASE_URL: 'https://x.example',
+      HIRESYNC_API_KEY: 'k',
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/x',
+      REDIS_URL: 'redis://127.0.0.1:1',
+    });
+    expect(result).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--allow-mass-delete'),
+    });
+    expect(result.stderr).toContain('--full');
+  });
 });
 
 describe('REDIS_URL database index', () => {
@@ -183,5 +199,26 @@ describe('REDIS_URL database index', () => {
         /REDIS_URL selects database 99, which this Redis server refused \(.*DB index is out of range/,
       );
     }
+  });
+});
+
+describe('deletion guard', () => {
+  it('a full sync that would delete most rows fails at once; sync --full --allow-mass-delete confirms it', async () => {
+    h = await startSyncHarness({ simulator: { dataset: { counts: { jobs: 20 } } } });
+    expect((await runCli(['sync', '--resource', 'jobs'], h.env)).code).toBe(0);
+    for (let i = 0; i < 15; i += 1) h.sim.dataset.remove('jobs', i);
+    const guarded = await runCli(['sync', '--full', '--resource', 'jobs'], h.env);
+    expect(guarded.code).toBe(1);
+    expect(guarded.stdout).toMatch(/^jobs\s+-.*failed: /m);
+    // Unrecoverable: one attempt, no retry.
+    expect(guarded.stderr).not.toContain('retrying from its checkpoint');
+    expect(await h.liveIds('jobs')).toHaveLength(20);
+    const confirmed = await runCli(
+      ['sync', '--full', '--allow-mass-delete', '--resource', 'jobs'],
+      h.env,
+    );
+    expect(confirmed.code).toBe(0);
+    expect(confirmed.stdout).toMatch(/^jobs\s+full\s+\d+\s+5\s+0\s+15\s/m);
+    expect(await h.liveIds('jobs')).toHaveLength(5);
   });
 });
