@@ -2,6 +2,18 @@ import type { Redis } from 'ioredis';
 import type { ResourceLock } from '../warehouse/resource-lock.js';
 import { RedisLock } from './redis-lock.js';
 
+/** A run lock this process holds. */
+export interface HeldRunLock {
+  /**
+   * Aborted (reason: a LockLostError) when the Redis lock is lost: its
+   * renewal found it gone or another owner's, or failed for longer than its
+   * TTL. The run must stop after the page in hand.
+   */
+  lost: AbortSignal;
+  /** Releases both locks; never throws (a Redis lock that cannot be deleted expires on its own). */
+  release: () => Promise<void>;
+}
+
 /**
  * One run per resource at a time, across every process: a Redis lock renewed
  * while the run lives, which expires on its own if the holder dies (kill -9),
@@ -24,10 +36,10 @@ export class RunLock {
   }
 
   /** Takes the lock of `name`; undefined when another holder has it. */
-  async acquire(name: string): Promise<(() => Promise<void>) | undefined> {
+  async acquire(name: string): Promise<HeldRunLock | undefined> {
     const lock = new RedisLock(this.#redis, `${this.#prefix}:run-lock:${name}`, this.#ttlMs);
     if (!(await lock.acquire())) return undefined;
-    lock.keepAlive();
+    const lost = lock.keepAlive();
     const releaseRedis = async () => {
       await lock.release().catch(() => {
         // Redis is away: the key expires on its own within its TTL.
@@ -44,12 +56,15 @@ export class RunLock {
       await releaseRedis();
       return undefined;
     }
-    return async () => {
-      try {
-        await releasePostgres?.();
-      } finally {
-        await releaseRedis();
-      }
+    return {
+      lost,
+      release: async () => {
+        try {
+          await releasePostgres?.();
+        } finally {
+          await releaseRedis();
+        }
+      },
     };
   }
 }

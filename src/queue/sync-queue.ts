@@ -105,8 +105,11 @@ export interface SyncProcessorDeps {
  * The job processor, and the one place where errors become queue behaviour:
  * - another process runs the resource: the job waits (delayed), or a scheduled
  *   incremental run is skipped, as the running one covers it;
- * - shutdown: the run has checkpointed; the job goes back to the queue
- *   (delayed, no attempt used) for the next worker to resume;
+ * - shutdown, or the run lock lost (Redis lost the key, another owner took
+ *   it, or it could not be renewed within its TTL): the run stops after the
+ *   page in hand, which is checkpointed; the job goes back to the queue
+ *   (delayed, no attempt used) for the next worker to resume, as BullMQ does
+ *   with a job whose own lock was lost;
  * - an error a retry cannot cure (403, 422, 401 after renewal, a foreign next
  *   link, a loop): the run is recorded as failed, UnrecoverableError;
  * - anything else: retried with backoff from the checkpoint, and recorded as
@@ -116,8 +119,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
   return async (job: SyncJob, token?: string): Promise<RunSummary | { skipped: string }> => {
     const { resource, requested, origin } = job.data;
     const logger = deps.logger.child({ resource, jobId: job.id, attempt: job.attemptsMade + 1 });
-    const release = await deps.runLock.acquire(resource);
-    if (!release) {
+    const lock = await deps.runLock.acquire(resource);
+    if (!lock) {
       if (origin === 'schedule' && requested === 'auto') {
         logger.info('resource already running elsewhere; skipping this scheduled incremental run');
         return { skipped: 'already running' };
@@ -126,6 +129,12 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       await job.moveToDelayed(Date.now() + 2000, token);
       throw new DelayedError(`${resource} is already running`);
     }
+    const onLost = () =>
+      logger.warn(
+        { reason: coerceError(lock.lost.reason).message },
+        'run lock lost; stopping after the page in hand',
+      );
+    lock.lost.addEventListener('abort', onLost, { once: true });
     try {
       return await runResource({
         resource,
@@ -134,7 +143,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         store: deps.store,
         checkpoints: deps.checkpoints,
         logger,
-        signal: deps.shutdown,
+        // A lost lock stops the run as a shutdown does: another worker may hold it now.
+        signal: AbortSignal.any([deps.shutdown, lock.lost]),
         metrics: deps.metrics,
         onProgress: deps.onProgress,
         allowMassDelete: job.data.allowMassDelete === true,
@@ -172,7 +182,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       }
       throw error instanceof Error ? redactError(error) : new HiresyncError(message);
     } finally {
-      await release();
+      lock.lost.removeEventListener('abort', onLost);
+      await lock.release();
     }
   };
 }

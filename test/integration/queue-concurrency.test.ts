@@ -1,13 +1,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PrivateRedis } from '../../bench/private-servers.js';
+import { LockLostError } from '../../src/queue/redis-lock.js';
 import { RunLock } from '../../src/queue/run-lock.js';
+import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+
+async function harness(options: Parameters<typeof startSyncHarness>[0]): Promise<SyncHarness> {
+  const h = await startSyncHarness(options);
+  cleanups.push(() => h.close());
+  return h;
+}
 
 async function privateRedis(): Promise<PrivateRedis> {
   const server = await PrivateRedis.start();
@@ -38,16 +46,73 @@ describe('run lock scripts', () => {
       const server = await privateRedis();
       const redis = connect(server.url);
       const lock = new RunLock(redis, 'test', 1000);
-      const release = await lock.acquire('jobs');
-      expect(release).toBeDefined();
+      const held = await lock.acquire('jobs');
+      expect(held).toBeDefined();
       // About six renewals at a third of the TTL.
       await sleep(2200);
-      await release?.();
+      await held?.release();
       const calls = await commandCalls(connect(server.url));
       // One EVAL per script (renew, release) on this socket; every other call by SHA.
       expect(calls.eval ?? 0).toBeLessThanOrEqual(2);
       expect(calls.evalsha ?? 0).toBeGreaterThanOrEqual(5);
       expect(await redis.exists('test:run-lock:jobs')).toBe(0);
+    },
+  );
+});
+
+describe('a lost run lock', () => {
+  it('stops the run after the page in hand when another owner takes its lock, and the job resumes it once the lock is free', async () => {
+    const h = await harness({
+      simulator: { dataset: { counts: { jobs: 1000 } }, latencyMs: 100 },
+      env: { HIRESYNC_PER_PAGE: '50', HIRESYNC_RUN_LOCK_TTL: '1200ms' },
+    });
+    const redis = connect(inject('redisUrl'));
+    const key = `${h.config.redisPrefix}:run-lock:jobs`;
+    const heldElsewhereMs = 4000;
+    let takenAt: number | undefined;
+    const committedAt: number[] = [];
+    const [outcome] = await h.sync(['jobs'], 'auto', {
+      onProgress: (p) => {
+        committedAt.push(Date.now());
+        if (p.pages === 2 && takenAt === undefined) {
+          // As a second worker would once the key expired: the key now holds another owner.
+          takenAt = Date.now();
+          void redis.set(key, 'another-worker', 'PX', heldElsewhereMs);
+        }
+      },
+    });
+    expect(takenAt).toBeDefined();
+    const since = (takenAt as number) + 1000; // a renewal (a third of the TTL) and the page in hand
+    const until = (takenAt as number) + heldElsewhereMs;
+    expect(committedAt.filter((at) => at > since && at < until)).toEqual([]);
+    expect(outcome).toMatchObject({ ok: true, summary: { resumed: true, pages: 20 } });
+    expect(h.log.lines().filter((l) => l.includes('run lock lost'))).toHaveLength(1);
+    expect(await h.liveIds('jobs')).toEqual(h.expectedIds('jobs'));
+    const runs = await h.database.db.selectFrom('sync_runs').select('outcome').execute();
+    expect(runs).toEqual([{ outcome: 'succeeded' }]);
+  });
+
+  it.runIf(PrivateRedis.available())(
+    'is lost once Redis has been unreachable for longer than its TTL, and not after a shorter outage',
+    async () => {
+      const server = await privateRedis();
+      const redis = connect(server.url);
+      const ttlMs = 2000;
+      const held = await new RunLock(redis, 'test', ttlMs).acquire('jobs');
+      expect(held).toBeDefined();
+      await server.restart(300);
+      await sleep(ttlMs);
+      expect(held?.lost.aborted).toBe(false);
+      expect(await redis.pttl('test:run-lock:jobs')).toBeGreaterThan(0);
+
+      await server.stop();
+      const stoppedAt = Date.now();
+      await new Promise((resolve) => held?.lost.addEventListener('abort', resolve));
+      // The key expires TTL after the last renewal sent, at most a third of the TTL before the stop.
+      expect(Date.now() - stoppedAt).toBeLessThanOrEqual(ttlMs + 200);
+      expect(held?.lost.reason).toBeInstanceOf(LockLostError);
+      await server.startProcess();
+      await held?.release();
     },
   );
 });
