@@ -5,7 +5,7 @@ import { createApiClient } from './api/create-api-client.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
-import { createRedis } from './queue/redis.js';
+import { createQueueRedis, createRedis } from './queue/redis.js';
 import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
 import { RunLock } from './queue/run-lock.js';
 import { createSyncQueue, createSyncWorker, type SyncProcessorDeps } from './queue/sync-queue.js';
@@ -29,9 +29,9 @@ export interface App {
   config: Config;
   logger: Logger;
   db: Kysely<Database>;
-  /** Checkpoints, tokens, pacing and locks. */
+  /** Checkpoints, tokens, pacing and locks: commands fail after a few reconnection attempts. */
   redis: Redis;
-  /** BullMQ's own connection. */
+  /** BullMQ's own connection: commands wait for the reconnection. */
   queueRedis: Redis;
   metrics: Metrics;
   queue: ReturnType<typeof createSyncQueue>;
@@ -48,7 +48,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
   const db = createDatabase(config.databaseUrl, { max: 2 * concurrency + 2 });
   const resourceLock = new ResourceLock(db);
   const redis = createRedis(config.redisUrl, logger, 'hiresync');
-  const queueRedis = createRedis(config.redisUrl, logger, 'hiresync-queue');
+  const queueRedis = createQueueRedis(config.redisUrl, logger, 'hiresync-queue');
   const metrics = new Metrics({ defaultMetrics: options.defaultMetrics ?? true });
   const prefix = config.redisPrefix;
   const client = createApiClient({ config: config.api, redis, logger, metrics, prefix });

@@ -2,16 +2,20 @@ import { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 
 /**
- * An ioredis connection as BullMQ wants it (no per-command retry limit: a
- * command waits for the reconnection instead of failing), logging connection
- * trouble instead of crashing the process on an 'error' event.
+ * How many reconnection attempts a command of the application's connection
+ * waits through before it fails (ioredis's MaxRetriesPerRequestError): a few
+ * seconds at most, so checkpoints, tokens, pacing and locks fail during a Redis
+ * outage and the run's own retries take over, instead of hanging.
  */
-export function createRedis(url: string, logger: Logger, name: string): Redis {
-  const redis = new Redis(url, {
-    maxRetriesPerRequest: null,
-    connectionName: name,
-    lazyConnect: false,
-  });
+export const APP_MAX_RETRIES_PER_REQUEST = 3;
+
+function connect(
+  url: string,
+  logger: Logger,
+  name: string,
+  maxRetriesPerRequest: number | null,
+): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest, connectionName: name, lazyConnect: false });
   let warned = false;
   redis.on('error', (error: Error) => {
     if (!warned)
@@ -23,6 +27,25 @@ export function createRedis(url: string, logger: Logger, name: string): Redis {
     warned = false;
   });
   return redis;
+}
+
+/**
+ * The application's own ioredis connection (checkpoints, tokens, pacing,
+ * locks): a command fails after {@link APP_MAX_RETRIES_PER_REQUEST}
+ * reconnection attempts. Connection trouble is logged once per outage instead
+ * of crashing the process on an 'error' event.
+ */
+export function createRedis(url: string, logger: Logger, name: string): Redis {
+  return connect(url, logger, name, APP_MAX_RETRIES_PER_REQUEST);
+}
+
+/**
+ * An ioredis connection as BullMQ wants it: no per-command retry limit (a
+ * command waits for the reconnection instead of failing, BullMQ's own loops
+ * resume), logging as {@link createRedis} does.
+ */
+export function createQueueRedis(url: string, logger: Logger, name: string): Redis {
+  return connect(url, logger, name, null);
 }
 
 /** Deletes every key under `prefix:` with SCAN (never KEYS, which blocks Redis). */

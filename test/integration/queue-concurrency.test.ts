@@ -116,3 +116,40 @@ describe('a lost run lock', () => {
     },
   );
 });
+
+describe("the application's Redis connection", () => {
+  it.runIf(PrivateRedis.available())(
+    'fails a checkpoint save within seconds while Redis is down, instead of hanging (BullMQ keeps waiting on its own)',
+    async () => {
+      const server = await privateRedis();
+      const h = await harness({ env: { REDIS_URL: server.url } });
+      const app = h.app();
+      cleanups.push(() => app.close());
+      cleanups.push(() => server.startProcess());
+      await app.redis.ping();
+      await app.queueRedis.ping();
+      await server.stop();
+      const started = Date.now();
+      const saved = app.checkpoints.save({
+        runId: '1',
+        resource: 'jobs',
+        mode: 'full',
+        nextUrl: `${h.sim.url}/v3/jobs`,
+        pagesDone: 0,
+        stopAtId: null,
+        updatedAt: new Date().toISOString(),
+      });
+      const outcome = await Promise.race([
+        saved.then(
+          () => 'saved',
+          (error: unknown) => error,
+        ),
+        sleep(15_000).then(() => 'hung'),
+      ]);
+      expect(outcome).toBeInstanceOf(Error);
+      expect(Date.now() - started).toBeLessThan(5000);
+      // BullMQ's connection still waits for the reconnection.
+      expect(app.queueRedis.options.maxRetriesPerRequest).toBeNull();
+    },
+  );
+});
