@@ -79,6 +79,14 @@ export interface Config extends StatusConfig {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+/**
+ * The process environment, read once: the only read of `process.env` in
+ * hiresync. The bin passes it to the commands, which hand it to the loaders below.
+ */
+export function readEnv(): Env {
+  return Object.freeze({ ...process.env });
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** True for 127.0.0.0/8, ::1 and localhost. */
@@ -358,6 +366,25 @@ export function loadStatusConfig(env: Env): StatusConfig {
     redisUrl: v.REDIS_URL,
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
     logLevel: v.LOG_LEVEL,
+  });
+}
+
+/** Configuration of `hiresync demo`: where it creates its database and keeps its keys. */
+export interface DemoConfig {
+  /** A Postgres server where the user may create databases. */
+  adminUrl: string;
+  redisUrl: string;
+}
+
+/**
+ * Configuration of `hiresync demo`: `DATABASE_URL` (default
+ * `postgres://postgres@127.0.0.1:5432/postgres`) and `REDIS_URL` (default
+ * `redis://127.0.0.1:6379`), taken as given: the demo runs on built-in defaults.
+ */
+export function loadDemoConfig(env: Env): DemoConfig {
+  return Object.freeze({
+    adminUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   });
 }
 

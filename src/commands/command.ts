@@ -1,0 +1,80 @@
+import type { Env } from '../config.js';
+import { formatHelp, type OptionTable, type OptionValues, parseOptions } from './options.js';
+
+/** Exit codes of every command. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+/** Where a command writes for humans: process.stdout or process.stderr, or a test's buffer. */
+export interface Output {
+  write(text: string): unknown;
+  /** True on a terminal: `sync` then shows live progress. */
+  readonly isTTY?: boolean;
+}
+
+/** Where a long-running command learns it should stop: the process, or a test's emitter. */
+export interface Signals {
+  once(signal: 'SIGINT' | 'SIGTERM', listener: () => void): unknown;
+}
+
+/** A command's input and output besides its arguments. */
+export interface CommandIo {
+  stdout: Output;
+  stderr: Output;
+  signals: Signals;
+}
+
+/** Everything a command gets besides its arguments: the environment, read once, and its I/O. */
+export interface CommandContext extends CommandIo {
+  env: Env;
+}
+
+/** The I/O of the running process. */
+export function processIo(): CommandIo {
+  return { stdout: process.stdout, stderr: process.stderr, signals: process };
+}
+
+/** A hiresync command, as the dispatcher and help see it. */
+export interface Command {
+  /** As typed after `hiresync`. */
+  readonly name: string;
+  /** One phrase for the command list of `hiresync --help`. */
+  readonly summary: string;
+  /** The body of the command's `--help`. */
+  readonly description: string;
+  readonly options: OptionTable;
+  /**
+   * Parses `args` against the option table; prints the help on `--help`;
+   * otherwise runs the command. Resolves to the exit code; throws a
+   * ConfigError or UsageError (exit 2) or any other error (exit 1).
+   */
+  run(args: readonly string[], context: CommandContext): Promise<number>;
+}
+
+/** A command as written in src/commands: its help, its options and what it does with their values. */
+export interface CommandDefinition<T extends OptionTable> {
+  readonly name: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly options: T;
+  execute(values: OptionValues<T>, context: CommandContext): Promise<number>;
+}
+
+/** Builds a {@link Command}: its `run` parses the options, answers `--help` and calls `execute`. */
+export function defineCommand<T extends OptionTable>(definition: CommandDefinition<T>): Command {
+  const { name, summary, description, options } = definition;
+  const help = { name, description, options };
+  return Object.freeze({
+    name,
+    summary,
+    description,
+    options,
+    async run(args: readonly string[], context: CommandContext): Promise<number> {
+      const values = parseOptions(options, args);
+      if (values.help) {
+        context.stdout.write(`${formatHelp(help)}\n`);
+        return EXIT.ok;
+      }
+      return definition.execute(values, context);
+    },
+  });
+}

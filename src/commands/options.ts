@@ -1,0 +1,122 @@
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import { formatTermList, HELP_WIDTH, wrapText } from './help-text.js';
+
+/** One command-line option of a command: what parses it and what its help says. */
+export type OptionSpec =
+  | {
+      readonly type: 'boolean';
+      /** One phrase, lower case: what the flag does. */
+      readonly description: string;
+    }
+  | {
+      readonly type: 'string';
+      /** Placeholder of the value in help, e.g. `NAME` in `--resource NAME`. */
+      readonly value: string;
+      /** The option may be given more than once; its value is then an array. */
+      readonly multiple?: boolean;
+      /** One phrase, lower case: what the value means. */
+      readonly description: string;
+      /** The value when the option is absent; shown in help as `(default …)`. */
+      readonly default?: string;
+    };
+
+/** A command's options by name (without the leading `--`), in the order help lists them. */
+export type OptionTable = Readonly<Record<string, OptionSpec>>;
+
+type ValueOf<S extends OptionSpec> = S extends { type: 'boolean' }
+  ? boolean | undefined
+  : S extends { multiple: true }
+    ? string[] | undefined
+    : S extends { default: string }
+      ? string
+      : string | undefined;
+
+/** What {@link parseOptions} returns for a table: one value per option, plus `help`. */
+export type OptionValues<T extends OptionTable> = { -readonly [K in keyof T]: ValueOf<T[K]> } & {
+  help?: boolean | undefined;
+};
+
+/** What help says about a command besides its options. */
+export interface CommandHelp {
+  /** The command's name, as typed after `hiresync`. */
+  readonly name: string;
+  /** What the command does, how it exits and what it needs; wrapped when shown. */
+  readonly description: string;
+  readonly options: OptionTable;
+}
+
+const HELP_OPTION = { type: 'boolean', description: 'print this help' } as const;
+
+/**
+ * Parses a command's arguments with node:util `parseArgs` (strict: an unknown
+ * option or a positional argument throws a TypeError whose code starts with
+ * `ERR_PARSE_ARGS`). Every command also takes `--help`.
+ */
+export function parseOptions<T extends OptionTable>(
+  table: T,
+  args: readonly string[],
+): OptionValues<T> {
+  const options: ParseArgsOptionsConfig = { help: { type: HELP_OPTION.type } };
+  for (const [name, spec] of Object.entries(table)) {
+    options[name] =
+      spec.type === 'boolean'
+        ? { type: 'boolean' }
+        : spec.multiple
+          ? {
+              type: 'string',
+              multiple: true,
+              ...(spec.default === undefined ? {} : { default: [spec.default] }),
+            }
+          : { type: 'string', ...(spec.default === undefined ? {} : { default: spec.default }) };
+  }
+  const { values } = parseArgs({ args: [...args], options, strict: true, allowPositionals: false });
+  return values as OptionValues<T>;
+}
+
+/** `--name VALUE`, as help and the synopsis show an option. */
+function flag(name: string, spec: OptionSpec): string {
+  return spec.type === 'string' ? `--${name} ${spec.value}` : `--${name}`;
+}
+
+/** The first line of help: `usage: hiresync NAME [--flag] [--option VALUE]...`, wrapped. */
+export function formatSynopsis(command: CommandHelp): string {
+  const head = `usage: hiresync ${command.name}`;
+  const items = Object.entries(command.options).map(
+    ([name, spec]) =>
+      `[${flag(name, spec)}]${spec.type === 'string' && spec.multiple ? '...' : ''}`,
+  );
+  // Wrap between items, never inside one.
+  const lines = [head];
+  for (const item of items) {
+    const last = lines[lines.length - 1] ?? '';
+    if (last.length + 1 + item.length > HELP_WIDTH && last.trim() !== '') {
+      lines.push(`${' '.repeat(head.length)} ${item}`);
+    } else {
+      lines[lines.length - 1] = `${last} ${item}`;
+    }
+  }
+  return lines.join('\n');
+}
+
+/**
+ * A command's help, generated from its option table: synopsis, description,
+ * then every option with its placeholder, description and default.
+ */
+export function formatHelp(command: CommandHelp): string {
+  const rows = [...Object.entries(command.options), ['help', HELP_OPTION] as const].map(
+    ([name, spec]) =>
+      [
+        flag(name, spec),
+        spec.type === 'string' && spec.default !== undefined
+          ? `${spec.description} (default ${spec.default})`
+          : spec.description,
+      ] as const,
+  );
+  return [
+    formatSynopsis(command),
+    '',
+    ...command.description.split(/\n\s*\n/).flatMap((p) => [wrapText(p, HELP_WIDTH), '']),
+    'options:',
+    formatTermList(rows),
+  ].join('\n');
+}

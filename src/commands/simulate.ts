@@ -1,0 +1,153 @@
+import { isLoopbackHost } from '../config.js';
+import { UsageError } from '../errors.js';
+import { ApiSimulator, type SimulatorOptions } from '../simulator/api-simulator.js';
+import { defineCommand, EXIT } from './command.js';
+import { intOption, parseRateLimit, probabilityOption } from './number-options.js';
+import type { OptionTable } from './options.js';
+
+/** Options of `hiresync simulate`. */
+export const options = {
+  host: {
+    type: 'string',
+    value: 'ADDR',
+    description: 'loopback address to listen on',
+    default: '127.0.0.1',
+  },
+  port: { type: 'string', value: 'N', description: 'port; 0 picks a free one', default: '8910' },
+  records: { type: 'string', value: 'N', description: 'records per resource', default: '1000' },
+  jobs: { type: 'string', value: 'N', description: 'records of jobs (overrides --records)' },
+  'job-posts': {
+    type: 'string',
+    value: 'N',
+    description: 'records of job posts (overrides --records)',
+  },
+  'tracking-links': {
+    type: 'string',
+    value: 'N',
+    description: 'records of tracking links (overrides --records)',
+  },
+  'rate-limit': {
+    type: 'string',
+    value: 'N/WINDOW',
+    description: 'fixed-window rate limit on list requests, e.g. 50/10s (default: none)',
+  },
+  'token-ttl': {
+    type: 'string',
+    value: 'SECONDS',
+    description: 'access token lifetime',
+    default: '3600',
+  },
+  'expires-at': {
+    type: 'boolean',
+    description: 'state token lifetimes as expires_at instead of expires_in',
+  },
+  'revoke-previous-token': {
+    type: 'boolean',
+    description: 'minting a token revokes the previous one',
+  },
+  flat: {
+    type: 'boolean',
+    description: 'send tracking links flat (job_board_id, source_id, referrer_id)',
+  },
+  'malformed-every': {
+    type: 'string',
+    value: 'N',
+    description: 'make every Nth record malformed; 0: none',
+    default: '0',
+  },
+  'fault-rate': {
+    type: 'string',
+    value: 'P',
+    description: 'probability of a 503 on a list request',
+    default: '0',
+  },
+  latency: {
+    type: 'string',
+    value: 'MS',
+    description: 'delay before every list response',
+    default: '0',
+  },
+  'cache-pages': {
+    type: 'boolean',
+    description: 'serve a rendered page again while the data is unchanged (benchmarks)',
+  },
+  seed: { type: 'string', value: 'N', description: 'seed of the generated data', default: '1' },
+  'client-id': {
+    type: 'string',
+    value: 'ID',
+    description: 'client id of the client credentials grant',
+    default: 'demo-client',
+  },
+  'client-secret': {
+    type: 'string',
+    value: 'SECRET',
+    description: 'its client secret',
+    default: 'demo-secret',
+  },
+  'api-key': {
+    type: 'string',
+    value: 'KEY',
+    description: 'version 1/2 key for the transition endpoint',
+    default: 'demo-api-key',
+  },
+} as const satisfies OptionTable;
+
+/** `hiresync simulate`: serves the built-in API simulator until SIGINT/SIGTERM. */
+export const simulate = defineCommand({
+  name: 'simulate',
+  summary: 'serve the built-in API simulator on loopback',
+  description: `Serves the built-in API simulator (tokens, lists, Link pagination, rate
+    limits) on loopback with generated data, for demos, tests and benchmarks, until
+    Ctrl-C (SIGINT) or SIGTERM.`,
+  options,
+  async execute(values, { stdout, signals }) {
+    const host = values.host;
+    if (!isLoopbackHost(host))
+      throw new UsageError(
+        `--host must be a loopback address (the simulator is for local use), got ${host}`,
+      );
+    const records = intOption('records', values.records);
+    const count = (name: 'jobs' | 'job-posts' | 'tracking-links') => {
+      const text = values[name];
+      return text === undefined ? records : intOption(name, text);
+    };
+    const simulatorOptions: SimulatorOptions = {
+      host: host === 'localhost' ? '127.0.0.1' : host,
+      port: intOption('port', values.port),
+      dataset: {
+        counts: {
+          jobs: count('jobs'),
+          job_posts: count('job-posts'),
+          tracking_links: count('tracking-links'),
+        },
+        seed: intOption('seed', values.seed),
+        flatTrackingLinks: values.flat ?? false,
+        malformedEvery: intOption('malformed-every', values['malformed-every']),
+      },
+      rateLimit:
+        values['rate-limit'] === undefined ? undefined : parseRateLimit(values['rate-limit']),
+      tokenTtlSeconds: intOption('token-ttl', values['token-ttl'], 1),
+      expiresField: values['expires-at'] ? 'expires_at' : 'expires_in',
+      revokePreviousToken: values['revoke-previous-token'] ?? false,
+      latencyMs: intOption('latency', values.latency),
+      cachePages: values['cache-pages'] ?? false,
+      randomFaults: { serverError: probabilityOption('fault-rate', values['fault-rate']) },
+      clientId: values['client-id'],
+      clientSecrets: [values['client-secret']],
+      apiKeys: [values['api-key']],
+    };
+    const sim = await ApiSimulator.start(simulatorOptions);
+    stdout.write(
+      `hiresync simulator listening on ${sim.url}\n` +
+        `  HIRESYNC_BASE_URL=${sim.url}\n  HIRESYNC_AUTH_URL=${sim.authUrl}\n` +
+        `  HIRESYNC_CLIENT_ID=${simulatorOptions.clientId}  (secret: the --client-secret given, default demo-secret)\n` +
+        'Stop with Ctrl-C.\n',
+    );
+    await new Promise<void>((resolve) => {
+      signals.once('SIGINT', resolve);
+      signals.once('SIGTERM', resolve);
+    });
+    await sim.close();
+    return EXIT.ok;
+  },
+});

@@ -1,0 +1,115 @@
+import { createApp } from '../app.js';
+import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../config.js';
+import { UsageError } from '../errors.js';
+import { createLogger } from '../logger.js';
+import { checkConnections } from '../preflight.js';
+import { runOnce } from '../queue/run-once.js';
+import type { RunProgress } from '../sync/run-resource.js';
+import { defineCommand, EXIT } from './command.js';
+import type { OptionTable } from './options.js';
+import { formatRunSummary } from './run-summary-table.js';
+
+/** Options of `hiresync sync`. */
+export const options = {
+  full: {
+    type: 'boolean',
+    description: 'a full run: read every page and mark rows not seen as deleted',
+  },
+  resource: {
+    type: 'string',
+    value: 'NAME',
+    multiple: true,
+    description: `${RESOURCE_NAMES.join(', ')}; repeat, or separate with commas (default: HIRESYNC_RESOURCES)`,
+  },
+  'allow-mass-delete': {
+    type: 'boolean',
+    description:
+      "with --full: confirm a run that would soft-delete more than HIRESYNC_MAX_DELETE_FRACTION of a resource's live rows (without it such a run marks none and fails)",
+  },
+} as const satisfies OptionTable;
+
+/** The resources named by `--resource` (repeated or comma-separated), else `fallback`. */
+export function parseResources(
+  values: readonly string[] | undefined,
+  fallback: readonly ResourceName[],
+): ResourceName[] {
+  if (!values || values.length === 0) return [...fallback];
+  const names = values.flatMap((v) => v.split(',')).map((v) => v.trim());
+  if (names.some((n) => n === '')) {
+    throw new UsageError(
+      `--resource was given an empty resource name; choose from ${RESOURCE_NAMES.join(', ')}`,
+    );
+  }
+  const unknown = names.filter((n) => !(RESOURCE_NAMES as readonly string[]).includes(n));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `unknown resource ${unknown.join(', ')}; choose from ${RESOURCE_NAMES.join(', ')}`,
+    );
+  }
+  return [...new Set(names)] as ResourceName[];
+}
+
+/** `hiresync sync`: one run of each resource, to the end, through the queue in this process. */
+export const sync = defineCommand({
+  name: 'sync',
+  summary: 'run each resource once, to the end, and print a summary',
+  description: `One run of each named resource (default: HIRESYNC_RESOURCES), processed to the
+    end through the queue in this process; prints a summary. Exit 0 when every run
+    succeeded, 1 when any failed.`,
+  options,
+  async execute(values, { env, stdout, stderr, signals }) {
+    const allowMassDelete = values['allow-mass-delete'] === true;
+    if (allowMassDelete && !values.full) {
+      throw new UsageError(
+        '--allow-mass-delete confirms the deletions of a full run: use it with --full',
+      );
+    }
+    const config = loadConfig(env);
+    const resources = parseResources(values.resource, config.resources);
+    // Logs go to stderr as JSON; stdout carries the human summary.
+    const logger = createLogger({ level: config.logLevel, destination: stderr });
+    const interactive = stdout.isTTY === true;
+    const progress = new Map<ResourceName, RunProgress>();
+    const started = Date.now();
+    const onProgress = (p: RunProgress) => {
+      progress.set(p.resource, p);
+      if (!interactive) return;
+      const seconds = (Date.now() - started) / 1000;
+      const line = [...progress.values()]
+        .map(
+          (q) =>
+            `${q.resource}: page ${q.pages}, ${q.records} records, ${Math.round(q.records / Math.max(seconds, 0.001))}/s`,
+        )
+        .join(' | ');
+      stdout.write(`\r\u001b[2K${line}`);
+    };
+    const app = createApp(config, logger, {
+      concurrency: resources.length,
+      onProgress,
+      defaultMetrics: false,
+    });
+    let interrupted = false;
+    const stop = () => {
+      interrupted = true;
+      app.shutdown.abort(new Error('interrupted'));
+    };
+    signals.once('SIGINT', stop);
+    signals.once('SIGTERM', stop);
+    try {
+      await checkConnections(app.db, app.redis);
+      const outcomes = await runOnce(app, resources, values.full ? 'full' : 'auto', {
+        allowMassDelete,
+      });
+      if (interactive) stdout.write('\r\u001b[2K');
+      stdout.write(`${formatRunSummary(outcomes)}\n`);
+      if (interrupted) {
+        stderr.write(
+          'hiresync sync: interrupted; each run resumes from its checkpoint on the next sync or worker start\n',
+        );
+      }
+      return outcomes.every((o) => o.ok) ? EXIT.ok : EXIT.failed;
+    } finally {
+      await app.close();
+    }
+  },
+});

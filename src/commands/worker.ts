@@ -1,0 +1,64 @@
+import { createApp } from '../app.js';
+import { loadConfig } from '../config.js';
+import { startHttpServer } from '../http-server.js';
+import { createLogger } from '../logger.js';
+import { checkConnections } from '../preflight.js';
+import { ScheduleKeeper } from '../queue/schedule-keeper.js';
+import { enqueueRun, upsertSchedules } from '../queue/sync-queue.js';
+import { defineCommand, EXIT } from './command.js';
+import type { OptionTable } from './options.js';
+
+/** `hiresync worker` takes no option but `--help`. */
+export const options = {} as const satisfies OptionTable;
+
+/** `hiresync worker`: runs until SIGTERM/SIGINT, then finishes the pages in hand and exits 0. */
+export const worker = defineCommand({
+  name: 'worker',
+  summary: 'run forever: queued runs, schedules, /healthz and /metrics',
+  description: `Runs until SIGTERM/SIGINT: processes queued runs, keeps the incremental
+    (HIRESYNC_INCREMENTAL_EVERY) and full (HIRESYNC_FULL_CRON) schedules, and serves
+    /healthz and /metrics on HIRESYNC_HTTP_PORT. On SIGTERM it finishes the page in
+    hand, checkpoints and exits 0.`,
+  options,
+  async execute(_values, { env, signals }) {
+    const config = loadConfig(env);
+    // Logs are the worker's output: JSON lines on stdout.
+    const logger = createLogger({ level: config.logLevel });
+    const app = createApp(config, logger);
+    try {
+      await checkConnections(app.db, app.redis);
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
+    const keeper = new ScheduleKeeper({ queue: app.queue, config, logger });
+    const { port, server } = await startHttpServer({
+      port: config.httpPort,
+      db: app.db,
+      redis: app.redis,
+      metrics: app.metrics,
+      schedules: () => keeper.health(),
+    });
+    app.startWorker();
+    const schedules = await upsertSchedules(app.queue, config);
+    keeper.start(app.queueRedis);
+    for (const resource of config.resources) {
+      const pending = await app.checkpoints.load(resource);
+      if (pending) {
+        await enqueueRun(app.queue, { resource, requested: 'auto', origin: 'resume' }, config);
+        logger.info({ resource, runId: pending.runId }, 'queued the interrupted run to resume');
+      }
+    }
+    logger.info({ port, schedules, resources: config.resources }, 'worker started');
+    const signal = await new Promise<string>((resolve) => {
+      signals.once('SIGINT', () => resolve('SIGINT'));
+      signals.once('SIGTERM', () => resolve('SIGTERM'));
+    });
+    logger.info({ signal }, 'shutting down: finishing the pages in hand');
+    await keeper.stop();
+    await app.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    logger.info('worker stopped');
+    return EXIT.ok;
+  },
+});

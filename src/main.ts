@@ -1,0 +1,58 @@
+import { type CommandIo, EXIT, processIo } from './commands/command.js';
+import { formatTermList } from './commands/help-text.js';
+import { COMMANDS } from './commands/index.js';
+import type { Env } from './config.js';
+import { ConfigError, coerceError, UsageError } from './errors.js';
+import { redactSecrets } from './secret.js';
+
+/** `hiresync --help`: the commands with their summaries. */
+export function formatUsage(): string {
+  return [
+    'usage: hiresync <command> [options]',
+    '',
+    'commands:',
+    formatTermList(COMMANDS.map((c) => [c.name, c.summary] as const)),
+    '',
+    "Run 'hiresync <command> --help' for a command's options.",
+  ].join('\n');
+}
+
+/**
+ * Runs the command named by `argv[0]` with the rest of `argv`; resolves to
+ * its exit code: 0 ok, 1 failed, 2 usage or configuration error (one line on
+ * stderr). Never throws. `env` is the environment (see `readEnv` in config.ts);
+ * `io` defaults to the process's stdout, stderr and signals.
+ */
+export async function main(
+  argv: readonly string[],
+  env: Env,
+  io: CommandIo = processIo(),
+): Promise<number> {
+  const [name, ...args] = argv;
+  try {
+    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+      io.stdout.write(`${formatUsage()}\n`);
+      return name === undefined ? EXIT.usage : EXIT.ok;
+    }
+    const command = COMMANDS.find((c) => c.name === name);
+    if (!command)
+      throw new UsageError(`unknown command ${JSON.stringify(name)}; run 'hiresync --help'`);
+    return await command.run(args, { env, ...io });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr.write(`hiresync: ${redactSecrets(error.message)}\n`);
+      return EXIT.usage;
+    }
+    const e = coerceError(error);
+    // parseArgs throws TypeErrors with codes like ERR_PARSE_ARGS_UNKNOWN_OPTION.
+    if (
+      error instanceof UsageError ||
+      (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
+      io.stderr.write(`hiresync: ${redactSecrets(e.message)}\n`);
+      return EXIT.usage;
+    }
+    io.stderr.write(`hiresync: ${redactSecrets(e.message)}\n`);
+    return EXIT.failed;
+  }
+}

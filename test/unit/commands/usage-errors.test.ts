@@ -1,0 +1,97 @@
+import net from 'node:net';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../../../src/main.js';
+import { captureIo } from './capture-io.js';
+
+/** A complete configuration whose servers do not exist. */
+const ENV = {
+  HIRESYNC_BASE_URL: 'https://x.example',
+  HIRESYNC_API_KEY: 'k',
+  DATABASE_URL: 'postgres://nobody@127.0.0.1:1/x',
+  REDIS_URL: 'redis://127.0.0.1:1',
+};
+
+let connect: ReturnType<typeof vi.spyOn>;
+beforeEach(() => {
+  connect = vi.spyOn(net.Socket.prototype, 'connect');
+});
+afterEach(() => {
+  expect(connect, 'no connection was attempted').not.toHaveBeenCalled();
+  connect.mockRestore();
+});
+
+async function run(argv: string[], env: Record<string, string> = ENV) {
+  const io = captureIo();
+  const code = await main(argv, env, io);
+  return { code, stdout: io.out(), stderr: io.err() };
+}
+
+describe('usage and configuration errors, in process', () => {
+  it('sync --resource with an empty name exits 2 naming the choices, without connecting', async () => {
+    for (const value of ['', 'jobs,']) {
+      expect(await run(['sync', '--resource', value])).toEqual({
+        code: 2,
+        stdout: '',
+        stderr:
+          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links\n',
+      });
+    }
+  });
+
+  it('sync --resource with an unknown name exits 2', async () => {
+    const result = await run(['sync', '--resource', 'candidates']);
+    expect(result).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('unknown resource candidates'),
+    });
+  });
+
+  it('sync --allow-mass-delete without --full exits 2', async () => {
+    const result = await run(['sync', '--allow-mass-delete']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('use it with --full');
+  });
+
+  it('an unknown command, an unknown option or a stray argument exits 2', async () => {
+    expect(await run(['frobnicate'])).toMatchObject({
+      code: 2,
+      stderr: 'hiresync: unknown command "frobnicate"; run \'hiresync --help\'\n',
+    });
+    for (const argv of [
+      ['migrate', '--bogus'],
+      ['status', 'extra'],
+      ['simulate', '--port'],
+    ]) {
+      const result = await run(argv);
+      expect(result.code, argv.join(' ')).toBe(2);
+      expect(result.stderr, argv.join(' ')).toMatch(/^hiresync: /);
+    }
+  });
+
+  it('bad option values of simulate and demo exit 2 before anything starts', async () => {
+    for (const [argv, message] of [
+      [['simulate', '--host', '10.0.0.1'], '--host must be a loopback address'],
+      [['simulate', '--port', 'x'], '--port takes a whole number >= 0, got "x"'],
+      [['simulate', '--rate-limit', '5'], '--rate-limit takes N/WINDOW such as 50/10s'],
+      [['simulate', '--fault-rate', '2'], '--fault-rate takes a probability from 0 to 1'],
+      [['simulate', '--token-ttl', '0'], '--token-ttl takes a whole number >= 1'],
+      [['demo', '--records', '0'], '--records takes a whole number >= 1'],
+    ] as const) {
+      const result = await run([...argv]);
+      expect(result.code, argv.join(' ')).toBe(2);
+      expect(result.stderr, argv.join(' ')).toContain(message);
+    }
+  });
+
+  it('a configuration error exits 2 naming every variable, from the env given, not the process', async () => {
+    const result = await run(['sync'], { HIRESYNC_BASE_URL: 'http://example.com' });
+    expect(result.code).toBe(2);
+    for (const name of ['HIRESYNC_BASE_URL', 'DATABASE_URL', 'REDIS_URL', 'HIRESYNC_CLIENT_ID']) {
+      expect(result.stderr).toContain(name);
+    }
+    expect((await run(['migrate'], {})).stderr).toMatch(/DATABASE_URL: is required/);
+    expect((await run(['status'], { DATABASE_URL: ENV.DATABASE_URL })).stderr).toMatch(
+      /REDIS_URL: is required/,
+    );
+  });
+});
