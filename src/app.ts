@@ -9,6 +9,7 @@ import { createQueueRedis, createRedis } from './queue/redis.js';
 import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
 import { RunLock } from './queue/run-lock.js';
 import { createSyncQueue, createSyncWorker, type SyncProcessorDeps } from './queue/sync-queue.js';
+import { throttledWarn } from './queue/throttled-warn.js';
 import type { RunProgress } from './sync/run-resource.js';
 import { createDatabase } from './warehouse/database.js';
 import { ResourceLock } from './warehouse/resource-lock.js';
@@ -54,8 +55,8 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
   const client = createApiClient({ config: config.api, redis, logger, metrics, prefix });
   const checkpoints = new RedisCheckpointStore(redis, prefix);
   const queue = createSyncQueue(queueRedis, prefix);
-  // Connection trouble is logged by createRedis; without a listener BullMQ would print it raw.
-  queue.on('error', () => {});
+  // Without a listener BullMQ would print its errors raw; an outage emits one per call.
+  queue.on('error', throttledWarn(logger, 'queue error'));
   const shutdown = new AbortController();
   const deps: SyncProcessorDeps = {
     source: new ApiPageSource(client, config.api),
@@ -86,7 +87,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
       const worker = createSyncWorker(queueRedis, prefix, deps, {
         concurrency,
       });
-      worker.on('error', (error) => logger.warn({ err: error }, 'queue worker error'));
+      worker.on('error', throttledWarn(logger, 'queue worker error'));
       workers.push(worker);
       return worker;
     },

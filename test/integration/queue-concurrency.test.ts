@@ -153,3 +153,22 @@ describe("the application's Redis connection", () => {
     },
   );
 });
+
+describe('queue errors', () => {
+  it('are logged at warn, once however many come in a burst', async () => {
+    const h = await harness({});
+    const app = h.app();
+    cleanups.push(() => app.close());
+    for (let i = 0; i < 50; i += 1) app.queue.emit('error', new Error('Connection is closed.'));
+    const worker = app.startWorker();
+    for (let i = 0; i < 50; i += 1) worker.emit('error', new Error('Connection is closed.'));
+    const lines = h.log
+      .lines()
+      .map((l) => JSON.parse(l) as { level: number; msg: string })
+      .filter((l) => /^queue (worker )?error$/.test(l.msg));
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 40, msg: 'queue error' }),
+      expect.objectContaining({ level: 40, msg: 'queue worker error' }),
+    ]);
+  });
+});
