@@ -36,6 +36,8 @@ export interface SyncJobData {
    * resource's live rows. Set only by `sync --full --allow-mass-delete`.
    */
   allowMassDelete?: boolean;
+  /** How many times this job found its resource busy and waited (its backoff); set by the processor. */
+  busyWaits?: number;
 }
 
 export type SyncJob = Job<SyncJobData, RunSummary | { skipped: string }>;
@@ -88,6 +90,15 @@ export function isUnrecoverable(error: unknown): boolean {
   );
 }
 
+/** First wait of a job whose resource is busy; it doubles on each wait, up to {@link BUSY_MAX_DELAY_MS}. */
+export const BUSY_FIRST_DELAY_MS = 2000;
+export const BUSY_MAX_DELAY_MS = 60_000;
+
+/** How long a job waits after finding its resource busy for the `waits + 1`th time: 2 s, 4 s, 8 s, … 60 s. */
+export function busyDelayMs(waits: number): number {
+  return Math.min(BUSY_FIRST_DELAY_MS * 2 ** Math.max(0, waits), BUSY_MAX_DELAY_MS);
+}
+
 /** What the processor needs. */
 export interface SyncProcessorDeps {
   source: PageSource;
@@ -103,7 +114,8 @@ export interface SyncProcessorDeps {
 
 /**
  * The job processor, and the one place where errors become queue behaviour:
- * - another process runs the resource: the job waits (delayed), or a scheduled
+ * - another process runs the resource: the job waits (delayed, backing off
+ *   from 2 s to 60 s, logged at info once per job), or a scheduled
  *   incremental run is skipped, as the running one covers it;
  * - shutdown, or the run lock lost (Redis lost the key, another owner took
  *   it, or it could not be renewed within its TTL): the run stops after the
@@ -125,9 +137,19 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         logger.info('resource already running elsewhere; skipping this scheduled incremental run');
         return { skipped: 'already running' };
       }
-      logger.info('resource already running elsewhere; waiting');
-      await job.moveToDelayed(Date.now() + 2000, token);
+      // A long run elsewhere would otherwise wake this job, and the log, every 2 s for hours.
+      const waits = job.data.busyWaits ?? 0;
+      const delayMs = busyDelayMs(waits);
+      if (waits === 0) logger.info({ delayMs }, 'resource already running elsewhere; waiting');
+      else logger.debug({ delayMs, waits }, 'resource still running elsewhere; waiting');
+      await job.updateData({ ...job.data, busyWaits: waits + 1 });
+      await job.moveToDelayed(Date.now() + delayMs, token);
       throw new DelayedError(`${resource} is already running`);
+    }
+    if (job.data.busyWaits !== undefined) {
+      // The next wait (after an interruption, or a retry) starts short again.
+      const { busyWaits: _, ...data } = job.data;
+      await job.updateData(data).catch(() => {});
     }
     const onLost = () =>
       logger.warn(

@@ -2,8 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PrivateRedis } from '../../bench/private-servers.js';
+import { createApp } from '../../src/app.js';
 import { LockLostError } from '../../src/queue/redis-lock.js';
 import { RunLock } from '../../src/queue/run-lock.js';
+import { runOnce } from '../../src/queue/run-once.js';
+import { captureLogger } from '../support/capture-logger.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
@@ -169,6 +172,30 @@ describe('queue errors', () => {
     expect(lines).toEqual([
       expect.objectContaining({ level: 40, msg: 'queue error' }),
       expect.objectContaining({ level: 40, msg: 'queue worker error' }),
+    ]);
+  });
+});
+
+describe('a job whose resource is busy', () => {
+  it('waits longer each time (2 s, 4 s, 8 s, … 60 s) and says so once at info, then at debug', async () => {
+    const h = await harness({ simulator: { dataset: { counts: { jobs: 100 } } } });
+    const log = captureLogger('debug');
+    const app = createApp(h.config, log.logger, { defaultMetrics: false });
+    cleanups.push(() => app.close());
+    const redis = connect(inject('redisUrl'));
+    // Another worker's run of jobs holds the lock for 7 s.
+    await redis.set(`${h.config.redisPrefix}:run-lock:jobs`, 'another-worker', 'PX', 7000);
+    const [outcome] = await runOnce(app, ['jobs'], 'auto');
+    expect(outcome).toMatchObject({ ok: true, summary: { records: 100 } });
+    const waits = log
+      .lines()
+      .map((l) => JSON.parse(l) as { level: number; msg: string; delayMs?: number })
+      .filter((l) => / elsewhere; waiting$/.test(l.msg));
+    // Busy at 0 s, 2 s and 6 s; free at 14 s.
+    expect(waits.map((l) => [l.level, l.delayMs])).toEqual([
+      [30, 2000],
+      [20, 4000],
+      [20, 8000],
     ]);
   });
 });
