@@ -73,8 +73,13 @@ function insertRejected(input: PageStatementInput): RawBuilder<unknown> {
     on conflict do nothing`;
 }
 
-/** CTEs `page` (every record), `good` (the valid ones) and `rejected` (stores the others). */
+/** CTEs `page` (every record), `good` (the valid ones) and, when there are any, `rejected` (stores the others). */
 function pageCte(input: PageStatementInput): RawBuilder<unknown> {
+  // Most pages reject nothing: they skip the filter and the insert altogether.
+  if (input.rejected.length === 0) {
+    return sql`page as (${pageRows(input)}),
+  good as (select r, idx from page)`;
+  }
   return sql`page as (${pageRows(input)}),
   good as (
     select r, idx from page where not (idx = any(${input.rejected.map((r) => r.index)}::int[]))

@@ -16,7 +16,11 @@ describe('hiresync migrate', () => {
     try {
       const env = { DATABASE_URL: databaseUrl(admin, name) };
       const first = await runCli(['migrate'], env);
-      expect(first).toMatchObject({ code: 0, stdout: 'applied 1 migration(s): 0001_initial\n' });
+      expect(first).toMatchObject({
+        code: 0,
+        stdout:
+          'applied 3 migration(s): 0001_initial, 0002_reliability, 0003_drop_lookup_indexes\n',
+      });
       const second = await runCli(['migrate'], env);
       expect(second).toMatchObject({ code: 0, stdout: 'database is up to date\n' });
     } finally {

@@ -92,6 +92,7 @@ describe('migrations', () => {
       expect(outcomes.flatMap((o) => o.applied).sort()).toEqual([
         '0001_initial',
         '0002_reliability',
+        '0003_drop_lookup_indexes',
       ]);
     } finally {
       await Promise.all(dbs.map((db) => db.destroy()));
