@@ -38,7 +38,8 @@ export interface App {
   queue: ReturnType<typeof createSyncQueue>;
   checkpoints: RedisCheckpointStore;
   shutdown: AbortController;
-  startWorker: () => ReturnType<typeof createSyncWorker>;
+  /** Starts a worker on the shared queue, or on the queue `queueName` only (a `sync` command's). */
+  startWorker: (queueName?: string) => ReturnType<typeof createSyncWorker>;
   close: () => Promise<void>;
 }
 
@@ -83,9 +84,10 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     queue,
     checkpoints,
     shutdown,
-    startWorker: () => {
+    startWorker: (queueName) => {
       const worker = createSyncWorker(queueRedis, prefix, deps, {
         concurrency,
+        ...(queueName === undefined ? {} : { queueName }),
       });
       worker.on('error', throttledWarn(logger, 'queue worker error'));
       workers.push(worker);

@@ -1,11 +1,36 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { QueueEvents } from 'bullmq';
-import type { App } from '../app.js';
-import type { ResourceName } from '../config.js';
+import { type Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config, ResourceName } from '../config.js';
 import { coerceError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { redactSecrets } from '../secret.js';
 import type { RequestedMode, RunSummary } from '../sync/run-resource.js';
-import { enqueueRun, QUEUE_NAME, type SyncJob, type SyncWorker } from './sync-queue.js';
+import {
+  createSyncQueue,
+  enqueueRun,
+  type SyncJob,
+  type SyncJobData,
+  type SyncWorker,
+} from './sync-queue.js';
+import { throttledWarn } from './throttled-warn.js';
+
+/** Queue names of `sync` commands: `sync-once-<uuid>`, one per command, obliterated at its end. */
+export const ONCE_QUEUE_PREFIX = 'sync-once-';
+
+/** What {@link runOnce} runs on (the App provides all of it). */
+export interface RunOnceDeps {
+  /** BullMQ's connection (maxRetriesPerRequest null); duplicated for the queue events. */
+  queueRedis: Redis;
+  /** The Redis prefix, and the job options of every run. */
+  config: Pick<Config, 'redisPrefix' | 'runAttempts' | 'runBackoffMs'>;
+  logger: Logger;
+  /** Aborted on SIGINT/SIGTERM: the runs stop after the page in hand and report `interrupted`. */
+  shutdown: { readonly signal: AbortSignal };
+  /** Starts a worker running the sync processor on the queue named `queueName` only. */
+  startWorker: (queueName: string) => SyncWorker;
+}
 
 /** How one resource's run ended. */
 export type RunOnceOutcome =
@@ -39,7 +64,8 @@ function lostMessage(resource: ResourceName, jobId: string): string {
  * reported as lost.
  */
 async function pollJob(
-  app: App,
+  deps: RunOnceDeps,
+  queue: Queue<SyncJobData>,
   worker: SyncWorker,
   job: SyncJob,
   options: RunOnceOptions,
@@ -52,12 +78,12 @@ async function pollJob(
   while (!signal.aborted) {
     await sleep(pollMs, undefined, { signal }).catch(() => {});
     if (signal.aborted) break;
-    const state = await app.queue.getJobState(id).catch(() => undefined);
+    const state = await queue.getJobState(id).catch(() => undefined);
     if (state === 'completed') {
-      const done = await app.queue.getJob(id);
+      const done = await queue.getJob(id);
       if (done) return done.returnvalue as RunSummary;
     } else if (state === 'failed') {
-      const done = await app.queue.getJob(id);
+      const done = await queue.getJob(id);
       if (done) throw new Error(done.failedReason);
     }
     if (state !== 'unknown') {
@@ -70,7 +96,7 @@ async function pollJob(
     if (seen?.state === 'active') continue; // still running here; it settles when it ends
     missingSince ??= Date.now();
     if (Date.now() - missingSince >= lostAfterMs) {
-      app.logger.error({ resource: job.data.resource, jobId: id }, 'queued run lost from Redis');
+      deps.logger.error({ resource: job.data.resource, jobId: id }, 'queued run lost from Redis');
       throw new Error(lostMessage(job.data.resource, id));
     }
   }
@@ -78,43 +104,70 @@ async function pollJob(
 }
 
 /**
- * `hiresync sync`: one run of each resource through the queue, processed in
- * this process (or by any worker sharing the Redis), waited for to the end.
- * Resolves early with `interrupted` outcomes when the app's shutdown signal fires.
+ * Removes a `sync` command's queue and everything in it (jobs an interruption
+ * left delayed: their runs resume from their checkpoints). Gives up after
+ * `timeoutMs` when Redis does not answer, leaving the keys behind.
+ */
+async function removeQueue(queue: Queue<SyncJobData>, logger: Logger, timeoutMs = 5000) {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      queue.obliterate({ force: true }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('Redis did not answer')), timeoutMs);
+      }),
+    ]);
+  } catch (error) {
+    logger.warn({ err: coerceError(error), queue: queue.name }, 'could not remove the sync queue');
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * `hiresync sync`: one run of each resource, queued to a queue of this command
+ * only (`sync-once-<uuid>`) and processed by a worker of this process on that
+ * queue only, waited for to the end; the queue is then removed. A deployment's
+ * jobs in the shared queue are never taken; the run locks keep these runs from
+ * overlapping the deployment's. Resolves early with `interrupted` outcomes when
+ * the shutdown signal fires.
  */
 export async function runOnce(
-  app: App,
+  deps: RunOnceDeps,
   resources: ResourceName[],
   requested: RequestedMode,
   options: RunOnceOptions = {},
 ): Promise<RunOnceOutcome[]> {
-  const eventsRedis = app.queueRedis.duplicate();
+  const prefix = deps.config.redisPrefix;
+  const queueName = `${ONCE_QUEUE_PREFIX}${randomUUID()}`;
+  const queue = createSyncQueue(deps.queueRedis, prefix, queueName);
+  queue.on('error', throttledWarn(deps.logger, 'queue error'));
+  const eventsRedis = deps.queueRedis.duplicate();
   eventsRedis.on('error', () => {
     // Reconnection is ioredis's job; the main connections log the outage.
   });
-  const events = new QueueEvents(QUEUE_NAME, {
-    connection: eventsRedis,
-    prefix: app.config.redisPrefix,
-  });
+  const events = new QueueEvents(queueName, { connection: eventsRedis, prefix });
   const stopPolling = new AbortController();
+  let worker: SyncWorker | undefined;
   try {
     await events.waitUntilReady();
-    const worker = app.startWorker();
+    const started = deps.startWorker(queueName);
+    worker = started;
     const jobs = await Promise.all(
       resources.map((resource) =>
         enqueueRun(
-          app.queue,
+          queue,
           {
             resource,
             requested,
             origin: 'cli',
             ...(options.allowMassDelete ? { allowMassDelete: true } : {}),
           },
-          app.config,
+          deps.config,
         ),
       ),
     );
-    const signal = app.shutdown.signal;
+    const signal = deps.shutdown.signal;
     const aborted = new Promise<'aborted'>((resolve) => {
       if (signal.aborted) resolve('aborted');
       signal.addEventListener('abort', () => resolve('aborted'));
@@ -124,7 +177,7 @@ export async function runOnce(
         const resource = resources[i] as ResourceName;
         return Promise.race([
           job.waitUntilFinished(events) as Promise<RunSummary>,
-          pollJob(app, worker, job, options, stopPolling.signal),
+          pollJob(deps, queue, started, job, options, stopPolling.signal),
           aborted,
         ]).then(
           (value) =>
@@ -143,5 +196,9 @@ export async function runOnce(
     stopPolling.abort();
     await events.close();
     eventsRedis.disconnect();
+    // Interrupted runs stop after the page in hand; their checkpoints outlive the queue.
+    await worker?.close();
+    await removeQueue(queue, deps.logger);
+    await queue.close();
   }
 }

@@ -42,8 +42,13 @@ export interface SyncJobData {
 
 export type SyncJob = Job<SyncJobData, RunSummary | { skipped: string }>;
 
-export function createSyncQueue(connection: Redis, prefix: string): Queue<SyncJobData> {
-  return new Queue<SyncJobData>(QUEUE_NAME, { connection, prefix });
+/** The queue `name` (default the shared queue of scheduled and resumed runs). */
+export function createSyncQueue(
+  connection: Redis,
+  prefix: string,
+  name: string = QUEUE_NAME,
+): Queue<SyncJobData> {
+  return new Queue<SyncJobData>(name, { connection, prefix });
 }
 
 /** Job options of every run: bounded retries with exponential backoff. */
@@ -225,12 +230,21 @@ export type SyncWorker = Worker<SyncJobData, RunSummary | { skipped: string }> &
   settlements: Map<string, JobSettlement>;
 };
 
+/** Options of {@link createSyncWorker}. */
+export interface SyncWorkerOptions {
+  /** Jobs processed at once. */
+  concurrency: number;
+  /** The queue it processes; default the shared queue ({@link QUEUE_NAME}). */
+  queueName?: string;
+  autorun?: boolean;
+}
+
 /** A BullMQ worker running the processor; one job per resource at a time, resources in parallel. */
 export function createSyncWorker(
   connection: Redis,
   prefix: string,
   deps: SyncProcessorDeps,
-  options: { concurrency: number; autorun?: boolean },
+  options: SyncWorkerOptions,
 ): SyncWorker {
   const processor = createSyncProcessor(deps);
   const settlements = new Map<string, JobSettlement>();
@@ -243,7 +257,7 @@ export function createSyncWorker(
     }
   };
   const worker = new Worker<SyncJobData, RunSummary | { skipped: string }>(
-    QUEUE_NAME,
+    options.queueName ?? QUEUE_NAME,
     async (job: SyncJob, token?: string) => {
       settle(job.id, { state: 'active' });
       try {

@@ -6,6 +6,7 @@ import { createApp } from '../../src/app.js';
 import { LockLostError } from '../../src/queue/redis-lock.js';
 import { RunLock } from '../../src/queue/run-lock.js';
 import { runOnce } from '../../src/queue/run-once.js';
+import { createSyncQueue, enqueueRun } from '../../src/queue/sync-queue.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
@@ -197,5 +198,33 @@ describe('a job whose resource is busy', () => {
       [20, 4000],
       [20, 8000],
     ]);
+  });
+});
+
+describe('hiresync sync', () => {
+  it("runs only the runs it queued, never a deployment's job waiting in the shared queue, and removes its own queue", async () => {
+    const h = await harness({ simulator: { dataset: { counts: { jobs: 200, job_posts: 200 } } } });
+    const queueRedis = connect(inject('redisUrl'), { maxRetriesPerRequest: null });
+    const shared = createSyncQueue(queueRedis, h.config.redisPrefix);
+    cleanups.push(() => shared.close());
+    // A scheduled run of the deployment, waiting for one of the deployment's workers.
+    const scheduled = await enqueueRun(
+      shared,
+      { resource: 'jobs', requested: 'auto', origin: 'schedule' },
+      h.config,
+    );
+    const outcomes = await h.sync(['job_posts']);
+    expect(outcomes).toMatchObject([{ resource: 'job_posts', ok: true }]);
+    expect(await shared.getJobState(scheduled.id as string)).toBe('waiting');
+    const runs = await h.database.db.selectFrom('sync_runs').select('resource').execute();
+    expect(runs).toEqual([{ resource: 'job_posts' }]);
+    const [, left] = await queueRedis.scan(
+      '0',
+      'MATCH',
+      `${h.config.redisPrefix}:sync-once-*`,
+      'COUNT',
+      10_000,
+    );
+    expect(left).toEqual([]);
   });
 });
