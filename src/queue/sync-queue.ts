@@ -236,7 +236,6 @@ export interface SyncWorkerOptions {
   concurrency: number;
   /** The queue it processes; default the shared queue ({@link QUEUE_NAME}). */
   queueName?: string;
-  autorun?: boolean;
 }
 
 /** A BullMQ worker running the processor; one job per resource at a time, resources in parallel. */
@@ -279,7 +278,6 @@ export function createSyncWorker(
       connection,
       prefix,
       concurrency: options.concurrency,
-      autorun: options.autorun ?? true,
       // A page can take a while behind a long Retry-After; the lock is renewed meanwhile.
       lockDuration: 60_000,
     },
