@@ -7,6 +7,7 @@ import { LockLostError } from '../../src/queue/redis-lock.js';
 import { RunLock } from '../../src/queue/run-lock.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { createSyncQueue, enqueueRun } from '../../src/queue/sync-queue.js';
+import { registerSecret } from '../../src/secret.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
@@ -226,5 +227,34 @@ describe('hiresync sync', () => {
       10_000,
     );
     expect(left).toEqual([]);
+  });
+});
+
+describe('the shared queue', () => {
+  it("keeps a worker's failed run with its reason and stack, secrets redacted (sync's own queue is removed instead)", async () => {
+    const h = await harness({
+      simulator: { nonAdminSubs: ['42'] },
+      env: { HIRESYNC_SUB: '42' },
+    });
+    // Stands for a credential the API echoes in its 403 message.
+    const echoed = 'must be a site administrator';
+    registerSecret(echoed);
+    const app = h.app();
+    cleanups.push(() => app.close());
+    app.startWorker();
+    const job = await enqueueRun(
+      app.queue,
+      { resource: 'jobs', requested: 'auto', origin: 'schedule' },
+      h.config,
+    );
+    let failed: Awaited<ReturnType<typeof app.queue.getJob>>;
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      failed = await app.queue.getJob(job.id as string);
+      if (failed?.failedReason) break;
+      await sleep(100);
+    }
+    expect(failed?.failedReason).toMatch(/^403 from \/v3\/jobs.*\[redacted\]/);
+    expect(JSON.stringify([failed?.failedReason, failed?.stacktrace])).not.toContain(echoed);
   });
 });
