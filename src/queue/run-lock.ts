@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
+import { RedisLock } from '../redis/redis-lock.js';
 import type { ResourceLock } from '../warehouse/resource-lock.js';
-import { RedisLock } from './redis-lock.js';
 
 /** A run lock this process holds. */
 export interface HeldRunLock {

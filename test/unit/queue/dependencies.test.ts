@@ -1,20 +1,27 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-const QUEUE_DIR = new URL('../../../src/queue/', import.meta.url);
+/** `file: specifier` for every import of the .ts files in `dir` (relative to src/). */
+function importsOf(dir: string): string[] {
+  const folder = new URL(`../../../src/${dir}/`, import.meta.url);
+  return readdirSync(folder)
+    .filter((name) => name.endsWith('.ts'))
+    .flatMap((name) =>
+      [...readFileSync(new URL(name, folder), 'utf8').matchAll(/from '([^']+)'/g)].map(
+        (m) => `${name}: ${m[1]}`,
+      ),
+    );
+}
 
-describe('src/queue', () => {
-  it('never imports the app, the commands or the CLI: dependencies point one way', () => {
-    const imports = readdirSync(QUEUE_DIR)
-      .filter((name) => name.endsWith('.ts'))
-      .flatMap((name) =>
-        [...readFileSync(new URL(name, QUEUE_DIR), 'utf8').matchAll(/from '([^']+)'/g)].map(
-          (m) => `${name}: ${m[1]}`,
-        ),
-      );
+describe('dependencies point one way', () => {
+  it('src/queue never imports the app, the commands or the CLI', () => {
+    const imports = importsOf('queue');
     expect(imports.length).toBeGreaterThan(0);
-    expect(
-      imports.filter((i) => /'?\.\.\/(app|cli|demo|commands\/)/.test(i.split(': ')[1] ?? '')),
-    ).toEqual([]);
+    expect(imports.filter((i) => /: \.\.\/(app|cli|main|demo|commands\/)/.test(i))).toEqual([]);
+  });
+
+  it('src/redis (the lock shared by the run lock and the token refresh) imports only the error classes of hiresync', () => {
+    const imports = importsOf('redis');
+    expect(imports.filter((i) => /: \./.test(i) && !/: \.\.\/errors\.js$/.test(i))).toEqual([]);
   });
 });
