@@ -24,12 +24,12 @@ import { type Kysely, sql } from 'kysely';
 import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../src/config.js';
 import { deletePrefix } from '../src/queue/redis.js';
 import { createSyncQueue, enqueueRun } from '../src/queue/sync-queue.js';
+import { validateRecord } from '../src/resources/index.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
-import { mix } from '../src/simulator/dataset.js';
+import { mix, type SimResource } from '../src/simulator/dataset.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import { migrateToLatest } from '../src/warehouse/migrate.js';
 import type { Database } from '../src/warehouse/schema.js';
-import { validateRecord } from '../src/warehouse/validate-record.js';
 import { PrivatePostgres, PrivateRedis } from './private-servers.js';
 import { freshDatabase, REDIS_URL } from './support.js';
 
@@ -128,7 +128,8 @@ function startWorker(slot: number): void {
 for (let i = 0; i <= workerCount; i += 1) startWorker(i);
 
 /** The simulator's truth for a resource: live ids with their records, and the records to reject. */
-function truth(resource: ResourceName) {
+function truth(name: ResourceName) {
+  const resource = name as SimResource;
   const ds = sim.dataset;
   const live = new Map<string, unknown>();
   let rejected = 0;
@@ -238,7 +239,8 @@ while (Date.now() < deadline) {
   cycles += 1;
   const cycleStarted = Date.now();
   // The API changes between cycles: new records, deletions and updates.
-  for (const resource of RESOURCE_NAMES) {
+  for (const name of RESOURCE_NAMES) {
+    const resource = name as SimResource;
     const ds = sim.dataset;
     ds.grow(resource, Math.floor(rand() * 40));
     for (let i = 0; i < 3; i += 1) ds.remove(resource, Math.floor(rand() * ds.size(resource)));

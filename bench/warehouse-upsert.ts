@@ -14,6 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
+import { trackingLinks } from '../src/resources/tracking-links.js';
 import { Dataset } from '../src/simulator/dataset.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import type { Database } from '../src/warehouse/schema.js';
@@ -142,7 +143,7 @@ async function interleavedPass(
     const chunk = copyChunk(page.records);
     let started = performance.now();
     await writePage(db, {
-      resource: 'tracking_links',
+      resource: trackingLinks,
       runId,
       pageNumber: number,
       body: page.body,

@@ -4,8 +4,11 @@ import { parseDuration } from './duration.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { Secret } from './secret.js';
 
-export const RESOURCE_NAMES = ['jobs', 'job_posts', 'tracking_links'] as const;
-export type ResourceName = (typeof RESOURCE_NAMES)[number];
+import { RESOURCE_NAMES } from './resources/index.js';
+import type { ResourceName } from './sync/ports.js';
+
+export { RESOURCE_NAMES } from './resources/index.js';
+export type { ResourceName } from './sync/ports.js';
 
 export type AuthConfig =
   | {

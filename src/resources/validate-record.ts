@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { ResourceName } from '../config.js';
 
 const BIGINT_LIMIT = 2 ** 63;
 
@@ -8,9 +7,11 @@ const BIGINT_LIMIT = 2 ** 63;
  * strings. JSON.parse rounds 2^63 - 1 up to 2^63, so the bound is inclusive
  * here and Postgres, reading the exact digits, rejects a true overflow.
  */
-const bigintId = z.number().refine((n) => Number.isInteger(n) && Math.abs(n) <= BIGINT_LIMIT, {
-  message: 'must be an integer within bigint range',
-});
+export const bigintId = z
+  .number()
+  .refine((n) => Number.isInteger(n) && Math.abs(n) <= BIGINT_LIMIT, {
+    message: 'must be an integer within bigint range',
+  });
 
 const ISO_TIMESTAMP =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)$/i;
@@ -33,43 +34,12 @@ export function isIsoTimestamp(text: string): boolean {
   );
 }
 
-const timestamp = z
+export const timestamp = z
   .string()
   .refine(isIsoTimestamp, { message: 'must be an ISO 8601 timestamp with a zone' });
 
-// A key the API left out counts as null: every field but id is optional and nullable.
-const opt = <T extends z.ZodType>(schema: T) => schema.nullish();
-
-const trackingLinkSchema = z.looseObject({
-  id: bigintId,
-  job_id: opt(bigintId),
-  job_post_id: opt(bigintId),
-  job_board: opt(
-    z.looseObject({ id: opt(bigintId), company_name: opt(z.string()), url_token: opt(z.string()) }),
-  ),
-  token: opt(z.string()),
-  related_post_id: opt(bigintId),
-  related_post_type: opt(z.string()),
-  credited_to: opt(
-    z.looseObject({ id: opt(bigintId), name: opt(z.string()), employee_id: opt(z.string()) }),
-  ),
-  source: opt(z.looseObject({ id: opt(bigintId), public_name: opt(z.string()) })),
-  // The flat shape some deployments send.
-  job_board_id: opt(bigintId),
-  referrer_id: opt(bigintId),
-  source_id: opt(bigintId),
-  created_at: opt(timestamp),
-  updated_at: opt(timestamp),
-});
-
-// Fields of jobs and job posts are not in the spec: only the id is checked.
-const recordSchema = z.looseObject({ id: bigintId });
-
-const SCHEMAS: Record<ResourceName, z.ZodType> = {
-  jobs: recordSchema,
-  job_posts: recordSchema,
-  tracking_links: trackingLinkSchema,
-};
+/** A key the API left out counts as null: every field but id is optional and nullable. */
+export const opt = <T extends z.ZodType>(schema: T) => schema.nullish();
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
@@ -87,14 +57,19 @@ function at(record: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 /**
- * Checks one record against the spec's types. Returns undefined when it can be
- * stored, else the reason it cannot (every problem, naming each field).
+ * The validator of a resource's schema: it returns undefined when a record
+ * can be stored, else the reason it cannot (every problem, naming each field).
+ * A record must be an object; nothing is coerced.
  */
-export function validateRecord(resource: ResourceName, record: unknown): string | undefined {
+export function validatorFor(schema: z.ZodType): (record: unknown) => string | undefined {
+  return (record) => validateWith(schema, record);
+}
+
+function validateWith(schema: z.ZodType, record: unknown): string | undefined {
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
     return `record is ${describe(record)}, not an object`;
   }
-  const result = SCHEMAS[resource].safeParse(record);
+  const result = schema.safeParse(record);
   if (result.success) return undefined;
   return result.error.issues
     .map((issue) => {

@@ -1,7 +1,46 @@
-import type { Page } from '../api/fetch-pages.js';
-import type { ResourceName } from '../config.js';
-import type { RunMode } from '../warehouse/schema.js';
-import type { PageWriteResult } from '../warehouse/write-page.js';
+/**
+ * The sync engine's ports: the small interfaces a run needs of the API (a page
+ * source), the warehouse (a run store) and Redis (a checkpoint store), and the
+ * types they speak. The adapters (src/api, src/warehouse, src/queue) import
+ * these; this folder imports none of them.
+ */
+
+/** A resource's name: `HIRESYNC_RESOURCES`, `sync_runs.resource`, job names, Redis keys. */
+export type ResourceName = string;
+
+/** `full` reads every page and sweeps deletions; `incremental` reads new records only. */
+export type RunMode = 'full' | 'incremental';
+
+/** One page of a list endpoint. */
+export interface Page {
+  /** 1-based position in this walk (a resumed walk counts on from its checkpoint). */
+  number: number;
+  /** The URL this page was read from. */
+  url: string;
+  /** The records, parsed. */
+  records: unknown[];
+  /** The response body exactly as received (ids beyond 2^53 and timestamps survive in it). */
+  body: string;
+  /** The `next` link exactly as received; undefined on the last page. */
+  nextUrl: string | undefined;
+}
+
+/** A record that could not be stored as a row, and why. */
+export interface RejectedRecord {
+  /** Position in the page. */
+  index: number;
+  reason: string;
+}
+
+/** What a page write did. */
+export interface PageWriteResult {
+  /** Rows upserted (records of the page less the rejected, less duplicates of an id). */
+  written: number;
+  rejected: RejectedRecord[];
+  /** Highest and lowest id written, as text (ids may exceed 2^53). */
+  maxId: string | null;
+  minId: string | null;
+}
 
 /**
  * A run's state after its last committed page, written after each commit.

@@ -1,9 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { Page } from '../api/fetch-pages.js';
-import type { ResourceName } from '../config.js';
-import type { RunStore } from '../sync/ports.js';
+import type { Page, PageWriteResult, ResourceName, RunMode, RunStore } from '../sync/ports.js';
+import type { StoredResource } from './page-statement.js';
 import type { ResourceLock } from './resource-lock.js';
-import type { Database, RunMode } from './schema.js';
+import type { Database } from './schema.js';
 import {
   createRun,
   finishRun,
@@ -13,11 +12,13 @@ import {
   resetRunProgress,
   sweepDeletions,
 } from './sync-runs.js';
-import { type PageWriteResult, writePage } from './write-page.js';
+import { writePage } from './write-page.js';
 
 /** The sync engine's view of the warehouse, over Kysely. */
 /** Options of {@link KyselyRunStore}. */
 export interface KyselyRunStoreOptions {
+  /** The resources this store writes, by name. */
+  resources: ReadonlyMap<ResourceName, StoredResource>;
   /** Property of an object body that holds the records; undefined: the body is the array. */
   recordsKey?: string | undefined;
   /** The deletion guard: most of a resource's live rows one sweep may mark. Default 0.5. */
@@ -30,7 +31,7 @@ export class KyselyRunStore implements RunStore {
   readonly #db: Kysely<Database>;
   readonly #options: KyselyRunStoreOptions;
 
-  constructor(db: Kysely<Database>, options: KyselyRunStoreOptions = {}) {
+  constructor(db: Kysely<Database>, options: KyselyRunStoreOptions) {
     this.#db = db;
     this.#options = options;
   }
@@ -57,7 +58,7 @@ export class KyselyRunStore implements RunStore {
 
   writePage(resource: ResourceName, runId: string, page: Page): Promise<PageWriteResult> {
     return writePage(this.#db, {
-      resource,
+      resource: this.#resource(resource),
       runId,
       pageNumber: page.number,
       body: page.body,
@@ -70,9 +71,21 @@ export class KyselyRunStore implements RunStore {
     return resetRunProgress(this.#db, runId);
   }
 
-  sweepDeletions(runId: string, options: { allowMassDelete?: boolean } = {}): Promise<number> {
+  #resource(name: ResourceName): StoredResource {
+    const resource = this.#options.resources.get(name);
+    if (!resource) throw new Error(`no declaration for resource ${JSON.stringify(name)}`);
+    return resource;
+  }
+
+  async sweepDeletions(
+    runId: string,
+    options: { allowMassDelete?: boolean } = {},
+  ): Promise<number> {
     const lock = this.#options.resourceLock;
+    const run = await getRun(this.#db, runId);
+    if (!run) return 0;
     return sweepDeletions(this.#db, runId, {
+      table: this.#resource(run.resource).table,
       maxDeleteFraction: this.#options.maxDeleteFraction,
       allowMassDelete: options.allowMassDelete,
       assertLocked: lock ? (trx, resource) => lock.assertHeld(resource, trx) : undefined,
@@ -83,7 +96,7 @@ export class KyselyRunStore implements RunStore {
     runId: string,
     outcome: { outcome: 'succeeded'; deleted: number } | { outcome: 'failed'; error: string },
   ): Promise<void> {
-    return finishRun(this.#db, runId, outcome);
+    return finishRun(this.#db, runId, outcome, this.#options.resources);
   }
 
   async runTotals(runId: string): Promise<{ pages: number; records: number; rejected: number }> {

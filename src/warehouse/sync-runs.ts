@@ -1,13 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { ResourceName } from '../config.js';
 import { HiresyncError } from '../errors.js';
-import type { Database, RunMode, SyncRun } from './schema.js';
-
-const RESOURCE_TABLE: Record<ResourceName, 'tracking_links' | 'jobs' | 'job_posts'> = {
-  tracking_links: 'tracking_links',
-  jobs: 'jobs',
-  job_posts: 'job_posts',
-};
+import type { ResourceName, RunMode } from '../sync/ports.js';
+import type { Database, SyncRun } from './schema.js';
 
 /** Starts a run: a `running` row in sync_runs. Returns its id. */
 export async function createRun(
@@ -36,9 +30,11 @@ export async function finishRun(
   db: Kysely<Database>,
   runId: string,
   outcome: { outcome: 'succeeded'; deleted?: number } | { outcome: 'failed'; error: string },
+  /** Where each resource's records are, for the count of a succeeded run. */
+  tables?: ReadonlyMap<ResourceName, { table: string }>,
 ): Promise<void> {
   const run = outcome.outcome === 'succeeded' ? await getRun(db, runId) : undefined;
-  const table = run ? RESOURCE_TABLE[run.resource as ResourceName] : undefined;
+  const table = run ? tables?.get(run.resource)?.table : undefined;
   await db
     .updateTable('sync_runs')
     .set({
@@ -93,6 +89,8 @@ export class DeletionGuardError extends HiresyncError {
 
 /** Options of {@link sweepDeletions}. */
 export interface SweepOptions {
+  /** The table of the run's resource. */
+  table: string;
   /** Most of a resource's live rows one sweep may mark (0..1). Default 0.5. */
   maxDeleteFraction?: number;
   /** The operator confirmed a sweep above the fraction (`sync --full --allow-mass-delete`). */
@@ -119,38 +117,28 @@ export interface SweepOptions {
 export async function sweepDeletions(
   db: Kysely<Database>,
   runId: string,
-  options: SweepOptions = {},
+  options: SweepOptions,
 ): Promise<number> {
   const run = await getRun(db, runId);
   if (run?.mode !== 'full' || run.filter !== null || run.outcome === 'failed') return 0;
-  const table = RESOURCE_TABLE[run.resource as ResourceName];
-  if (!table) return 0;
+  const table = options.table;
   const maxFraction = options.maxDeleteFraction ?? 0.5;
   return db.transaction().execute(async (trx) => {
     await options.assertLocked?.(trx, run.resource);
-    const unseen = sql<boolean>`last_seen_run_id is distinct from ${runId}::bigint
+    const unseen = sql`last_seen_run_id is distinct from ${runId}::bigint
       and synced_at < ${run.started_at}::timestamptz`;
-    const counts = await trx
-      .selectFrom(table)
-      .select([
-        sql<string>`count(*)`.as('live'),
-        sql<string>`count(*) filter (where ${unseen})`.as('unseen'),
-      ])
-      .where('deleted_at', 'is', null)
-      .executeTakeFirstOrThrow();
-    const live = Number(counts.live);
-    const wouldDelete = Number(counts.unseen);
+    const { rows } = await sql<{ live: string; unseen: string }>`
+      select count(*) as live, count(*) filter (where ${unseen}) as unseen
+      from ${sql.table(table)} where deleted_at is null`.execute(trx);
+    const live = Number(rows[0]?.live ?? 0);
+    const wouldDelete = Number(rows[0]?.unseen ?? 0);
     if (wouldDelete === 0) return 0;
     if (wouldDelete > maxFraction * live && options.allowMassDelete !== true) {
       throw new DeletionGuardError(run.resource, wouldDelete, live, maxFraction);
     }
-    const result = await trx
-      .updateTable(table)
-      .set({ deleted_at: sql<string>`now()` })
-      .where('deleted_at', 'is', null)
-      .where(unseen)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows);
+    const result = await sql`update ${sql.table(table)} set deleted_at = now()
+      where deleted_at is null and ${unseen}`.execute(trx);
+    return Number(result.numAffectedRows ?? 0);
   });
 }
 

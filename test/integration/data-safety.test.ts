@@ -5,6 +5,9 @@ import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
+import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
+import { jobs } from '../../src/resources/jobs.js';
+import { trackingLinks } from '../../src/resources/tracking-links.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { ResourceLock, ResourceLockLostError } from '../../src/warehouse/resource-lock.js';
 import { KyselyRunStore } from '../../src/warehouse/run-store.js';
@@ -50,7 +53,7 @@ function link(overrides: Record<string, unknown> = {}): Record<string, unknown> 
 
 function writeLinks(records: unknown[], runId: string, pageNumber = 1, body?: string) {
   return writePage(t.db, {
-    resource: 'tracking_links',
+    resource: trackingLinks,
     runId,
     pageNumber,
     body: body ?? JSON.stringify(records),
@@ -60,7 +63,7 @@ function writeLinks(records: unknown[], runId: string, pageNumber = 1, body?: st
 
 function writeJobs(body: string, runId: string, pageNumber = 1) {
   return writePage(t.db, {
-    resource: 'jobs',
+    resource: jobs,
     runId,
     pageNumber,
     body,
@@ -92,7 +95,9 @@ describe('the deletion sweep against overlapping runs', () => {
     const b = await fullRun();
     await writeLinks(links, b);
     await writeLinks([links[0]], a);
-    expect(await sweepDeletions(t.db, a, { maxDeleteFraction: 1 })).toBe(0);
+    expect(await sweepDeletions(t.db, a, { table: 'tracking_links', maxDeleteFraction: 1 })).toBe(
+      0,
+    );
     expect(await deletedIds('tracking_links')).toEqual([]);
   });
 
@@ -102,7 +107,7 @@ describe('the deletion sweep against overlapping runs', () => {
     await writeLinks(links, seed);
     const next = await fullRun();
     await writeLinks(links.slice(0, 2), next);
-    expect(await sweepDeletions(t.db, next)).toBe(1);
+    expect(await sweepDeletions(t.db, next, { table: 'tracking_links' })).toBe(1);
     expect(await deletedIds('tracking_links')).toEqual([String(links[2]?.id)]);
   });
 });
@@ -114,7 +119,9 @@ describe('the deletion guard', () => {
     await writeLinks(links, seed);
     const empty = await fullRun();
     await writeLinks([], empty); // one `200 []`
-    const error = await sweepDeletions(t.db, empty).catch((e: unknown) => e);
+    const error = await sweepDeletions(t.db, empty, {
+      table: 'tracking_links',
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DeletionGuardError);
     expect((error as Error).message).toMatch(/10 of 10 live rows/);
     expect((error as Error).message).toMatch(/HIRESYNC_MAX_DELETE_FRACTION=0\.5/);
@@ -128,10 +135,12 @@ describe('the deletion guard', () => {
     await writeLinks(links, seed);
     const half = await fullRun();
     await writeLinks(links.slice(0, 5), half);
-    expect(await sweepDeletions(t.db, half)).toBe(5);
+    expect(await sweepDeletions(t.db, half, { table: 'tracking_links' })).toBe(5);
     const confirmed = await fullRun();
     await writeLinks([], confirmed);
-    expect(await sweepDeletions(t.db, confirmed, { allowMassDelete: true })).toBe(5);
+    expect(
+      await sweepDeletions(t.db, confirmed, { table: 'tracking_links', allowMassDelete: true }),
+    ).toBe(5);
     expect(await deletedIds('tracking_links')).toHaveLength(10);
   });
 
@@ -141,9 +150,15 @@ describe('the deletion guard', () => {
     await writeLinks(links, seed);
     const next = await fullRun();
     await writeLinks(links.slice(0, 1), next);
-    const strict = new KyselyRunStore(t.db, { maxDeleteFraction: 0.25 });
+    const strict = new KyselyRunStore(t.db, {
+      resources: BUILT_IN_RESOURCES,
+      maxDeleteFraction: 0.25,
+    });
     await expect(strict.sweepDeletions(next)).rejects.toBeInstanceOf(DeletionGuardError);
-    const loose = new KyselyRunStore(t.db, { maxDeleteFraction: 0.75 });
+    const loose = new KyselyRunStore(t.db, {
+      resources: BUILT_IN_RESOURCES,
+      maxDeleteFraction: 0.75,
+    });
     expect(await loose.sweepDeletions(next)).toBe(3);
   });
 });
@@ -157,7 +172,7 @@ describe('a record the API still returns but hiresync rejects', () => {
     const next = await fullRun();
     const result = await writeLinks([good, { ...later, updated_at: '2024-05-01T10:00:00' }], next);
     expect(result.rejected).toHaveLength(1);
-    expect(await sweepDeletions(t.db, next)).toBe(0);
+    expect(await sweepDeletions(t.db, next, { table: 'tracking_links' })).toBe(0);
     expect(await deletedIds('tracking_links')).toEqual([]);
     const rejected = await t.db.selectFrom('rejected_records').select('raw').execute();
     expect(rejected.map((r) => (r.raw as { id: number }).id)).toEqual([later.id]);
@@ -274,7 +289,7 @@ describe('run counts', () => {
     const run = await fullRun();
     await writeLinks([a, b], run, 1);
     await writeLinks([b, c], run, 2);
-    await finishRun(t.db, run, { outcome: 'succeeded' });
+    await finishRun(t.db, run, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
     expect((await getRun(t.db, run))?.records).toBe('3');
   });
 });
@@ -303,7 +318,7 @@ describe('the Postgres resource lock', () => {
   it('refuses to sweep once the lock connection is gone', async () => {
     const lock = new ResourceLock(t.db);
     const release = await lock.tryAcquire('tracking_links');
-    const store = new KyselyRunStore(t.db, { resourceLock: lock });
+    const store = new KyselyRunStore(t.db, { resources: BUILT_IN_RESOURCES, resourceLock: lock });
     const seed = await fullRun();
     await writeLinks([link(), link()], seed);
     const run = await fullRun();

@@ -1,5 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
+import { jobs as jobsResource } from '../../src/resources/jobs.js';
+import { trackingLinks } from '../../src/resources/tracking-links.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { migrateToLatest } from '../../src/warehouse/migrate.js';
 import { createRun, finishRun, getRun, sweepDeletions } from '../../src/warehouse/sync-runs.js';
@@ -48,7 +51,7 @@ async function write(
   pageNumber = 1,
   body = JSON.stringify(records),
 ) {
-  return writePage(t.db, { resource: 'tracking_links', runId, pageNumber, body, records });
+  return writePage(t.db, { resource: trackingLinks, runId, pageNumber, body, records });
 }
 
 async function flat(id: unknown) {
@@ -401,7 +404,9 @@ describe('the deletion sweep', () => {
     const second = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
     await write([a], second);
     // Other tests' links share this table: the guard is not under test here.
-    expect(await sweepDeletions(t.db, second, { maxDeleteFraction: 1 })).toBeGreaterThanOrEqual(1);
+    expect(
+      await sweepDeletions(t.db, second, { table: 'tracking_links', maxDeleteFraction: 1 }),
+    ).toBeGreaterThanOrEqual(1);
     expect((await flat(b.id)).deleted_at).not.toBeNull();
     expect((await flat(a.id)).deleted_at).toBeNull();
     const third = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
@@ -422,7 +427,7 @@ describe('the deletion sweep', () => {
     const failed = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
     await finishRun(t.db, failed, { outcome: 'failed', error: 'boom' });
     for (const run of [incremental, filtered, failed])
-      expect(await sweepDeletions(t.db, run)).toBe(0);
+      expect(await sweepDeletions(t.db, run, { table: 'tracking_links' })).toBe(0);
     expect((await flat(a.id)).deleted_at).toBeNull();
   });
 });
@@ -436,7 +441,7 @@ describe('writePage for jobs and job posts', () => {
       { name: 'no id' },
     ];
     const result = await writePage(t.db, {
-      resource: 'jobs',
+      resource: jobsResource,
       runId: run,
       pageNumber: 1,
       body: JSON.stringify(jobs),
@@ -451,13 +456,13 @@ describe('writePage for jobs and job posts', () => {
     expect(row.data).toEqual(jobs[0]);
     const next = await createRun(t.db, { resource: 'jobs', mode: 'full' });
     await writePage(t.db, {
-      resource: 'jobs',
+      resource: jobsResource,
       runId: next,
       pageNumber: 1,
       body: JSON.stringify([jobs[0]]),
       records: [jobs[0]],
     });
-    expect(await sweepDeletions(t.db, next)).toBe(1);
+    expect(await sweepDeletions(t.db, next, { table: 'jobs' })).toBe(1);
     const gone = await t.db
       .selectFrom('jobs')
       .select('deleted_at')

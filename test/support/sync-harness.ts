@@ -4,10 +4,10 @@ import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { type Config, loadConfig, type ResourceName } from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
+import { validateRecord } from '../../src/resources/index.js';
 import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
 import type { SimResource } from '../../src/simulator/dataset.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
-import { validateRecord } from '../../src/warehouse/validate-record.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 
@@ -89,7 +89,7 @@ export async function startSyncHarness(
     },
     liveIds: async (resource) => {
       const rows = await database.db
-        .selectFrom(resource)
+        .selectFrom(resource as 'jobs')
         .select('id')
         .where('deleted_at', 'is', null)
         .orderBy('id', 'desc')

@@ -1,0 +1,33 @@
+import type { ResourceName } from '../sync/ports.js';
+import { jobPosts } from './job-posts.js';
+import { jobs } from './jobs.js';
+import type { ResourceDeclaration } from './resource.js';
+import { trackingLinks } from './tracking-links.js';
+
+export type { ResourceDeclaration } from './resource.js';
+
+/** Declarations by name: what a deployment can sync. */
+export type ResourceCatalog = ReadonlyMap<ResourceName, ResourceDeclaration>;
+
+/** Builds a catalog from declarations (tests add their own to the built-in ones). */
+export function catalogOf(...declarations: ResourceDeclaration[]): ResourceCatalog {
+  return new Map(declarations.map((d) => [d.name, d]));
+}
+
+/** The resources hiresync knows, in the order `sync` and `status` list them. */
+export const BUILT_IN_RESOURCES: ResourceCatalog = catalogOf(jobs, jobPosts, trackingLinks);
+
+/** Names of the built-in resources. */
+export const RESOURCE_NAMES: readonly ResourceName[] = [...BUILT_IN_RESOURCES.keys()];
+
+/** The declaration of `name`; throws on a name the catalog lacks (a bug: config validates names). */
+export function declarationOf(catalog: ResourceCatalog, name: ResourceName): ResourceDeclaration {
+  const declaration = catalog.get(name);
+  if (!declaration) throw new Error(`no declaration for resource ${JSON.stringify(name)}`);
+  return declaration;
+}
+
+/** Checks a record of a built-in resource (tests and the soak compare tables with the simulator). */
+export function validateRecord(resource: ResourceName, record: unknown): string | undefined {
+  return declarationOf(BUILT_IN_RESOURCES, resource).validate(record);
+}

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import type { ApiConfig } from '../config.js';
+import { storeJsonRecords } from '../warehouse/store-json-records.js';
+import { defineResource, type ResourceDeclaration, type SimulationContext } from './resource.js';
+import { bigintId } from './validate-record.js';
+
+/** Records whose fields the spec does not show: only the id is checked. */
+export const jsonRecordSchema = z.looseObject({ id: bigintId });
+
+/** Options of {@link defineJsonResource}. */
+export interface JsonResourceOptions {
+  name: string;
+  description: string;
+  /** Table holding `id`, `data`, `deleted_at` and bookkeeping; default the name. */
+  table?: string;
+  /** List path; default `/v3/<name>`. */
+  path?: (api: ApiConfig) => string;
+  filters?: (api: ApiConfig) => Readonly<Record<string, string | undefined>>;
+  /** Default: an object with an integer id. */
+  schema?: z.ZodType;
+  /** Default: a record with the id and its times. */
+  simulate?: (sim: SimulationContext, index: number) => Record<string, unknown>;
+}
+
+/**
+ * A resource stored as JSON, like jobs: one row per id with the record as
+ * sent in `data`. Adding one is this declaration plus a migration creating its
+ * table (see the README, "Adding a resource").
+ */
+export function defineJsonResource(options: JsonResourceOptions): ResourceDeclaration {
+  const table = options.table ?? options.name;
+  return defineResource({
+    name: options.name,
+    description: options.description,
+    table,
+    path: options.path ?? (() => `/v3/${options.name}`),
+    filters: options.filters,
+    schema: options.schema ?? jsonRecordSchema,
+    write: storeJsonRecords(table),
+    simulate:
+      options.simulate ??
+      ((sim, index) => ({ id: sim.idOf(options.name, index), ...sim.times(options.name, index) })),
+  });
+}
