@@ -37,4 +37,10 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('soon', NOW)).toBeUndefined();
     expect(parseRetryAfter('Someday, 99 Foo 2026', NOW)).toBeUndefined();
   });
+
+  it('reads a number above 10^9 as Unix epoch seconds', () => {
+    expect(parseRetryAfter(String(NOW / 1000 + 30), NOW)).toBe(30_000);
+    expect(parseRetryAfter(String(NOW / 1000 - 30), NOW)).toBe(0);
+    expect(parseRetryAfter('1000000000', NOW)).toBe(1_000_000_000_000);
+  });
 });
