@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { PaginationLoopError, UnexpectedBodyError } from '../errors.js';
 import type { ApiClient } from './api-client.js';
 import { findNextLink } from './link-header.js';
@@ -52,13 +53,16 @@ export function parseRecords(
   body: string,
   path: string,
   recordsKey: string | undefined,
+  contentType?: string,
 ): unknown[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch {
+    const type = contentType ? `${contentType.split(';')[0]?.trim()} ` : '';
     throw new UnexpectedBodyError(
-      `response from ${path} is not JSON (starts ${JSON.stringify(body.slice(0, 60))})`,
+      `response from ${path} is not JSON but a ${type}body starting ${JSON.stringify(body.slice(0, 60))}; ` +
+        'check HIRESYNC_BASE_URL (a proxy or login page answering instead of the API?)',
     );
   }
   const records =
@@ -76,35 +80,73 @@ export function parseRecords(
   return records;
 }
 
+/**
+ * The URLs one walk has read, each as a SHA-256 digest (cursors can be long)
+ * mapped to its page number: a `next` link to any of them is a loop.
+ */
+class VisitedUrls {
+  readonly #pages = new Map<string, number>();
+
+  static #key(url: string): string {
+    return createHash('sha256').update(url).digest('base64');
+  }
+
+  add(url: string, number: number): void {
+    this.#pages.set(VisitedUrls.#key(url), number);
+  }
+
+  pageOf(url: string): number | undefined {
+    return this.#pages.get(VisitedUrls.#key(url));
+  }
+}
+
 /** Fetches and checks one page. */
 async function fetchPage(
   options: FetchPagesOptions,
   url: string,
   number: number,
   signal: AbortSignal,
+  visited: VisitedUrls,
 ): Promise<Page> {
   const { client } = options;
   const response = await client.get(url, signal);
   const path = new URL(url).pathname;
-  const records = parseRecords(response.body, path, options.recordsKey);
+  const records = parseRecords(
+    response.body,
+    path,
+    options.recordsKey,
+    headerText(response.headers['content-type']),
+  );
   const nextUrl = findNextLink(response.headers.link, url);
   if (nextUrl !== undefined) {
     client.assertSameOrigin(nextUrl);
-    if (nextUrl === url) {
+    const earlier = nextUrl === url ? number : visited.pageOf(nextUrl);
+    if (earlier === number) {
       throw new PaginationLoopError(
         `the API returned ${path}'s page ${number} as its own next page; stopping to avoid a loop`,
       );
     }
+    if (earlier !== undefined) {
+      throw new PaginationLoopError(
+        `the API's next link on ${path}'s page ${number} leads back to page ${earlier} of this walk; stopping to avoid a loop`,
+      );
+    }
+    visited.add(nextUrl, number + 1);
   }
   return { number, url, records, body: response.body, nextUrl };
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /**
  * Walks a list endpoint page by page, following each `next` link exactly as
  * received, until a page has none. The caller writes and checkpoints each page
  * before asking for the next, so a crash costs at most the page in hand.
- * A `next` link to another origin, or equal to the URL just read, ends the walk
- * with an error before any request is sent for it. With `prefetch`, the next
+ * A `next` link to another origin, or to any URL this walk has already read
+ * (B → C → B as well as B → B), ends the walk with an error before any
+ * request is sent for it. With `prefetch`, the next
  * page is requested while the caller handles the current one; stopping early
  * aborts that request.
  */
@@ -115,24 +157,27 @@ export async function* fetchPages(
   const onAbort = () => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onAbort);
   if (options.signal?.aborted) onAbort();
+  const visited = new VisitedUrls();
+  visited.add(options.startUrl, options.startPage ?? 1);
   let pending: Promise<Page> | undefined = fetchPage(
     options,
     options.startUrl,
     options.startPage ?? 1,
     controller.signal,
+    visited,
   );
   try {
     while (pending !== undefined) {
       const page: Page = await pending;
       pending = undefined;
       if (page.nextUrl !== undefined && options.prefetch) {
-        pending = fetchPage(options, page.nextUrl, page.number + 1, controller.signal);
+        pending = fetchPage(options, page.nextUrl, page.number + 1, controller.signal, visited);
         // Observed here so an early stop never leaves an unhandled rejection.
         pending.catch(() => {});
       }
       yield page;
       if (page.nextUrl !== undefined && !options.prefetch) {
-        pending = fetchPage(options, page.nextUrl, page.number + 1, controller.signal);
+        pending = fetchPage(options, page.nextUrl, page.number + 1, controller.signal, visited);
       }
     }
   } finally {
