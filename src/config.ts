@@ -252,6 +252,28 @@ function integer(fallback: number, min: number, max: number) {
     });
 }
 
+/** `HIRESYNC_RESOURCES`: a comma-separated list of names among `known`. */
+function resourceList(known: readonly string[]) {
+  return z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      const names = (text ?? known.join(','))
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const unknown = names.filter((n) => !known.includes(n));
+      if (unknown.length > 0 || names.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must list resources among ${known.join(', ')}; unknown: ${unknown.join(', ') || '(empty list)'}`,
+        });
+        return z.NEVER;
+      }
+      return [...new Set(names)] as ResourceName[];
+    });
+}
+
 const databaseFields = {
   DATABASE_URL: connectionUrl(['postgres:', 'postgresql:']),
   LOG_LEVEL: z
@@ -284,24 +306,6 @@ const fullFields = {
   }),
   HIRESYNC_API_KEY: optionalText,
   HIRESYNC_PER_PAGE: integer(500, 1, 500),
-  HIRESYNC_RESOURCES: z
-    .string()
-    .optional()
-    .transform((text, ctx) => {
-      const names = (text ?? RESOURCE_NAMES.join(','))
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
-      const unknown = names.filter((n) => !(RESOURCE_NAMES as readonly string[]).includes(n));
-      if (unknown.length > 0 || names.length === 0) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `must list resources among ${RESOURCE_NAMES.join(', ')}; unknown: ${unknown.join(', ') || '(empty list)'}`,
-        });
-        return z.NEVER;
-      }
-      return [...new Set(names)] as ResourceName[];
-    }),
   HIRESYNC_JOBS_STATUS: optionalText,
   HIRESYNC_TRACKING_LINKS_PATH: z
     .string()
@@ -394,9 +398,13 @@ export function loadDemoConfig(env: Env): DemoConfig {
 /**
  * Reads and validates the whole configuration of `sync` and `worker`. Every
  * problem is collected and thrown at once as a ConfigError naming each variable.
+ * `known` lists the resource names `HIRESYNC_RESOURCES` may name (default the
+ * built-in resources; tests add declarations of their own).
  */
-export function loadConfig(env: Env): Config {
-  const parsed = z.object(fullFields).safeParse(env);
+export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_NAMES): Config {
+  const parsed = z
+    .object({ ...fullFields, HIRESYNC_RESOURCES: resourceList(known) })
+    .safeParse(env);
   const problems = parsed.success ? [] : problemsOf(parsed.error);
   // Cross-variable rules are checked on the raw text, so they are reported
   // alongside per-variable problems instead of after them.

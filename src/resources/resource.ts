@@ -42,8 +42,6 @@ export interface ResourceDeclaration extends StoredResource {
   filters(api: ApiConfig): Readonly<Record<string, string>>;
   /** How one record is checked before it is stored. */
   readonly schema: z.ZodType;
-  /** Whether a completed, unfiltered full run soft-deletes what it did not see. */
-  readonly sweeps: boolean;
   /** The record at `index` as the built-in simulator serves it. */
   simulate(sim: SimulationContext, index: number): Record<string, unknown>;
 }

@@ -36,6 +36,8 @@ export interface StoredResource {
   /** Undefined when the record can be stored, else every reason it cannot. */
   validate(record: unknown): string | undefined;
   readonly write: PageStatement;
+  /** Whether a completed, unfiltered full run soft-deletes the rows it did not see. */
+  readonly sweeps: boolean;
 }
 
 /**

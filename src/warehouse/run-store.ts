@@ -84,8 +84,10 @@ export class KyselyRunStore implements RunStore {
     const lock = this.#options.resourceLock;
     const run = await getRun(this.#db, runId);
     if (!run) return 0;
+    const resource = this.#resource(run.resource);
+    if (!resource.sweeps) return 0;
     return sweepDeletions(this.#db, runId, {
-      table: this.#resource(run.resource).table,
+      table: resource.table,
       maxDeleteFraction: this.#options.maxDeleteFraction,
       allowMassDelete: options.allowMassDelete,
       assertLocked: lock ? (trx, resource) => lock.assertHeld(resource, trx) : undefined,
