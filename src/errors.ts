@@ -84,13 +84,70 @@ export class CrossOriginLinkError extends HiresyncError {
   }
 }
 
-/** The API returned a `next` link equal to the URL just fetched. */
+/** The API returned a `next` link this walk has already followed (or the URL just fetched). */
 export class PaginationLoopError extends HiresyncError {}
 
-/** A response body that is not what the list endpoint should return. */
+/**
+ * A response body that is not what the list endpoint should return (HTML, not
+ * JSON, or JSON of another shape). Asking again returns the same body, so it
+ * fails at once rather than after the run's retries.
+ */
 export class UnexpectedBodyError extends HiresyncError {}
 
-/** 5xx or network failures that outlasted the retry budget. */
+/**
+ * A response body larger than HIRESYNC_MAX_PAGE_BYTES (counted after
+ * decompression): reading was stopped before it could exhaust memory. The same
+ * page would be just as large on a retry.
+ */
+export class ResponseTooLargeError extends HiresyncError {
+  readonly path: string;
+  readonly limitBytes: number;
+  constructor(path: string, limitBytes: number, detail: string) {
+    super(
+      `response from ${path} ${detail}, more than HIRESYNC_MAX_PAGE_BYTES (${limitBytes} bytes, counted after decompression); ` +
+        'reading stopped to protect memory. Lower HIRESYNC_PER_PAGE, or raise HIRESYNC_MAX_PAGE_BYTES together with the heap (--max-old-space-size)',
+    );
+    this.path = path;
+    this.limitBytes = limitBytes;
+  }
+}
+
+/**
+ * The API asked for a wait (Retry-After, or the shared pause it set) longer
+ * than HIRESYNC_MAX_RETRY_AFTER: the run's attempt ends instead of sleeping,
+ * and resumes from its checkpoint at its next attempt.
+ */
+export class RetryAfterTooLongError extends HiresyncError {
+  readonly waitMs: number;
+  readonly limitMs: number;
+  constructor(path: string, waitMs: number, limitMs: number) {
+    super(
+      `${path} asked to wait ${describeWait(waitMs)} before retrying, longer than HIRESYNC_MAX_RETRY_AFTER (${describeWait(limitMs)}); ` +
+        'this attempt ends and the run resumes from its checkpoint at its next attempt (raise HIRESYNC_MAX_RETRY_AFTER to wait that long)',
+    );
+    this.waitMs = waitMs;
+    this.limitMs = limitMs;
+  }
+}
+
+/** A wait as a person reads it: `90 s`, `2.5 h`, `57.0 years`. */
+export function describeWait(ms: number): string {
+  const s = ms / 1000;
+  if (s < 120) return `${Math.ceil(s)} s`;
+  if (s < 7200) return `${(s / 60).toFixed(1)} min`;
+  if (s < 172_800) return `${(s / 3600).toFixed(1)} h`;
+  if (s < 31_557_600 * 2) return `${(s / 86_400).toFixed(1)} days`;
+  return `${(s / 31_557_600).toFixed(1)} years`;
+}
+
+/**
+ * An endpoint answered with a redirect, which is never followed (the
+ * Authorization header must not travel to another address): the configured
+ * URL is wrong, and will be wrong on every retry.
+ */
+export class RedirectedError extends ApiError {}
+
+/** 5xx, network failures or timeouts that outlasted the retry budget of one request. */
 export class TransientApiError extends HiresyncError {
   readonly status: number | undefined;
   constructor(message: string, status: number | undefined, options?: { cause?: unknown }) {

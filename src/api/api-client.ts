@@ -6,10 +6,11 @@ import {
   CrossOriginLinkError,
   CursorRejectedError,
   ForbiddenError,
+  RedirectedError,
 } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { HttpResponse } from './http.js';
-import type { RateLimitPacer } from './rate-limit-pacer.js';
+import { MAX_REMAINING, type RateLimitPacer } from './rate-limit-pacer.js';
 import { pathOf, sendWithRetries } from './send.js';
 import type { TokenProvider } from './token-provider.js';
 
@@ -59,7 +60,8 @@ function readRemaining(response: HttpResponse): number | undefined {
   const raw = response.headers['x-ratelimit-remaining'];
   const text = Array.isArray(raw) ? raw[0] : raw;
   if (text === undefined || !/^\s*\d+\s*$/.test(text)) return undefined;
-  return Number(text);
+  // An absurd allowance (`100000000000000000000`) counts as plenty, not as an error.
+  return Math.min(Number(text), MAX_REMAINING);
 }
 
 /**
@@ -89,7 +91,7 @@ export class ApiClient {
     const { config, tokens, pacer, logger, metrics } = this.#options;
     const path = pathOf(url);
     let renewed = false;
-    let token = await tokens.getToken();
+    let token = await tokens.getToken(signal);
     for (;;) {
       const response = await sendWithRetries({
         http: this.#options.http,
@@ -98,6 +100,9 @@ export class ApiClient {
         headers: { authorization: `Bearer ${token}` },
         maxRetries: config.maxRetries,
         defaultRetryAfterMs: config.rateLimitWindowMs,
+        maxRetryAfterMs: config.maxRetryAfterMs,
+        maxResponseBytes: config.maxPageBytes,
+        timeoutMs: config.httpTimeoutMs,
         logger,
         signal,
         hooks: {
@@ -134,7 +139,7 @@ export class ApiClient {
           );
         }
         logger.info({ path }, '401: renewing the access token');
-        token = await tokens.renew(token);
+        token = await tokens.renew(token, signal);
         renewed = true;
         continue;
       }
@@ -164,7 +169,7 @@ export class ApiClient {
         );
       }
       if (status >= 300 && status < 400) {
-        throw new ApiError(
+        throw new RedirectedError(
           status,
           path,
           `${status} redirect from ${path} was not followed (the token must not follow redirects); check HIRESYNC_BASE_URL`,

@@ -32,12 +32,16 @@ export function createApiClient(options: CreateApiClientOptions): ApiClient {
     logger,
     maxRetries: config.maxRetries,
     defaultRetryAfterMs: config.rateLimitWindowMs,
+    maxRetryAfterMs: config.maxRetryAfterMs,
+    maxResponseBytes: config.maxPageBytes,
+    timeoutMs: config.httpTimeoutMs,
   });
   const pacer = new RateLimitPacer({
     redis,
     namespace: cipher.namespace,
     windowMs: config.rateLimitWindowMs,
     reserve: config.rateLimitReserve,
+    maxWaitMs: config.maxRetryAfterMs,
     prefix: options.prefix,
   });
   return new ApiClient({ config, http, tokens, pacer, logger, metrics });

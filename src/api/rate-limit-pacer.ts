@@ -1,5 +1,13 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import { RetryAfterTooLongError } from '../errors.js';
+import { sleep } from './sleep.js';
+
+/**
+ * The largest allowance recorded. Redis keeps it as a 64-bit integer (HINCRBY),
+ * and Lua would turn a larger number into `1e+20`, which HINCRBY refuses; no
+ * real window holds more requests than this.
+ */
+export const MAX_REMAINING = 1_000_000_000;
 
 // Both scripts take the time from Redis, so processes on hosts with skewed
 // clocks agree on when a pause ends.
@@ -74,6 +82,11 @@ export interface RateLimitPacerOptions {
   windowMs: number;
   /** Requests of each window to leave unused. */
   reserve: number;
+  /**
+   * Longest shared pause waited (HIRESYNC_MAX_RETRY_AFTER); a longer one,
+   * however it got into Redis, throws {@link RetryAfterTooLongError}. Default: no limit.
+   */
+  maxWaitMs?: number;
   prefix?: string;
 }
 
@@ -88,12 +101,14 @@ export class RateLimitPacer {
   readonly #key: string;
   readonly #windowMs: number;
   readonly #reserve: number;
+  readonly #maxWaitMs: number;
 
   constructor(options: RateLimitPacerOptions) {
     this.#redis = options.redis;
     this.#key = `${options.prefix ?? 'hiresync'}:rate:${options.namespace}`;
     this.#windowMs = options.windowMs;
     this.#reserve = options.reserve;
+    this.#maxWaitMs = options.maxWaitMs ?? Number.POSITIVE_INFINITY;
   }
 
   /** Waits until one more request may go. Returns the milliseconds waited. */
@@ -104,7 +119,10 @@ export class RateLimitPacer {
         await this.#redis.eval(ACQUIRE, 2, this.#key, `${this.#key}:probe`, this.#reserve),
       );
       if (waitMs <= 0) return waited;
-      await sleep(waitMs, undefined, { signal });
+      if (waitMs > this.#maxWaitMs) {
+        throw new RetryAfterTooLongError('the shared rate-limit pause', waitMs, this.#maxWaitMs);
+      }
+      await sleep(waitMs, signal);
       waited += waitMs;
     }
   }
@@ -116,7 +134,7 @@ export class RateLimitPacer {
       2,
       this.#key,
       `${this.#key}:probe`,
-      remaining ?? -1,
+      remaining === undefined ? -1 : Math.min(Math.max(0, Math.floor(remaining)), MAX_REMAINING),
       this.#windowMs,
       0,
     );

@@ -1,9 +1,14 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Got } from 'got';
-import { TransientApiError } from '../errors.js';
+import {
+  describeWait,
+  ResponseTooLargeError,
+  RetryAfterTooLongError,
+  TransientApiError,
+} from '../errors.js';
 import type { Logger } from '../logger.js';
 import { backoffDelay, type HttpResponse } from './http.js';
 import { parseRetryAfter } from './retry-after.js';
+import { sleep } from './sleep.js';
 
 /** Hooks the caller gives to {@link sendWithRetries}: pacing and counting. */
 export interface SendHooks {
@@ -26,8 +31,19 @@ export interface SendOptions {
   body?: string;
   /** Retries after 5xx or network errors before giving up. */
   maxRetries: number;
-  /** Wait after a 429 without a readable Retry-After. */
+  /**
+   * Wait after a 429 without a readable Retry-After, and the least wait after
+   * a second 429 in a row (doubling with each further one): the rate-limit window.
+   */
   defaultRetryAfterMs: number;
+  /** Longest wait a 429 may ask for; a longer one throws {@link RetryAfterTooLongError}. */
+  maxRetryAfterMs: number;
+  /** Largest body read, counted after decompression; a larger one throws {@link ResponseTooLargeError}. */
+  maxResponseBytes: number;
+  /** The request timeout in force, named in the error when a request times out. */
+  timeoutMs?: number;
+  /** The variable that configures this endpoint, named when it cannot be reached. Default `HIRESYNC_BASE_URL`. */
+  endpointVariable?: string;
   logger: Logger;
   signal?: AbortSignal | undefined;
   hooks?: SendHooks;
@@ -39,61 +55,144 @@ export function pathOf(url: string): string {
 }
 
 /**
+ * Sends one request and reads its body as a stream, counting the bytes after
+ * decompression: a declared `content-length` above `maxResponseBytes` stops it
+ * before the body is read, and a body that grows past it is cut off at once,
+ * so neither a huge page nor a gzip bomb is ever held in memory.
+ */
+export async function receive(
+  http: Got,
+  options: Pick<SendOptions, 'method' | 'url' | 'headers' | 'body' | 'signal' | 'maxResponseBytes'>,
+): Promise<HttpResponse> {
+  const path = pathOf(options.url);
+  const limit = options.maxResponseBytes;
+  const stream = http.stream(options.url, {
+    method: options.method,
+    headers: options.headers,
+    body: options.body,
+    signal: options.signal,
+  });
+  // A got stream sends a body-less POST only once its writable side ends.
+  if (options.body === undefined && options.method !== 'GET') stream.end();
+  let tooLarge: ResponseTooLargeError | undefined;
+  stream.once(
+    'response',
+    (response: { headers: Record<string, string | string[] | undefined> }) => {
+      const declared = Number(response.headers['content-length']);
+      if (Number.isFinite(declared) && declared > limit) {
+        tooLarge = new ResponseTooLargeError(path, limit, `declares ${declared} bytes`);
+        stream.destroy(tooLarge);
+      }
+    },
+  );
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) {
+        tooLarge = new ResponseTooLargeError(path, limit, `grew past ${limit} bytes`);
+        break;
+      }
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    throw tooLarge ?? error;
+  } finally {
+    stream.destroy();
+  }
+  if (tooLarge) throw tooLarge;
+  const response = stream.response;
+  if (!response) throw new TransientApiError(`${options.method} ${path}: no response`, undefined);
+  const joined = Buffer.concat(chunks, size);
+  chunks.length = 0;
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    // TextDecoder drops a byte-order mark, which JSON.parse would refuse.
+    body: new TextDecoder().decode(joined),
+  };
+}
+
+function isTimeout(error: unknown): boolean {
+  const e = error as { name?: unknown; code?: unknown };
+  return e.name === 'TimeoutError' || e.code === 'ETIMEDOUT';
+}
+
+/**
  * Sends one request, repeating it through the faults the API spec allows:
- * a 429 waits its Retry-After however long (no cap: giving up or retrying
- * early only prolongs a 429 storm) and retries the same request; 5xx and
- * network errors retry with jittered exponential backoff up to `maxRetries`.
- * Any other response is returned for the caller to judge.
+ * - 429 waits its Retry-After (delta-seconds, HTTP-date, or epoch seconds
+ *   above 10^9) and retries the same request; from the second 429 in a row it
+ *   waits at least the rate-limit window, doubling each time, so an API that
+ *   answers `Retry-After: 0` forever is not hammered. A wait longer than
+ *   `maxRetryAfterMs` throws {@link RetryAfterTooLongError} at once, without
+ *   pausing the peers.
+ * - 5xx, network errors and timeouts retry with jittered exponential backoff
+ *   up to `maxRetries`, then throw {@link TransientApiError}.
+ * Every wait ends as soon as `signal` is aborted. Any other response is
+ * returned for the caller to judge.
  */
 export async function sendWithRetries(options: SendOptions): Promise<HttpResponse> {
   const { http, logger, hooks = {} } = options;
   const path = pathOf(options.url);
+  const variable = options.endpointVariable ?? 'HIRESYNC_BASE_URL';
   let failures = 0;
   let rateLimited = 0;
   for (;;) {
     await hooks.beforeAttempt?.();
     let response: HttpResponse;
     try {
-      const r = await http(options.url, {
-        method: options.method,
-        headers: options.headers,
-        body: options.body,
-        signal: options.signal,
-      });
-      response = { status: r.statusCode, headers: r.headers, body: r.body as string };
+      response = await receive(http, options);
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason ?? error;
-      const code = (error as { code?: string }).code ?? 'ERROR';
+      if (error instanceof ResponseTooLargeError) throw error;
+      const timedOut = isTimeout(error);
+      const code = timedOut ? 'timeout' : ((error as { code?: string }).code ?? 'ERROR');
       failures += 1;
       if (failures > options.maxRetries) {
-        throw new TransientApiError(
-          `${options.method} ${path} failed ${failures} times (${code}); the API is unreachable: check HIRESYNC_BASE_URL and the network`,
-          undefined,
-          { cause: new TransientApiError(`${code}: ${(error as Error).message}`, undefined) },
-        );
+        const cause = new TransientApiError(`${code}: ${(error as Error).message}`, undefined);
+        const message = timedOut
+          ? `${options.method} ${path} timed out ${failures} times: no complete answer within HIRESYNC_HTTP_TIMEOUT` +
+            `${options.timeoutMs === undefined ? '' : ` (${describeWait(options.timeoutMs)})`}; raise HIRESYNC_HTTP_TIMEOUT if the API is just slow`
+          : `${options.method} ${path} failed ${failures} times (${code}); the endpoint is unreachable: check ${variable} and the network`;
+        throw new TransientApiError(message, undefined, { cause });
       }
       const delay = backoffDelay(failures - 1);
       hooks.onRetry?.(code, delay);
-      logger.warn({ path, code, attempt: failures, delayMs: delay }, 'network error, retrying');
-      await sleep(delay, undefined, { signal: options.signal });
+      logger.warn(
+        { path, code, attempt: failures, delayMs: delay },
+        timedOut ? 'request timed out, retrying' : 'network error, retrying',
+      );
+      await sleep(delay, options.signal);
       continue;
     }
     await hooks.onResponse?.(response);
 
     if (response.status === 429) {
       rateLimited += 1;
-      const waitMs =
-        parseRetryAfter(response.headers['retry-after'], Date.now()) ?? options.defaultRetryAfterMs;
-      logger.warn({ path, waitMs, times: rateLimited }, '429 rate limited, waiting Retry-After');
+      const asked = parseRetryAfter(response.headers['retry-after'], Date.now());
+      let waitMs = asked ?? options.defaultRetryAfterMs;
+      if (waitMs > options.maxRetryAfterMs) {
+        throw new RetryAfterTooLongError(`429 from ${path}`, waitMs, options.maxRetryAfterMs);
+      }
+      if (rateLimited > 1) {
+        // Repeated 429s: the API's Retry-After is not working; back off on our own.
+        const backoff = options.defaultRetryAfterMs * 2 ** Math.min(rateLimited - 2, 30);
+        waitMs = Math.min(Math.max(waitMs, backoff), options.maxRetryAfterMs);
+      }
+      logger.warn(
+        { path, waitMs, retryAfterMs: asked, times: rateLimited },
+        '429 rate limited, waiting',
+      );
       await hooks.onRateLimited?.(waitMs);
-      await sleep(waitMs, undefined, { signal: options.signal });
+      await sleep(waitMs, options.signal);
       continue;
     }
     if (response.status >= 500) {
       failures += 1;
       if (failures > options.maxRetries) {
         throw new TransientApiError(
-          `${options.method} ${path} answered ${response.status} ${failures} times; the API is failing, the run will be retried later`,
+          `${options.method} ${path} answered ${response.status} ${failures} times in a row; the API is failing`,
           response.status,
         );
       }
@@ -103,7 +202,7 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
         { path, status: response.status, attempt: failures, delayMs: delay },
         'server error, retrying',
       );
-      await sleep(delay, undefined, { signal: options.signal });
+      await sleep(delay, options.signal);
       continue;
     }
     return response;

@@ -1,10 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { validateHeaderValue } from 'node:http';
 import type { Got } from 'got';
 import type { AuthConfig } from '../config.js';
-import { AuthError, HiresyncError } from '../errors.js';
+import { AuthError, describeWait, HiresyncError, RedirectedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { registerSecret } from '../secret.js';
 import { type SendHooks, sendWithRetries } from './send.js';
+import { abortable, sleep } from './sleep.js';
 import type { CachedToken } from './token-cipher.js';
 import type { TokenStore } from './token-store.js';
 
@@ -16,10 +17,40 @@ export interface TokenProviderOptions {
   logger: Logger;
   maxRetries: number;
   defaultRetryAfterMs: number;
+  /** Longest Retry-After waited (HIRESYNC_MAX_RETRY_AFTER). Default 1 h. */
+  maxRetryAfterMs?: number;
+  /** Largest token response read (HIRESYNC_MAX_PAGE_BYTES). Default 1 MiB. */
+  maxResponseBytes?: number;
+  /** The request timeout in force, for messages. */
+  timeoutMs?: number;
   /** How long to wait for another process's refresh before giving up. Default 60 s. */
   lockWaitMs?: number;
   hooks?: SendHooks;
   now?: () => number;
+}
+
+/** A stated lifetime shorter than this is not planned by: the token is used until a 401. */
+export const MIN_TOKEN_LIFETIME_MS = 10_000;
+/** A stated lifetime longer than this is cut to it (a 401 still renews the token sooner). */
+export const MAX_TOKEN_LIFETIME_MS = 7 * 86_400_000;
+
+/**
+ * Makes a token's stated lifetime usable: a lifetime already over or too short
+ * to plan by (an `expires_at` in the past, `expires_in: 0.0001`) is dropped, so
+ * the token is used until the API refuses it instead of being minted again
+ * for every page; an absurdly long one (`expires_in: 1e300`) is cut to
+ * {@link MAX_TOKEN_LIFETIME_MS}; times are whole milliseconds. Returns the
+ * token and, when the lifetime was dropped, why.
+ */
+export function saneLifetime(token: CachedToken): { token: CachedToken; dropped?: string } {
+  if (token.expiresAt === undefined) return { token };
+  const lifetime = token.expiresAt - token.obtainedAt;
+  if (Number.isNaN(lifetime) || lifetime < MIN_TOKEN_LIFETIME_MS) {
+    const stated = lifetime <= 0 ? 'already over' : `only ${describeWait(lifetime)}`;
+    return { token: { ...token, expiresAt: undefined }, dropped: stated };
+  }
+  const expiresAt = token.obtainedAt + Math.min(Math.floor(lifetime), MAX_TOKEN_LIFETIME_MS);
+  return { token: { ...token, expiresAt } };
 }
 
 /** Renew when less than a tenth of the lifetime, and at most 60 s, remains. */
@@ -75,6 +106,11 @@ export function parseTokenResponse(body: string, now: number): CachedToken | und
   return { accessToken: v.access_token, expiresAt, obtainedAt: now };
 }
 
+/** The variable that configures the token endpoint of this auth mode. */
+function tokenUrlVariable(auth: AuthConfig): string {
+  return auth.mode === 'client_credentials' ? 'HIRESYNC_AUTH_URL' : 'HIRESYNC_BASE_URL';
+}
+
 function describeTokenError(auth: AuthConfig, status: number, body: string): string {
   let detail = '';
   try {
@@ -107,29 +143,31 @@ export class TokenProvider {
   readonly #options: TokenProviderOptions;
   readonly #now: () => number;
   #current: CachedToken | undefined;
-  #inflight: Promise<string> | undefined;
+  /** The refresh in progress, shared by every caller; aborted when all of them have given up. */
+  #inflight: { promise: Promise<string>; controller: AbortController; waiters: number } | undefined;
+  #warnedLifetime = false;
 
   constructor(options: TokenProviderOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
   }
 
-  /** The token to send now: cached while fresh, else renewed. */
-  async getToken(): Promise<string> {
+  /** The token to send now: cached while fresh, else renewed. Every wait ends when `signal` is aborted. */
+  async getToken(signal?: AbortSignal): Promise<string> {
     const current = this.#current;
     if (current && this.#isFresh(current)) return current.accessToken;
-    return this.#refresh(undefined);
+    return this.#refresh(undefined, signal);
   }
 
   /**
    * Called after a 401 with the token that was refused: returns a different
    * token, taking one another process already minted if there is one.
    */
-  async renew(refused: string): Promise<string> {
+  async renew(refused: string, signal?: AbortSignal): Promise<string> {
     if (this.#current && this.#current.accessToken !== refused && this.#isFresh(this.#current)) {
       return this.#current.accessToken;
     }
-    return this.#refresh(refused);
+    return this.#refresh(refused, signal);
   }
 
   #isFresh(token: CachedToken): boolean {
@@ -137,16 +175,31 @@ export class TokenProvider {
     return at === undefined || this.#now() < at;
   }
 
-  #refresh(refused: string | undefined): Promise<string> {
-    this.#inflight ??= this.#refreshShared(refused)
-      .then(registerToken)
-      .finally(() => {
-        this.#inflight = undefined;
-      });
-    return this.#inflight;
+  async #refresh(refused: string | undefined, signal: AbortSignal | undefined): Promise<string> {
+    let shared = this.#inflight;
+    if (!shared) {
+      const controller = new AbortController();
+      const promise = this.#refreshShared(refused, controller.signal)
+        .then(registerToken)
+        .finally(() => {
+          if (this.#inflight === created) this.#inflight = undefined;
+        });
+      // Observed here: when every caller has given up, nobody else awaits it.
+      promise.catch(() => {});
+      const created = { promise, controller, waiters: 0 };
+      this.#inflight = created;
+      shared = created;
+    }
+    shared.waiters += 1;
+    try {
+      return await abortable(shared.promise, signal);
+    } finally {
+      shared.waiters -= 1;
+      if (shared.waiters === 0 && signal?.aborted) shared.controller.abort(signal.reason);
+    }
   }
 
-  async #refreshShared(refused: string | undefined): Promise<string> {
+  async #refreshShared(refused: string | undefined, signal: AbortSignal): Promise<string> {
     const { store, logger } = this.#options;
     const deadline = this.#now() + (this.#options.lockWaitMs ?? 60_000);
     const usable = (t: CachedToken | undefined): t is CachedToken =>
@@ -166,7 +219,7 @@ export class TokenProvider {
             this.#current = again;
             return again.accessToken;
           }
-          const minted = await this.#mint();
+          const minted = await this.#mint(signal);
           await store.write(minted);
           this.#current = minted;
           logger.info(
@@ -187,11 +240,11 @@ export class TokenProvider {
           'timed out waiting for another process to refresh the access token; check that Redis is healthy',
         );
       }
-      await sleep(50 + Math.random() * 50);
+      await sleep(50 + Math.random() * 50, signal);
     }
   }
 
-  async #mint(): Promise<CachedToken> {
+  async #mint(signal: AbortSignal): Promise<CachedToken> {
     const { auth } = this.#options;
     const headers: Record<string, string> = { accept: 'application/json' };
     let body: string | undefined;
@@ -217,10 +270,25 @@ export class TokenProvider {
       body,
       maxRetries: this.#options.maxRetries,
       defaultRetryAfterMs: this.#options.defaultRetryAfterMs,
+      maxRetryAfterMs: this.#options.maxRetryAfterMs ?? 3_600_000,
+      maxResponseBytes: this.#options.maxResponseBytes ?? 1024 ** 2,
+      timeoutMs: this.#options.timeoutMs,
+      endpointVariable: tokenUrlVariable(auth),
       logger: this.#options.logger,
+      signal,
       hooks: this.#options.hooks,
     });
     const path = new URL(auth.tokenUrl).pathname;
+    const variable = tokenUrlVariable(auth);
+    if (response.status >= 300 && response.status < 400) {
+      throw new RedirectedError(
+        response.status,
+        path,
+        `token request to ${path} was answered with a ${response.status} redirect, which is not followed (credentials never go to another address); ` +
+          `${variable} must name the token service itself (the token endpoint is ${variable} + ${auth.mode === 'client_credentials' ? '/token' : '/auth/token'})`,
+        undefined,
+      );
+    }
     if (response.status < 200 || response.status >= 300) {
       throw new AuthError(
         response.status,
@@ -229,13 +297,32 @@ export class TokenProvider {
         undefined,
       );
     }
-    const token = parseTokenResponse(response.body, this.#now());
-    if (!token) {
+    const parsed = parseTokenResponse(response.body, this.#now());
+    if (!parsed) {
       throw new AuthError(
         response.status,
         path,
-        `token response from ${path} has no access_token; check HIRESYNC_AUTH_URL / HIRESYNC_BASE_URL point at the token service`,
+        `token response from ${path} has no access_token; check that ${variable} points at the token service`,
         undefined,
+      );
+    }
+    try {
+      validateHeaderValue('authorization', `Bearer ${parsed.accessToken}`);
+    } catch {
+      // The token itself is never part of the message.
+      throw new AuthError(
+        response.status,
+        path,
+        `the token endpoint returned an access token that cannot be sent in a header (it holds a character such as CR or LF that HTTP headers do not allow); ${path} is answering wrongly: report it to the API vendor`,
+        undefined,
+      );
+    }
+    const { token, dropped } = saneLifetime(parsed);
+    if (dropped !== undefined && !this.#warnedLifetime) {
+      this.#warnedLifetime = true;
+      this.#options.logger.warn(
+        { path, statedLifetime: dropped },
+        'token lifetime stated by the token endpoint is unusable; using the token until the API refuses it',
       );
     }
     return token;

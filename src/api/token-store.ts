@@ -10,6 +10,21 @@ export interface TokenStore {
   tryLock(): Promise<(() => Promise<void>) | undefined>;
 }
 
+/** Longest a token is kept in Redis, whatever lifetime it states (Redis wants an integer TTL in range). */
+export const MAX_TOKEN_TTL_MS = 7 * 86_400_000;
+
+/**
+ * The Redis TTL of a token: whole milliseconds from 1 to {@link MAX_TOKEN_TTL_MS};
+ * undefined when it has already expired (it is not stored).
+ */
+export function tokenTtlMs(token: CachedToken, now: number): number | undefined {
+  if (token.expiresAt === undefined) return MAX_TOKEN_TTL_MS;
+  const ms = Math.ceil(token.expiresAt - now);
+  if (!Number.isFinite(ms)) return ms > 0 ? MAX_TOKEN_TTL_MS : undefined;
+  if (ms <= 0) return undefined;
+  return Math.min(ms, MAX_TOKEN_TTL_MS);
+}
+
 const RELEASE_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /** Options of {@link RedisTokenStore}. */
@@ -46,9 +61,8 @@ export class RedisTokenStore implements TokenStore {
 
   async write(token: CachedToken): Promise<void> {
     const sealed = this.#cipher.encrypt(token);
-    const ttlMs = token.expiresAt === undefined ? undefined : token.expiresAt - Date.now();
-    if (ttlMs === undefined) await this.#redis.set(this.#tokenKey, sealed);
-    else if (ttlMs > 0) await this.#redis.set(this.#tokenKey, sealed, 'PX', ttlMs);
+    const ttlMs = tokenTtlMs(token, Date.now());
+    if (ttlMs !== undefined) await this.#redis.set(this.#tokenKey, sealed, 'PX', ttlMs);
   }
 
   async tryLock(): Promise<(() => Promise<void>) | undefined> {

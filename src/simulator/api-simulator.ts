@@ -2,16 +2,29 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createGzip } from 'node:zlib';
 import { CursorCodec } from './cursor-codec.js';
 import { Dataset, type DatasetOptions, mix, type SimResource } from './dataset.js';
+
+/** How a 429's Retry-After states its wait. */
+export type RetryAfterFormat = 'seconds' | 'http-date' | 'epoch';
 
 /** A one-shot fault, applied to the next list request(s). */
 export type Fault =
   | { kind: 'status'; status: number }
-  | { kind: 'rate-limit'; retryAfterS: number; format?: 'seconds' | 'http-date' }
+  /** 429; `epoch` sends Unix epoch seconds (now + retryAfterS), as some APIs do. */
+  | { kind: 'rate-limit'; retryAfterS: number; format?: RetryAfterFormat }
   | { kind: 'malformed-body' }
   | { kind: 'next-origin'; origin: string }
   | { kind: 'self-next' }
+  /** The next link points back at the previous list request's target (a B → C → B loop). */
+  | { kind: 'previous-next' }
+  /**
+   * A 200 whose JSON body (`[{},{},…]`) is `bytes` long, streamed without
+   * holding it; `gzip` sends it compressed (a small transfer that expands),
+   * `declareLength` (default true without gzip) sends its content-length.
+   */
+  | { kind: 'oversized-body'; bytes: number; gzip?: boolean; declareLength?: boolean }
   | { kind: 'delay'; ms: number }
   | { kind: 'drop-connection' };
 
@@ -51,8 +64,14 @@ export interface SimulatorOptions {
   rateLimit?: { limit: number; windowMs: number } | undefined;
   /** Send X-RateLimit-* headers on 429 responses too. Default false (the spec allows their absence). */
   rateLimitHeadersOn429?: boolean;
-  /** Retry-After as delta-seconds or an HTTP-date. Default seconds. */
-  retryAfterFormat?: 'seconds' | 'http-date';
+  /** Retry-After as delta-seconds, an HTTP-date or epoch seconds. Default seconds. */
+  retryAfterFormat?: RetryAfterFormat;
+  /**
+   * Lifetime fields sent in place of the true one in client-credentials token
+   * responses, e.g. `{ expires_in: 0.0001 }` or `{ expires_at: 1.1234 }`; the
+   * simulator still honours `tokenTtlSeconds`.
+   */
+  statedTokenLifetime?: Record<string, unknown>;
   /** Path of the tracking links list. Default `/v3/tracking_links`. */
   trackingLinksPath?: string;
   /** Path prefix of the OAuth token service: its endpoint is `{prefix}/token`. Default `/oauth`. */
@@ -117,6 +136,62 @@ async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Streams an oversized `[{},{},…]` body of `fault.bytes` bytes (before
+ * compression) in 64 KiB pieces, honouring backpressure, and stops when the
+ * client hangs up, so the simulator never holds the body itself.
+ */
+async function sendOversized(
+  res: ServerResponse,
+  fault: Extract<Fault, { kind: 'oversized-body' }>,
+  headers: Record<string, string>,
+): Promise<void> {
+  const piece = Buffer.from('{},'.repeat(21_845));
+  // `[` and k elements `{}` with k - 1 commas and a closing `]`: 3k + 1 bytes.
+  const elements = Math.max(1, Math.floor((fault.bytes - 1) / 3));
+  const total = 3 * elements + 1;
+  const head: Record<string, string | number> = {
+    'content-type': 'application/json; charset=utf-8',
+    ...headers,
+  };
+  if (fault.gzip) head['content-encoding'] = 'gzip';
+  else if (fault.declareLength ?? true) head['content-length'] = total;
+  res.writeHead(200, head);
+  const gzip = fault.gzip ? createGzip({ level: 9 }) : undefined;
+  gzip?.pipe(res);
+  const out: NodeJS.WritableStream = gzip ?? res;
+  let closed = false;
+  res.once('close', () => {
+    closed = true;
+    gzip?.destroy();
+  });
+  const write = async (chunk: Buffer): Promise<void> => {
+    if (closed) return;
+    if (!out.write(chunk)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          out.removeListener('drain', done);
+          res.removeListener('close', done);
+          resolve();
+        };
+        out.once('drain', done);
+        res.once('close', done);
+      });
+    }
+  };
+  await write(Buffer.from('['));
+  let left = 3 * elements;
+  while (left > 0 && !closed) {
+    const n = Math.min(left, piece.length);
+    left -= n;
+    // The last element's comma becomes the closing bracket.
+    if (left === 0) await write(Buffer.concat([piece.subarray(0, n - 1), Buffer.from(']')]));
+    else await write(piece.subarray(0, n));
+  }
+  if (closed) return;
+  out.end();
 }
 
 /**
@@ -282,9 +357,10 @@ export class ApiSimulator {
     const { token, expiresAt } = this.#issue(`client:${id}`, sub);
     const ttl = this.#options.tokenTtlSeconds ?? 3600;
     const lifetime =
-      this.#options.expiresField === 'expires_at'
+      this.#options.statedTokenLifetime ??
+      (this.#options.expiresField === 'expires_at'
         ? { expires_at: new Date(expiresAt).toISOString() }
-        : { expires_in: ttl };
+        : { expires_in: ttl });
     json(res, 200, { token_type: 'Bearer', access_token: token, ...lifetime });
   }
 
@@ -312,6 +388,7 @@ export class ApiSimulator {
     target: string,
   ): Promise<number> {
     this.stats.listRequests += 1;
+    const previousTarget = this.stats.receivedTargets.at(-1);
     this.stats.receivedTargets.push(target);
     if (this.stats.receivedTargets.length > 1000) this.stats.receivedTargets.shift();
     const opts = this.#options;
@@ -446,7 +523,12 @@ export class ApiSimulator {
     }
     const { lastIndex, hasMore } = page;
     const headers = { ...rateHeaders };
-    if (hasMore || fault?.kind === 'self-next') {
+    if (fault?.kind === 'oversized-body') {
+      await sendOversized(res, fault, headers);
+      return 200;
+    }
+    const loops = fault?.kind === 'self-next' || fault?.kind === 'previous-next';
+    if (hasMore || loops) {
       const cursor = this.#cursors.encode({
         resource,
         below: ds.idOf(resource, lastIndex),
@@ -456,6 +538,7 @@ export class ApiSimulator {
       let next = `${this.url}${url.pathname}?cursor=${cursor}`;
       if (fault?.kind === 'next-origin') next = `${fault.origin}${url.pathname}?cursor=${cursor}`;
       if (fault?.kind === 'self-next') next = `${this.url}${target}`;
+      if (fault?.kind === 'previous-next') next = `${this.url}${previousTarget ?? target}`;
       headers.link = `<${next}>; rel="next"`;
     }
     if (fault?.kind === 'malformed-body') {
@@ -476,14 +559,16 @@ export class ApiSimulator {
     res: ServerResponse,
     retryAfterS: number,
     limit: number | undefined,
-    format?: 'seconds' | 'http-date',
+    format?: RetryAfterFormat,
   ): number {
     this.stats.rateLimited += 1;
     const style = format ?? this.#options.retryAfterFormat ?? 'seconds';
     const retryAfter =
       style === 'http-date'
         ? new Date(Date.now() + retryAfterS * 1000).toUTCString()
-        : String(Math.max(0, retryAfterS));
+        : style === 'epoch'
+          ? String(Math.floor(Date.now() / 1000) + retryAfterS)
+          : String(Math.max(0, retryAfterS));
     const headers: Record<string, string> = { 'retry-after': retryAfter };
     if (this.#options.rateLimitHeadersOn429 && limit !== undefined) {
       headers['x-ratelimit-limit'] = String(limit);

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
@@ -77,6 +79,100 @@ export async function startApiHarness(options: ApiHarnessOptions = {}): Promise<
     walk,
     close: async () => {
       await sim.close();
+      await deletePrefix(redis, prefix);
+      redis.disconnect();
+    },
+  };
+}
+
+/** Handles one request of a hand-written hostile API; `token` answers a token request normally. */
+export type HostileHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  helpers: { token: () => void; body: () => Promise<string> },
+) => void | Promise<void>;
+
+/** A hand-written API on loopback (tokens at /oauth/token and /auth/token), and a client for it. */
+export interface HostileHarness {
+  url: string;
+  config: Config;
+  redis: Redis;
+  prefix: string;
+  log: ReturnType<typeof captureLogger>;
+  /** Request lines (`POST /oauth/token`, `GET /v3/jobs?…`) in the order received. */
+  requests: string[];
+  client: () => ApiClient;
+  walk: (resource: ResourceName, signal?: AbortSignal) => Promise<Page[]>;
+  close: () => Promise<void>;
+}
+
+/** Starts a node:http server answering with `handler`, and a client configured for it. */
+export async function startHostileHarness(
+  handler: HostileHandler,
+  options: {
+    env?: Record<string, string | undefined>;
+    mode?: 'client_credentials' | 'api_key';
+  } = {},
+): Promise<HostileHarness> {
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    const token = () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({ token_type: 'Bearer', access_token: 'hostile-token-1', expires_in: 3600 }),
+      );
+    };
+    const body = async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    };
+    Promise.resolve(handler(req, res, { token, body })).catch(() => res.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const creds =
+    options.mode === 'api_key'
+      ? { HIRESYNC_API_KEY: SIM_API_KEY }
+      : {
+          HIRESYNC_AUTH_URL: `${url}/oauth`,
+          HIRESYNC_CLIENT_ID: 'demo-client',
+          HIRESYNC_CLIENT_SECRET: SIM_SECRET,
+        };
+  const config = loadConfig({
+    HIRESYNC_BASE_URL: url,
+    DATABASE_URL: inject('databaseUrl'),
+    REDIS_URL: inject('redisUrl'),
+    HIRESYNC_RATE_LIMIT_WINDOW: '10s',
+    ...creds,
+    ...options.env,
+  });
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const prefix = `test-${randomUUID()}`;
+  const log = captureLogger();
+  const client = () => createApiClient({ config: config.api, redis, logger: log.logger, prefix });
+  return {
+    url,
+    config,
+    redis,
+    prefix,
+    log,
+    requests,
+    client,
+    walk: async (resource, signal) => {
+      const pages: Page[] = [];
+      for await (const page of fetchPages({
+        client: client(),
+        startUrl: firstPageUrl(config.api, resource),
+        signal,
+      }))
+        pages.push(page);
+      return pages;
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
       await deletePrefix(redis, prefix);
       redis.disconnect();
     },

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { TokenCipher } from '../../../src/api/token-cipher.js';
-import { jwtExpiry, parseTokenResponse, renewAt } from '../../../src/api/token-provider.js';
+import {
+  jwtExpiry,
+  MAX_TOKEN_LIFETIME_MS,
+  parseTokenResponse,
+  renewAt,
+  saneLifetime,
+} from '../../../src/api/token-provider.js';
+import { MAX_TOKEN_TTL_MS, tokenTtlMs } from '../../../src/api/token-store.js';
 import type { AuthConfig } from '../../../src/config.js';
 import { Secret } from '../../../src/secret.js';
 
@@ -98,5 +105,33 @@ describe('TokenCipher', () => {
     });
     expect(cipher.namespace).not.toContain('key-123');
     expect(cipher.namespace).toMatch(/^[0-9a-f]{32}$/);
+  });
+});
+
+describe('saneLifetime', () => {
+  const at = (expiresAt: number | undefined) => ({ accessToken: 'a', obtainedAt: NOW, expiresAt });
+
+  it('drops a lifetime already over or too short to plan by, saying why', () => {
+    expect(saneLifetime(at(NOW - 60_000))).toEqual({
+      token: at(undefined),
+      dropped: 'already over',
+    });
+    expect(saneLifetime(at(NOW + 0.1)).token.expiresAt).toBeUndefined();
+  });
+
+  it('cuts an absurd lifetime and rounds to whole milliseconds', () => {
+    expect(saneLifetime(at(NOW + 1e303)).token.expiresAt).toBe(NOW + MAX_TOKEN_LIFETIME_MS);
+    expect(saneLifetime(at(NOW + 3_600_123.4)).token.expiresAt).toBe(NOW + 3_600_123);
+  });
+});
+
+describe('tokenTtlMs', () => {
+  const at = (expiresAt: number | undefined) => ({ accessToken: 'a', obtainedAt: NOW, expiresAt });
+
+  it('gives Redis a whole number of milliseconds within range', () => {
+    expect(tokenTtlMs(at(NOW + 1234.5678), NOW)).toBe(1235);
+    expect(tokenTtlMs(at(NOW + 1e303), NOW)).toBe(MAX_TOKEN_TTL_MS);
+    expect(tokenTtlMs(at(undefined), NOW)).toBe(MAX_TOKEN_TTL_MS);
+    expect(tokenTtlMs(at(NOW - 1), NOW)).toBeUndefined();
   });
 });
