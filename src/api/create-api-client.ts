@@ -59,5 +59,8 @@ export function firstPageUrl(config: ApiConfig, resource: ResourceName): string 
       return buildListUrl(config.baseUrl, '/v3/job_posts', { per_page: config.perPage });
     case 'tracking_links':
       return buildListUrl(config.baseUrl, config.trackingLinksPath, { per_page: config.perPage });
+    default:
+      // Any other list resource lives at /v3/NAME (the interface's default path).
+      return buildListUrl(config.baseUrl, `/v3/${resource}`, { per_page: config.perPage });
   }
 }
