@@ -151,11 +151,6 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       await job.moveToDelayed(Date.now() + delayMs, token);
       throw new DelayedError(`${resource} is already running`);
     }
-    if (job.data.busyWaits !== undefined) {
-      // The next wait (after an interruption, or a retry) starts short again.
-      const { busyWaits: _, ...data } = job.data;
-      await job.updateData(data).catch(() => {});
-    }
     const onLost = () =>
       logger.warn(
         { reason: coerceError(lock.lost.reason).message },
@@ -163,6 +158,11 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       );
     lock.lost.addEventListener('abort', onLost, { once: true });
     try {
+      if (job.data.busyWaits !== undefined) {
+        // The next wait (after an interruption, or a retry) starts short again.
+        const { busyWaits: _, ...data } = job.data;
+        await job.updateData(data).catch(() => {});
+      }
       return await runResource({
         resource,
         requested,
