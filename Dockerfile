@@ -20,7 +20,7 @@ FROM node:22-bookworm-slim AS runtime
 # A small young generation and a capped heap keep peak RSS flat and low (the
 # live set is a few pages); see bench/RESULTS.md.
 ENV NODE_ENV=production \
-    NODE_OPTIONS="--max-semi-space-size=8 --max-old-space-size=256"
+    NODE_OPTIONS="--max-semi-space-size=8 --max-old-space-size=512"
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./package.json
 COPY --from=build --chown=node:node /app/node_modules ./node_modules

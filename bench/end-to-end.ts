@@ -25,7 +25,7 @@ import { interleavedWrites } from './warehouse-upsert.js';
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
 const CHILD = fileURLToPath(new URL('./sync-child.js', import.meta.url));
-export const HEAP_FLAGS = ['--max-semi-space-size=8', '--max-old-space-size=128'];
+export const HEAP_FLAGS = ['--max-semi-space-size=8', '--max-old-space-size=512'];
 
 export interface SimulatorProcess {
   url: string;

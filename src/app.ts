@@ -11,6 +11,7 @@ import { RunLock } from './queue/run-lock.js';
 import { createSyncQueue, createSyncWorker, type SyncProcessorDeps } from './queue/sync-queue.js';
 import { throttledWarn } from './queue/throttled-warn.js';
 import type { RunProgress } from './sync/run-resource.js';
+import { BUILT_IN_RESOURCES } from './resources/index.js';
 import { createDatabase } from './warehouse/database.js';
 import { ResourceLock } from './warehouse/resource-lock.js';
 import { KyselyRunStore } from './warehouse/run-store.js';
@@ -62,6 +63,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
   const deps: SyncProcessorDeps = {
     source: new ApiPageSource(client, config.api),
     store: new KyselyRunStore(db, {
+      resources: BUILT_IN_RESOURCES,
       recordsKey: config.api.recordsKey,
       maxDeleteFraction: config.maxDeleteFraction,
       resourceLock,

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --max-old-space-size=256
+#!/usr/bin/env -S node --max-semi-space-size=8 --max-old-space-size=512
 // The hiresync bin: reads the environment once, runs one command, sets the
 // exit code. Commands live in src/commands; the dispatcher in src/main.ts.
 import { readEnv } from './config.js';

@@ -47,7 +47,7 @@ export interface ApiConfig {
   httpTimeoutMs: number;
   /** Retries of a request after 5xx or network errors. Default 5. */
   maxRetries: number;
-  /** Largest response body accepted, counted after decompression. Default 32 MiB. */
+  /** Largest response body accepted, counted after decompression. Default 4 MiB (fits the 512 MB heap of the bin). */
   maxPageBytes: number;
   /** Longest Retry-After waited; a longer one ends the run's attempt. Default 1 h. */
   maxRetryAfterMs: number;
@@ -342,7 +342,7 @@ const fullFields = {
   HIRESYNC_RUN_BACKOFF: durationMs('30s', 100, 86_400_000),
   HIRESYNC_RUN_LOCK_TTL: durationMs('15s', 1000, 3_600_000),
   HIRESYNC_MAX_DELETE_FRACTION: fraction(0.5),
-  HIRESYNC_MAX_PAGE_BYTES: byteSize(32 * 1024 ** 2, 64 * 1024, 1024 ** 3),
+  HIRESYNC_MAX_PAGE_BYTES: byteSize(4 * 1024 ** 2, 64 * 1024, 1024 ** 3),
   HIRESYNC_MAX_RETRY_AFTER: durationMs('1h', 1000, 7 * 86_400_000),
 };
 

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { RedisLock } from '../redis/redis-lock.js';
 import type { CachedToken, TokenCipher } from './token-cipher.js';
 
 /** Where the token in force is shared, and the lock that makes refreshes single-flight. */
@@ -24,8 +24,6 @@ export function tokenTtlMs(token: CachedToken, now: number): number | undefined 
   if (ms <= 0) return undefined;
   return Math.min(ms, MAX_TOKEN_TTL_MS);
 }
-
-const RELEASE_LOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /** Options of {@link RedisTokenStore}. */
 export interface RedisTokenStoreOptions {
@@ -66,11 +64,12 @@ export class RedisTokenStore implements TokenStore {
   }
 
   async tryLock(): Promise<(() => Promise<void>) | undefined> {
-    const owner = randomUUID();
-    const ok = await this.#redis.set(this.#lockKey, owner, 'PX', this.#lockTtlMs, 'NX');
-    if (ok !== 'OK') return undefined;
+    // The same owner-checked lock as the run lock: a refresh that outlived the
+    // TTL cannot delete its successor's lock.
+    const lock = new RedisLock(this.#redis, this.#lockKey, this.#lockTtlMs);
+    if (!(await lock.acquire())) return undefined;
     return async () => {
-      await this.#redis.eval(RELEASE_LOCK, 1, this.#lockKey, owner);
+      await lock.release();
     };
   }
 }

@@ -8,6 +8,8 @@ import {
   coerceError,
   HiresyncError,
   PaginationLoopError,
+  RedirectedError,
+  ResponseTooLargeError,
   RunInterruptedError,
   UnexpectedBodyError,
 } from '../errors.js';
@@ -88,7 +90,15 @@ export function isUnrecoverable(error: unknown): boolean {
   ) {
     return true;
   }
-  if (error instanceof UnexpectedBodyError) return false;
+  // A body that is not a list, or too large, or a redirect: the same URL answers
+  // the same way on a retry; the message says what to fix.
+  if (
+    error instanceof UnexpectedBodyError ||
+    error instanceof ResponseTooLargeError ||
+    error instanceof RedirectedError
+  ) {
+    return true;
+  }
   // 401 after a renewal, 403, 422 and other 4xx: the API said no, and will again.
   return (
     error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429
