@@ -2,9 +2,8 @@ import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
-import { Secret } from './secret.js';
-
 import { RESOURCE_NAMES } from './resources/index.js';
+import { Secret } from './secret.js';
 import type { ResourceName } from './sync/ports.js';
 
 export { RESOURCE_NAMES } from './resources/index.js';

@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
 import { jobs as jobsResource } from '../../src/resources/jobs.js';
 import { trackingLinks } from '../../src/resources/tracking-links.js';
 import { createDatabase } from '../../src/warehouse/database.js';
