@@ -1,9 +1,10 @@
 /**
  * Fault-injection soak: many full syncs against the simulator while it injects
  * 429s, 5xx, slow pages, dropped connections, token revocation, malformed
- * records and records holding a \u0000, and while this harness SIGKILLs worker
- * processes at random moments, restarts Redis and Postgres, and deletes every
- * Redis key of a deployment (a failover to an empty replica). A second
+ * records and records holding a \u0000, pages past the size limit and 429s
+ * with an epoch Retry-After, and while this harness SIGKILLs worker processes
+ * at random moments, restarts Redis and Postgres, and deletes every Redis key
+ * of a deployment (a failover to an empty replica). A second
  * deployment on another Redis prefix runs full syncs of the same tables at the
  * same time (only Postgres can keep the two apart). After every cycle the
  * tables are compared with the simulator's data: no row missing, none extra or
@@ -215,16 +216,23 @@ async function chaos(until: () => boolean): Promise<void> {
     if (roll < 0.08) {
       count('redis keys lost');
       await deletePrefix(queueRedis, config.redisPrefix).catch(() => undefined);
-    } else if (roll < 0.45) {
+    } else if (roll < 0.14) {
+      // A page past HIRESYNC_MAX_PAGE_BYTES (4 MiB): that run fails, the next one completes.
+      count('oversized page (8 MiB, gzip)');
+      sim.inject({ kind: 'oversized-body', bytes: 8 * 1024 ** 2, gzip: true });
+    } else if (roll < 0.2) {
+      count('429 with an epoch Retry-After');
+      sim.inject({ kind: 'rate-limit', retryAfterS: 1, format: 'epoch' });
+    } else if (roll < 0.5) {
       const slot = Math.floor(rand() * (workerCount + 1));
       workers[slot]?.kill('SIGKILL');
       count('worker SIGKILL');
       await sleep(100 + rand() * 400);
       startWorker(slot);
-    } else if (roll < 0.6 && redis) {
+    } else if (roll < 0.64 && redis) {
       count('redis restart');
       await redis.restart(200 + rand() * 300);
-    } else if (roll < 0.75 && postgres) {
+    } else if (roll < 0.78 && postgres) {
       count('postgres restart');
       postgres.restart();
     }
