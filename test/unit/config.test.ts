@@ -164,3 +164,89 @@ describe('isLoopbackHost', () => {
     expect(isLoopbackHost('128.0.0.1')).toBe(false);
   });
 });
+
+describe('loadConfig guards and bounds', () => {
+  const valid = { ...BASE, ...CLIENT };
+  const messageOf = (env: Record<string, string>): string => {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      return (error as ConfigError).message;
+    }
+    throw new Error('expected a ConfigError');
+  };
+
+  it('applies the guard defaults: half the live rows, 4 MiB pages, a one-hour Retry-After', () => {
+    const config = loadConfig(valid);
+    expect(config.maxDeleteFraction).toBe(0.5);
+    expect(config.api.maxPageBytes).toBe(4 * 1024 ** 2);
+    expect(config.api.maxRetryAfterMs).toBe(3_600_000);
+  });
+
+  it('reads guard values in their units', () => {
+    const config = loadConfig({
+      ...valid,
+      HIRESYNC_MAX_DELETE_FRACTION: '0.25',
+      HIRESYNC_MAX_PAGE_BYTES: '512KiB',
+      HIRESYNC_MAX_RETRY_AFTER: '10m',
+    });
+    expect(config.maxDeleteFraction).toBe(0.25);
+    expect(config.api.maxPageBytes).toBe(512 * 1024);
+    expect(config.api.maxRetryAfterMs).toBe(600_000);
+  });
+
+  it('rejects a fraction outside 0..1, a size without a known unit, and sizes out of range', () => {
+    expect(problems({ ...valid, HIRESYNC_MAX_DELETE_FRACTION: '1.5' })).toEqual([
+      'HIRESYNC_MAX_DELETE_FRACTION',
+    ]);
+    expect(problems({ ...valid, HIRESYNC_MAX_DELETE_FRACTION: 'half' })).toEqual([
+      'HIRESYNC_MAX_DELETE_FRACTION',
+    ]);
+    expect(problems({ ...valid, HIRESYNC_MAX_PAGE_BYTES: '10 parsecs' })).toEqual([
+      'HIRESYNC_MAX_PAGE_BYTES',
+    ]);
+    expect(problems({ ...valid, HIRESYNC_MAX_PAGE_BYTES: '10' })).toEqual([
+      'HIRESYNC_MAX_PAGE_BYTES',
+    ]);
+  });
+
+  it('rejects durations below their floor, naming the bounds (0.4ms timeouts and schedules)', () => {
+    expect(problems({ ...valid, HIRESYNC_HTTP_TIMEOUT: '0.4ms' })).toEqual([
+      'HIRESYNC_HTTP_TIMEOUT',
+    ]);
+    expect(problems({ ...valid, HIRESYNC_INCREMENTAL_EVERY: '0.4ms' })).toEqual([
+      'HIRESYNC_INCREMENTAL_EVERY',
+    ]);
+    expect(messageOf({ ...valid, HIRESYNC_HTTP_TIMEOUT: '0.4ms' })).toMatch(/from 100ms to 1h/);
+  });
+
+  it('rejects durations no timer can hold (a run lock TTL of 100d would renew every millisecond)', () => {
+    expect(problems({ ...valid, HIRESYNC_RUN_LOCK_TTL: '100d' })).toEqual([
+      'HIRESYNC_RUN_LOCK_TTL',
+    ]);
+    expect(problems({ ...valid, HIRESYNC_INCREMENTAL_EVERY: '30d' })).toEqual([
+      'HIRESYNC_INCREMENTAL_EVERY',
+    ]);
+  });
+
+  it('takes only five-field cron patterns, as its message says', () => {
+    expect(problems({ ...valid, HIRESYNC_FULL_CRON: '0 0 3 * * *' })).toEqual([
+      'HIRESYNC_FULL_CRON',
+    ]);
+    expect(loadConfig({ ...valid, HIRESYNC_FULL_CRON: '30 2 * * 1' }).fullCron).toBe('30 2 * * 1');
+  });
+
+  it('ignores surrounding spaces in every variable alike', () => {
+    const config = loadConfig({
+      ...valid,
+      DATABASE_URL: ' postgres://u@db/hiresync  ',
+      REDIS_URL: 'redis://cache:6379 ',
+      LOG_LEVEL: ' debug',
+      HIRESYNC_PER_PAGE: ' 200 ',
+    });
+    expect(config.databaseUrl).toBe('postgres://u@db/hiresync');
+    expect(config.redisUrl).toBe('redis://cache:6379');
+    expect(config.logLevel).toBe('debug');
+    expect(config.api.perPage).toBe(200);
+  });
+});
