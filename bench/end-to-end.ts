@@ -13,11 +13,13 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { createApiClient, firstPageUrl } from '../src/api/create-api-client.js';
+import { firstPageUrl } from '../src/api/api-page-source.js';
+import { createApiClient } from '../src/api/create-api-client.js';
 import { fetchPages, type Page } from '../src/api/fetch-pages.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { deletePrefix } from '../src/queue/redis.js';
+import { trackingLinks } from '../src/resources/tracking-links.js';
 import { freePort } from './ports.js';
 import { ADMIN_URL, freshDatabase, REDIS_URL } from './support.js';
 import { interleavedWrites } from './warehouse-upsert.js';
@@ -140,7 +142,7 @@ export async function endToEnd(records = 100_000): Promise<EndToEndResult> {
       const started = performance.now();
       for await (const page of fetchPages({
         client,
-        startUrl: firstPageUrl(config.api, 'tracking_links'),
+        startUrl: firstPageUrl(config.api, trackingLinks),
       }))
         pages.push(page);
       return { pages, seconds: (performance.now() - started) / 1000 };

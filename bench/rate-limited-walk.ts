@@ -6,11 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { createApiClient, firstPageUrl } from '../src/api/create-api-client.js';
+import { firstPageUrl } from '../src/api/api-page-source.js';
+import { createApiClient } from '../src/api/create-api-client.js';
 import { fetchPages } from '../src/api/fetch-pages.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { deletePrefix } from '../src/queue/redis.js';
+import { trackingLinks } from '../src/resources/tracking-links.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
 
 export interface RateLimitedWalkResult {
@@ -59,7 +61,7 @@ export async function rateLimitedWalk(
     let walked = 0;
     for await (const _page of fetchPages({
       client,
-      startUrl: firstPageUrl(config.api, 'tracking_links'),
+      startUrl: firstPageUrl(config.api, trackingLinks),
     }))
       walked += 1;
     const wallS = (performance.now() - started) / 1000;

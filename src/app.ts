@@ -10,7 +10,7 @@ import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
 import { RunLock } from './queue/run-lock.js';
 import { createSyncQueue, createSyncWorker, type SyncProcessorDeps } from './queue/sync-queue.js';
 import { throttledWarn } from './queue/throttled-warn.js';
-import { BUILT_IN_RESOURCES } from './resources/index.js';
+import { BUILT_IN_RESOURCES, type ResourceCatalog } from './resources/index.js';
 import type { RunProgress } from './sync/run-resource.js';
 import { createDatabase } from './warehouse/database.js';
 import { ResourceLock } from './warehouse/resource-lock.js';
@@ -24,6 +24,8 @@ export interface AppOptions {
   onProgress?: (progress: RunProgress) => void;
   /** Collect Node's default process metrics. Default true. */
   defaultMetrics?: boolean;
+  /** The resources the app can sync, by name. Default the built-in ones. */
+  resources?: ResourceCatalog;
 }
 
 /** Everything `sync` and `worker` run on, wired from one Config. */
@@ -46,6 +48,7 @@ export interface App {
 
 export function createApp(config: Config, logger: Logger, options: AppOptions = {}): App {
   const concurrency = options.concurrency ?? config.resources.length;
+  const resources = options.resources ?? BUILT_IN_RESOURCES;
   // Each running run holds one connection for its Postgres resource lock and
   // uses up to one more for its page writes; two spare for everything else.
   const db = createDatabase(config.databaseUrl, { max: 2 * concurrency + 2 });
@@ -61,9 +64,9 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
   queue.on('error', throttledWarn(logger, 'queue error'));
   const shutdown = new AbortController();
   const deps: SyncProcessorDeps = {
-    source: new ApiPageSource(client, config.api),
+    source: new ApiPageSource(client, config.api, resources),
     store: new KyselyRunStore(db, {
-      resources: BUILT_IN_RESOURCES,
+      resources,
       recordsKey: config.api.recordsKey,
       maxDeleteFraction: config.maxDeleteFraction,
       resourceLock,

@@ -85,8 +85,17 @@ export class ApiClient {
     if (origin !== this.origin) throw new CrossOriginLinkError(this.origin, origin);
   }
 
-  /** GETs `url` exactly as given and returns the successful response. */
-  async get(url: string, signal?: AbortSignal): Promise<HttpResponse> {
+  /**
+   * GETs `url` exactly as given and returns the successful response. With
+   * `cursor` (the URL is a `next` link the API gave, fresh or checkpointed),
+   * a 422 means the API no longer takes that cursor: CursorRejectedError. The
+   * URL itself is never inspected for a cursor: its form is the API's business.
+   */
+  async get(
+    url: string,
+    signal?: AbortSignal,
+    options: { cursor?: boolean } = {},
+  ): Promise<HttpResponse> {
     this.assertSameOrigin(url);
     const { config, tokens, pacer, logger, metrics } = this.#options;
     const path = pathOf(url);
@@ -152,7 +161,7 @@ export class ApiClient {
           response.body,
         );
       }
-      if (status === 422 && new URL(url).searchParams.has('cursor')) {
+      if (status === 422 && options.cursor) {
         throw new CursorRejectedError(
           status,
           path,

@@ -1,34 +1,45 @@
-import type { ApiConfig, ResourceName } from '../config.js';
-import type { PageSource } from '../sync/ports.js';
+import type { ApiConfig } from '../config.js';
+import type { ResourceCatalog, ResourceDeclaration } from '../resources/index.js';
+import type { Page, PageSource, PageWalkOptions, ResourceName } from '../sync/ports.js';
 import type { ApiClient } from './api-client.js';
-import { firstPageUrl } from './create-api-client.js';
-import { fetchPages, type Page } from './fetch-pages.js';
+import { buildListUrl, fetchPages } from './fetch-pages.js';
 
-/** The sync engine's view of the API. */
+/** The first-page URL of a resource's list: its path, its filters and `per_page`, never a cursor. */
+export function firstPageUrl(config: ApiConfig, resource: ResourceDeclaration): string {
+  return buildListUrl(config.baseUrl, resource.path(config), {
+    ...resource.filters(config),
+    per_page: config.perPage,
+  });
+}
+
+/** The sync engine's view of the API: pages of the declared resources. */
 export class ApiPageSource implements PageSource {
   readonly #client: ApiClient;
   readonly #config: ApiConfig;
+  readonly #resources: ResourceCatalog;
 
-  constructor(client: ApiClient, config: ApiConfig) {
+  constructor(client: ApiClient, config: ApiConfig, resources: ResourceCatalog) {
     this.#client = client;
     this.#config = config;
+    this.#resources = resources;
+  }
+
+  #declaration(name: ResourceName): ResourceDeclaration {
+    const declaration = this.#resources.get(name);
+    if (!declaration) throw new Error(`no declaration for resource ${JSON.stringify(name)}`);
+    return declaration;
   }
 
   firstPageUrl(resource: ResourceName): string {
-    return firstPageUrl(this.#config, resource);
+    return firstPageUrl(this.#config, this.#declaration(resource));
   }
 
   filterOf(resource: ResourceName): string | undefined {
-    return resource === 'jobs' && this.#config.jobsStatus !== undefined
-      ? `status=${this.#config.jobsStatus}`
-      : undefined;
+    const filters = this.#declaration(resource).filters(this.#config);
+    return Object.keys(filters).length === 0 ? undefined : new URLSearchParams(filters).toString();
   }
 
-  pages(
-    startUrl: string,
-    startPage: number,
-    options: { signal?: AbortSignal | undefined; prefetch?: boolean } = {},
-  ): AsyncIterable<Page> {
+  pages(startUrl: string, startPage: number, options: PageWalkOptions = {}): AsyncIterable<Page> {
     return fetchPages({
       client: this.#client,
       startUrl,

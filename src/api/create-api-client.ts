@@ -1,8 +1,7 @@
 import type { Redis } from 'ioredis';
-import type { ApiConfig, ResourceName } from '../config.js';
+import type { ApiConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { ApiClient, type ApiClientMetrics } from './api-client.js';
-import { buildListUrl } from './fetch-pages.js';
 import { createHttp } from './http.js';
 import { RateLimitPacer } from './rate-limit-pacer.js';
 import { TokenCipher } from './token-cipher.js';
@@ -45,22 +44,4 @@ export function createApiClient(options: CreateApiClientOptions): ApiClient {
     prefix: options.prefix,
   });
   return new ApiClient({ config, http, tokens, pacer, logger, metrics });
-}
-
-/** The first-page URL of a resource's list: its path, filters and per_page. */
-export function firstPageUrl(config: ApiConfig, resource: ResourceName): string {
-  switch (resource) {
-    case 'jobs':
-      return buildListUrl(config.baseUrl, '/v3/jobs', {
-        status: config.jobsStatus,
-        per_page: config.perPage,
-      });
-    case 'job_posts':
-      return buildListUrl(config.baseUrl, '/v3/job_posts', { per_page: config.perPage });
-    case 'tracking_links':
-      return buildListUrl(config.baseUrl, config.trackingLinksPath, { per_page: config.perPage });
-    default:
-      // Any other list resource lives at /v3/NAME (the interface's default path).
-      return buildListUrl(config.baseUrl, `/v3/${resource}`, { per_page: config.perPage });
-  }
 }

@@ -1,21 +1,10 @@
 import { createHash } from 'node:crypto';
 import { PaginationLoopError, UnexpectedBodyError } from '../errors.js';
+import type { Page } from '../sync/ports.js';
 import type { ApiClient } from './api-client.js';
 import { findNextLink } from './link-header.js';
 
-/** One page of a list endpoint. */
-export interface Page {
-  /** 1-based position in this walk (a resumed walk counts on from its checkpoint). */
-  number: number;
-  /** The URL this page was read from. */
-  url: string;
-  /** The records, parsed. */
-  records: unknown[];
-  /** The response body exactly as received (ids beyond 2^53 and timestamps survive in it). */
-  body: string;
-  /** The `next` link exactly as received; undefined on the last page. */
-  nextUrl: string | undefined;
-}
+export type { Page } from '../sync/ports.js';
 
 /** Options of {@link fetchPages}. */
 export interface FetchPagesOptions {
@@ -24,6 +13,14 @@ export interface FetchPagesOptions {
   startUrl: string;
   /** Number of the page at `startUrl`. Default 1. */
   startPage?: number;
+  /**
+   * `startUrl` is a checkpointed `next` URL (a resumed run). A 422 for a `next`
+   * URL, checkpointed or just received, means the API no longer takes that
+   * cursor (CursorRejectedError), which the run answers by restarting from its
+   * first page; a 422 for the first page is a bad filter or per_page. Default
+   * false.
+   */
+  fromCheckpoint?: boolean;
   /** Property of an object body holding the records; undefined: the body is the array. */
   recordsKey?: string | undefined;
   signal?: AbortSignal | undefined;
@@ -107,9 +104,10 @@ async function fetchPage(
   number: number,
   signal: AbortSignal,
   visited: VisitedUrls,
+  cursor: boolean,
 ): Promise<Page> {
   const { client } = options;
-  const response = await client.get(url, signal);
+  const response = await client.get(url, signal, { cursor });
   const path = new URL(url).pathname;
   const records = parseRecords(
     response.body,
@@ -165,19 +163,34 @@ export async function* fetchPages(
     options.startPage ?? 1,
     controller.signal,
     visited,
+    options.fromCheckpoint === true,
   );
   try {
     while (pending !== undefined) {
       const page: Page = await pending;
       pending = undefined;
       if (page.nextUrl !== undefined && options.prefetch) {
-        pending = fetchPage(options, page.nextUrl, page.number + 1, controller.signal, visited);
+        pending = fetchPage(
+          options,
+          page.nextUrl,
+          page.number + 1,
+          controller.signal,
+          visited,
+          true,
+        );
         // Observed here so an early stop never leaves an unhandled rejection.
         pending.catch(() => {});
       }
       yield page;
       if (page.nextUrl !== undefined && !options.prefetch) {
-        pending = fetchPage(options, page.nextUrl, page.number + 1, controller.signal, visited);
+        pending = fetchPage(
+          options,
+          page.nextUrl,
+          page.number + 1,
+          controller.signal,
+          visited,
+          true,
+        );
       }
     }
   } finally {

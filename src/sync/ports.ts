@@ -66,17 +66,22 @@ export interface CheckpointStore {
   clear(resource: ResourceName): Promise<void>;
 }
 
+/** Options of {@link PageSource.pages}. */
+export interface PageWalkOptions {
+  signal?: AbortSignal | undefined;
+  /** Fetch the next page while the current one is written. */
+  prefetch?: boolean;
+  /** `startUrl` is a checkpointed `next` URL: a 422 for it is a stale cursor (CursorRejectedError), as for every `next` URL. */
+  fromCheckpoint?: boolean;
+}
+
 /** Pages of a resource from a URL on (the API client in production). */
 export interface PageSource {
   firstPageUrl(resource: ResourceName): string;
   /** The status filter of a resource's list, if any (a filtered full run marks no deletions). */
   filterOf(resource: ResourceName): string | undefined;
   /** With `prefetch`, the next page is fetched while the current one is written. */
-  pages(
-    startUrl: string,
-    startPage: number,
-    options?: { signal?: AbortSignal | undefined; prefetch?: boolean },
-  ): AsyncIterable<Page>;
+  pages(startUrl: string, startPage: number, options?: PageWalkOptions): AsyncIterable<Page>;
 }
 
 /** What a run needs of the warehouse. */

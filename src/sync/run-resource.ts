@@ -143,6 +143,8 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
       for await (const page of source.pages(checkpoint.nextUrl, checkpoint.pagesDone + 1, {
         signal,
         prefetch,
+        // Past the first page the start URL is a checkpointed cursor, which may go stale.
+        fromCheckpoint: checkpoint.pagesDone > 0,
       })) {
         const result = await store.writePage(resource, checkpoint.runId, page);
         for (const r of result.rejected) {

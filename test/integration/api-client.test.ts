@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { firstPageUrl } from '../../src/api/create-api-client.js';
+import { firstPageUrl } from '../../src/api/api-page-source.js';
 import { fetchPages } from '../../src/api/fetch-pages.js';
 import {
   AuthError,
@@ -12,6 +12,8 @@ import {
   TransientApiError,
   UnexpectedBodyError,
 } from '../../src/errors.js';
+import { jobPosts } from '../../src/resources/job-posts.js';
+import { jobs } from '../../src/resources/jobs.js';
 import {
   type ApiHarness,
   SIM_API_KEY,
@@ -72,7 +74,7 @@ describe('API client against the simulator', () => {
     const seen: number[] = [];
     for await (const page of fetchPages({
       client,
-      startUrl: firstPageUrl(h.config.api, 'jobs'),
+      startUrl: firstPageUrl(h.config.api, jobs),
       prefetch: true,
     })) {
       // While page N is handled, page N+1 has been asked for, never N+2.
@@ -89,7 +91,7 @@ describe('API client against the simulator', () => {
     const seen: number[] = [];
     for await (const page of fetchPages({
       client,
-      startUrl: firstPageUrl(h.config.api, 'job_posts'),
+      startUrl: firstPageUrl(h.config.api, jobPosts),
     })) {
       if (page.number === 2) h.sim.expireTokens();
       seen.push(...(page.records as { id: number }[]).map((r) => r.id));
@@ -166,7 +168,7 @@ describe('API client against the simulator', () => {
   it('fails with CursorRejectedError when the API rejects a stale cursor', async () => {
     const h = await start({ env: { HIRESYNC_PER_PAGE: '100' } });
     const client = h.client();
-    const walk = fetchPages({ client, startUrl: firstPageUrl(h.config.api, 'jobs') });
+    const walk = fetchPages({ client, startUrl: firstPageUrl(h.config.api, jobs) });
     const first = await walk.next();
     expect(first.done).toBe(false);
     h.sim.rotateCursorKey();
@@ -182,9 +184,9 @@ describe('API client against the simulator', () => {
     await expect(client.get(withExtra)).rejects.toThrow(
       /No other query parameters may be provided with a cursor/,
     );
-    await expect(client.get(`${h.sim.url}/v3/jobs?cursor=%%%`)).rejects.toThrow(
-      CursorRejectedError,
-    );
+    await expect(
+      client.get(`${h.sim.url}/v3/jobs?cursor=%%%`, undefined, { cursor: true }),
+    ).rejects.toThrow(CursorRejectedError);
     await expect(client.get(`${h.sim.url}/v3/jobs?per_page=501`)).rejects.toThrow(
       /422 from \/v3\/jobs: Unprocessable Content: per_page: must be less than or equal to 500/,
     );
@@ -270,7 +272,7 @@ describe('API client against the simulator', () => {
       env: { HIRESYNC_PER_PAGE: '10' },
     });
     const clients = Array.from({ length: 4 }, () => h.client());
-    await Promise.all(clients.map((c) => c.get(firstPageUrl(h.config.api, 'jobs'))));
+    await Promise.all(clients.map((c) => c.get(firstPageUrl(h.config.api, jobs))));
     h.sim.expireTokens();
     const walks = await Promise.all(clients.map((c) => h.walk('job_posts', c)));
     for (const pages of walks) expect(ids(pages)).toHaveLength(250);

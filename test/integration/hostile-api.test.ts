@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { firstPageUrl } from '../../src/api/create-api-client.js';
+import { firstPageUrl } from '../../src/api/api-page-source.js';
 import { fetchPages } from '../../src/api/fetch-pages.js';
 import { TokenCipher } from '../../src/api/token-cipher.js';
 import {
+  ApiError,
   AuthError,
+  CursorRejectedError,
   PaginationLoopError,
   RedirectedError,
   ResponseTooLargeError,
@@ -11,6 +13,7 @@ import {
   TransientApiError,
   UnexpectedBodyError,
 } from '../../src/errors.js';
+import { jobs } from '../../src/resources/jobs.js';
 import {
   type ApiHarness,
   type HostileHandler,
@@ -122,7 +125,7 @@ describe('token lifetimes the token endpoint states badly', () => {
     const client = h.client();
     for await (const page of fetchPages({
       client,
-      startUrl: firstPageUrl(h.config.api, 'jobs'),
+      startUrl: firstPageUrl(h.config.api, jobs),
     })) {
       if (page.number === 2) h.sim.expireTokens();
     }
@@ -167,7 +170,7 @@ describe('Retry-After ceiling and epoch times', () => {
       'pausedUntil',
       String(Date.now() + YEARS_57_S * 1000),
     );
-    const error = await within(3000, h.client().get(firstPageUrl(h.config.api, 'jobs')));
+    const error = await within(3000, h.client().get(firstPageUrl(h.config.api, jobs)));
     expect(error).toBeInstanceOf(RetryAfterTooLongError);
     expect((error as Error).message).toContain('HIRESYNC_MAX_RETRY_AFTER (10.0 min)');
   });
@@ -177,7 +180,7 @@ describe('Retry-After ceiling and epoch times', () => {
     h.sim.inject({ kind: 'rate-limit', retryAfterS: 0 }, 10_000);
     const controller = new AbortController();
     const walk = h.walk('jobs', h.client());
-    const get = h.client().get(firstPageUrl(h.config.api, 'jobs'), controller.signal);
+    const get = h.client().get(firstPageUrl(h.config.api, jobs), controller.signal);
     walk.catch(() => {});
     setTimeout(() => controller.abort(new Error('stop')), 2000);
     const abortedAt = Date.now() + 2000;
@@ -330,5 +333,38 @@ describe('clear messages for hostile answers', () => {
     expect(error).toBeInstanceOf(TransientApiError);
     expect((error as Error).message).toMatch(/answered 502 2 times/);
     expect((error as Error).message).not.toMatch(/retried/);
+  });
+});
+
+describe('stale cursors', () => {
+  // The cursor's parameter name is the API's business: here it is `page_token`.
+  const answer422 = (res: import('node:http').ServerResponse) => {
+    res.writeHead(422, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ message: 'Unprocessable Content', errors: ['invalid page_token'] }));
+  };
+
+  it('calls a 422 for a next URL a rejected cursor, whatever its parameter is called', async () => {
+    const h = await startHostile((req, res, { token }) => {
+      if (req.method === 'POST') return token();
+      answer422(res);
+    });
+    const error = await h
+      .client()
+      .get(`${h.url}/v3/jobs?page_token=abc`, undefined, { cursor: true })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CursorRejectedError);
+  });
+
+  it('does not call a 422 for a URL that is no next link a rejected cursor, even with a cursor parameter', async () => {
+    const h = await startHostile((req, res, { token }) => {
+      if (req.method === 'POST') return token();
+      answer422(res);
+    });
+    const error = await h
+      .client()
+      .get(`${h.url}/v3/jobs?cursor=abc`)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).not.toBeInstanceOf(CursorRejectedError);
   });
 });

@@ -4,10 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
-import { createApiClient, firstPageUrl } from '../../src/api/create-api-client.js';
+import { firstPageUrl } from '../../src/api/api-page-source.js';
+import { createApiClient } from '../../src/api/create-api-client.js';
 import { fetchPages, type Page } from '../../src/api/fetch-pages.js';
 import { type Config, loadConfig, type ResourceName } from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
+import { BUILT_IN_RESOURCES, declarationOf } from '../../src/resources/index.js';
 import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
 import { captureLogger } from './capture-logger.js';
 
@@ -64,7 +66,7 @@ export async function startApiHarness(options: ApiHarnessOptions = {}): Promise<
     const pages: Page[] = [];
     for await (const page of fetchPages({
       client: c,
-      startUrl: firstPageUrl(config.api, resource),
+      startUrl: firstPageUrl(config.api, declarationOf(BUILT_IN_RESOURCES, resource)),
     }))
       pages.push(page);
     return pages;
@@ -164,7 +166,7 @@ export async function startHostileHarness(
       const pages: Page[] = [];
       for await (const page of fetchPages({
         client: client(),
-        startUrl: firstPageUrl(config.api, resource),
+        startUrl: firstPageUrl(config.api, declarationOf(BUILT_IN_RESOURCES, resource)),
         signal,
       }))
         pages.push(page);
