@@ -59,17 +59,6 @@ export class ForbiddenError extends ApiError {}
 /** 422 on a request that carried a cursor: the checkpointed cursor is stale or invalid. */
 export class CursorRejectedError extends ApiError {}
 
-/** 429 from the API, carrying how long it asked us to wait. */
-export class RateLimitedError extends HiresyncError {
-  readonly retryAfterMs: number;
-  constructor(retryAfterMs: number, path: string) {
-    super(
-      `429 from ${path}: rate limit reached, retrying after ${Math.ceil(retryAfterMs / 1000)} s`,
-    );
-    this.retryAfterMs = retryAfterMs;
-  }
-}
-
 /** A `next` link (or any URL) whose origin differs from HIRESYNC_BASE_URL's. */
 export class CrossOriginLinkError extends HiresyncError {
   readonly expectedOrigin: string;

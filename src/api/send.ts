@@ -150,12 +150,13 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
       const code = timedOut ? 'timeout' : ((error as { code?: string }).code ?? 'ERROR');
       failures += 1;
       if (failures > options.maxRetries) {
-        const cause = new TransientApiError(`${code}: ${(error as Error).message}`, undefined);
         const message = timedOut
           ? `${options.method} ${path} timed out ${failures} times: no complete answer within HIRESYNC_HTTP_TIMEOUT` +
             `${options.timeoutMs === undefined ? '' : ` (${describeWait(options.timeoutMs)})`}; raise HIRESYNC_HTTP_TIMEOUT if the API is just slow`
           : `${options.method} ${path} failed ${failures} times (${code}); the endpoint is unreachable: check ${variable} and the network`;
-        throw new TransientApiError(message, undefined, { cause });
+        // got's own error is the cause (the logger serializes errors by an
+        // allow-list, so its request options and headers never reach a log).
+        throw new TransientApiError(message, undefined, { cause: error });
       }
       const delay = backoffDelay(failures - 1);
       hooks.onRetry?.(code, delay);

@@ -4,7 +4,7 @@ import type { AuthConfig } from '../config.js';
 import { AuthError, describeWait, HiresyncError, RedirectedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { registerSecret } from '../secret.js';
-import { type SendHooks, sendWithRetries } from './send.js';
+import { sendWithRetries } from './send.js';
 import { abortable, sleep } from './sleep.js';
 import type { CachedToken } from './token-cipher.js';
 import type { TokenStore } from './token-store.js';
@@ -25,7 +25,6 @@ export interface TokenProviderOptions {
   timeoutMs?: number;
   /** How long to wait for another process's refresh before giving up. Default 60 s. */
   lockWaitMs?: number;
-  hooks?: SendHooks;
   now?: () => number;
 }
 
@@ -176,6 +175,24 @@ export class TokenProvider {
   }
 
   async #refresh(refused: string | undefined, signal: AbortSignal | undefined): Promise<string> {
+    // A caller may join a refresh started before its token was refused, which
+    // can hand out that very token (still in the store). A refused token is
+    // never given out again: join (or start) refreshes until one knows it.
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const token = await this.#joinRefresh(refused, signal);
+      if (refused === undefined || token !== refused) return token;
+      if (this.#current?.accessToken === refused) this.#current = undefined;
+    }
+    throw new HiresyncError(
+      'the token endpoint keeps handing out the token the API has just refused; check the credentials and HIRESYNC_AUTH_URL',
+    );
+  }
+
+  /** Joins the refresh in progress, or starts one that will not hand out `refused`. */
+  async #joinRefresh(
+    refused: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<string> {
     let shared = this.#inflight;
     if (!shared) {
       const controller = new AbortController();
@@ -276,7 +293,6 @@ export class TokenProvider {
       endpointVariable: tokenUrlVariable(auth),
       logger: this.#options.logger,
       signal,
-      hooks: this.#options.hooks,
     });
     const path = new URL(auth.tokenUrl).pathname;
     const variable = tokenUrlVariable(auth);
