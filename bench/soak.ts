@@ -27,7 +27,7 @@ import { deletePrefix } from '../src/queue/redis.js';
 import { createSyncQueue, enqueueRun } from '../src/queue/sync-queue.js';
 import { validateRecord } from '../src/resources/index.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
-import { mix, type SimResource } from '../src/simulator/dataset.js';
+import { mix } from '../src/simulator/dataset.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import { migrateToLatest } from '../src/warehouse/migrate.js';
 import type { Database } from '../src/warehouse/schema.js';
@@ -129,8 +129,7 @@ function startWorker(slot: number): void {
 for (let i = 0; i <= workerCount; i += 1) startWorker(i);
 
 /** The simulator's truth for a resource: live ids with their records, and the records to reject. */
-function truth(name: ResourceName) {
-  const resource = name as SimResource;
+function truth(resource: ResourceName) {
   const ds = sim.dataset;
   const live = new Map<string, unknown>();
   let rejected = 0;
@@ -247,8 +246,7 @@ while (Date.now() < deadline) {
   cycles += 1;
   const cycleStarted = Date.now();
   // The API changes between cycles: new records, deletions and updates.
-  for (const name of RESOURCE_NAMES) {
-    const resource = name as SimResource;
+  for (const resource of RESOURCE_NAMES) {
     const ds = sim.dataset;
     ds.grow(resource, Math.floor(rand() * 40));
     for (let i = 0; i < 3; i += 1) ds.remove(resource, Math.floor(rand() * ds.size(resource)));

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import type { ApiConfig } from '../config.js';
 import { storeJsonRecords } from '../warehouse/store-json-records.js';
-import { defineResource, type ResourceDeclaration, type SimulationContext } from './resource.js';
+import {
+  defineResource,
+  type ResourceDeclaration,
+  type ResourcePaths,
+  type SimulationContext,
+} from './resource.js';
 import { bigintId } from './validate-record.js';
 
 /** Records whose fields the spec does not show: only the id is checked. */
@@ -14,7 +19,7 @@ export interface JsonResourceOptions {
   /** Table holding `id`, `data`, `deleted_at` and bookkeeping; default the name. */
   table?: string;
   /** List path; default `/v3/<name>`. */
-  path?: (api: ApiConfig) => string;
+  path?: (api: ResourcePaths) => string;
   filters?: (api: ApiConfig) => Readonly<Record<string, string | undefined>>;
   /** Default: an object with an integer id. */
   schema?: z.ZodType;

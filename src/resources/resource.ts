@@ -4,6 +4,9 @@ import type { ResourceName } from '../sync/ports.js';
 import type { PageStatement, StoredResource } from '../warehouse/page-statement.js';
 import { validatorFor } from './validate-record.js';
 
+/** What decides the list paths: the configuration, or the simulator's own options. */
+export type ResourcePaths = Pick<ApiConfig, 'trackingLinksPath'>;
+
 /** What the simulator gives a resource to build its records from. */
 export interface SimulationContext {
   /** Seed of every generated value. */
@@ -33,7 +36,7 @@ export interface ResourceDeclaration extends StoredResource {
   /** One line for `--help`, the README and table comments. */
   readonly description: string;
   /** The list path, e.g. `/v3/jobs` (some paths are configurable). */
-  path(api: ApiConfig): string;
+  path(api: ResourcePaths): string;
   /**
    * Query parameters of the first request besides `per_page` (filters such as
    * `status`). A run with a filter marks no deletions: it does not see
@@ -51,7 +54,7 @@ export interface ResourceDefinition {
   name: ResourceName;
   description: string;
   table: string;
-  path: (api: ApiConfig) => string;
+  path: (api: ResourcePaths) => string;
   filters?: (api: ApiConfig) => Readonly<Record<string, string | undefined>>;
   schema: z.ZodType;
   write: PageStatement;

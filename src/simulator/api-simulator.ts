@@ -289,12 +289,14 @@ export class ApiSimulator {
     return this.#random / 0x1_0000_0000 < probability;
   }
 
+  /** List paths of the resources the dataset declares, as a deployment would configure them. */
   #listPaths(): Record<string, SimResource> {
-    return {
-      '/v3/jobs': 'jobs',
-      '/v3/job_posts': 'job_posts',
-      [this.#options.trackingLinksPath ?? '/v3/tracking_links']: 'tracking_links',
-    };
+    const paths = { trackingLinksPath: this.#options.trackingLinksPath ?? '/v3/tracking_links' };
+    const out: Record<string, SimResource> = {};
+    for (const declaration of this.dataset.resources.values()) {
+      out[declaration.path(paths)] = declaration.name;
+    }
+    return out;
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -491,7 +493,8 @@ export class ApiSimulator {
         }
         perPage = n;
       }
-      status = resource === 'jobs' ? (url.searchParams.get('status') ?? undefined) : undefined;
+      // The spec shows a status filter on jobs; the simulator applies one to any list.
+      status = url.searchParams.get('status') ?? undefined;
     }
 
     const ds = this.dataset;
@@ -504,7 +507,7 @@ export class ApiSimulator {
       let lastIndex = -1;
       for (; index >= 0 && records.length < perPage; index -= 1) {
         if (!ds.isPresent(resource, index)) continue;
-        if (status !== undefined && ds.jobStatus(index) !== status) continue;
+        if (status !== undefined && !ds.matches(resource, index, { status })) continue;
         records.push(ds.record(resource, index));
         lastIndex = index;
       }
@@ -512,7 +515,7 @@ export class ApiSimulator {
       for (; index >= 0; index -= 1) {
         if (
           ds.isPresent(resource, index) &&
-          (status === undefined || ds.jobStatus(index) === status)
+          (status === undefined || ds.matches(resource, index, { status }))
         ) {
           hasMore = true;
           break;

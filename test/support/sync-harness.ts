@@ -6,7 +6,6 @@ import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { validateRecord } from '../../src/resources/index.js';
 import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
-import type { SimResource } from '../../src/simulator/dataset.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
@@ -100,16 +99,14 @@ export async function startSyncHarness(
       const ds = sim.dataset;
       // Jobs and job posts have only their id specified: some deliberately
       // malformed tracking-link shapes are valid jobs.
-      return [...ds.presentIndexes(resource as SimResource)]
-        .filter(
-          (i) => validateRecord(resource, ds.record(resource as SimResource, i)) === undefined,
-        )
-        .map((i) => String(ds.idOf(resource as SimResource, i)));
+      return [...ds.presentIndexes(resource)]
+        .filter((i) => validateRecord(resource, ds.record(resource, i)) === undefined)
+        .map((i) => String(ds.idOf(resource, i)));
     },
     expectedRejected: (resource) => {
       const ds = sim.dataset;
-      return [...ds.presentIndexes(resource as SimResource)].filter(
-        (i) => validateRecord(resource, ds.record(resource as SimResource, i)) !== undefined,
+      return [...ds.presentIndexes(resource)].filter(
+        (i) => validateRecord(resource, ds.record(resource, i)) !== undefined,
       ).length;
     },
     close: async () => {
