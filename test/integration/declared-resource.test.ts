@@ -1,0 +1,84 @@
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { runOnce } from '../../src/queue/run-once.js';
+import { BUILT_IN_RESOURCES, catalogOf } from '../../src/resources/index.js';
+import { defineJsonResource } from '../../src/resources/json-resource.js';
+import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
+
+// A resource this test declares for itself: one small declaration...
+const scorecards = defineJsonResource({
+  name: 'scorecards',
+  description: 'scorecards (declared by this test only)',
+});
+const catalog = catalogOf(...BUILT_IN_RESOURCES.values(), scorecards);
+
+// ...plus its migration, as the README shows it.
+const CREATE_TABLE = sql`
+  create table scorecards (
+    id bigint primary key,
+    data jsonb not null,
+    deleted_at timestamptz,
+    first_synced_at timestamptz not null default now(),
+    synced_at timestamptz not null default now(),
+    last_seen_run_id bigint
+  ) with (fillfactor = 80)`;
+
+let h: SyncHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe('a resource stored as JSON, declared once', () => {
+  it('is listed, stored as sent, counted and swept like jobs', async () => {
+    const harness = await startSyncHarness({
+      simulator: { dataset: { resources: catalog, counts: { scorecards: 1234 } } },
+      env: { HIRESYNC_PER_PAGE: '100' },
+    });
+    h = harness;
+    await CREATE_TABLE.execute(h.database.db);
+    const config = loadConfig({ ...h.env, HIRESYNC_RESOURCES: 'scorecards' }, [...catalog.keys()]);
+    expect(config.resources).toEqual(['scorecards']);
+    const sync = async () => {
+      const app = createApp(config, harness.log.logger, {
+        resources: catalog,
+        defaultMetrics: false,
+      });
+      try {
+        return await runOnce(app, ['scorecards'], 'full');
+      } finally {
+        await app.close();
+      }
+    };
+
+    const [first] = await sync();
+    expect(first).toMatchObject({ ok: true, summary: { mode: 'full', pages: 13, records: 1234 } });
+    const ds = h.sim.dataset;
+    const served = [...ds.presentIndexes('scorecards')].map((i) => ds.record('scorecards', i));
+    const { rows } = await sql<{ data: unknown }>`
+      select data from scorecards where deleted_at is null order by id desc`.execute(h.database.db);
+    expect(rows.map((r) => r.data)).toEqual(served);
+    expect(h.sim.stats.receivedTargets.some((t) => t.startsWith('/v3/scorecards?'))).toBe(true);
+
+    ds.remove('scorecards', 5);
+    const [second] = await sync();
+    expect(second).toMatchObject({ ok: true, summary: { deleted: 1 } });
+    const gone = await sql<{ id: string }>`
+      select id::text from scorecards where deleted_at is not null`.execute(h.database.db);
+    expect(gone.rows.map((r) => r.id)).toEqual([String(ds.idOf('scorecards', 5))]);
+  });
+
+  it('is refused in HIRESYNC_RESOURCES by a deployment that does not declare it', () => {
+    expect(() =>
+      loadConfig({
+        HIRESYNC_BASE_URL: 'https://harvest.example.com',
+        HIRESYNC_API_KEY: 'k',
+        DATABASE_URL: 'postgres://u@db/x',
+        REDIS_URL: 'redis://r',
+        HIRESYNC_RESOURCES: 'scorecards',
+      }),
+    ).toThrow(/HIRESYNC_RESOURCES: must list resources among jobs, job_posts, tracking_links/);
+  });
+});
