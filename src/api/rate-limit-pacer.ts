@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RetryAfterTooLongError } from '../errors.js';
+import { withScripts } from '../redis/scripts.js';
 import { sleep } from './sleep.js';
 
 /**
@@ -9,69 +10,22 @@ import { sleep } from './sleep.js';
  */
 export const MAX_REMAINING = 1_000_000_000;
 
-// Both scripts take the time from Redis, so processes on hosts with skewed
-// clocks agree on when a pause ends.
-const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+/** The pacing scripts (src/redis/scripts/pace-*.lua) as ioredis commands. */
+interface PacerCommands {
+  hiresyncPaceAcquire(state: string, probe: string, reserve: number): Promise<number>;
+  hiresyncPaceObserve(
+    state: string,
+    probe: string,
+    remaining: number,
+    windowMs: number,
+    pauseMs: number,
+  ): Promise<number>;
+}
 
-/**
- * Reserves one request. Returns 0 when it may go now, else the milliseconds to
- * wait before asking again. A known allowance is decremented per reservation,
- * so concurrent workers cannot overdraw the window between two responses.
- * While the allowance is unknown (a new window, or after a 429) one request at
- * a time goes as a probe, since requests sent blind would not be counted;
- * an API that sends no X-RateLimit-Remaining at all is not probed.
- * KEYS: state hash, probe flag. ARGV: reserve.
- */
-const ACQUIRE = `${NOW}
-local reserve = tonumber(ARGV[1])
-local paused = tonumber(redis.call('HGET', KEYS[1], 'pausedUntil') or '0')
-if paused > now then return paused - now end
-local rem = redis.call('HGET', KEYS[1], 'remaining')
-if rem then
-  local resetAt = tonumber(redis.call('HGET', KEYS[1], 'resetAt') or '0')
-  if now < resetAt then
-    if tonumber(rem) <= reserve then return resetAt - now end
-    redis.call('HINCRBY', KEYS[1], 'remaining', -1)
-    return 0
-  end
-  redis.call('HDEL', KEYS[1], 'remaining')
-end
-if redis.call('HGET', KEYS[1], 'headerless') then return 0 end
-if redis.call('SET', KEYS[2], '1', 'PX', 2000, 'NX') then return 0 end
-return 10`;
-
-/**
- * Records what a response said. KEYS: state hash, probe flag. ARGV: remaining
- * (-1 when the header was absent), window length in ms, pause in ms (429's
- * Retry-After, else 0), 1 when the response was a 429.
- */
-const OBSERVE = `${NOW}
-local reported = tonumber(ARGV[1])
-local windowMs = tonumber(ARGV[2])
-local pauseMs = tonumber(ARGV[3])
-redis.call('DEL', KEYS[2])
-if reported < 0 and pauseMs == 0 then
-  redis.call('HSET', KEYS[1], 'headerless', '1')
-elseif reported >= 0 then
-  redis.call('HDEL', KEYS[1], 'headerless')
-end
-if pauseMs > 0 then
-  local pauseEnd = now + pauseMs
-  if pauseEnd > tonumber(redis.call('HGET', KEYS[1], 'pausedUntil') or '0') then
-    redis.call('HSET', KEYS[1], 'pausedUntil', pauseEnd)
-  end
-  redis.call('HDEL', KEYS[1], 'remaining')
-elseif reported >= 0 then
-  local rem = redis.call('HGET', KEYS[1], 'remaining')
-  local resetAt = tonumber(redis.call('HGET', KEYS[1], 'resetAt') or '0')
-  if (not rem) or now >= resetAt then
-    redis.call('HSET', KEYS[1], 'remaining', reported, 'resetAt', now + windowMs)
-  elseif reported < tonumber(rem) then
-    redis.call('HSET', KEYS[1], 'remaining', reported)
-  end
-end
-redis.call('PEXPIRE', KEYS[1], math.max(windowMs, pauseMs) * 2 + 60000)
-return 0`;
+const PACER_SCRIPTS = [
+  { command: 'hiresyncPaceAcquire', file: 'pace-acquire-2.lua' },
+  { command: 'hiresyncPaceObserve', file: 'pace-observe-2.lua' },
+] as const;
 
 /** Options of {@link RateLimitPacer}. */
 export interface RateLimitPacerOptions {
@@ -97,14 +51,14 @@ export interface RateLimitPacerOptions {
  * pass instead of drawing a 429; after a 429 everyone waits its Retry-After.
  */
 export class RateLimitPacer {
-  readonly #redis: Redis;
+  readonly #redis: Redis & PacerCommands;
   readonly #key: string;
   readonly #windowMs: number;
   readonly #reserve: number;
   readonly #maxWaitMs: number;
 
   constructor(options: RateLimitPacerOptions) {
-    this.#redis = options.redis;
+    this.#redis = withScripts<PacerCommands>(options.redis, PACER_SCRIPTS);
     this.#key = `${options.prefix ?? 'hiresync'}:rate:${options.namespace}`;
     this.#windowMs = options.windowMs;
     this.#reserve = options.reserve;
@@ -116,7 +70,7 @@ export class RateLimitPacer {
     let waited = 0;
     for (;;) {
       const waitMs = Number(
-        await this.#redis.eval(ACQUIRE, 2, this.#key, `${this.#key}:probe`, this.#reserve),
+        await this.#redis.hiresyncPaceAcquire(this.#key, `${this.#key}:probe`, this.#reserve),
       );
       if (waitMs <= 0) return waited;
       if (waitMs > this.#maxWaitMs) {
@@ -129,9 +83,7 @@ export class RateLimitPacer {
 
   /** Records a response's remaining allowance (undefined when the header was absent). */
   async observe(remaining: number | undefined): Promise<void> {
-    await this.#redis.eval(
-      OBSERVE,
-      2,
+    await this.#redis.hiresyncPaceObserve(
       this.#key,
       `${this.#key}:probe`,
       remaining === undefined ? -1 : Math.min(Math.max(0, Math.floor(remaining)), MAX_REMAINING),
@@ -142,9 +94,7 @@ export class RateLimitPacer {
 
   /** Pauses every worker sharing the credentials for `ms` (after a 429). */
   async pause(ms: number): Promise<void> {
-    await this.#redis.eval(
-      OBSERVE,
-      2,
+    await this.#redis.hiresyncPaceObserve(
       this.#key,
       `${this.#key}:probe`,
       -1,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { HiresyncError } from '../errors.js';
+import { withScripts } from './scripts.js';
 
 /** A held lock can no longer be counted on: its key is gone or another owner's, or it could not be renewed in time. */
 export class LockLostError extends HiresyncError {}
@@ -12,29 +12,14 @@ interface LockCommands {
   hiresyncReleaseLock(key: string, owner: string): Promise<number>;
 }
 
-let scripts: { renew: string; release: string } | undefined;
+const LOCK_SCRIPTS = [
+  { command: 'hiresyncRenewLock', file: 'renew-lock-1.lua' },
+  { command: 'hiresyncReleaseLock', file: 'release-lock-1.lua' },
+] as const;
 
-function readScript(name: string): string {
-  return readFileSync(new URL(`./scripts/${name}`, import.meta.url), 'utf8');
-}
-
-const defined = new WeakSet<Redis>();
-
-/**
- * The lock scripts defined on `redis`, once per connection: ioredis sends a
- * script's text the first time on each socket, then only its SHA (EVALSHA).
- */
+/** The lock scripts defined on `redis` (once per connection). */
 function lockCommands(redis: Redis): LockCommands {
-  if (!defined.has(redis)) {
-    scripts ??= {
-      renew: readScript('renew-lock-1.lua'),
-      release: readScript('release-lock-1.lua'),
-    };
-    redis.defineCommand('hiresyncRenewLock', { numberOfKeys: 1, lua: scripts.renew });
-    redis.defineCommand('hiresyncReleaseLock', { numberOfKeys: 1, lua: scripts.release });
-    defined.add(redis);
-  }
-  return redis as unknown as LockCommands;
+  return withScripts<LockCommands>(redis, LOCK_SCRIPTS);
 }
 
 /**

@@ -1,8 +1,7 @@
 import type { ResourceName } from '../config.js';
 import { CursorRejectedError, RunInterruptedError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { RunMode } from '../warehouse/schema.js';
-import type { Checkpoint, CheckpointStore, PageSource, RunStore } from './ports.js';
+import type { Checkpoint, CheckpointStore, PageSource, RunMode, RunStore } from './ports.js';
 
 /** What the caller asks for: a full run, or whatever is due (incremental once a full run has completed). */
 export type RequestedMode = 'full' | 'auto';

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { RunMode } from '../sync/ports.js';
 
 /**
  * Row types of every table. bigint columns are strings (pg returns them so, and
@@ -64,7 +65,7 @@ export interface RecordTable extends Bookkeeping {
   last_seen_run_id: string | null;
 }
 
-export type RunMode = 'full' | 'incremental';
+export type { RunMode } from '../sync/ports.js';
 export type RunOutcome = 'running' | 'succeeded' | 'failed';
 
 export interface SyncRunsTable {

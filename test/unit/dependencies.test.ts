@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 /** `file: specifier` for every import of the .ts files in `dir` (relative to src/). */
 function importsOf(dir: string): string[] {
-  const folder = new URL(`../../../src/${dir}/`, import.meta.url);
+  const folder = new URL(`../../src/${dir}/`, import.meta.url);
   return readdirSync(folder)
     .filter((name) => name.endsWith('.ts'))
     .flatMap((name) =>
@@ -22,6 +22,25 @@ describe('dependencies point one way', () => {
 
   it('src/redis (the lock shared by the run lock and the token refresh) imports only the error classes of hiresync', () => {
     const imports = importsOf('redis');
-    expect(imports.filter((i) => /: \./.test(i) && !/: \.\.\/errors\.js$/.test(i))).toEqual([]);
+    expect(imports.filter((i) => /: \.\.\//.test(i) && !/: \.\.\/errors\.js$/.test(i))).toEqual([]);
+  });
+
+  it('src/sync speaks only through its ports: no API, warehouse, queue, Redis or database code', () => {
+    const imports = importsOf('sync');
+    expect(imports.length).toBeGreaterThan(0);
+    expect(
+      imports.filter((i) =>
+        /: (\.\.\/(api|warehouse|queue|redis|resources|app)|got|bullmq|ioredis|pg|kysely)/.test(i),
+      ),
+    ).toEqual([]);
+  });
+
+  it('src/warehouse and src/api never import the queue, the app or each other', () => {
+    expect(
+      importsOf('warehouse').filter((i) => /: \.\.\/(api|queue|app|commands|resources)\//.test(i)),
+    ).toEqual([]);
+    expect(
+      importsOf('api').filter((i) => /: \.\.\/(warehouse|queue|app|commands)\//.test(i)),
+    ).toEqual([]);
   });
 });
