@@ -111,7 +111,7 @@ async function copyTarget(url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query(
-    'alter table tracking_links drop constraint tracking_links_job_board_id_fkey, drop constraint tracking_links_credited_to_id_fkey, drop constraint tracking_links_source_id_fkey',
+    'alter table tracking_links drop constraint if exists tracking_links_job_board_id_fkey, drop constraint if exists tracking_links_credited_to_id_fkey, drop constraint if exists tracking_links_source_id_fkey',
   );
   return client;
 }

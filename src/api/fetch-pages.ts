@@ -30,6 +30,8 @@ export interface FetchPagesOptions {
    * never handed out early. Default false.
    */
   prefetch?: boolean;
+  /** Called with each page once it has arrived and been parsed (for a prefetched one, early). */
+  prepare?: (page: Page) => void;
 }
 
 /** Builds the first-page URL of a list: the filters and `per_page`, never a cursor. */
@@ -131,7 +133,9 @@ async function fetchPage(
     }
     visited.add(nextUrl, number + 1);
   }
-  return { number, url, records, body: response.body, nextUrl };
+  const page = { number, url, records, body: response.body, nextUrl };
+  options.prepare?.(page);
+  return page;
 }
 
 function headerText(value: string | string[] | undefined): string | undefined {
@@ -157,6 +161,8 @@ export async function* fetchPages(
   if (options.signal?.aborted) onAbort();
   const visited = new VisitedUrls();
   visited.add(options.startUrl, options.startPage ?? 1);
+  const fetchNext = (page: Page, nextUrl: string) =>
+    fetchPage(options, nextUrl, page.number + 1, controller.signal, visited, true);
   let pending: Promise<Page> | undefined = fetchPage(
     options,
     options.startUrl,
@@ -170,28 +176,12 @@ export async function* fetchPages(
       const page: Page = await pending;
       pending = undefined;
       if (page.nextUrl !== undefined && options.prefetch) {
-        pending = fetchPage(
-          options,
-          page.nextUrl,
-          page.number + 1,
-          controller.signal,
-          visited,
-          true,
-        );
+        pending = fetchNext(page, page.nextUrl);
         // Observed here so an early stop never leaves an unhandled rejection.
         pending.catch(() => {});
       }
       yield page;
-      if (page.nextUrl !== undefined && !options.prefetch) {
-        pending = fetchPage(
-          options,
-          page.nextUrl,
-          page.number + 1,
-          controller.signal,
-          visited,
-          true,
-        );
-      }
+      if (page.nextUrl !== undefined && !options.prefetch) pending = fetchNext(page, page.nextUrl);
     }
   } finally {
     options.signal?.removeEventListener('abort', onAbort);

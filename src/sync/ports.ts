@@ -73,6 +73,16 @@ export interface PageWalkOptions {
   prefetch?: boolean;
   /** `startUrl` is a checkpointed `next` URL: a 422 for it is a stale cursor (CursorRejectedError), as for every `next` URL. */
   fromCheckpoint?: boolean;
+  /**
+   * Called with each page as soon as it has arrived and been parsed: for a
+   * prefetched page, while the page before it is still being written.
+   */
+  prepare?: (page: Page) => void;
+}
+
+/** What a run store learned of a page before writing it (its validation), opaque to the run. */
+export interface PreparedPage {
+  readonly rejected: readonly RejectedRecord[];
 }
 
 /** Pages of a resource from a URL on (the API client in production). */
@@ -97,7 +107,15 @@ export interface RunStore {
   hasCompletedFullRun(resource: ResourceName): Promise<boolean>;
   /** Highest id any completed run of the resource saw. */
   highestCompletedId(resource: ResourceName): Promise<string | null>;
-  writePage(resource: ResourceName, runId: string, page: Page): Promise<PageWriteResult>;
+  /** Validates a page's records (CPU only), so it can happen while the previous page is written. */
+  preparePage(resource: ResourceName, page: Page): PreparedPage;
+  /** Writes a page in one transaction; `prepared` is its {@link preparePage} result, if made. */
+  writePage(
+    resource: ResourceName,
+    runId: string,
+    page: Page,
+    prepared?: PreparedPage,
+  ): Promise<PageWriteResult>;
   /** Clears a run's counts when it restarts from its first page. */
   resetProgress(runId: string): Promise<void>;
   /** Marks what a completed full run did not see; throws when the deletion guard trips. */

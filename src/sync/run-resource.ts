@@ -1,7 +1,15 @@
-import type { ResourceName } from '../config.js';
 import { CursorRejectedError, RunInterruptedError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { Checkpoint, CheckpointStore, PageSource, RunMode, RunStore } from './ports.js';
+import type {
+  Checkpoint,
+  CheckpointStore,
+  Page,
+  PageSource,
+  PreparedPage,
+  ResourceName,
+  RunMode,
+  RunStore,
+} from './ports.js';
 
 /** What the caller asks for: a full run, or whatever is due (incremental once a full run has completed). */
 export type RequestedMode = 'full' | 'auto';
@@ -139,13 +147,17 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
       // A full run reads every page, so the next one is fetched while this one
       // is written; an incremental run stops early and would waste that request.
       const prefetch = checkpoint.mode === 'full';
+      // Each page is validated as soon as it arrives: a prefetched page while
+      // the one before it is still being written.
+      const prepared = new WeakMap<Page, PreparedPage>();
       for await (const page of source.pages(checkpoint.nextUrl, checkpoint.pagesDone + 1, {
         signal,
         prefetch,
         // Past the first page the start URL is a checkpointed cursor, which may go stale.
         fromCheckpoint: checkpoint.pagesDone > 0,
+        prepare: (p) => prepared.set(p, store.preparePage(resource, p)),
       })) {
-        const result = await store.writePage(resource, checkpoint.runId, page);
+        const result = await store.writePage(resource, checkpoint.runId, page, prepared.get(page));
         for (const r of result.rejected) {
           logger.warn({ page: page.number, index: r.index, reason: r.reason }, 'record rejected');
         }

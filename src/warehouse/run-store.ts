@@ -1,5 +1,12 @@
 import type { Kysely } from 'kysely';
-import type { Page, PageWriteResult, ResourceName, RunMode, RunStore } from '../sync/ports.js';
+import type {
+  Page,
+  PageWriteResult,
+  PreparedPage,
+  ResourceName,
+  RunMode,
+  RunStore,
+} from '../sync/ports.js';
 import type { StoredResource } from './page-statement.js';
 import type { ResourceLock } from './resource-lock.js';
 import type { Database } from './schema.js';
@@ -12,7 +19,13 @@ import {
   resetRunProgress,
   sweepDeletions,
 } from './sync-runs.js';
-import { writePage } from './write-page.js';
+import { type PageVerdict, validatePage, writePage } from './write-page.js';
+
+function isVerdict(prepared: PreparedPage | undefined): prepared is PageVerdict {
+  return (
+    prepared !== undefined && typeof (prepared as Partial<PageVerdict>).distinctIds === 'boolean'
+  );
+}
 
 /** The sync engine's view of the warehouse, over Kysely. */
 /** Options of {@link KyselyRunStore}. */
@@ -56,15 +69,29 @@ export class KyselyRunStore implements RunStore {
     return highestCompletedId(this.#db, resource);
   }
 
-  writePage(resource: ResourceName, runId: string, page: Page): Promise<PageWriteResult> {
-    return writePage(this.#db, {
-      resource: this.#resource(resource),
-      runId,
-      pageNumber: page.number,
-      body: page.body,
-      records: page.records,
-      recordsKey: this.#options.recordsKey,
-    });
+  preparePage(resource: ResourceName, page: Page): PageVerdict {
+    return validatePage(this.#resource(resource), page.records);
+  }
+
+  writePage(
+    resource: ResourceName,
+    runId: string,
+    page: Page,
+    prepared?: PreparedPage,
+  ): Promise<PageWriteResult> {
+    return writePage(
+      this.#db,
+      {
+        resource: this.#resource(resource),
+        runId,
+        pageNumber: page.number,
+        body: page.body,
+        records: page.records,
+        recordsKey: this.#options.recordsKey,
+      },
+      // A verdict this store made for this page (see preparePage), else made now.
+      isVerdict(prepared) ? prepared : undefined,
+    );
   }
 
   resetProgress(runId: string): Promise<void> {

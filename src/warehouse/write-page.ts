@@ -25,6 +25,33 @@ export interface PageToWrite {
 
 type Db = Kysely<Database> | Transaction<Database>;
 
+/** What validation found in a page: the records to reject, and whether the others' ids are distinct. */
+export interface PageVerdict {
+  readonly rejected: readonly RejectedRecord[];
+  /** True when the good records carry distinct, exactly known ids: no de-duplication sort needed. */
+  readonly distinctIds: boolean;
+}
+
+/** Validates a page's records against the resource's schema (pure CPU work, no database). */
+export function validatePage(resource: StoredResource, records: readonly unknown[]): PageVerdict {
+  const rejected: RejectedRecord[] = [];
+  // Ids are compared here only while they are exact (safe integers); any other
+  // page is left to Postgres to de-duplicate.
+  const ids = new Set<number>();
+  let distinctIds = true;
+  records.forEach((record, index) => {
+    const reason = resource.validate(record);
+    if (reason !== undefined) {
+      rejected.push({ index, reason });
+      return;
+    }
+    const id = (record as { id: number }).id;
+    if (!Number.isSafeInteger(id) || ids.has(id)) distinctIds = false;
+    ids.add(id);
+  });
+  return { rejected, distinctIds };
+}
+
 /** A page statement's input, with the resource that writes it. */
 interface PageWrite extends PageStatementInput {
   store: StoredResource;
@@ -82,22 +109,13 @@ async function markRejectedSeen(db: Db, input: PageWrite): Promise<void> {
  * written again record by record under savepoints, and the refused records
  * are rejected with Postgres's message: a bad record never fails a page.
  */
-export async function writePage(db: Kysely<Database>, page: PageToWrite): Promise<PageWriteResult> {
-  const rejected: RejectedRecord[] = [];
-  // Ids are compared here only while they are exact (safe integers); any other
-  // page is left to Postgres to de-duplicate.
-  const ids = new Set<number>();
-  let distinctIds = true;
-  page.records.forEach((record, index) => {
-    const reason = page.resource.validate(record);
-    if (reason !== undefined) {
-      rejected.push({ index, reason });
-      return;
-    }
-    const id = (record as { id: number }).id;
-    if (!Number.isSafeInteger(id) || ids.has(id)) distinctIds = false;
-    ids.add(id);
-  });
+export async function writePage(
+  db: Kysely<Database>,
+  page: PageToWrite,
+  verdict: PageVerdict = validatePage(page.resource, page.records),
+): Promise<PageWriteResult> {
+  const rejected = [...verdict.rejected];
+  const distinctIds = verdict.distinctIds;
   const input: PageWrite = {
     store: page.resource,
     resource: page.resource.name,

@@ -19,7 +19,7 @@ describe('hiresync migrate', () => {
       expect(first).toMatchObject({
         code: 0,
         stdout:
-          'applied 3 migration(s): 0001_initial, 0002_reliability, 0003_drop_lookup_indexes\n',
+          'applied 4 migration(s): 0001_initial, 0002_reliability, 0003_drop_lookup_indexes, 0004_drop_reference_constraints\n',
       });
       const second = await runCli(['migrate'], env);
       expect(second).toMatchObject({ code: 0, stdout: 'database is up to date\n' });

@@ -9,32 +9,10 @@ import { ScheduleKeeper } from '../../src/queue/schedule-keeper.js';
 import { createSyncQueue, upsertSchedules } from '../../src/queue/sync-queue.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
 import { runCli } from '../support/run-cli.js';
-import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function harness(options: Parameters<typeof startSyncHarness>[0]): Promise<SyncHarness> {
-  const h = await startSyncHarness(options);
-  cleanups.push(() => h.close());
-  return h;
-}
-
-async function waitFor<T>(
-  check: () => Promise<T | undefined | false>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(50);
-  }
-}
+const { defer, harness } = cleanupAfterEach();
 
 /** Every value stored under `prefix:` in Redis, whatever the key's type, as one text. */
 async function dumpPrefix(redis: Redis, prefix: string): Promise<string> {
@@ -65,7 +43,7 @@ describe('Redis losing its keys', () => {
       env: { HIRESYNC_PER_PAGE: '50' },
     });
     const redis = new Redis(h.env.REDIS_URL as string);
-    cleanups.push(() => redis.disconnect());
+    defer(() => redis.disconnect());
     let flushed: Promise<void> | undefined;
     const outcome = await Promise.race([
       h.sync(['jobs'], 'auto', {
@@ -88,7 +66,7 @@ describe('Redis losing its keys', () => {
       env: { HIRESYNC_RESOURCES: 'jobs', HIRESYNC_INCREMENTAL_EVERY: '1s' },
     });
     const redis = new Redis(h.env.REDIS_URL as string);
-    cleanups.push(() => redis.disconnect());
+    defer(() => redis.disconnect());
     const { spawn } = await import('node:child_process');
     const { CLI } = await import('../support/run-cli.js');
     const child = spawn(process.execPath, [CLI, 'worker'], {
@@ -101,7 +79,7 @@ describe('Redis losing its keys', () => {
     });
     child.stderr.resume();
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    cleanups.push(async () => {
+    defer(async () => {
       if (child.exitCode === null) {
         child.kill('SIGTERM');
         await exited;
@@ -160,7 +138,7 @@ describe('Redis losing its keys', () => {
       logger: log.logger,
       intervalMs: 200,
     });
-    cleanups.push(async () => {
+    defer(async () => {
       await keeper.stop();
       await queue.obliterate({ force: true });
       await queue.close();
@@ -233,7 +211,7 @@ describe('secrets echoed back by the API', () => {
   for (const refuse of ['list', 'token'] as const) {
     it(`never stores or prints a token or credential that a ${refuse === 'list' ? '403 from the list' : '401 from the token endpoint'} echoes`, async () => {
       const server = await startEchoServer(refuse);
-      cleanups.push(() => server.close());
+      defer(() => server.close());
       database = await createTestDatabase(inject('databaseUrl'));
       const clientId = 'echo-client';
       const secret = `s3cret/+ ${randomBytes(8).toString('hex')}`;
@@ -252,7 +230,7 @@ describe('secrets echoed back by the API', () => {
         LOG_LEVEL: 'debug',
       };
       const redis = new Redis(inject('redisUrl'));
-      cleanups.push(async () => {
+      defer(async () => {
         await deletePrefix(redis, prefix);
         redis.disconnect();
       });

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { PrivateRedis } from '../../bench/private-servers.js';
 import { createApp } from '../../src/app.js';
 import { RunLock } from '../../src/queue/run-lock.js';
@@ -9,29 +9,20 @@ import { createSyncQueue, enqueueRun } from '../../src/queue/sync-queue.js';
 import { LockLostError } from '../../src/redis/redis-lock.js';
 import { registerSecret } from '../../src/secret.js';
 import { captureLogger } from '../support/capture-logger.js';
-import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
+import { cleanupAfterEach } from '../support/lifecycle.js';
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function harness(options: Parameters<typeof startSyncHarness>[0]): Promise<SyncHarness> {
-  const h = await startSyncHarness(options);
-  cleanups.push(() => h.close());
-  return h;
-}
+const { defer, harness } = cleanupAfterEach();
 
 async function privateRedis(): Promise<PrivateRedis> {
   const server = await PrivateRedis.start();
-  cleanups.push(() => server.close());
+  defer(() => server.close());
   return server;
 }
 
 function connect(url: string, options: { maxRetriesPerRequest?: number | null } = {}): Redis {
   const redis = new Redis(url, { maxRetriesPerRequest: 1, ...options });
   redis.on('error', () => {});
-  cleanups.push(() => redis.disconnect());
+  defer(() => redis.disconnect());
   return redis;
 }
 
@@ -129,8 +120,8 @@ describe("the application's Redis connection", () => {
       const server = await privateRedis();
       const h = await harness({ env: { REDIS_URL: server.url } });
       const app = h.app();
-      cleanups.push(() => app.close());
-      cleanups.push(() => server.startProcess());
+      defer(() => app.close());
+      defer(() => server.startProcess());
       await app.redis.ping();
       await app.queueRedis.ping();
       await server.stop();
@@ -163,7 +154,7 @@ describe('queue errors', () => {
   it('are logged at warn, once however many come in a burst', async () => {
     const h = await harness({});
     const app = h.app();
-    cleanups.push(() => app.close());
+    defer(() => app.close());
     for (let i = 0; i < 50; i += 1) app.queue.emit('error', new Error('Connection is closed.'));
     const worker = app.startWorker();
     for (let i = 0; i < 50; i += 1) worker.emit('error', new Error('Connection is closed.'));
@@ -183,7 +174,7 @@ describe('a job whose resource is busy', () => {
     const h = await harness({ simulator: { dataset: { counts: { jobs: 100 } } } });
     const log = captureLogger('debug');
     const app = createApp(h.config, log.logger, { defaultMetrics: false });
-    cleanups.push(() => app.close());
+    defer(() => app.close());
     const redis = connect(inject('redisUrl'));
     // Another worker's run of jobs holds the lock for 7 s.
     await redis.set(`${h.config.redisPrefix}:run-lock:jobs`, 'another-worker', 'PX', 7000);
@@ -207,7 +198,7 @@ describe('hiresync sync', () => {
     const h = await harness({ simulator: { dataset: { counts: { jobs: 200, job_posts: 200 } } } });
     const queueRedis = connect(inject('redisUrl'), { maxRetriesPerRequest: null });
     const shared = createSyncQueue(queueRedis, h.config.redisPrefix);
-    cleanups.push(() => shared.close());
+    defer(() => shared.close());
     // A scheduled run of the deployment, waiting for one of the deployment's workers.
     const scheduled = await enqueueRun(
       shared,
@@ -240,7 +231,7 @@ describe('the shared queue', () => {
     const echoed = 'must be a site administrator';
     registerSecret(echoed);
     const app = h.app();
-    cleanups.push(() => app.close());
+    defer(() => app.close());
     app.startWorker();
     const job = await enqueueRun(
       app.queue,

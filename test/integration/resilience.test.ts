@@ -1,38 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PrivatePostgres, PrivateRedis } from '../../bench/private-servers.js';
 import { RedisCheckpointStore } from '../../src/queue/redis-checkpoint-store.js';
 import type { Checkpoint } from '../../src/sync/ports.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { migrateToLatest } from '../../src/warehouse/migrate.js';
+import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
 import { CLI } from '../support/run-cli.js';
-import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
+import type { SyncHarness } from '../support/sync-harness.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function harness(options: Parameters<typeof startSyncHarness>[0]): Promise<SyncHarness> {
-  const h = await startSyncHarness(options);
-  cleanups.push(() => h.close());
-  return h;
-}
-
-async function waitFor<T>(
-  check: () => Promise<T | undefined | false>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(25);
-  }
-}
+const { defer, harness } = cleanupAfterEach();
 
 function spawnCli(
   args: string[],
@@ -48,7 +26,7 @@ function spawnCli(
   });
   child.stderr?.resume();
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  cleanups.push(() => {
+  defer(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
   return { child, exit, stdout: () => out };
@@ -111,7 +89,7 @@ describe('crash recovery', () => {
     const worker = spawnCli(['worker'], h.env);
     // The schedule (or a queued run) starts a first, full run.
     const app = h.app();
-    cleanups.push(() => app.close());
+    defer(() => app.close());
     const { enqueueRun } = await import('../../src/queue/sync-queue.js');
     await enqueueRun(
       app.queue,
@@ -158,7 +136,7 @@ describe('infrastructure restarts', () => {
     'completes a sync across a Redis restart mid-run',
     async () => {
       const redis = await PrivateRedis.start();
-      cleanups.push(() => redis.close());
+      defer(() => redis.close());
       const h = await harness({
         simulator: { dataset: { counts: { jobs: 1000 } }, latencyMs: 20 },
         env: {
@@ -185,9 +163,9 @@ describe('infrastructure restarts', () => {
     'completes a sync across a Postgres restart mid-run',
     async () => {
       const pg = await PrivatePostgres.start();
-      cleanups.push(() => pg.close());
+      defer(() => pg.close());
       const db = createDatabase(pg.url);
-      cleanups.push(() => db.destroy());
+      defer(() => db.destroy());
       await migrateToLatest(db);
       const h = await harness({
         simulator: { dataset: { counts: { job_posts: 1000 } }, latencyMs: 20 },

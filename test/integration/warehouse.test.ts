@@ -95,6 +95,7 @@ describe('migrations', () => {
         '0001_initial',
         '0002_reliability',
         '0003_drop_lookup_indexes',
+        '0004_drop_reference_constraints',
       ]);
     } finally {
       await Promise.all(dbs.map((db) => db.destroy()));
