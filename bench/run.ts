@@ -25,12 +25,12 @@ const wh = await warehouseUpsert(200_000);
 row(
   'warehouse: writePage, 200,000 tracking links in pages of 500, fresh inserts',
   `${fmt(wh.insertPerS)} records/s = ${(wh.insertPerS / wh.insertCopyPerS).toFixed(2)} × COPY (${fmt(wh.insertCopyPerS)} rows/s, interleaved)`,
-  '≥ 0.35 × COPY',
+  '≥ 0.45 × COPY',
 );
 row(
   'warehouse: the same pages re-written',
   `${fmt(wh.rewritePerS)} records/s = ${(wh.rewritePerS / wh.rewriteCopyPerS).toFixed(2)} × COPY (${fmt(wh.rewriteCopyPerS)} rows/s, interleaved); peak RSS of the benchmark process ${wh.peakRssMb.toFixed(0)} MB`,
-  '≥ 0.35 × COPY',
+  '≥ 0.45 × COPY',
 );
 
 const e2e = await endToEnd(200_000);
@@ -38,7 +38,7 @@ const e2eRate = e2e.endToEnd.records / e2e.endToEnd.seconds;
 row(
   'end to end: sync of 200,000 tracking links, simulator on loopback, per_page 500 (mean of 2 rounds alternated with (c))',
   `${fmt(e2eRate)} records/s, ${(e2e.pages / e2e.endToEnd.seconds).toFixed(1)} pages/s, peak RSS ${e2e.endToEnd.maxRssMb.toFixed(0)} MB; ${(e2eRate / e2e.copyPerS).toFixed(2)} × COPY, ${Math.round((100 * e2eRate) / e2e.writePerS)}% of the page-write rate`,
-  '≥ 0.3 × COPY, ≥ 90% of page writes',
+  '≥ 0.9 × the page-write rate',
 );
 row(
   '  (a) COPY of the same rows into the same table, one statement per page',
