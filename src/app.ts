@@ -77,6 +77,10 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     shutdown: shutdown.signal,
     metrics,
     onProgress: options.onProgress,
+    updatedFilter:
+      config.updatedFilter === undefined
+        ? undefined
+        : { template: config.updatedFilter, lookbackMs: config.updatedLookbackMs },
   };
   const workers: ReturnType<typeof createSyncWorker>[] = [];
   return {

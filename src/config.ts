@@ -73,6 +73,14 @@ export interface Config extends StatusConfig {
   runLockTtlMs: number;
   /** A full run that would soft-delete more than this fraction of live rows marks none. Default 0.5. */
   maxDeleteFraction: number;
+  /**
+   * `HIRESYNC_UPDATED_FILTER`: the query-string template (holding `{since}`)
+   * every incremental run sends on its first request; undefined: incremental
+   * runs stop by id instead.
+   */
+  updatedFilter: string | undefined;
+  /** `HIRESYNC_UPDATED_LOOKBACK`: subtracted from the last successful run's start. Default 5 min. */
+  updatedLookbackMs: number;
   resources: readonly ResourceName[];
   incrementalEveryMs: number;
   fullCron: string;
@@ -343,6 +351,18 @@ const fullFields = {
   HIRESYNC_MAX_DELETE_FRACTION: fraction(0.5),
   HIRESYNC_MAX_PAGE_BYTES: byteSize(4 * 1024 ** 2, 64 * 1024, 1024 ** 3),
   HIRESYNC_MAX_RETRY_AFTER: durationMs('1h', 1000, 7 * 86_400_000),
+  HIRESYNC_UPDATED_FILTER: optionalText.refine(
+    (v) =>
+      v === undefined ||
+      (v.includes('{since}') &&
+        /^[^?#&=\s]+=[^#\s]*(&[^?#&=\s]+=[^#\s]*)*$/.test(v) &&
+        !/(^|&)(cursor|per_page)=/.test(v)),
+    {
+      message:
+        'must be a query string holding {since}, such as updated_at=gte|{since} (no cursor or per_page)',
+    },
+  ),
+  HIRESYNC_UPDATED_LOOKBACK: durationMs('5m', 1, 7 * 86_400_000),
 };
 
 function problemsOf(error: z.ZodError): ConfigProblem[] {
@@ -481,6 +501,8 @@ export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_N
       maxRetryAfterMs: v.HIRESYNC_MAX_RETRY_AFTER,
     }),
     maxDeleteFraction: v.HIRESYNC_MAX_DELETE_FRACTION,
+    updatedFilter: v.HIRESYNC_UPDATED_FILTER,
+    updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,
     resources: Object.freeze(v.HIRESYNC_RESOURCES),
     incrementalEveryMs: v.HIRESYNC_INCREMENTAL_EVERY,
     fullCron: v.HIRESYNC_FULL_CRON,

@@ -30,8 +30,10 @@ export class ApiPageSource implements PageSource {
     return declaration;
   }
 
-  firstPageUrl(resource: ResourceName): string {
-    return firstPageUrl(this.#config, this.#declaration(resource));
+  firstPageUrl(resource: ResourceName, extraQuery?: string): string {
+    const url = firstPageUrl(this.#config, this.#declaration(resource));
+    // The updated filter goes as configured, only {since} percent-encoded.
+    return extraQuery ? `${url}${url.includes('?') ? '&' : '?'}${extraQuery}` : url;
   }
 
   filterOf(resource: ResourceName): string | undefined {

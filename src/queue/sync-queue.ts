@@ -125,6 +125,8 @@ export interface SyncProcessorDeps {
   shutdown: AbortSignal;
   metrics?: RunMetrics;
   onProgress?: (progress: RunProgress) => void;
+  /** Incremental runs' updated filter (HIRESYNC_UPDATED_FILTER, _LOOKBACK), if configured. */
+  updatedFilter?: { template: string; lookbackMs: number } | undefined;
 }
 
 /**
@@ -185,6 +187,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         metrics: deps.metrics,
         onProgress: deps.onProgress,
         allowMassDelete: job.data.allowMassDelete === true,
+        updatedFilter: deps.updatedFilter,
       });
     } catch (error) {
       if (error instanceof RunInterruptedError) {

@@ -7,6 +7,8 @@ export interface CursorState {
   below: number;
   perPage: number;
   status?: string | undefined;
+  /** The `updated_at=gte|…` filter of the first request: records updated at or after it. */
+  updatedSince?: string | undefined;
 }
 
 /**
@@ -23,7 +25,13 @@ export class CursorCodec {
 
   encode(state: CursorState): string {
     const payload = Buffer.from(
-      JSON.stringify([state.resource, state.below, state.perPage, state.status ?? null]),
+      JSON.stringify([
+        state.resource,
+        state.below,
+        state.perPage,
+        state.status ?? null,
+        state.updatedSince ?? null,
+      ]),
     );
     const mac = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
     return Buffer.concat([mac, payload]).toString('base64url');
@@ -39,13 +47,16 @@ export class CursorCodec {
     const expected = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
     if (!timingSafeEqual(mac, expected)) return undefined;
     try {
-      const [resource, below, perPage, status] = JSON.parse(payload.toString('utf8')) as [
-        string,
-        number,
-        number,
-        string | null,
-      ];
-      return { resource, below, perPage, status: status ?? undefined };
+      const [resource, below, perPage, status, updatedSince] = JSON.parse(
+        payload.toString('utf8'),
+      ) as [string, number, number, string | null, string | null | undefined];
+      return {
+        resource,
+        below,
+        perPage,
+        status: status ?? undefined,
+        updatedSince: updatedSince ?? undefined,
+      };
     } catch {
       return undefined;
     }

@@ -53,6 +53,11 @@ export function mix(a: number, b: number): number {
   return h >>> 0;
 }
 
+/** A wall-clock time in ms as ISO 8601 with microseconds (the sub-millisecond digits from `h`). */
+function isoMicros(ms: number, h: number): string {
+  return `${new Date(ms).toISOString().slice(0, 23)}${String(h % 1000).padStart(3, '0')}Z`;
+}
+
 /** ISO 8601 with microseconds, as the API sends them. */
 function timestamp(seconds: number, micros: number): string {
   const iso = new Date(seconds * 1000).toISOString().slice(0, 19);
@@ -71,6 +76,10 @@ export class Dataset {
   readonly #counts = new Map<SimResource, number>();
   readonly #removed = new Map<SimResource, Set<number>>();
   readonly #versions = new Map<SimResource, Map<number, number>>();
+  /** When each record changed after start (touch), in ms: its updated_at from then on. */
+  readonly #touchedAt = new Map<SimResource, Map<number, number>>();
+  /** Records added after start (grow), as batches: indexes from `from` on were created at `at` ms. */
+  readonly #grown = new Map<SimResource, Array<{ from: number; at: number }>>();
   readonly #context: SimulationContext;
 
   constructor(options: DatasetOptions = {}) {
@@ -87,6 +96,8 @@ export class Dataset {
       this.#counts.set(name, options.counts?.[name] ?? 250);
       this.#removed.set(name, new Set());
       this.#versions.set(name, new Map());
+      this.#touchedAt.set(name, new Map());
+      this.#grown.set(name, []);
     }
     this.#context = {
       seed: this.#seed,
@@ -142,6 +153,7 @@ export class Dataset {
     this.version += 1;
     const versions = this.#of(this.#versions, resource);
     versions.set(index, (versions.get(index) ?? 0) + 1);
+    this.#of(this.#touchedAt, resource).set(index, Date.now());
     return this.idOf(resource, index);
   }
 
@@ -150,6 +162,7 @@ export class Dataset {
     this.version += 1;
     const start = this.size(resource);
     this.#counts.set(resource, start + n);
+    this.#of(this.#grown, resource).push({ from: start, at: Date.now() });
     return Array.from({ length: n }, (_, k) => this.idOf(resource, start + k));
   }
 
@@ -193,15 +206,33 @@ export class Dataset {
     );
   }
 
+  /**
+   * Times of the record at `index`. Records of the start are dated 2024 on;
+   * a record added (grow) or changed (touch) after start carries the wall-clock
+   * time of that change, so an `updated_at=gte|…` filter finds exactly them.
+   */
   #times(resource: SimResource, index: number) {
     const h = mix(this.#seed + 11, index);
     const version = this.#of(this.#versions, resource).get(index) ?? 0;
+    const grownAt = this.#of(this.#grown, resource).findLast((b) => index >= b.from)?.at;
+    const touchedAt = this.#of(this.#touchedAt, resource).get(index);
     const created = EPOCH_S + index * 60;
+    const createdAt = grownAt === undefined ? timestamp(created, h) : isoMicros(grownAt, h);
+    const changedAt = touchedAt ?? grownAt;
     return {
       version,
-      created_at: timestamp(created, h),
-      updated_at: timestamp(created + 3600 * (1 + (h % 48)) + version * 86_400, mix(h, version)),
+      created_at: createdAt,
+      updated_at:
+        changedAt === undefined
+          ? timestamp(created + 3600 * (1 + (h % 48)) + version * 86_400, mix(h, version))
+          : isoMicros(changedAt, mix(h, version)),
     };
+  }
+
+  /** Whether the record at `index` was updated at or after `since` (an ISO 8601 time). */
+  updatedSince(resource: SimResource, index: number, since: string): boolean {
+    if (this.isMalformed(index)) return false;
+    return Date.parse(this.#times(resource, index).updated_at) >= Date.parse(since);
   }
 
   /** Malformed records rotate through the kinds a validator must catch. */

@@ -52,6 +52,8 @@ export interface Checkpoint {
   mode: RunMode;
   /** The URL of the next page to read (the first page's URL before any commit). */
   nextUrl: string;
+  /** The run's first-page URL (with the updated filter it was sent with), to restart from. */
+  firstUrl?: string;
   /** Pages committed so far. */
   pagesDone: number;
   /** Incremental runs stop after the page reaching an id at or below this one. */
@@ -87,7 +89,8 @@ export interface PreparedPage {
 
 /** Pages of a resource from a URL on (the API client in production). */
 export interface PageSource {
-  firstPageUrl(resource: ResourceName): string;
+  /** The first-page URL: filters and per_page, plus `extraQuery` (the updated filter) verbatim. */
+  firstPageUrl(resource: ResourceName, extraQuery?: string): string;
   /** The status filter of a resource's list, if any (a filtered full run marks no deletions). */
   filterOf(resource: ResourceName): string | undefined;
   /** With `prefetch`, the next page is fetched while the current one is written. */
@@ -107,6 +110,11 @@ export interface RunStore {
   hasCompletedFullRun(resource: ResourceName): Promise<boolean>;
   /** Highest id any completed run of the resource saw. */
   highestCompletedId(resource: ResourceName): Promise<string | null>;
+  /**
+   * The start of the resource's last successful run less `lookbackMs`, as an
+   * ISO 8601 UTC timestamp (microseconds); undefined before any success.
+   */
+  updatedSince(resource: ResourceName, lookbackMs: number): Promise<string | undefined>;
   /** Validates a page's records (CPU only), so it can happen while the previous page is written. */
   preparePage(resource: ResourceName, page: Page): PreparedPage;
   /** Writes a page in one transaction; `prepared` is its {@link preparePage} result, if made. */

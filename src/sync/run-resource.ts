@@ -39,6 +39,12 @@ export interface RunResourceOptions {
   /** Called after each committed page (progress output). */
   onProgress?: (progress: RunProgress) => void;
   /**
+   * `HIRESYNC_UPDATED_FILTER` and `HIRESYNC_UPDATED_LOOKBACK`: the filter
+   * template (holding `{since}`) that incremental runs send on their first
+   * request. Unset: incremental runs stop by id.
+   */
+  updatedFilter?: { template: string; lookbackMs: number } | undefined;
+  /**
    * The operator confirmed that this full run may soft-delete more than
    * HIRESYNC_MAX_DELETE_FRACTION of the live rows (`--allow-mass-delete`).
    */
@@ -100,20 +106,34 @@ async function planRun(
   }
   const firstFullDone = await store.hasCompletedFullRun(resource);
   const mode: RunMode = requested === 'full' || !firstFullDone ? 'full' : 'incremental';
-  const stopAtId = mode === 'incremental' ? await store.highestCompletedId(resource) : null;
-  const runId = await store.createRun({ resource, mode, filter: source.filterOf(resource) });
+  let stopAtId = mode === 'incremental' ? await store.highestCompletedId(resource) : null;
+  let filter = source.filterOf(resource);
+  let updated: string | undefined;
+  if (mode === 'incremental' && options.updatedFilter) {
+    // Updates too: the records changed since the last successful run began
+    // (less the lookback), every page the API returns; no stop by id.
+    const since = await store.updatedSince(resource, options.updatedFilter.lookbackMs);
+    if (since !== undefined) {
+      updated = options.updatedFilter.template.replaceAll('{since}', encodeURIComponent(since));
+      filter = filter === undefined ? updated : `${filter}&${updated}`;
+      stopAtId = null;
+    }
+  }
+  const runId = await store.createRun({ resource, mode, filter });
+  const firstUrl = source.firstPageUrl(resource, updated);
   const checkpoint: Checkpoint = {
     runId,
     resource,
     mode,
-    nextUrl: source.firstPageUrl(resource),
+    nextUrl: firstUrl,
+    firstUrl,
     pagesDone: 0,
     stopAtId,
     updatedAt: now(),
   };
   // Saved before the first page, so a crash at any moment resumes this run id.
   await checkpoints.save(checkpoint);
-  logger.info({ runId, mode, stopAtId }, 'run started');
+  logger.info({ runId, mode, stopAtId, filter }, 'run started');
   return { checkpoint, resumed: false };
 }
 
@@ -146,7 +166,7 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
       let reachedStop = false;
       // A full run reads every page, so the next one is fetched while this one
       // is written; an incremental run stops early and would waste that request.
-      const prefetch = checkpoint.mode === 'full';
+      const prefetch = checkpoint.stopAtId === null;
       // Each page is validated as soon as it arrives: a prefetched page while
       // the one before it is still being written.
       const prepared = new WeakMap<Page, PreparedPage>();
@@ -212,7 +232,7 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
         await store.resetProgress(checkpoint.runId);
         checkpoint = {
           ...checkpoint,
-          nextUrl: source.firstPageUrl(resource),
+          nextUrl: checkpoint.firstUrl ?? source.firstPageUrl(resource),
           pagesDone: 0,
           updatedAt: now(),
         };

@@ -18,6 +18,7 @@ import {
   highestCompletedId,
   resetRunProgress,
   sweepDeletions,
+  updatedSince,
 } from './sync-runs.js';
 import { type PageVerdict, validatePage, writePage } from './write-page.js';
 
@@ -67,6 +68,10 @@ export class KyselyRunStore implements RunStore {
 
   highestCompletedId(resource: ResourceName): Promise<string | null> {
     return highestCompletedId(this.#db, resource);
+  }
+
+  updatedSince(resource: ResourceName, lookbackMs: number): Promise<string | undefined> {
+    return updatedSince(this.#db, resource, lookbackMs);
   }
 
   preparePage(resource: ResourceName, page: Page): PageVerdict {

@@ -164,6 +164,29 @@ export async function highestCompletedId(
   return (row?.max_id as string | null | undefined) ?? null;
 }
 
+/**
+ * Where an incremental run's updated filter starts: the start of the
+ * resource's last successful run less `lookbackMs`, in ISO 8601 UTC with
+ * microseconds, computed by Postgres (its timestamps never pass through a JS
+ * Date). Undefined before any successful run.
+ */
+export async function updatedSince(
+  db: Kysely<Database>,
+  resource: ResourceName,
+  lookbackMs: number,
+): Promise<string | undefined> {
+  const { rows } = await sql<{ since: string }>`
+    select to_char(
+      (started_at - make_interval(secs => ${lookbackMs / 1000}::float8)) at time zone 'UTC',
+      'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
+    ) as since
+    from sync_runs
+    where resource = ${resource} and outcome = 'succeeded'
+    order by started_at desc
+    limit 1`.execute(db);
+  return rows[0]?.since;
+}
+
 /** Clears a run's counts when it restarts from its first page. */
 export async function resetRunProgress(db: Kysely<Database>, runId: string): Promise<void> {
   await db

@@ -250,3 +250,37 @@ describe('loadConfig guards and bounds', () => {
     expect(config.api.perPage).toBe(200);
   });
 });
+
+describe('HIRESYNC_UPDATED_FILTER', () => {
+  const valid = { ...BASE, ...CLIENT };
+
+  it('is off by default, with a five-minute lookback', () => {
+    const config = loadConfig(valid);
+    expect(config.updatedFilter).toBeUndefined();
+    expect(config.updatedLookbackMs).toBe(300_000);
+  });
+
+  it('takes a query-string template holding {since}', () => {
+    const config = loadConfig({
+      ...valid,
+      HIRESYNC_UPDATED_FILTER: 'updated_at=gte|{since}',
+      HIRESYNC_UPDATED_LOOKBACK: '1h',
+    });
+    expect(config.updatedFilter).toBe('updated_at=gte|{since}');
+    expect(config.updatedLookbackMs).toBe(3_600_000);
+  });
+
+  it('refuses a template without {since}, with a cursor or per_page, or that is no query string', () => {
+    for (const text of [
+      'updated_at=gte|2024-01-01',
+      'cursor=x&updated_at=gte|{since}',
+      'per_page=5&updated_at=gte|{since}',
+      '?updated_at=gte|{since}',
+      '{since}',
+    ]) {
+      expect(problems({ ...valid, HIRESYNC_UPDATED_FILTER: text }), text).toEqual([
+        'HIRESYNC_UPDATED_FILTER',
+      ]);
+    }
+  });
+});
