@@ -28,7 +28,7 @@ COPY --from=build --chown=node:node /app/dist/src ./dist/src
 COPY --from=build --chown=node:node /app/dist/migrations ./dist/migrations
 USER node
 EXPOSE 9464
-# Healthy when Postgres and Redis answer the worker's /healthz.
+# Healthy when the worker's /healthz says Postgres and Redis answer and its schedules exist.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HIRESYNC_HTTP_PORT || 9464) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["node", "dist/src/cli.js"]
