@@ -31,6 +31,11 @@ export const options = {
     value: 'N/WINDOW',
     description: 'fixed-window rate limit on list requests, e.g. 50/10s (default: none)',
   },
+  'rate-limit-headers': {
+    type: 'boolean',
+    description:
+      'send X-RateLimit-Limit and X-RateLimit-Reset (seconds until reset) beside X-RateLimit-Remaining',
+  },
   'token-ttl': {
     type: 'string',
     value: 'SECONDS',
@@ -126,6 +131,7 @@ export const simulate = defineCommand({
       },
       rateLimit:
         values['rate-limit'] === undefined ? undefined : parseRateLimit(values['rate-limit']),
+      rateLimitHeaders: values['rate-limit-headers'] ?? false,
       tokenTtlSeconds: intOption('token-ttl', values['token-ttl'], 1),
       expiresField: values['expires-at'] ? 'expires_at' : 'expires_in',
       revokePreviousToken: values['revoke-previous-token'] ?? false,

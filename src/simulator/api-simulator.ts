@@ -62,6 +62,12 @@ export interface SimulatorOptions {
   revokePreviousToken?: boolean;
   /** Fixed-window rate limit on list requests; none when undefined. */
   rateLimit?: { limit: number; windowMs: number } | undefined;
+  /**
+   * Send `X-RateLimit-Limit` and `X-RateLimit-Reset` (seconds until the window
+   * resets, to the millisecond) beside `X-RateLimit-Remaining` on every list
+   * response. Default false: only Remaining, as the spec shows.
+   */
+  rateLimitHeaders?: boolean;
   /** Send X-RateLimit-* headers on 429 responses too. Default false (the spec allows their absence). */
   rateLimitHeadersOn429?: boolean;
   /** Retry-After as delta-seconds, an HTTP-date or epoch seconds. Default seconds. */
@@ -92,7 +98,10 @@ export interface SimulatorStats {
   listRequests: number;
   byStatus: Record<string, number>;
   tokensIssued: number;
+  /** List requests answered 429. */
   rateLimited: number;
+  /** Token requests answered 429 ({@link ApiSimulator.rateLimitTokenRequests}). */
+  tokenRequestsRateLimited: number;
   faultsInjected: Record<string, number>;
   /** The raw request targets (path and query) of the last 1,000 list requests. */
   receivedTargets: string[];
@@ -208,6 +217,7 @@ export class ApiSimulator {
     byStatus: {},
     tokensIssued: 0,
     rateLimited: 0,
+    tokenRequestsRateLimited: 0,
     faultsInjected: {},
     receivedTargets: [],
   };
@@ -221,6 +231,8 @@ export class ApiSimulator {
   readonly #cursors = new CursorCodec();
   readonly #tokens = new Map<string, IssuedToken>();
   readonly #faults: Fault[] = [];
+  /** Retry-After (seconds) of the 429s queued for the next token requests. */
+  readonly #tokenRateLimits: number[] = [];
   readonly #pageCache = new Map<string, { text: string; lastIndex: number; hasMore: boolean }>();
   #window = { start: 0, count: 0 };
   #random: number;
@@ -258,6 +270,14 @@ export class ApiSimulator {
   /** Queues a fault for the next `times` list requests. */
   inject(fault: Fault, times = 1): void {
     for (let i = 0; i < times; i += 1) this.#faults.push(fault);
+  }
+
+  /**
+   * Answers the next `times` token requests (either endpoint) with 429 and
+   * `Retry-After: retryAfterS`, as a token service with limits of its own does.
+   */
+  rateLimitTokenRequests(retryAfterS: number, times = 1): void {
+    for (let i = 0; i < times; i += 1) this.#tokenRateLimits.push(retryAfterS);
   }
 
   /** Makes every token issued so far expire now. */
@@ -303,6 +323,15 @@ export class ApiSimulator {
     const target = req.url ?? '/';
     const url = new URL(target, 'http://simulator.invalid');
     const authPath = `${this.#options.authPath ?? '/oauth'}/token`;
+    const tokenRequest =
+      req.method === 'POST' && (url.pathname === authPath || url.pathname === '/auth/token');
+    const tokenRetryAfterS = tokenRequest ? this.#tokenRateLimits.shift() : undefined;
+    if (tokenRetryAfterS !== undefined) {
+      await readBody(req);
+      this.stats.tokenRequestsRateLimited += 1;
+      json(res, 429, { message: 'Too Many Requests' }, { 'retry-after': String(tokenRetryAfterS) });
+      return;
+    }
     if (req.method === 'POST' && url.pathname === authPath)
       return this.#clientCredentials(req, res);
     if (req.method === 'POST' && url.pathname === '/auth/token') return this.#transition(req, res);
@@ -432,9 +461,15 @@ export class ApiSimulator {
       this.#fault('rate-limit');
       return this.#tooMany(res, 1, limit?.limit);
     }
-    const rateHeaders: Record<string, string> = limit
-      ? { 'x-ratelimit-limit': String(limit.limit), 'x-ratelimit-remaining': String(remaining) }
-      : {};
+    const rateHeaders: Record<string, string> = {};
+    if (limit) {
+      rateHeaders['x-ratelimit-remaining'] = String(remaining);
+      if (opts.rateLimitHeaders) {
+        rateHeaders['x-ratelimit-limit'] = String(limit.limit);
+        const resetMs = this.#window.start + limit.windowMs - now;
+        rateHeaders['x-ratelimit-reset'] = (resetMs / 1000).toFixed(3);
+      }
+    }
 
     if (random && this.#chance(random.revokeTokens)) {
       this.#fault('revoke-tokens');
