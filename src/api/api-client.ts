@@ -10,7 +10,8 @@ import {
 } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { HttpResponse } from './http.js';
-import { MAX_REMAINING, type RateLimitPacer } from './rate-limit-pacer.js';
+import { readRateLimitHeaders } from './rate-limit-headers.js';
+import type { RateLimitPacer } from './rate-limit-pacer.js';
 import { pathOf, sendWithRetries } from './send.js';
 import type { TokenProvider } from './token-provider.js';
 
@@ -56,14 +57,6 @@ export function describeApiErrors(body: string): string {
   return [head, parts.join('; ')].filter(Boolean).join(': ').slice(0, 500);
 }
 
-function readRemaining(response: HttpResponse): number | undefined {
-  const raw = response.headers['x-ratelimit-remaining'];
-  const text = Array.isArray(raw) ? raw[0] : raw;
-  if (text === undefined || !/^\s*\d+\s*$/.test(text)) return undefined;
-  // An absurd allowance (`100000000000000000000`) counts as plenty, not as an error.
-  return Math.min(Number(text), MAX_REMAINING);
-}
-
 /**
  * GETs /v3 URLs of one API origin with a Bearer token: paced by the shared
  * rate-limit state, 401 answered by one token renewal and one retry, 429, 5xx
@@ -101,6 +94,8 @@ export class ApiClient {
     const path = pathOf(url);
     let renewed = false;
     let token = await tokens.getToken(signal);
+    // When the attempt in hand was let go by the pacer (Redis time), for its answer.
+    let sentAt = 0;
     for (;;) {
       const response = await sendWithRetries({
         http: this.#options.http,
@@ -116,7 +111,9 @@ export class ApiClient {
         signal,
         hooks: {
           beforeAttempt: async () => {
-            const waited = await pacer.acquire(signal);
+            const ticket = await pacer.acquire(signal);
+            sentAt = ticket.sentAt;
+            const waited = ticket.waitedMs;
             if (waited > 0) {
               metrics?.onPacingWait?.(waited);
               logger.debug({ path, waitedMs: waited }, 'paced by rate limit');
@@ -124,14 +121,18 @@ export class ApiClient {
           },
           onResponse: async (r) => {
             metrics?.onResponse?.(r.status);
+            // A 429 may lack the rate headers; its Retry-After is read by onRateLimited.
             if (r.status === 429) return;
-            const remaining = readRemaining(r);
-            if (remaining !== undefined) metrics?.onRemaining?.(remaining);
-            await pacer.observe(remaining);
+            const headers = readRateLimitHeaders(r.headers);
+            if (headers.remaining !== undefined) metrics?.onRemaining?.(headers.remaining);
+            await pacer.observe(headers, sentAt);
           },
-          onRateLimited: async (waitMs) => {
+          onRateLimited: async (waitMs, retryAfterMs) => {
             metrics?.onRateLimited?.();
-            await pacer.pause(waitMs);
+            const learned = await pacer.pause(waitMs, retryAfterMs);
+            if (learned !== undefined) {
+              logger.info({ path, windowMs: learned }, 'rate-limit window learned from a 429');
+            }
           },
           onRetry: (reason) => metrics?.onRetry?.(reason),
         },

@@ -1,30 +1,34 @@
 import type { Redis } from 'ioredis';
 import { RetryAfterTooLongError } from '../errors.js';
 import { withScripts } from '../redis/scripts.js';
+import type { RateLimitHeaders } from './rate-limit-headers.js';
 import { sleep } from './sleep.js';
-
-/**
- * The largest allowance recorded. Redis keeps it as a 64-bit integer (HINCRBY),
- * and Lua would turn a larger number into `1e+20`, which HINCRBY refuses; no
- * real window holds more requests than this.
- */
-export const MAX_REMAINING = 1_000_000_000;
 
 /** The pacing scripts (src/redis/scripts/pace-*.lua) as ioredis commands. */
 interface PacerCommands {
-  hiresyncPaceAcquire(state: string, probe: string, reserve: number): Promise<number>;
+  hiresyncPaceAcquire(state: string, probe: string, reserve: number): Promise<[number, number]>;
   hiresyncPaceObserve(
     state: string,
     probe: string,
     remaining: number,
-    windowMs: number,
+    limit: number,
+    resetInMs: number,
+    resetAtMs: number,
+    guessMs: number,
+    sentAt: number,
+  ): Promise<number>;
+  hiresyncPacePause(
+    state: string,
+    probe: string,
     pauseMs: number,
+    retryAfterMs: number,
   ): Promise<number>;
 }
 
 const PACER_SCRIPTS = [
   { command: 'hiresyncPaceAcquire', file: 'pace-acquire-2.lua' },
   { command: 'hiresyncPaceObserve', file: 'pace-observe-2.lua' },
+  { command: 'hiresyncPacePause', file: 'pace-pause-2.lua' },
 ] as const;
 
 /** Options of {@link RateLimitPacer}. */
@@ -32,7 +36,10 @@ export interface RateLimitPacerOptions {
   redis: Redis;
   /** Credential namespace: every process with the same credentials shares one state. */
   namespace: string;
-  /** Assumed length of the API's rate-limit window (the spec does not give it). */
+  /**
+   * First guess of the API's rate-limit window (HIRESYNC_RATE_LIMIT_WINDOW), used
+   * until a response states the window's end or the length is learned.
+   */
   windowMs: number;
   /** Requests of each window to leave unused. */
   reserve: number;
@@ -44,11 +51,23 @@ export interface RateLimitPacerOptions {
   prefix?: string;
 }
 
+/** A reservation: how long it waited, and when (Redis time) the request goes. */
+export interface PacerTicket {
+  waitedMs: number;
+  /** Given back to {@link RateLimitPacer.observe} with the answer. */
+  sentAt: number;
+}
+
 /**
- * Paces requests by `X-RateLimit-Remaining` and `Retry-After`, with the state
- * in Redis so that every worker sharing the credentials slows down together.
- * When the allowance of a window is spent, requests wait for the window to
- * pass instead of drawing a 429; after a 429 everyone waits its Retry-After.
+ * Paces requests by the API's rate-limit headers and 429s, with the state in
+ * Redis so that every worker sharing the credentials slows down together.
+ * A window's end is taken from `X-RateLimit-Reset` when the API sends it;
+ * otherwise the window's length is learned (from a 429's Retry-After, or
+ * from the time between two moments the allowance came back) and kept in
+ * Redis for every worker, the configured window being only the first guess.
+ * When the allowance of a window is spent, requests wait for a known end, or
+ * probe one at a time while the end is only guessed; after a 429 everyone
+ * waits its Retry-After. The rules are in src/redis/scripts/pace-*.lua.
  */
 export class RateLimitPacer {
   readonly #redis: Redis & PacerCommands;
@@ -65,41 +84,58 @@ export class RateLimitPacer {
     this.#maxWaitMs = options.maxWaitMs ?? Number.POSITIVE_INFINITY;
   }
 
-  /** Waits until one more request may go. Returns the milliseconds waited. */
-  async acquire(signal?: AbortSignal): Promise<number> {
-    let waited = 0;
+  /** The Redis hash holding the shared state (fields: see pace-observe-2.lua). */
+  get key(): string {
+    return this.#key;
+  }
+
+  /** Waits until one more request may go. */
+  async acquire(signal?: AbortSignal): Promise<PacerTicket> {
+    let waitedMs = 0;
     for (;;) {
-      const waitMs = Number(
-        await this.#redis.hiresyncPaceAcquire(this.#key, `${this.#key}:probe`, this.#reserve),
+      const [wait, now] = await this.#redis.hiresyncPaceAcquire(
+        this.#key,
+        `${this.#key}:probe`,
+        this.#reserve,
       );
-      if (waitMs <= 0) return waited;
+      const waitMs = Number(wait);
+      if (waitMs <= 0) return { waitedMs, sentAt: Number(now) };
       if (waitMs > this.#maxWaitMs) {
         throw new RetryAfterTooLongError('the shared rate-limit pause', waitMs, this.#maxWaitMs);
       }
       await sleep(waitMs, signal);
-      waited += waitMs;
+      waitedMs += waitMs;
     }
   }
 
-  /** Records a response's remaining allowance (undefined when the header was absent). */
-  async observe(remaining: number | undefined): Promise<void> {
+  /** Records what an answer (not a 429) said about the rate limit; `sentAt` is its ticket's. */
+  async observe(headers: RateLimitHeaders, sentAt: number): Promise<void> {
     await this.#redis.hiresyncPaceObserve(
       this.#key,
       `${this.#key}:probe`,
-      remaining === undefined ? -1 : Math.min(Math.max(0, Math.floor(remaining)), MAX_REMAINING),
+      headers.remaining ?? -1,
+      headers.limit ?? -1,
+      headers.resetInMs ?? -1,
+      headers.resetAtMs ?? -1,
       this.#windowMs,
-      0,
+      sentAt,
     );
   }
 
-  /** Pauses every worker sharing the credentials for `ms` (after a 429). */
-  async pause(ms: number): Promise<void> {
-    await this.#redis.hiresyncPaceObserve(
-      this.#key,
-      `${this.#key}:probe`,
-      -1,
-      this.#windowMs,
-      Math.max(1, Math.ceil(ms)),
+  /**
+   * Pauses every worker sharing the credentials for `ms` after a 429; its
+   * stated Retry-After (undefined when unreadable) teaches the window's length.
+   * Returns the length learned, or undefined.
+   */
+  async pause(ms: number, retryAfterMs: number | undefined): Promise<number | undefined> {
+    const learned = Number(
+      await this.#redis.hiresyncPacePause(
+        this.#key,
+        `${this.#key}:probe`,
+        Math.max(1, Math.ceil(ms)),
+        retryAfterMs === undefined ? -1 : Math.max(0, Math.ceil(retryAfterMs)),
+      ),
     );
+    return learned > 0 ? learned : undefined;
   }
 }

@@ -16,8 +16,11 @@ export interface SendHooks {
   beforeAttempt?: () => Promise<void>;
   /** Called with each response (any status). */
   onResponse?: (response: HttpResponse) => Promise<void> | void;
-  /** Called on a 429 with the wait it asked for; should pause every peer. */
-  onRateLimited?: (waitMs: number) => Promise<void>;
+  /**
+   * Called on a 429 with the wait chosen and the Retry-After it stated
+   * (undefined when absent or unreadable); should pause every peer.
+   */
+  onRateLimited?: (waitMs: number, retryAfterMs: number | undefined) => Promise<void>;
   /** Called before each retry of a 5xx or network failure. */
   onRetry?: (reason: string, delayMs: number) => void;
 }
@@ -185,7 +188,7 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
         { path, waitMs, retryAfterMs: asked, times: rateLimited },
         '429 rate limited, waiting',
       );
-      await hooks.onRateLimited?.(waitMs);
+      await hooks.onRateLimited?.(waitMs, asked);
       await sleep(waitMs, options.signal);
       continue;
     }

@@ -227,19 +227,20 @@ describe('API client against the simulator', () => {
     await expect(h.walk('jobs')).resolves.toHaveLength(1);
   });
 
-  it('paces by X-RateLimit-Remaining so a rate-limited walk draws no 429', async () => {
+  it('paces by X-RateLimit-Remaining alone: past the one 429 that teaches the window, a walk draws none', async () => {
     const h = await start({
       simulator: { rateLimit: { limit: 10, windowMs: 1000 }, dataset: { counts: { jobs: 25 } } },
       env: { HIRESYNC_PER_PAGE: '1', HIRESYNC_RATE_LIMIT_WINDOW: '1s' },
     });
     const started = Date.now();
     expect(ids(await h.walk('jobs'))).toHaveLength(25);
-    expect(h.sim.stats.rateLimited).toBe(0);
+    // The configured window is only a first guess: the first spent window is probed.
+    expect(h.sim.stats.rateLimited).toBeLessThanOrEqual(1);
     // 25 requests at 10 per window need two full windows of waiting.
     expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
   });
 
-  it('shares pacing across concurrent clients of the same credentials, drawing no 429', async () => {
+  it('shares pacing across concurrent clients of the same credentials, drawing no 429 past the one that teaches the window', async () => {
     const h = await start({
       simulator: {
         rateLimit: { limit: 8, windowMs: 1000 },
@@ -250,7 +251,7 @@ describe('API client against the simulator', () => {
     const resources = ['jobs', 'job_posts', 'tracking_links', 'jobs'] as const;
     const walks = await Promise.all(resources.map((r) => h.walk(r, h.client())));
     for (const pages of walks) expect(ids(pages)).toHaveLength(10);
-    expect(h.sim.stats.rateLimited).toBe(0);
+    expect(h.sim.stats.rateLimited).toBeLessThanOrEqual(1);
   });
 
   it('mints one token for many clients when the API revokes the previous token on each mint', async () => {

@@ -1,41 +1,146 @@
 --[[
-  Records what a response said about the shared rate limit.
+  Records what a response (any status but 429) said about the shared rate limit.
+
+  The state hash holds:
+    remaining, resetAt  the allowance left in the current window and its end
+    sure                set when resetAt is known (X-RateLimit-Reset, or a
+                        learned window length), unset while it is a guess
+    headerless          the API sent no X-RateLimit-Remaining: no pacing
+    limit               the last X-RateLimit-Limit
+    last, lastAt        the lowest allowance reported since the window began,
+                        and when it was recorded
+    riseAt, riseSure    when the window began, i.e. the allowance came back
+                        (riseSure unset: only the first answer seen)
+    windowMs, windowBy  the learned window length, and what taught it
+                        (`429`: a Retry-After; `rise`: the time between two rises)
+    pausedUntil, pausedAt  the pause after a 429 (pace-pause-2.lua)
+    probeAt             when the probe of a spent, guessed window goes (pace-acquire-2.lua)
+
+  A rise (a new window) is an answer reporting more allowance than `last`
+  to a request sent after `last` was recorded: an allowance only shrinks
+  within a window, so an older answer arriving late (concurrent workers) is
+  never mistaken for one. Answers to requests sent before the last 429 belong
+  to the window that 429 ended and are ignored. X-RateLimit-Reset, when sent,
+  states the end outright; an end already past is a finished window's. The
+  time comes from Redis.
 
   Input:
     KEYS[1] the pacing state hash
     KEYS[2] the probe flag (cleared: the probe has its answer)
-    ARGV[1] X-RateLimit-Remaining, or -1 when the header was absent
-    ARGV[2] the window length in milliseconds
-    ARGV[3] a pause in milliseconds every worker keeps (a 429's Retry-After), else 0
+    ARGV[1] X-RateLimit-Remaining (0..10^9), or -1 when the header was absent
+    ARGV[2] X-RateLimit-Limit (1..10^9), or -1
+    ARGV[3] X-RateLimit-Reset as milliseconds until the end, or -1
+    ARGV[4] X-RateLimit-Reset as the end in Unix epoch milliseconds, or -1
+    ARGV[5] the first guess of the window length in milliseconds (HIRESYNC_RATE_LIMIT_WINDOW)
+    ARGV[6] when the request was sent (the time pace-acquire-2.lua gave it)
 
   Output:
     0
 ]]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local key = KEYS[1]
 local reported = tonumber(ARGV[1])
-local windowMs = tonumber(ARGV[2])
-local pauseMs = tonumber(ARGV[3])
+local limit = tonumber(ARGV[2])
+local resetIn = tonumber(ARGV[3])
+local resetEpoch = tonumber(ARGV[4])
+local guess = tonumber(ARGV[5])
+local sentAt = tonumber(ARGV[6])
+local DAY = 86400000
+local function num(field)
+  return tonumber(redis.call('HGET', key, field) or '0')
+end
+local function done()
+  redis.call('PEXPIRE', key, DAY + math.max(0, num('pausedUntil') - now))
+  return 0
+end
+
 redis.call('DEL', KEYS[2])
-if reported < 0 and pauseMs == 0 then
-  redis.call('HSET', KEYS[1], 'headerless', '1')
-elseif reported >= 0 then
-  redis.call('HDEL', KEYS[1], 'headerless')
+if reported < 0 then
+  redis.call('HSET', key, 'headerless', '1')
+  return done()
 end
-if pauseMs > 0 then
-  local pauseEnd = now + pauseMs
-  if pauseEnd > tonumber(redis.call('HGET', KEYS[1], 'pausedUntil') or '0') then
-    redis.call('HSET', KEYS[1], 'pausedUntil', pauseEnd)
-  end
-  redis.call('HDEL', KEYS[1], 'remaining')
-elseif reported >= 0 then
-  local rem = redis.call('HGET', KEYS[1], 'remaining')
-  local resetAt = tonumber(redis.call('HGET', KEYS[1], 'resetAt') or '0')
-  if (not rem) or now >= resetAt then
-    redis.call('HSET', KEYS[1], 'remaining', reported, 'resetAt', now + windowMs)
-  elseif reported < tonumber(rem) then
-    redis.call('HSET', KEYS[1], 'remaining', reported)
-  end
+redis.call('HDEL', key, 'headerless')
+if sentAt < num('pausedAt') then return done() end
+if limit > 0 then
+  redis.call('HSET', key, 'limit', limit)
+  if reported > limit then reported = limit end
 end
-redis.call('PEXPIRE', KEYS[1], math.max(windowMs, pauseMs) * 2 + 60000)
-return 0
+
+local stated = nil
+if resetEpoch >= 0 then
+  stated = resetEpoch
+elseif resetIn >= 0 then
+  stated = now + resetIn
+end
+if stated and stated - now > DAY then stated = nil end
+if stated and stated <= now then return done() end
+
+local rem = redis.call('HGET', key, 'remaining')
+local resetAt = num('resetAt')
+local live = rem and now < resetAt
+local last = redis.call('HGET', key, 'last')
+local windowMs = num('windowMs')
+local span = windowMs > 0 and windowMs or guess
+-- Waiting a learned end: a little late rather than early (the window is measured, not stated).
+local margin = math.min(250, math.ceil(windowMs / 100))
+
+local first = not last
+local rise = (not first) and reported > tonumber(last) and sentAt >= num('lastAt')
+if first or rise then
+  if rise and reported >= 2 * tonumber(last) + 1 then
+    -- The allowance came back after running low: two such rises span a window
+    -- (a 429's Retry-After, a direct measurement, takes precedence).
+    local previous = num('riseAt')
+    if redis.call('HGET', key, 'riseSure') and previous > 0
+        and redis.call('HGET', key, 'windowBy') ~= '429' then
+      local interval = now - previous
+      if interval >= 100 and interval <= DAY and (windowMs == 0 or interval < windowMs) then
+        windowMs = interval
+        redis.call('HSET', key, 'windowMs', windowMs, 'windowBy', 'rise')
+      end
+    end
+  end
+  redis.call('HSET', key, 'riseAt', now, 'last', reported, 'lastAt', now, 'remaining', reported)
+  redis.call('HDEL', key, 'probeAt')
+  if rise then redis.call('HSET', key, 'riseSure', '1') else redis.call('HDEL', key, 'riseSure') end
+  if stated then
+    redis.call('HSET', key, 'resetAt', stated, 'sure', '1')
+  elseif windowMs > 0 then
+    redis.call('HSET', key, 'resetAt', now + windowMs + margin, 'sure', '1')
+  else
+    redis.call('HSET', key, 'resetAt', now + guess)
+    redis.call('HDEL', key, 'sure')
+  end
+  return done()
+end
+
+if reported < tonumber(last) then redis.call('HSET', key, 'last', reported, 'lastAt', now) end
+if live then
+  if reported < tonumber(rem) then redis.call('HSET', key, 'remaining', reported) end
+  if stated and stated > resetAt + 1000 then
+    -- The API says a later window: the one we held is over.
+    redis.call('HSET', key, 'remaining', reported, 'resetAt', stated, 'sure', '1')
+  elseif stated and (stated < resetAt or not redis.call('HGET', key, 'sure')) then
+    -- Every answer states the end plus its own delay on the way here: the earliest is the truest.
+    redis.call('HSET', key, 'resetAt', stated, 'sure', '1')
+  end
+  return done()
+end
+
+-- Our end of the window has passed (or a 429 closed it) but the allowance did
+-- not come back: the window's start is the last rise if that is recent, else unknown.
+redis.call('HSET', key, 'remaining', reported)
+redis.call('HDEL', key, 'probeAt')
+local riseAt = num('riseAt')
+if riseAt < num('pausedAt') or now - riseAt >= 2 * span then
+  redis.call('HSET', key, 'riseAt', now)
+  redis.call('HDEL', key, 'riseSure')
+end
+if stated then
+  redis.call('HSET', key, 'resetAt', stated, 'sure', '1')
+else
+  redis.call('HSET', key, 'resetAt', now + span)
+  redis.call('HDEL', key, 'sure')
+end
+return done()

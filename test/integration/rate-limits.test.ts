@@ -1,0 +1,157 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RateLimitPacer } from '../../src/api/rate-limit-pacer.js';
+import { TokenCipher } from '../../src/api/token-cipher.js';
+import {
+  type ApiHarness,
+  type HostileHarness,
+  startApiHarness,
+  startHostileHarness,
+} from '../support/api-harness.js';
+
+let harness: ApiHarness | undefined;
+let hostile: HostileHarness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  await hostile?.close();
+  harness = undefined;
+  hostile = undefined;
+});
+
+async function start(options: Parameters<typeof startApiHarness>[0] = {}): Promise<ApiHarness> {
+  harness = await startApiHarness(options);
+  return harness;
+}
+
+/** The shared pacing state of the harness's credentials (fields: src/redis/scripts/pace-observe-2.lua). */
+async function pacingState(h: ApiHarness): Promise<Record<string, string>> {
+  const namespace = new TokenCipher(h.config.api.auth).namespace;
+  return h.redis.hgetall(`${h.prefix}:rate:${namespace}`);
+}
+
+/** A fixed window: the first `limit` requests go at once, each further `limit` waits one window. */
+function minimumMs(requests: number, limit: number, windowMs: number): number {
+  return (Math.ceil(requests / limit) - 1) * windowMs;
+}
+
+async function timed<T>(work: Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await work;
+  return { value, ms: performance.now() - started };
+}
+
+describe('rate-limit pacing', () => {
+  it('with X-RateLimit-Limit and -Reset, walks across several windows without a 429 within 5% of the minimum', async () => {
+    const h = await start({
+      simulator: {
+        rateLimit: { limit: 10, windowMs: 1000 },
+        rateLimitHeaders: true,
+        dataset: { counts: { jobs: 60 } },
+      },
+      env: { HIRESYNC_PER_PAGE: '1' },
+    });
+    const { value: pages, ms } = await timed(h.walk('jobs'));
+    expect(pages).toHaveLength(60);
+    expect(h.sim.stats.rateLimited).toBe(0);
+    const minimum = minimumMs(60, 10, 1000);
+    expect(ms).toBeGreaterThanOrEqual(minimum);
+    expect(ms).toBeLessThanOrEqual(1.05 * minimum);
+  });
+
+  it('without Limit and Reset and with the window not configured, learns a 2 s window from at most one 429 and keeps it in Redis', async () => {
+    const h = await start({
+      simulator: { rateLimit: { limit: 20, windowMs: 2000 }, dataset: { counts: { jobs: 100 } } },
+      env: { HIRESYNC_PER_PAGE: '1', HIRESYNC_RATE_LIMIT_WINDOW: undefined },
+    });
+    expect(h.config.api.rateLimitWindowMs).toBe(10_000);
+    const { value: pages, ms } = await timed(h.walk('jobs'));
+    expect(pages).toHaveLength(100);
+    expect(h.sim.stats.rateLimited).toBeLessThanOrEqual(2);
+    const state = await pacingState(h);
+    expect(Number(state.windowMs)).toBeGreaterThanOrEqual(1900);
+    expect(Number(state.windowMs)).toBeLessThanOrEqual(3000);
+    const minimum = minimumMs(100, 20, 2000);
+    expect(ms).toBeGreaterThanOrEqual(minimum);
+    expect(ms).toBeLessThanOrEqual(1.3 * minimum);
+  });
+
+  it('two clients sharing one Redis learn the window once: the second walks on the stored window without a 429', async () => {
+    const h = await start({
+      simulator: {
+        rateLimit: { limit: 20, windowMs: 2000 },
+        dataset: { counts: { jobs: 50, job_posts: 50 } },
+      },
+      env: { HIRESYNC_PER_PAGE: '1', HIRESYNC_RATE_LIMIT_WINDOW: undefined },
+    });
+    expect(await h.walk('jobs', h.client())).toHaveLength(50);
+    const learnedBy = h.sim.stats.rateLimited;
+    expect(learnedBy).toBeGreaterThanOrEqual(1);
+    expect(learnedBy).toBeLessThanOrEqual(2);
+    const learned = (await pacingState(h)).windowMs;
+    expect(learned).toBeDefined();
+
+    const { value: pages, ms } = await timed(h.walk('job_posts', h.client()));
+    expect(pages).toHaveLength(50);
+    expect(h.sim.stats.rateLimited).toBe(learnedBy);
+    // 50 pages from anywhere in a window: at most three windows, not a 10 s guess each.
+    expect(ms).toBeLessThanOrEqual(3 * 2000 * 1.1);
+  });
+
+  it('waits out a 429 with Retry-After 1 from the token endpoint and the walk succeeds, without pausing the list pacing', async () => {
+    const h = await start({ env: { HIRESYNC_PER_PAGE: '100' } });
+    h.sim.rateLimitTokenRequests(1);
+    const { value: pages, ms } = await timed(
+      Promise.all([h.walk('jobs', h.client()), h.walk('job_posts', h.client())]),
+    );
+    expect(pages.map((p) => p.length)).toEqual([3, 3]);
+    expect(ms).toBeGreaterThanOrEqual(1000);
+    expect(h.sim.stats.tokenRequestsRateLimited).toBe(1);
+    expect(h.sim.stats.tokensIssued).toBe(1);
+    expect(h.sim.stats.rateLimited).toBe(0);
+    expect((await pacingState(h)).pausedUntil).toBeUndefined();
+  });
+
+  it('does not take an older answer arriving after a newer one for the allowance coming back', async () => {
+    const h = await start();
+    const pacer = new RateLimitPacer({
+      redis: h.redis,
+      namespace: 'out-of-order',
+      windowMs: 10_000,
+      reserve: 0,
+      prefix: h.prefix,
+    });
+    const state = () => h.redis.hgetall(pacer.key);
+    const t0 = Date.now();
+    await pacer.observe({ remaining: 9 }, t0);
+    const windowBegan = (await state()).riseAt;
+    // Two requests in flight: the later one is answered first.
+    await pacer.observe({ remaining: 5 }, t0 + 1);
+    await pacer.observe({ remaining: 7 }, t0 - 1);
+    expect(await state()).toMatchObject({ remaining: '5', last: '5', riseAt: windowBegan });
+    // A request sent after the 5 was recorded that finds more: the allowance came back.
+    await sleep(5);
+    await pacer.observe({ remaining: 9 }, Date.now());
+    expect(await state()).toMatchObject({ remaining: '9', last: '9', riseSure: '1' });
+    expect(Number((await state()).riseAt)).toBeGreaterThan(Number(windowBegan));
+  });
+
+  it('takes absurd Limit and Reset values (negative, huge, fractional) without failing or stalling', async () => {
+    let served = 0;
+    hostile = await startHostileHarness((req, res, { token }) => {
+      if (req.method === 'POST') return token();
+      served += 1;
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'x-ratelimit-remaining': ['2.5', '-4', '1e30'][served % 3] as string,
+        'x-ratelimit-limit': ['-5', '0.5', '1e300'][served % 3] as string,
+        'x-ratelimit-reset': ['-1', '1e300', '0.0001'][served % 3] as string,
+      };
+      if (served < 6) headers.link = `<${hostile?.url}/v3/jobs?cursor=c${served}>; rel="next"`;
+      res.writeHead(200, headers);
+      res.end(JSON.stringify([{ id: 1000 - served }]));
+    });
+    const { value: pages, ms } = await timed(hostile.walk('jobs'));
+    expect(pages).toHaveLength(6);
+    expect(ms).toBeLessThan(3000);
+  });
+});
