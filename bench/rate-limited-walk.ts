@@ -2,18 +2,31 @@
  * Benchmark: a walk of N pages against the simulator's fixed-window rate limit.
  * Prints requests, 429s, wall time and the theoretical minimum.
  *
- *   REDIS_URL=redis://127.0.0.1:6379 node dist/bench/rate-limited-walk.js [pages] [limit] [windowSeconds]
+ *   REDIS_URL=redis://127.0.0.1:6379 node dist/bench/rate-limited-walk.js [pages] [limit] [windowSeconds] [--headers] [--configure-window]
+ *
+ * `--headers`: the simulator sends X-RateLimit-Limit and -Reset beside
+ * -Remaining. `--configure-window`: HIRESYNC_RATE_LIMIT_WINDOW is set to the
+ * true window (else the default first guess, 10 s, stands).
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { firstPageUrl } from '../src/api/api-page-source.js';
 import { createApiClient } from '../src/api/create-api-client.js';
 import { fetchPages } from '../src/api/fetch-pages.js';
+import { TokenCipher } from '../src/api/token-cipher.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { deletePrefix } from '../src/queue/redis.js';
 import { trackingLinks } from '../src/resources/tracking-links.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
+
+/** Options of {@link rateLimitedWalk}. */
+export interface RateLimitedWalkOptions {
+  /** The simulator sends X-RateLimit-Limit and -Reset too. Default false. */
+  headers?: boolean;
+  /** HIRESYNC_RATE_LIMIT_WINDOW is the true window. Default false (the 10 s default guess). */
+  configureWindow?: boolean;
+}
 
 export interface RateLimitedWalkResult {
   pages: number;
@@ -26,16 +39,20 @@ export interface RateLimitedWalkResult {
   minimumS: number;
   /** pages / (limit / window): the sustained-rate bound. */
   sustainedS: number;
+  /** The window length the pacer learned (Redis), if it learned one. */
+  learnedWindowMs: number | undefined;
 }
 
 export async function rateLimitedWalk(
   pages = 100,
   limit = 50,
   windowS = 10,
+  options: RateLimitedWalkOptions = {},
 ): Promise<RateLimitedWalkResult> {
   const perPage = 10;
   const sim = await ApiSimulator.start({
     rateLimit: { limit, windowMs: windowS * 1000 },
+    rateLimitHeaders: options.headers ?? false,
     dataset: { counts: { tracking_links: pages * perPage } },
   });
   const config = loadConfig({
@@ -46,7 +63,7 @@ export async function rateLimitedWalk(
     DATABASE_URL: 'postgres://unused/unused',
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     HIRESYNC_PER_PAGE: String(perPage),
-    HIRESYNC_RATE_LIMIT_WINDOW: `${windowS}s`,
+    HIRESYNC_RATE_LIMIT_WINDOW: options.configureWindow ? `${windowS}s` : undefined,
   });
   const redis = new Redis(config.redisUrl);
   const prefix = `bench-${randomUUID()}`;
@@ -65,6 +82,8 @@ export async function rateLimitedWalk(
     }))
       walked += 1;
     const wallS = (performance.now() - started) / 1000;
+    const namespace = new TokenCipher(config.api.auth).namespace;
+    const learned = await redis.hget(`${prefix}:rate:${namespace}`, 'windowMs');
     return {
       pages: walked,
       limit,
@@ -74,6 +93,7 @@ export async function rateLimitedWalk(
       wallS,
       minimumS: (Math.ceil(walked / limit) - 1) * windowS,
       sustainedS: (walked / limit) * windowS,
+      learnedWindowMs: learned === null ? undefined : Number(learned),
     };
   } finally {
     await deletePrefix(redis, prefix);
@@ -82,11 +102,29 @@ export async function rateLimitedWalk(
   }
 }
 
+/** One line: wall time as a ratio to the minimum, requests, 429s and what was learned. */
+export function describeWalk(r: RateLimitedWalkResult): string {
+  const learned =
+    r.learnedWindowMs === undefined
+      ? 'no window learned'
+      : `window learned ${r.learnedWindowMs} ms`;
+  return (
+    `${r.wallS.toFixed(2)} s = ${(r.wallS / r.minimumS).toFixed(3)} × the ${r.minimumS} s minimum ` +
+    `(fixed window; ${r.sustainedS} s at the sustained rate); ${r.requests} requests, ${r.rateLimited} × 429; ${learned}`
+  );
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [pages, limit, windowS] = process.argv.slice(2).map(Number);
-  const r = await rateLimitedWalk(pages || 100, limit || 50, windowS || 10);
+  const args = process.argv.slice(2);
+  const [pages, limit, windowS] = args.filter((a) => !a.startsWith('--')).map(Number);
+  const options = {
+    headers: args.includes('--headers'),
+    configureWindow: args.includes('--configure-window'),
+  };
+  const r = await rateLimitedWalk(pages || 100, limit || 50, windowS || 10, options);
   process.stdout.write(
-    `rate-limited walk: ${r.pages} pages at ${r.limit} req/${r.windowS}s: ${r.requests} requests, ${r.rateLimited} x 429, ` +
-      `${r.wallS.toFixed(2)} s wall; minimum ${r.minimumS} s (fixed window), ${r.sustainedS} s at the sustained rate\n`,
+    `rate-limited walk: ${r.pages} pages at ${r.limit} req/${r.windowS}s` +
+      `${options.headers ? ', with Limit and Reset' : ', Remaining only'}` +
+      `${options.configureWindow ? ', window configured' : ', window not configured'}: ${describeWalk(r)}\n`,
   );
 }
