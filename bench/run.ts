@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import pg from 'pg';
 import { childSync, clearPrefix, endToEnd, startSimulatorProcess, syncEnv } from './end-to-end.js';
+import { incrementalUpdates } from './incremental-updates.js';
 import { describeWalk, rateLimitedWalk } from './rate-limited-walk.js';
 import { resumeCost } from './resume-cost.js';
 import { ADMIN_URL, fmt, freshDatabase } from './support.js';
@@ -71,6 +72,13 @@ for (const walkCase of [
     walkCase.target,
   );
 }
+
+const updates = await incrementalUpdates(200_000);
+row(
+  `incremental run with HIRESYNC_UPDATED_FILTER after 1% of ${fmt(updates.records)} links changed (and 0.1% added)`,
+  `${updates.incremental.requests} requests, ${updates.incremental.seconds.toFixed(1)} s, ${fmt(updates.incremental.records)} records, every change landed: ${updates.incremental.caught ? 'yes' : 'NO'}; the full run that is the other way to catch them: ${updates.full.requests} requests, ${updates.full.seconds.toFixed(1)} s (${(updates.full.seconds / updates.incremental.seconds).toFixed(1)} × longer)`,
+  'every change caught, a fraction of a full run',
+);
 
 const memory: Record<number, number> = {};
 for (const records of [100_000, 1_000_000]) {

@@ -497,11 +497,13 @@ export class ApiSimulator {
       return status;
     }
 
+    const ds = this.dataset;
     const params = [...url.searchParams.keys()];
     const cursorText = url.searchParams.get('cursor');
     let below = Number.POSITIVE_INFINITY;
     let perPage = 100;
     let status: string | undefined;
+    let updatedSince: string | undefined;
     if (cursorText !== null) {
       if (params.length > 1) {
         unprocessable(res, ['No other query parameters may be provided with a cursor']);
@@ -512,7 +514,7 @@ export class ApiSimulator {
         unprocessable(res, ['The cursor is malformed or invalid']);
         return 422;
       }
-      ({ below, perPage, status } = state);
+      ({ below, perPage, status, updatedSince } = state);
     } else {
       const perPageText = url.searchParams.get('per_page');
       if (perPageText !== null) {
@@ -530,10 +532,23 @@ export class ApiSimulator {
       }
       // The spec shows a status filter on jobs; the simulator applies one to any list.
       status = url.searchParams.get('status') ?? undefined;
+      // The filter peers send for incremental syncs (Singer's tap-greenhouse):
+      // updated_at=gte|<ISO 8601>.
+      const updated = url.searchParams.get('updated_at');
+      if (updated !== null) {
+        const since = /^gte\|(.+)$/.exec(updated)?.[1];
+        if (since === undefined || Number.isNaN(Date.parse(since))) {
+          unprocessable(res, [{ updated_at: 'must be gte|<ISO 8601 timestamp>' }]);
+          return 422;
+        }
+        updatedSince = since;
+      }
     }
+    const matches = (index: number) =>
+      (status === undefined || ds.matches(resource, index, { status })) &&
+      (updatedSince === undefined || ds.updatedSince(resource, index, updatedSince));
 
-    const ds = this.dataset;
-    const cacheKey = `${resource}|${below}|${perPage}|${status}|${ds.version}`;
+    const cacheKey = `${resource}|${below}|${perPage}|${status}|${updatedSince}|${ds.version}`;
     let page = opts.cachePages ? this.#pageCache.get(cacheKey) : undefined;
     if (!page) {
       const records: unknown[] = [];
@@ -542,16 +557,13 @@ export class ApiSimulator {
       let lastIndex = -1;
       for (; index >= 0 && records.length < perPage; index -= 1) {
         if (!ds.isPresent(resource, index)) continue;
-        if (status !== undefined && !ds.matches(resource, index, { status })) continue;
+        if (!matches(index)) continue;
         records.push(ds.record(resource, index));
         lastIndex = index;
       }
       let hasMore = false;
       for (; index >= 0; index -= 1) {
-        if (
-          ds.isPresent(resource, index) &&
-          (status === undefined || ds.matches(resource, index, { status }))
-        ) {
+        if (ds.isPresent(resource, index) && matches(index)) {
           hasMore = true;
           break;
         }
@@ -572,6 +584,7 @@ export class ApiSimulator {
         below: ds.idOf(resource, lastIndex),
         perPage,
         status,
+        updatedSince,
       });
       let next = `${this.url}${url.pathname}?cursor=${cursor}`;
       if (fault?.kind === 'next-origin') next = `${fault.origin}${url.pathname}?cursor=${cursor}`;
