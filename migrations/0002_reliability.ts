@@ -9,16 +9,25 @@ const NESTED = {
 } as const;
 
 /**
- * Nested rows remember the updated_at of the tracking link whose copy they
- * hold, so a later page carrying an older link cannot bring back an old name:
- * newest values win across pages and runs, not only within one page.
+ * Nested rows remember the run and the updated_at of the tracking link whose
+ * copy they hold: within a run, a later page carrying an older link cannot
+ * bring back an old name; a later run's copy always wins (the API embeds the
+ * object's current state on every link, so the newest link of an earlier run
+ * may be gone or moved).
  */
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and never see app types (Kysely's guidance)
 export async function up(db: Kysely<any>): Promise<void> {
   for (const [table, object] of Object.entries(NESTED)) {
-    await db.schema.alterTable(table).addColumn('source_updated_at', 'timestamptz').execute();
+    await db.schema
+      .alterTable(table)
+      .addColumn('source_run_id', 'bigint')
+      .addColumn('source_updated_at', 'timestamptz')
+      .execute();
+    await sql`comment on column ${sql.ref(`${table}.source_run_id`)} is ${sql.lit(
+      `The sync run that wrote the ${object} copy this row holds: a later run's copy always wins (the API embeds the current state on every link).`,
+    )}`.execute(db);
     await sql`comment on column ${sql.ref(`${table}.source_updated_at`)} is ${sql.lit(
-      `updated_at of the tracking link whose ${object} object this row holds; a copy on an older link never overwrites it.`,
+      `updated_at of the tracking link whose ${object} object this row holds; within one run, a copy on an older link never overwrites it.`,
     )}`.execute(db);
   }
   await sql`comment on column sync_runs.records is ${sql.lit(
@@ -35,6 +44,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 // biome-ignore lint/suspicious/noExplicitAny: as for up
 export async function down(db: Kysely<any>): Promise<void> {
   for (const table of Object.keys(NESTED)) {
-    await db.schema.alterTable(table).dropColumn('source_updated_at').execute();
+    await db.schema
+      .alterTable(table)
+      .dropColumn('source_updated_at')
+      .dropColumn('source_run_id')
+      .execute();
   }
 }

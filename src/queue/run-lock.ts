@@ -1,13 +1,14 @@
 import type { Redis } from 'ioredis';
 import { RedisLock } from '../redis/redis-lock.js';
-import type { ResourceLock } from '../warehouse/resource-lock.js';
+import type { HeldResourceLock, ResourceLock } from '../warehouse/resource-lock.js';
 
 /** A run lock this process holds. */
 export interface HeldRunLock {
   /**
-   * Aborted (reason: a LockLostError) when the Redis lock is lost: its
-   * renewal found it gone or another owner's, or failed for longer than its
-   * TTL. The run must stop after the page in hand.
+   * Aborted when either lock is lost: the Redis lock's renewal found it gone
+   * or another owner's, or failed for longer than its TTL (a LockLostError);
+   * or the Postgres lock's connection failed (a ResourceLockLostError). The
+   * run must stop after the page in hand.
    */
   lost: AbortSignal;
   /** Releases both locks; never throws (a Redis lock that cannot be deleted expires on its own). */
@@ -45,25 +46,22 @@ export class RunLock {
         // Redis is away: the key expires on its own within its TTL.
       });
     };
-    let releasePostgres: (() => Promise<void>) | undefined;
+    let postgres: HeldResourceLock | undefined;
     try {
-      releasePostgres = await this.#postgres?.tryAcquire(name);
+      postgres = await this.#postgres?.tryAcquire(name);
     } catch (error) {
       await releaseRedis();
       throw error;
     }
-    if (this.#postgres && !releasePostgres) {
+    if (this.#postgres && !postgres) {
       await releaseRedis();
       return undefined;
     }
     return {
-      lost,
+      lost: postgres ? AbortSignal.any([lost, postgres.lost]) : lost,
+      // Both at once: neither release may hold the other's resource up.
       release: async () => {
-        try {
-          await releasePostgres?.();
-        } finally {
-          await releaseRedis();
-        }
+        await Promise.all([postgres?.release(), releaseRedis()]);
       },
     };
   }

@@ -130,7 +130,9 @@ export interface RunStore {
   sweepDeletions(runId: string, options?: { allowMassDelete?: boolean }): Promise<number>;
   finishRun(
     runId: string,
-    outcome: { outcome: 'succeeded'; deleted: number } | { outcome: 'failed'; error: string },
+    outcome: { outcome: 'succeeded' } | { outcome: 'failed'; error: string },
   ): Promise<void>;
-  runTotals(runId: string): Promise<{ pages: number; records: number; rejected: number }>;
+  runTotals(
+    runId: string,
+  ): Promise<{ pages: number; records: number; rejected: number; deleted: number }>;
 }

@@ -243,23 +243,22 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
     }
   }
 
-  const deleted =
-    checkpoint.mode === 'full'
-      ? await store.sweepDeletions(checkpoint.runId, { allowMassDelete: options.allowMassDelete })
-      : 0;
-  await store.finishRun(checkpoint.runId, { outcome: 'succeeded', deleted });
+  if (checkpoint.mode === 'full') {
+    // The sweep counts what it marks in its own transaction (sync_runs.deleted).
+    await store.sweepDeletions(checkpoint.runId, { allowMassDelete: options.allowMassDelete });
+  }
+  await store.finishRun(checkpoint.runId, { outcome: 'succeeded' });
   await checkpoints.clear(resource);
   const totals = await store.runTotals(checkpoint.runId);
   const seconds = (performance.now() - started) / 1000;
   metrics?.onRunFinished?.(resource, checkpoint.mode, 'succeeded', seconds);
-  logger.info({ ...totals, deleted, seconds }, 'run succeeded');
+  logger.info({ ...totals, seconds }, 'run succeeded');
   return {
     runId: checkpoint.runId,
     resource,
     mode: checkpoint.mode,
     resumed,
     ...totals,
-    deleted,
     seconds,
   };
 }

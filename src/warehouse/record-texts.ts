@@ -14,20 +14,26 @@ export function recordTexts(body: string, recordsKey?: string): string[] {
   const scanner = new Scanner(body);
   scanner.skipSpace();
   if (recordsKey !== undefined) {
+    // JSON.parse and Postgres both take the last of repeated keys: so does this.
+    let arrayAt: number | undefined;
     scanner.expect('{');
-    for (;;) {
-      scanner.skipSpace();
-      const keyStart = scanner.pos;
-      scanner.skipString();
-      const key = JSON.parse(body.slice(keyStart, scanner.pos)) as string;
-      scanner.skipSpace();
-      scanner.expect(':');
-      scanner.skipSpace();
-      if (key === recordsKey && scanner.peek() === '[') break;
-      scanner.skipValue();
-      scanner.skipSpace();
-      scanner.expect(',');
+    scanner.skipSpace();
+    if (scanner.peek() !== '}') {
+      for (;;) {
+        scanner.skipSpace();
+        const key = scanner.readString();
+        scanner.skipSpace();
+        scanner.expect(':');
+        scanner.skipSpace();
+        if (key === recordsKey) arrayAt = scanner.peek() === '[' ? scanner.pos : undefined;
+        scanner.skipValue();
+        scanner.skipSpace();
+        if (scanner.peek() === '}') break;
+        scanner.expect(',');
+      }
     }
+    if (arrayAt === undefined) throw new Error(`the body holds no array at ${recordsKey}`);
+    scanner.pos = arrayAt;
   }
   scanner.expect('[');
   const texts: string[] = [];
@@ -41,6 +47,41 @@ export function recordTexts(body: string, recordsKey?: string): string[] {
     scanner.skipSpace();
     if (scanner.peek() === ']') return texts;
     scanner.expect(',');
+  }
+}
+
+/**
+ * The id of one record's exact text, as Postgres bigint text, when its
+ * top-level `id` is an integral number (`10`, `10.0`, `1e3` are not all the
+ * same text, but the same integer); undefined otherwise.
+ */
+export function topLevelId(text: string): string | undefined {
+  const scanner = new Scanner(text);
+  try {
+    scanner.skipSpace();
+    scanner.expect('{');
+    let id: string | undefined;
+    scanner.skipSpace();
+    if (scanner.peek() === '}') return undefined;
+    for (;;) {
+      scanner.skipSpace();
+      const key = scanner.readString();
+      scanner.skipSpace();
+      scanner.expect(':');
+      scanner.skipSpace();
+      const start = scanner.pos;
+      scanner.skipValue();
+      if (key === 'id') id = text.slice(start, scanner.pos);
+      scanner.skipSpace();
+      if (scanner.peek() === '}') break;
+      scanner.expect(',');
+    }
+    const digits = id === undefined ? undefined : /^(-?\d+)(?:\.0*)?$/.exec(id)?.[1];
+    if (digits === undefined) return undefined;
+    const value = BigInt(digits);
+    return value >= -(2n ** 63n) && value < 2n ** 63n ? value.toString() : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -78,6 +119,13 @@ class Scanner {
 
   skipSpace(): void {
     while (isSpace(this.#text.charCodeAt(this.pos))) this.pos += 1;
+  }
+
+  /** Reads a string token and returns its value. */
+  readString(): string {
+    const start = this.pos;
+    this.skipString();
+    return JSON.parse(this.#text.slice(start, this.pos)) as string;
   }
 
   skipString(): void {

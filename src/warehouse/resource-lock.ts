@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { HiresyncError } from '../errors.js';
 import type { Database } from './schema.js';
@@ -31,18 +32,45 @@ interface Held {
  * still cannot run one resource twice against the same tables. A process that
  * dies releases its locks with its connections.
  */
+/** A Postgres resource lock this process holds. */
+export interface HeldResourceLock {
+  /** Aborted (reason: a ResourceLockLostError) once the lock's connection fails its heartbeat. */
+  lost: AbortSignal;
+  /** Releases the lock; bounded in time, never throws. */
+  release: () => Promise<void>;
+}
+
+/** How long a release may wait for the unlock before giving the connection up. */
+const RELEASE_TIMEOUT_MS = 5000;
+
+/**
+ * One run per resource per database, whatever Redis says: a session-level
+ * advisory lock held on one pooled connection for the whole run. Two
+ * deployments on different Redis instances (or a Redis that lost its keys)
+ * still cannot run one resource twice against the same tables. A process that
+ * dies releases its locks with its connections.
+ *
+ * The held connection is pinged every `heartbeatMs` (which also keeps it from
+ * counting as idle): should it fail (a Postgres restart, pg_terminate_backend,
+ * a proxy cutting it), the lock is gone and `lost` aborts, so the run stops
+ * after the page in hand instead of running beside another deployment's.
+ * Session advisory locks need a session: not pgbouncer's transaction mode.
+ */
 export class ResourceLock {
   readonly #db: Kysely<Database>;
+  readonly #heartbeatMs: number;
   readonly #held = new Map<string, Held>();
 
-  constructor(db: Kysely<Database>) {
+  constructor(db: Kysely<Database>, options: { heartbeatMs?: number } = {}) {
     this.#db = db;
+    this.#heartbeatMs = options.heartbeatMs ?? 5000;
   }
 
-  /** Takes the lock of `name` if it is free; returns its release, else undefined. */
-  async tryAcquire(name: string): Promise<(() => Promise<void>) | undefined> {
+  /** Takes the lock of `name` if it is free; undefined when another session holds it. */
+  async tryAcquire(name: string): Promise<HeldResourceLock | undefined> {
     if (this.#held.has(name)) return undefined;
     const key = lockKey(name);
+    const lost = new AbortController();
     let settle!: (pid: number | undefined) => void;
     const acquired = new Promise<number | undefined>((resolve) => {
       settle = resolve;
@@ -64,7 +92,25 @@ export class ResourceLock {
           return;
         }
         settle(row.pid);
-        await released;
+        let stop = false;
+        void released.then(() => {
+          stop = true;
+        });
+        while (!stop) {
+          await Promise.race([released, sleep(this.#heartbeatMs)]);
+          if (stop) break;
+          try {
+            await sql`select 1`.execute(conn);
+          } catch (error) {
+            lost.abort(
+              new ResourceLockLostError(
+                `the run of ${name} lost its Postgres lock (its connection failed); it stops after the page in hand and resumes from its checkpoint`,
+                { cause: error },
+              ),
+            );
+            return;
+          }
+        }
         // A broken connection has released the lock already.
         await sql`select pg_advisory_unlock(${LOCK_SPACE}::int, ${key}::int)`
           .execute(conn)
@@ -72,21 +118,31 @@ export class ResourceLock {
       })
       .catch((error: unknown) => {
         settle(undefined);
+        if (!lost.signal.aborted) {
+          lost.abort(
+            new ResourceLockLostError(`the run of ${name} lost its Postgres lock`, {
+              cause: error,
+            }),
+          );
+        }
         throw error;
       });
-    // The caller learns of a failure to lock through `acquired`; later errors
-    // (the connection lost while held) are what assertHeld detects.
+    // Failures to lock come through `acquired`; later ones abort `lost`.
     done.catch(() => {});
     const pid = await acquired;
     if (pid === undefined) {
-      await done;
+      await done.catch(() => {});
       return undefined;
     }
     this.#held.set(name, { pid, release, done });
-    return async () => {
-      this.#held.delete(name);
-      release();
-      await done.catch(() => {});
+    return {
+      lost: lost.signal,
+      release: async () => {
+        this.#held.delete(name);
+        release();
+        // An unlock stuck on a half-open connection must not hold the run's end.
+        await Promise.race([done.catch(() => {}), sleep(RELEASE_TIMEOUT_MS)]);
+      },
     };
   }
 

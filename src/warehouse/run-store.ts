@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type {
   Page,
   PageWriteResult,
@@ -93,6 +93,7 @@ export class KyselyRunStore implements RunStore {
         body: page.body,
         records: page.records,
         recordsKey: this.#options.recordsKey,
+        assertLocked: this.#assertLocked(resource),
       },
       // A verdict this store made for this page (see preparePage), else made now.
       isVerdict(prepared) ? prepared : undefined,
@@ -101,6 +102,12 @@ export class KyselyRunStore implements RunStore {
 
   resetProgress(runId: string): Promise<void> {
     return resetRunProgress(this.#db, runId);
+  }
+
+  /** The lock check of a resource's writes, when this store runs under resource locks. */
+  #assertLocked(resource: ResourceName) {
+    const lock = this.#options.resourceLock;
+    return lock ? (trx: Transaction<Database>) => lock.assertHeld(resource, trx) : undefined;
   }
 
   #resource(name: ResourceName): StoredResource {
@@ -122,23 +129,26 @@ export class KyselyRunStore implements RunStore {
       table: resource.table,
       maxDeleteFraction: this.#options.maxDeleteFraction,
       allowMassDelete: options.allowMassDelete,
-      assertLocked: lock ? (trx, resource) => lock.assertHeld(resource, trx) : undefined,
+      assertLocked: lock ? (trx, name) => lock.assertHeld(name, trx) : undefined,
     });
   }
 
   finishRun(
     runId: string,
-    outcome: { outcome: 'succeeded'; deleted: number } | { outcome: 'failed'; error: string },
+    outcome: { outcome: 'succeeded' } | { outcome: 'failed'; error: string },
   ): Promise<void> {
     return finishRun(this.#db, runId, outcome, this.#options.resources);
   }
 
-  async runTotals(runId: string): Promise<{ pages: number; records: number; rejected: number }> {
+  async runTotals(
+    runId: string,
+  ): Promise<{ pages: number; records: number; rejected: number; deleted: number }> {
     const run = await getRun(this.#db, runId);
     return {
       pages: run?.pages ?? 0,
       records: Number(run?.records ?? 0),
       rejected: Number(run?.rejected ?? 0),
+      deleted: Number(run?.deleted ?? 0),
     };
   }
 }

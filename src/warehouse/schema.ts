@@ -21,6 +21,7 @@ export interface JobBoardsTable extends Bookkeeping {
   company_name: string | null;
   url_token: string | null;
   raw: Json | null;
+  source_run_id: string | null;
   source_updated_at: string | null;
 }
 
@@ -29,6 +30,7 @@ export interface ReferrersTable extends Bookkeeping {
   name: string | null;
   employee_id: string | null;
   raw: Json | null;
+  source_run_id: string | null;
   source_updated_at: string | null;
 }
 
@@ -36,6 +38,7 @@ export interface SourcesTable extends Bookkeeping {
   id: Id;
   public_name: string | null;
   raw: Json | null;
+  source_run_id: string | null;
   source_updated_at: string | null;
 }
 

@@ -5,12 +5,13 @@ import { type PageStatementInput, pageCte, type WrittenRow } from './page-statem
  * Upserts the nested rows (job boards, referrers, sources) of the good records.
  * A nested object with an id wins over a bare id of the flat shape; among
  * several objects for one id, the one on the most recently updated link wins,
- * within the page and against the table: a row remembers the updated_at of the
- * link its copy came from (source_updated_at), and a copy from an older link
- * never overwrites it. A bare id (flat shape) creates the row if missing and
+ * within the page and against the table: a row remembers the run and the
+ * updated_at of the link its copy came from, a later run's copy always wins,
+ * and within a run a copy from an older link never overwrites it. A bare id (flat shape) creates the row if missing and
  * never blanks names.
  */
 function nestedCte(
+  runId: string,
   name: string,
   table: 'job_boards' | 'referrers' | 'sources',
   nested: string,
@@ -24,8 +25,8 @@ function nestedCte(
   const assign = names.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`);
   const list = sql.join(names.map((c) => sql.ref(c)));
   return sql`${sql.ref(name)} as (
-    insert into ${sql.table(table)} as t (id, ${list}, raw, source_updated_at)
-    select distinct on (id) id, ${list}, raw, updated_at from (
+    insert into ${sql.table(table)} as t (id, ${list}, raw, source_run_id, source_updated_at)
+    select distinct on (id) id, ${list}, raw, ${runId}::bigint, updated_at from (
       select (${obj} ->> 'id')::bigint as id, ${sql.join(select)}, ${obj} as raw, updated_at, idx
       from decoded where jsonb_typeof(${obj} -> 'id') = 'number'
       union all
@@ -34,11 +35,15 @@ function nestedCte(
     ) s
     order by id, (raw is null), updated_at desc nulls last, idx desc
     on conflict (id) do update set ${sql.join(assign)}, raw = excluded.raw,
+      source_run_id = excluded.source_run_id,
       source_updated_at = excluded.source_updated_at, synced_at = now()
     where excluded.raw is not null
-      and (t.raw is null or t.source_updated_at is null
-        or excluded.source_updated_at >= t.source_updated_at)
+      and (t.raw is null or t.source_run_id is null
+        or excluded.source_run_id > t.source_run_id
+        or (excluded.source_run_id = t.source_run_id
+          and (t.source_updated_at is null or excluded.source_updated_at >= t.source_updated_at)))
       and (t.raw is distinct from excluded.raw
+        or t.source_run_id is distinct from excluded.source_run_id
         or t.source_updated_at is distinct from excluded.source_updated_at)
   )`;
 }
@@ -58,9 +63,9 @@ export function storeTrackingLinks(input: PageStatementInput): RawBuilder<Writte
       source jsonb, source_id bigint, created_at timestamptz, updated_at timestamptz
     )
   ),
-  ${nestedCte('boards', 'job_boards', 'job_board', 'job_board_id', { company_name: 'company_name', url_token: 'url_token' })},
-  ${nestedCte('people', 'referrers', 'credited_to', 'referrer_id', { name: 'name', employee_id: 'employee_id' })},
-  ${nestedCte('origins', 'sources', 'source', 'source_id', { public_name: 'public_name' })},
+  ${nestedCte(input.runId, 'boards', 'job_boards', 'job_board', 'job_board_id', { company_name: 'company_name', url_token: 'url_token' })},
+  ${nestedCte(input.runId, 'people', 'referrers', 'credited_to', 'referrer_id', { name: 'name', employee_id: 'employee_id' })},
+  ${nestedCte(input.runId, 'origins', 'sources', 'source', 'source_id', { public_name: 'public_name' })},
   links as (
     insert into tracking_links as t (
       id, token, job_id, job_post_id, job_board_id, related_post_id, related_post_type,

@@ -21,7 +21,7 @@ export async function getRun(db: Kysely<Database>, runId: string): Promise<SyncR
 }
 
 /**
- * Ends a run as succeeded (with the rows its sweep soft-deleted) or failed
+ * Ends a run as succeeded (its sweep has counted what it soft-deleted) or failed
  * (with its error). A succeeded run's `records` becomes the number of distinct
  * records it stored: pages count as they commit, and an id met on two pages
  * would otherwise count twice.
@@ -29,7 +29,7 @@ export async function getRun(db: Kysely<Database>, runId: string): Promise<SyncR
 export async function finishRun(
   db: Kysely<Database>,
   runId: string,
-  outcome: { outcome: 'succeeded'; deleted?: number } | { outcome: 'failed'; error: string },
+  outcome: { outcome: 'succeeded' } | { outcome: 'failed'; error: string },
   /** Where each resource's records are, for the count of a succeeded run. */
   tables?: ReadonlyMap<ResourceName, { table: string }>,
 ): Promise<void> {
@@ -41,7 +41,6 @@ export async function finishRun(
       outcome: outcome.outcome,
       finished_at: sql<string>`now()`,
       error: outcome.outcome === 'failed' ? outcome.error.slice(0, 4000) : null,
-      ...(outcome.outcome === 'succeeded' ? { deleted: outcome.deleted ?? 0 } : {}),
       ...(table
         ? {
             records: sql<string>`(select count(*) from ${sql.table(table)} where last_seen_run_id = ${runId}::bigint)`,
@@ -49,6 +48,8 @@ export async function finishRun(
         : {}),
     })
     .where('id', '=', runId)
+    // A run ends once: a late failure report never turns a succeeded run into a failed one.
+    .where('outcome', '=', 'running')
     .execute();
 }
 
@@ -79,7 +80,7 @@ export class DeletionGuardError extends HiresyncError {
         `(${percent(wouldDelete / live)}, above HIRESYNC_MAX_DELETE_FRACTION=${maxFraction}); none were marked. ` +
         'If the API really no longer lists them, confirm with ' +
         `'hiresync sync --full --resource ${resource} --allow-mass-delete'; ` +
-        'otherwise check the API (a short or empty answer) and HIRESYNC_JOBS_STATUS / HIRESYNC_RECORDS_KEY',
+        "otherwise check the API (a short or empty answer) and the list's path and body settings (HIRESYNC_TRACKING_LINKS_PATH, HIRESYNC_RECORDS_KEY)",
     );
     this.resource = resource;
     this.wouldDelete = wouldDelete;
@@ -138,7 +139,15 @@ export async function sweepDeletions(
     }
     const result = await sql`update ${sql.table(table)} set deleted_at = now()
       where deleted_at is null and ${unseen}`.execute(trx);
-    return Number(result.numAffectedRows ?? 0);
+    const deleted = Number(result.numAffectedRows ?? 0);
+    // Counted in the sweep's own transaction: a run resumed after a crash
+    // between the sweep and its end sweeps nothing more, and keeps the count.
+    await trx
+      .updateTable('sync_runs')
+      .set({ deleted: sql<string>`deleted + ${deleted}` })
+      .where('id', '=', runId)
+      .execute();
+    return deleted;
   });
 }
 

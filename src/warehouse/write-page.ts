@@ -7,7 +7,7 @@ import {
 } from 'kysely';
 import type { PageWriteResult, RejectedRecord } from '../sync/ports.js';
 import { type PageStatementInput, pageRows, type StoredResource } from './page-statement.js';
-import { recordTexts } from './record-texts.js';
+import { recordTexts, topLevelId } from './record-texts.js';
 import type { Database } from './schema.js';
 
 /** A page to store: the body exactly as received, and its records parsed. */
@@ -21,6 +21,11 @@ export interface PageToWrite {
   records: readonly unknown[];
   /** Property of an object body that holds the records; undefined: the body is the array. */
   recordsKey?: string | undefined;
+  /**
+   * Runs first in the page's transaction and throws unless the run still
+   * holds its resource (the Postgres lock): a run that lost it commits nothing more.
+   */
+  assertLocked?: (trx: Transaction<Database>) => Promise<void>;
 }
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -128,6 +133,7 @@ export async function writePage(
   };
   try {
     const result = await db.transaction().execute(async (trx) => {
+      await page.assertLocked?.(trx);
       const written = await runStatement(trx, input);
       await markRejectedSeen(trx, input);
       await recordProgress(trx, input, { ...written, rejected });
@@ -137,13 +143,14 @@ export async function writePage(
   } catch (error) {
     if (!isRecordLevelError(error)) throw error;
   }
-  return writeRecordByRecord(db, input, page.records);
+  return writeRecordByRecord(db, input, page.records, page.assertLocked);
 }
 
 async function writeRecordByRecord(
   db: Kysely<Database>,
   input: PageWrite,
   records: readonly unknown[],
+  assertLocked: PageToWrite['assertLocked'],
 ): Promise<PageWriteResult> {
   // Each record's exact text, cut from the body as received: JSON.stringify of
   // the parsed value would round ids beyond 2^53 and turn 1.0 into 1.
@@ -160,20 +167,18 @@ async function writeRecordByRecord(
   let minId: bigint | null = null;
   const trx = await db.startTransaction().execute();
   try {
+    await assertLocked?.(trx);
     for (const [index, text] of texts.entries()) {
       const one = { ...input, body: `[${text}]`, recordsKey: null, rejected: [] };
+      if (known.has(index)) continue;
       const savepoint = await trx.savepoint('record').execute();
       try {
-        if (known.has(index)) {
-          await markRejectedSeen(savepoint, { ...one, rejected: [{ index: 0, reason: '' }] });
-        } else {
-          const result = await runStatement(savepoint, one);
-          written += result.written;
-          if (result.maxId !== null) {
-            const id = BigInt(result.maxId);
-            maxId = maxId === null || id > maxId ? id : maxId;
-            minId = minId === null || id < minId ? id : minId;
-          }
+        const result = await runStatement(savepoint, one);
+        written += result.written;
+        if (result.maxId !== null) {
+          const id = BigInt(result.maxId);
+          maxId = maxId === null || id > maxId ? id : maxId;
+          minId = minId === null || id < minId ? id : minId;
         }
         await savepoint.releaseSavepoint('record').execute();
       } catch (error) {
@@ -186,6 +191,16 @@ async function writeRecordByRecord(
     }
     rejected.sort((a, b) => a.index - b.index);
     for (const r of rejected) await insertRejectedText(trx, input, r, texts[r.index] ?? 'null');
+    // Rejected records the API still lists (their id readable from their exact
+    // text, whatever Postgres thought of the rest) are seen: never swept.
+    const seen = rejected
+      .map((r) => topLevelId(texts[r.index] ?? ''))
+      .filter((id): id is string => id !== undefined);
+    if (seen.length > 0) {
+      await sql`update ${sql.table(input.store.table)}
+        set synced_at = now(), deleted_at = null
+        where id = any(${seen}::bigint[])`.execute(trx);
+    }
     const result = {
       written,
       rejected,

@@ -305,11 +305,11 @@ describe('the Postgres resource lock', () => {
       expect(await second.tryAcquire('tracking_links')).toBeUndefined();
       const jobs = await second.tryAcquire('jobs');
       expect(jobs).toBeDefined();
-      await jobs?.();
-      await release?.();
+      await jobs?.release();
+      await release?.release();
       const again = await second.tryAcquire('tracking_links');
       expect(again).toBeDefined();
-      await again?.();
+      await again?.release();
     } finally {
       await other.destroy();
     }
@@ -332,7 +332,7 @@ describe('the Postgres resource lock', () => {
       ResourceLockLostError,
     );
     expect(await deletedIds('tracking_links')).toEqual([]);
-    await release?.();
+    await release?.release();
   });
 });
 
