@@ -136,3 +136,16 @@ export class Secret {
     return 'Secret([redacted])';
   }
 }
+
+/**
+ * Text from outside (an API body, a header) shortened for a message: redacted
+ * first, then cut, so a secret straddling the cut is never left half-visible.
+ */
+export function excerpt(text: string, max: number): string {
+  return redactSecrets(text).slice(0, max);
+}
+
+/** True when `text` holds a secret hiresync holds (in any encoding it knows). */
+export function containsSecret(text: string): boolean {
+  return redactSecrets(text) !== text;
+}

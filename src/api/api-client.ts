@@ -9,6 +9,7 @@ import {
   RedirectedError,
 } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { excerpt } from '../secret.js';
 import type { HttpResponse } from './http.js';
 import { readRateLimitHeaders } from './rate-limit-headers.js';
 import type { RateLimitPacer } from './rate-limit-pacer.js';
@@ -40,9 +41,9 @@ export function describeApiErrors(body: string): string {
   try {
     parsed = JSON.parse(body);
   } catch {
-    return body.trim().slice(0, 300);
+    return excerpt(body.trim(), 300);
   }
-  if (typeof parsed !== 'object' || parsed === null) return String(parsed).slice(0, 300);
+  if (typeof parsed !== 'object' || parsed === null) return excerpt(String(parsed), 300);
   const { message, errors } = parsed as { message?: unknown; errors?: unknown };
   const parts: string[] = [];
   if (Array.isArray(errors)) {
@@ -54,7 +55,8 @@ export function describeApiErrors(body: string): string {
     }
   }
   const head = typeof message === 'string' ? message : '';
-  return [head, parts.join('; ')].filter(Boolean).join(': ').slice(0, 500);
+  // Redacted before it is cut: a secret across the cut must not show half.
+  return excerpt([head, parts.join('; ')].filter(Boolean).join(': '), 500);
 }
 
 /**
@@ -158,7 +160,11 @@ export class ApiClient {
         throw new ForbiddenError(
           status,
           path,
-          `403 from ${path}: ${detail || 'forbidden'}; the authorizing user must be a site administrator (set HIRESYNC_SUB to an administrator's user id, or use another credential)`,
+          `403 from ${path}: ${detail || 'forbidden'}; the authorizing user must be a site administrator ${
+            config.auth.mode === 'client_credentials'
+              ? "(set HIRESYNC_SUB to an administrator's user id, or use another credential)"
+              : '(use the key of an administrator, or client credentials with HIRESYNC_SUB)'
+          }`,
           response.body,
         );
       }
@@ -174,7 +180,7 @@ export class ApiClient {
         throw new ApiError(
           status,
           path,
-          `422 from ${path}: ${detail}; check HIRESYNC_PER_PAGE (1..500) and HIRESYNC_JOBS_STATUS`,
+          `422 from ${path}: ${detail}; check HIRESYNC_PER_PAGE (1..500) and the list's filters (HIRESYNC_JOBS_STATUS for jobs, HIRESYNC_UPDATED_FILTER on incremental runs)`,
           response.body,
         );
       }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PaginationLoopError, UnexpectedBodyError } from '../errors.js';
+import { containsSecret, excerpt } from '../secret.js';
 import type { Page } from '../sync/ports.js';
 import type { ApiClient } from './api-client.js';
 import { findNextLink } from './link-header.js';
@@ -60,7 +61,7 @@ export function parseRecords(
   } catch {
     const type = contentType ? `${contentType.split(';')[0]?.trim()} ` : '';
     throw new UnexpectedBodyError(
-      `response from ${path} is not JSON but a ${type}body starting ${JSON.stringify(body.slice(0, 60))}; ` +
+      `response from ${path} is not JSON but a ${type}body starting ${JSON.stringify(excerpt(body, 60))}; ` +
         'check HIRESYNC_BASE_URL (a proxy or login page answering instead of the API?)',
     );
   }
@@ -120,6 +121,13 @@ async function fetchPage(
   const nextUrl = findNextLink(response.headers.link, url);
   if (nextUrl !== undefined) {
     client.assertSameOrigin(nextUrl);
+    // The next link is checkpointed in Redis as text: one that echoes a token
+    // or secret must not be stored (nor followed).
+    if (containsSecret(nextUrl)) {
+      throw new UnexpectedBodyError(
+        `the API's next link on ${path}'s page ${number} holds a credential hiresync sent; refusing to store or follow it (report it to the API's vendor)`,
+      );
+    }
     const earlier = nextUrl === url ? number : visited.pageOf(nextUrl);
     if (earlier === number) {
       throw new PaginationLoopError(

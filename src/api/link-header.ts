@@ -1,5 +1,6 @@
 import { parseLinkHeader } from 'got';
 import { UnexpectedBodyError } from '../errors.js';
+import { excerpt } from '../secret.js';
 
 function unquote(value: string): string {
   if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
@@ -29,7 +30,7 @@ export function findNextLink(
     links = parseLinkHeader(text);
   } catch (error) {
     throw new UnexpectedBodyError(
-      `malformed Link header from ${new URL(requestUrl).pathname}: ${text.slice(0, 200)}`,
+      `malformed Link header from ${new URL(requestUrl).pathname}: ${excerpt(text, 200)}`,
       {
         cause: error,
       },

@@ -180,9 +180,18 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
         throw new RetryAfterTooLongError(`429 from ${path}`, waitMs, options.maxRetryAfterMs);
       }
       if (rateLimited > 1) {
-        // Repeated 429s: the API's Retry-After is not working; back off on our own.
+        // Repeated 429s: the API's Retry-After is not working; back off on our own,
+        // and once that backoff passes the ceiling, end the attempt (the run
+        // resumes from its checkpoint later) instead of waiting forever.
         const backoff = options.defaultRetryAfterMs * 2 ** Math.min(rateLimited - 2, 30);
-        waitMs = Math.min(Math.max(waitMs, backoff), options.maxRetryAfterMs);
+        if (backoff > options.maxRetryAfterMs) {
+          throw new RetryAfterTooLongError(
+            `${rateLimited} 429s in a row from ${path}`,
+            backoff,
+            options.maxRetryAfterMs,
+          );
+        }
+        waitMs = Math.max(waitMs, backoff);
       }
       logger.warn(
         { path, waitMs, retryAfterMs: asked, times: rateLimited },

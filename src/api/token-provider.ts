@@ -3,7 +3,7 @@ import type { Got } from 'got';
 import type { AuthConfig } from '../config.js';
 import { AuthError, describeWait, HiresyncError, RedirectedError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { registerSecret } from '../secret.js';
+import { excerpt, registerSecret } from '../secret.js';
 import { sendWithRetries } from './send.js';
 import { abortable, sleep } from './sleep.js';
 import type { CachedToken } from './token-cipher.js';
@@ -115,15 +115,21 @@ function describeTokenError(auth: AuthConfig, status: number, body: string): str
   try {
     const parsed = JSON.parse(body) as Record<string, unknown>;
     const text = parsed.error_description ?? parsed.message ?? parsed.error;
-    if (typeof text === 'string') detail = `: ${text.slice(0, 300)}`;
+    // Redacted before it is cut: a secret across the cut must not show half.
+    if (typeof text === 'string') detail = `: ${excerpt(text, 300)}`;
   } catch {
     // The body is not JSON; the status says enough.
+  }
+  const path = new URL(auth.tokenUrl).pathname;
+  if (status === 404 || status === 405) {
+    // No token endpoint there: the URL is wrong, not the credentials.
+    return `token request to ${path} answered ${status}${detail}; no token endpoint at that address: check ${tokenUrlVariable(auth)} (hiresync appends ${auth.mode === 'client_credentials' ? '/token' : '/auth/token'} to it)`;
   }
   const fix =
     auth.mode === 'client_credentials'
       ? 'check HIRESYNC_CLIENT_ID, HIRESYNC_CLIENT_SECRET and HIRESYNC_SUB (an old secret stays valid for at most a week after rotation)'
       : 'check HIRESYNC_API_KEY (version 1/2 keys work only during the transition period)';
-  return `token request to ${new URL(auth.tokenUrl).pathname} was refused (${status})${detail}; ${fix}`;
+  return `token request to ${path} was refused (${status})${detail}; ${fix}`;
 }
 
 /** Every token handed out is known to the redaction of logs, errors and stored text. */
@@ -184,7 +190,7 @@ export class TokenProvider {
       if (this.#current?.accessToken === refused) this.#current = undefined;
     }
     throw new HiresyncError(
-      'the token endpoint keeps handing out the token the API has just refused; check the credentials and HIRESYNC_AUTH_URL',
+      `the token endpoint keeps handing out the token the API has just refused; check the credentials and ${tokenUrlVariable(this.#options.auth)}`,
     );
   }
 
@@ -227,8 +233,8 @@ export class TokenProvider {
         this.#current = shared;
         return shared.accessToken;
       }
-      const release = await store.tryLock();
-      if (release) {
+      const lock = await store.tryLock();
+      if (lock) {
         try {
           // Another process may have stored a token between our read and our lock.
           const again = await store.read();
@@ -236,7 +242,16 @@ export class TokenProvider {
             this.#current = again;
             return again.accessToken;
           }
-          const minted = await this.#mint(signal);
+          // The lock is renewed while the token request runs (it may wait out
+          // a token-endpoint 429); should it be lost, the request stops and
+          // the loop looks again, so two processes never mint at once.
+          let minted: CachedToken;
+          try {
+            minted = await this.#mint(AbortSignal.any([signal, lock.lost]));
+          } catch (error) {
+            if (lock.lost.aborted && !signal.aborted) continue;
+            throw error;
+          }
           await store.write(minted);
           this.#current = minted;
           logger.info(
@@ -249,12 +264,12 @@ export class TokenProvider {
           );
           return minted.accessToken;
         } finally {
-          await release();
+          await lock.release();
         }
       }
       if (this.#now() > deadline) {
         throw new HiresyncError(
-          'timed out waiting for another process to refresh the access token; check that Redis is healthy',
+          `timed out after ${Math.round((this.#options.lockWaitMs ?? 60_000) / 1000)} s waiting for another process's token request (a slow or rate-limited token endpoint, or Redis trouble); the run will be retried`,
         );
       }
       await sleep(50 + Math.random() * 50, signal);

@@ -6,8 +6,11 @@ import type { CachedToken, TokenCipher } from './token-cipher.js';
 export interface TokenStore {
   read(): Promise<CachedToken | undefined>;
   write(token: CachedToken): Promise<void>;
-  /** Takes the refresh lock if it is free; returns its release, or undefined if another holder has it. */
-  tryLock(): Promise<(() => Promise<void>) | undefined>;
+  /**
+   * Takes the refresh lock if it is free, kept alive until released; undefined
+   * if another holder has it. `lost` aborts should the lock be lost meanwhile.
+   */
+  tryLock(): Promise<{ release: () => Promise<void>; lost: AbortSignal } | undefined>;
 }
 
 /** Longest a token is kept in Redis, whatever lifetime it states (Redis wants an integer TTL in range). */
@@ -63,13 +66,18 @@ export class RedisTokenStore implements TokenStore {
     if (ttlMs !== undefined) await this.#redis.set(this.#tokenKey, sealed, 'PX', ttlMs);
   }
 
-  async tryLock(): Promise<(() => Promise<void>) | undefined> {
-    // The same owner-checked lock as the run lock: a refresh that outlived the
-    // TTL cannot delete its successor's lock.
+  async tryLock(): Promise<{ release: () => Promise<void>; lost: AbortSignal } | undefined> {
+    // The same owner-checked lock as the run lock, renewed while the refresh
+    // runs: a token request waiting out a 429 keeps it, and a holder that
+    // lost it cannot delete its successor's.
     const lock = new RedisLock(this.#redis, this.#lockKey, this.#lockTtlMs);
     if (!(await lock.acquire())) return undefined;
-    return async () => {
-      await lock.release();
+    const lost = lock.keepAlive();
+    return {
+      release: async () => {
+        await lock.release();
+      },
+      lost,
     };
   }
 }

@@ -35,7 +35,14 @@ export const demo = defineCommand({
     for (const q of result.queries) {
       stdout.write(`\n${q.title}:\n${q.sql}\n\n${formatTable(q.columns, q.rows)}\n`);
     }
-    stdout.write(`\nThe tables are yours to query: psql ${result.databaseUrl}\n`);
+    stdout.write(`\nThe tables are yours to query: psql ${withoutPassword(result.databaseUrl)}\n`);
     return result.outcomes.every((o) => o.ok) ? EXIT.ok : EXIT.failed;
   },
 });
+
+/** A connection URL fit to print: its password blanked. */
+function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.href;
+}

@@ -90,18 +90,20 @@ export function isUnrecoverable(error: unknown): boolean {
   ) {
     return true;
   }
-  // A body that is not a list, or too large, or a redirect: the same URL answers
-  // the same way on a retry; the message says what to fix.
-  if (
-    error instanceof UnexpectedBodyError ||
-    error instanceof ResponseTooLargeError ||
-    error instanceof RedirectedError
-  ) {
-    return true;
-  }
+  // A body that is not a list, or a redirect: the same URL answers the same
+  // way on a retry; the message says what to fix.
+  if (error instanceof UnexpectedBodyError || error instanceof RedirectedError) return true;
+  // Too large a page fails the run's attempt (the contract): the page may be
+  // smaller on a later attempt; the attempts are bounded all the same.
+  if (error instanceof ResponseTooLargeError) return false;
   // 401 after a renewal, 403, 422 and other 4xx: the API said no, and will again.
   return (
-    error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429
+    error instanceof ApiError &&
+    error.status >= 400 &&
+    error.status < 500 &&
+    // 408 (the server timed the request out) and 429 pass: a retry may succeed.
+    error.status !== 408 &&
+    error.status !== 429
   );
 }
 

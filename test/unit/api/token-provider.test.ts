@@ -19,7 +19,7 @@ function storeHandingOut(tokens: string[]): TokenStore & { reads: number } {
     },
     async write() {},
     async tryLock() {
-      return async () => {};
+      return { release: async () => {}, lost: new AbortController().signal };
     },
   };
   return store;
