@@ -38,7 +38,7 @@ export interface ApiConfig {
   trackingLinksPath: string;
   /** Property of a JSON object body that holds the records; undefined: the body is the array. */
   recordsKey: string | undefined;
-  /** Assumed length of the API's rate-limit window. Default 10 s. */
+  /** First guess of the API's rate-limit window, until X-RateLimit-Reset states it or it is learned. Default 10 s. */
   rateLimitWindowMs: number;
   /** Requests of the window left unused for other clients of the same credentials. Default 0. */
   rateLimitReserve: number;
