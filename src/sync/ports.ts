@@ -111,10 +111,15 @@ export interface RunStore {
   /** Highest id any completed run of the resource saw. */
   highestCompletedId(resource: ResourceName): Promise<string | null>;
   /**
-   * The start of the resource's last successful run less `lookbackMs`, as an
-   * ISO 8601 UTC timestamp (microseconds); undefined before any success.
+   * The start of the resource's last successful run that saw every update (a
+   * full run, or one whose filter holds `filterPrefix`) less `lookbackMs`, as
+   * an ISO 8601 UTC timestamp (microseconds); undefined before any.
    */
-  updatedSince(resource: ResourceName, lookbackMs: number): Promise<string | undefined>;
+  updatedSince(
+    resource: ResourceName,
+    lookbackMs: number,
+    filterPrefix?: string,
+  ): Promise<string | undefined>;
   /** Validates a page's records (CPU only), so it can happen while the previous page is written. */
   preparePage(resource: ResourceName, page: Page): PreparedPage;
   /** Writes a page in one transaction; `prepared` is its {@link preparePage} result, if made. */

@@ -112,9 +112,14 @@ async function planRun(
   if (mode === 'incremental' && options.updatedFilter) {
     // Updates too: the records changed since the last successful run began
     // (less the lookback), every page the API returns; no stop by id.
-    const since = await store.updatedSince(resource, options.updatedFilter.lookbackMs);
+    const { template, lookbackMs } = options.updatedFilter;
+    const since = await store.updatedSince(
+      resource,
+      lookbackMs,
+      template.slice(0, template.indexOf('{since}')),
+    );
     if (since !== undefined) {
-      updated = options.updatedFilter.template.replaceAll('{since}', encodeURIComponent(since));
+      updated = template.replaceAll('{since}', encodeURIComponent(since));
       filter = filter === undefined ? updated : `${filter}&${updated}`;
       stopAtId = null;
     }

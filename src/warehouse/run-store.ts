@@ -70,8 +70,12 @@ export class KyselyRunStore implements RunStore {
     return highestCompletedId(this.#db, resource);
   }
 
-  updatedSince(resource: ResourceName, lookbackMs: number): Promise<string | undefined> {
-    return updatedSince(this.#db, resource, lookbackMs);
+  updatedSince(
+    resource: ResourceName,
+    lookbackMs: number,
+    filterPrefix?: string,
+  ): Promise<string | undefined> {
+    return updatedSince(this.#db, resource, lookbackMs, filterPrefix);
   }
 
   preparePage(resource: ResourceName, page: Page): PageVerdict {

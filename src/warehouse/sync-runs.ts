@@ -175,7 +175,8 @@ export async function highestCompletedId(
 
 /**
  * Where an incremental run's updated filter starts: the start of the
- * resource's last successful run less `lookbackMs`, in ISO 8601 UTC with
+ * resource's last successful run that saw every update (a full run, or one
+ * that sent the filter; not a run that stopped by id) less `lookbackMs`, in ISO 8601 UTC with
  * microseconds, computed by Postgres (its timestamps never pass through a JS
  * Date). Undefined before any successful run.
  */
@@ -183,6 +184,8 @@ export async function updatedSince(
   db: Kysely<Database>,
   resource: ResourceName,
   lookbackMs: number,
+  /** The filter's text before `{since}`: only runs that sent it (or full runs) saw every update. */
+  filterPrefix = '',
 ): Promise<string | undefined> {
   const { rows } = await sql<{ since: string }>`
     select to_char(
@@ -191,6 +194,7 @@ export async function updatedSince(
     ) as since
     from sync_runs
     where resource = ${resource} and outcome = 'succeeded'
+      and (mode = 'full' or strpos(coalesce(filter, ''), ${filterPrefix}) > 0)
     order by started_at desc
     limit 1`.execute(db);
   return rows[0]?.since;

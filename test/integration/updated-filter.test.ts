@@ -1,5 +1,8 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { runOnce } from '../../src/queue/run-once.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 
 const { harness } = cleanupAfterEach();
@@ -51,6 +54,32 @@ describe('incremental runs with HIRESYNC_UPDATED_FILTER', () => {
       const index = (id - t.sim.dataset.idOf('tracking_links', 0)) / 7;
       expect(row.raw).toEqual(t.sim.dataset.record('tracking_links', index));
     }
+  });
+
+  it('starts from the last run that saw every update, not from a run that stopped by id', async () => {
+    const t = await harness({
+      simulator: { dataset: { counts: { jobs: 500 } } },
+      env: { HIRESYNC_PER_PAGE: '100', HIRESYNC_UPDATED_LOOKBACK: '1ms' },
+    });
+    await t.sync(['jobs']);
+    // An old job changes; an incremental run by id (the filter not yet set) misses it.
+    const touched = t.sim.dataset.touch('jobs', 3);
+    await t.sync(['jobs']);
+    // The filter is set: the next incremental run must still catch the change.
+    const config = loadConfig({ ...t.env, HIRESYNC_UPDATED_FILTER: FILTER });
+    const app = createApp(config, t.log.logger, { defaultMetrics: false });
+    try {
+      const [outcome] = await runOnce(app, ['jobs'], 'auto');
+      expect(outcome).toMatchObject({ ok: true, summary: { mode: 'incremental' } });
+    } finally {
+      await app.close();
+    }
+    const row = await t.database.db
+      .selectFrom('jobs')
+      .select('data')
+      .where('id', '=', String(touched))
+      .executeTakeFirstOrThrow();
+    expect(row.data).toEqual(t.sim.dataset.record('jobs', 3));
   });
 
   it('is never sent by a full run, and a full run still sweeps', async () => {
