@@ -54,6 +54,8 @@ export interface Checkpoint {
   nextUrl: string;
   /** The run's first-page URL (with the updated filter it was sent with), to restart from. */
   firstUrl?: string;
+  /** The operator confirmed a mass deletion for this run (`--allow-mass-delete`): kept across a resume. */
+  allowMassDelete?: boolean;
   /** Pages committed so far. */
   pagesDone: number;
   /** Incremental runs stop after the page reaching an id at or below this one. */

@@ -132,6 +132,7 @@ async function planRun(
     mode,
     nextUrl: firstUrl,
     firstUrl,
+    ...(options.allowMassDelete ? { allowMassDelete: true } : {}),
     pagesDone: 0,
     stopAtId,
     updatedAt: now(),
@@ -250,7 +251,10 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
 
   if (checkpoint.mode === 'full') {
     // The sweep counts what it marks in its own transaction (sync_runs.deleted).
-    await store.sweepDeletions(checkpoint.runId, { allowMassDelete: options.allowMassDelete });
+    await store.sweepDeletions(checkpoint.runId, {
+      // Confirmed for this run when it started, or by the job resuming it.
+      allowMassDelete: options.allowMassDelete === true || checkpoint.allowMassDelete === true,
+    });
   }
   await store.finishRun(checkpoint.runId, { outcome: 'succeeded' });
   await checkpoints.clear(resource);

@@ -3,12 +3,14 @@
 // bookkeeping across a crash.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { runOnce } from '../../src/queue/run-once.js';
 import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
 import { jobs } from '../../src/resources/jobs.js';
 import { trackingLinks } from '../../src/resources/tracking-links.js';
 import { createRun, finishRun, getRun, sweepDeletions } from '../../src/warehouse/sync-runs.js';
 import { writePage } from '../../src/warehouse/write-page.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { startSyncHarness } from '../support/sync-harness.js';
 
 let t: TestDatabase;
 beforeAll(async () => {
@@ -148,5 +150,34 @@ describe('run bookkeeping', () => {
     // the processor's final-attempt path calls this for the checkpoint's run id
     await finishRun(t.db, run, { outcome: 'failed', error: 'redis blip after success' });
     expect((await getRun(t.db, run))?.outcome).toBe('succeeded');
+  });
+});
+
+describe('a confirmed mass deletion', () => {
+  it('stays confirmed when its run is interrupted and resumed by a plain sync', async () => {
+    const h = await startSyncHarness({
+      simulator: { dataset: { counts: { jobs: 300 } } },
+      env: { HIRESYNC_PER_PAGE: '50' },
+    });
+    try {
+      await h.sync(['jobs']);
+      for (let i = 0; i < 200; i += 1) h.sim.dataset.remove('jobs', i);
+      const app = h.app({
+        onProgress: (p) => {
+          if (p.pages === 1) app.shutdown.abort(new Error('test stop'));
+        },
+      });
+      try {
+        const [stopped] = await runOnce(app, ['jobs'], 'full', { allowMassDelete: true });
+        expect(stopped?.ok).toBe(false);
+      } finally {
+        await app.close();
+      }
+      const [resumed] = await h.sync(['jobs']);
+      expect(resumed).toMatchObject({ ok: true, summary: { mode: 'full', resumed: true } });
+      expect(await h.liveIds('jobs')).toEqual(h.expectedIds('jobs'));
+    } finally {
+      await h.close();
+    }
   });
 });
