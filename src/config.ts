@@ -354,9 +354,9 @@ const fullFields = {
   HIRESYNC_UPDATED_FILTER: optionalText.refine(
     (v) =>
       v === undefined ||
-      (v.includes('{since}') &&
-        /^[^?#&=\s]+=[^#\s]*(&[^?#&=\s]+=[^#\s]*)*$/.test(v) &&
-        !/(^|&)(cursor|per_page)=/.test(v)),
+      (/^[^?#&=\s]+=[^#&\s]*(&[^?#&=\s]+=[^#&\s]*)*$/.test(v) &&
+        /=[^&]*\{since\}/.test(v) &&
+        !/(^|&)(cursor|per_page)=/i.test(v)),
     {
       message:
         'must be a query string holding {since}, such as updated_at=gte|{since} (no cursor or per_page)',

@@ -127,7 +127,7 @@ export class ApiClient {
             if (r.status === 429) return;
             const headers = readRateLimitHeaders(r.headers);
             if (headers.remaining !== undefined) metrics?.onRemaining?.(headers.remaining);
-            await pacer.observe(headers, sentAt);
+            await pacer.observe(headers, sentAt, r.status);
           },
           onRateLimited: async (waitMs, retryAfterMs) => {
             metrics?.onRateLimited?.();

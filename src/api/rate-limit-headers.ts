@@ -22,11 +22,31 @@ export interface RateLimitHeaders {
   resetAtMs?: number;
 }
 
-function numberIn(value: string | readonly string[] | undefined): number | undefined {
-  const text = (Array.isArray(value) ? value[0] : (value as string | undefined))?.trim();
-  if (!text || !/^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/.test(text)) return undefined;
-  const n = Number(text);
+function numberOf(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (!/^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/.test(trimmed)) return undefined;
+  const n = Number(trimmed);
   return Number.isNaN(n) ? undefined : n;
+}
+
+/**
+ * A header's number. A header sent twice arrives joined (`2, 2`): the
+ * smallest value counts (the most cautious allowance or the earliest reset).
+ */
+function numberIn(value: string | readonly string[] | undefined): number | undefined {
+  const texts = (Array.isArray(value) ? value : [value as string | undefined])
+    .filter((v): v is string => typeof v === 'string')
+    .flatMap((v) => v.split(','));
+  const numbers = texts.map(numberOf).filter((n): n is number => n !== undefined);
+  return numbers.length === 0 ? undefined : Math.min(...numbers);
+}
+
+/** A `Date` header in ms, or undefined. */
+function dateOf(value: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return undefined;
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 /**
@@ -51,7 +71,15 @@ export function readRateLimitHeaders(
   if (reset !== undefined && reset >= 0) {
     if (reset > EPOCH_SECONDS_THRESHOLD) {
       const at = Math.ceil(reset * 1000);
-      if (at - nowMs <= MAX_RESET_MS) out.resetAtMs = at;
+      // Measured against the server's own clock (its Date header) when it sends
+      // one: a server clock behind or ahead of ours then costs nothing.
+      const serverNow = dateOf(headers.date);
+      if (serverNow !== undefined) {
+        const inMs = at - serverNow;
+        if (inMs >= 0 && inMs <= MAX_RESET_MS) out.resetInMs = inMs;
+      } else if (at - nowMs <= MAX_RESET_MS) {
+        out.resetAtMs = at;
+      }
     } else if (reset * 1000 <= MAX_RESET_MS) {
       out.resetInMs = Math.ceil(reset * 1000);
     }

@@ -22,6 +22,8 @@ interface PacerCommands {
     probe: string,
     pauseMs: number,
     retryAfterMs: number,
+    windowMs: number,
+    longestMs: number,
   ): Promise<number>;
 }
 
@@ -109,7 +111,10 @@ export class RateLimitPacer {
   }
 
   /** Records what an answer (not a 429) said about the rate limit; `sentAt` is its ticket's. */
-  async observe(headers: RateLimitHeaders, sentAt: number): Promise<void> {
+  async observe(headers: RateLimitHeaders, sentAt: number, status = 200): Promise<void> {
+    // A gateway's 502 or a 401 without rate headers says nothing about the
+    // allowance (and must not switch pacing off as "headerless").
+    if (headers.remaining === undefined && (status < 200 || status >= 300)) return;
     await this.#redis.hiresyncPaceObserve(
       this.#key,
       `${this.#key}:probe`,
@@ -134,6 +139,8 @@ export class RateLimitPacer {
         `${this.#key}:probe`,
         Math.max(1, Math.ceil(ms)),
         retryAfterMs === undefined ? -1 : Math.max(0, Math.ceil(retryAfterMs)),
+        this.#windowMs,
+        Number.isFinite(this.#maxWaitMs) ? this.#maxWaitMs : 86_400_000,
       ),
     );
     return learned > 0 ? learned : undefined;

@@ -277,6 +277,9 @@ describe('HIRESYNC_UPDATED_FILTER', () => {
       'per_page=5&updated_at=gte|{since}',
       '?updated_at=gte|{since}',
       '{since}',
+      '{since}=x',
+      'Per_Page=5&updated_at=gte|{since}',
+      'updated_at=gte|{since}&status',
     ]) {
       expect(problems({ ...valid, HIRESYNC_UPDATED_FILTER: text }), text).toEqual([
         'HIRESYNC_UPDATED_FILTER',

@@ -74,7 +74,9 @@ elseif resetIn >= 0 then
   stated = now + resetIn
 end
 if stated and stated - now > DAY then stated = nil end
-if stated and stated <= now then return done() end
+-- An end already past (an API clock behind ours, or a finished window's
+-- answer): the end is unknown, but the allowance reported still counts.
+if stated and stated <= now then stated = nil end
 
 local rem = redis.call('HGET', key, 'remaining')
 local resetAt = num('resetAt')
@@ -92,8 +94,10 @@ if first or rise then
     -- The allowance came back after running low: two such rises span a window
     -- (a 429's Retry-After, a direct measurement, takes precedence).
     local previous = num('riseAt')
-    if redis.call('HGET', key, 'riseSure') and previous > 0
-        and redis.call('HGET', key, 'windowBy') ~= '429' then
+    -- Only from continuous traffic: the low was seen within one window of
+    -- this rise (after an idle spell the interval is idleness). A rise can
+    -- only shorten a learned window: rises are seen at or after the reset.
+    if redis.call('HGET', key, 'riseSure') and previous > 0 and now - num('lastAt') <= span then
       local interval = now - previous
       if interval >= 100 and interval <= DAY and (windowMs == 0 or interval < windowMs) then
         windowMs = interval

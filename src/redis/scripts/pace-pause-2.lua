@@ -14,6 +14,13 @@
     KEYS[2] the probe flag (cleared: the probe has its answer)
     ARGV[1] the pause in milliseconds (the wait chosen for this 429, >= 1)
     ARGV[2] the Retry-After the 429 stated, in milliseconds, or -1 when none was readable
+    ARGV[3] the first guess of the window length (ms); the learned one, when there is one, counts instead
+    ARGV[4] the longest window that may be learned (HIRESYNC_MAX_RETRY_AFTER, ms)
+
+  A length is learned only from continuous traffic: the lowest allowance was
+  recorded within one window of this 429. After an idle spell (another client
+  of the same credentials spent the allowance), riseAt is long past and the
+  gap it spans is idleness, not a window.
 
   Output:
     the window length learned, in milliseconds, or 0 when this 429 taught none
@@ -23,6 +30,8 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local key = KEYS[1]
 local pauseMs = tonumber(ARGV[1])
 local retryAfter = tonumber(ARGV[2])
+local span = tonumber(ARGV[3])
+local longest = tonumber(ARGV[4])
 local DAY = 86400000
 local function num(field)
   return tonumber(redis.call('HGET', key, field) or '0')
@@ -36,9 +45,12 @@ redis.call('HSET', key, 'pausedAt', now)
 redis.call('HDEL', key, 'remaining', 'sure', 'probeAt')
 local learned = 0
 local riseAt = num('riseAt')
-if retryAfter >= 0 and riseAt > 0 and riseAt >= previousPause then
+local lastAt = num('lastAt')
+if num('windowMs') > 0 then span = num('windowMs') end
+if retryAfter >= 0 and riseAt > 0 and riseAt >= previousPause
+    and lastAt > 0 and now - lastAt <= span then
   local length = now + retryAfter - riseAt
-  if length >= 100 and length <= DAY then
+  if length >= 100 and length <= DAY and length <= longest then
     redis.call('HSET', key, 'windowMs', length, 'windowBy', '429')
     learned = length
   end

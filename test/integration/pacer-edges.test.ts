@@ -1,0 +1,187 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RateLimitPacer } from '../../src/api/rate-limit-pacer.js';
+import { TokenCipher } from '../../src/api/token-cipher.js';
+import { RetryAfterTooLongError } from '../../src/errors.js';
+import {
+  type ApiHarness,
+  type HostileHarness,
+  startApiHarness,
+  startHostileHarness,
+} from '../support/api-harness.js';
+
+let harness: ApiHarness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+const IDLE_MS = 15 * 60_000; // one HIRESYNC_INCREMENTAL_EVERY between two runs
+
+function pacerOf(h: ApiHarness, namespace: string): RateLimitPacer {
+  return new RateLimitPacer({
+    redis: h.redis,
+    namespace,
+    windowMs: 10_000,
+    reserve: 0,
+    maxWaitMs: 3_600_000, // HIRESYNC_MAX_RETRY_AFTER default
+    prefix: h.prefix,
+  });
+}
+
+/** Moves the state's timestamps `ms` into the past: what `ms` of idleness leaves behind. */
+async function age(h: ApiHarness, key: string, ms: number): Promise<void> {
+  const state = await h.redis.hgetall(key);
+  for (const field of ['riseAt', 'lastAt', 'resetAt', 'probeAt', 'pausedAt', 'pausedUntil']) {
+    if (state[field] !== undefined && Number(state[field]) > 0) {
+      await h.redis.hset(key, field, String(Number(state[field]) - ms));
+    }
+  }
+}
+
+describe('a learned window after an idle spell', () => {
+  it('is not taken from a rise seen by the first request after 15 minutes idle', async () => {
+    harness = await startApiHarness();
+    const h = harness;
+    const pacer = pacerOf(h, 'idle-rise');
+    // Run 1 (no X-RateLimit-Reset): the allowance ran low, came back once, ran low again; run ends.
+    await pacer.observe({ remaining: 99 }, Date.now());
+    await pacer.observe({ remaining: 10 }, Date.now());
+    await sleep(5);
+    await pacer.observe({ remaining: 100 }, Date.now()); // rise #1 (riseSure), nothing learned yet
+    await pacer.observe({ remaining: 20 }, Date.now());
+    expect((await h.redis.hgetall(pacer.key)).windowMs).toBeUndefined();
+    // 15 minutes later the next incremental run starts: its first answer has the full allowance.
+    await age(h, pacer.key, IDLE_MS);
+    await pacer.observe({ remaining: 100 }, Date.now());
+    const state = await h.redis.hgetall(pacer.key);
+    expect(Number(state.windowMs ?? 0)).toBeLessThan(60_000);
+  });
+
+  it('is not taught by a 429 answering the first request after 15 minutes idle', async () => {
+    harness = await startApiHarness();
+    const h = harness;
+    const pacer = pacerOf(h, 'idle-429');
+    await pacer.observe({ remaining: 50 }, Date.now());
+    await pacer.observe({ remaining: 40 }, Date.now());
+    // Idle; meanwhile another client of the same credentials (what HIRESYNC_RATE_LIMIT_RESERVE
+    // is for) spends the window, so the first request of the next run draws a 429 (Retry-After 5).
+    await age(h, pacer.key, IDLE_MS);
+    const learned = await pacer.pause(1, 5_000);
+    expect(learned ?? 0).toBeLessThan(60_000);
+  });
+
+  it('never makes a spent allowance wait out the idle spell', async () => {
+    harness = await startApiHarness();
+    const h = harness;
+    const pacer = new RateLimitPacer({
+      redis: h.redis,
+      namespace: 'idle-429-consequence',
+      windowMs: 10_000,
+      reserve: 0,
+      maxWaitMs: 600_000, // HIRESYNC_MAX_RETRY_AFTER=10m
+      prefix: h.prefix,
+    });
+    await pacer.observe({ remaining: 50 }, Date.now());
+    await pacer.observe({ remaining: 10 }, Date.now());
+    await age(h, pacer.key, IDLE_MS);
+    await pacer.pause(1, 5_000);
+    await sleep(5);
+    // The allowance comes back (the API's real window is 10 s) and is spent.
+    await pacer.observe({ remaining: 50 }, Date.now());
+    await pacer.observe({ remaining: 0 }, Date.now());
+    const outcome = await Promise.race([
+      pacer.acquire().then(
+        () => 'ok',
+        (e: unknown) => (e instanceof RetryAfterTooLongError ? 'too long' : String(e)),
+      ),
+      sleep(15_000).then(() => 'still waiting'),
+    ]);
+    expect(outcome).toBe('ok');
+  }, 30_000);
+});
+
+describe('a gateway answer without rate headers', () => {
+  it('after a 429 releases one probe at a time, not every waiting worker', async () => {
+    harness = await startApiHarness();
+    const h = harness;
+    const pacer = pacerOf(h, 'gateway-5xx');
+    await pacer.observe({ remaining: 3 }, Date.now());
+    await pacer.pause(1, 1_000);
+    await sleep(10);
+    // The retry of some request is answered 502 by a load balancer: no rate headers.
+    await pacer.observe({}, Date.now(), 502);
+    // The allowance is unknown after the 429: one probe at a time should go.
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        Promise.race([pacer.acquire().then(() => 'went'), sleep(300).then(() => 'held')]),
+      ),
+    );
+    expect(results.filter((r) => r === 'went').length).toBe(1);
+  });
+});
+
+describe('rate-limit header forms', () => {
+  let hostile: HostileHarness | undefined;
+  afterEach(async () => {
+    await hostile?.close();
+    hostile = undefined;
+  });
+
+  it.each([
+    ['once (control: passes)', 1],
+    ['twice (Node joins it to "n, n")', 2],
+  ])(
+    'X-RateLimit-Remaining sent %s still paces instead of switching pacing off',
+    async (_, copies) => {
+      let served = 0;
+      let windowStart = 0;
+      let used = 0;
+      let tooMany = 0;
+      hostile = await startHostileHarness((req, res, { token }) => {
+        if (req.method === 'POST') return token();
+        const now = Date.now();
+        if (now - windowStart >= 1000) {
+          windowStart = now;
+          used = 0;
+        }
+        if (used >= 3) {
+          tooMany += 1;
+          res.writeHead(429, { 'retry-after': '1' });
+          res.end('{}');
+          return;
+        }
+        used += 1;
+        served += 1;
+        const left = String(3 - used);
+        // A proxy in front of the API repeats the header (two header lines).
+        res.setHeader('x-ratelimit-remaining', Array(copies).fill(left));
+        res.setHeader('content-type', 'application/json');
+        if (served < 12)
+          res.setHeader('link', `<${hostile?.url}/v3/jobs?cursor=c${served}>; rel="next"`);
+        res.writeHead(200);
+        res.end(JSON.stringify([{ id: 1000 - served }]));
+      });
+      const pages = await hostile.walk('jobs');
+      expect(pages).toHaveLength(12);
+      const namespace = new TokenCipher(hostile.config.api.auth).namespace;
+      const state = await hostile.redis.hgetall(`${hostile.prefix}:rate:${namespace}`);
+      expect({ headerless: state.headerless, tooMany: tooMany <= 1 }).toEqual({
+        headerless: undefined,
+        tooMany: true,
+      });
+    },
+    60_000,
+  );
+
+  it('record the allowance of an answer whose epoch X-RateLimit-Reset comes from a clock a little behind', async () => {
+    harness = await startApiHarness();
+    const h = harness;
+    const pacer = pacerOf(h, 'skewed-reset');
+    // The API's clock is 30 s behind: its window end (still 20 s ahead in its own time)
+    // reads as 10 s in the past here.
+    await pacer.observe({ remaining: 0, resetAtMs: Date.now() - 10_000 }, Date.now());
+    const state = await h.redis.hgetall(pacer.key);
+    expect(state.remaining).toBe('0');
+  });
+});
