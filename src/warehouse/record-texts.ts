@@ -16,22 +16,9 @@ export function recordTexts(body: string, recordsKey?: string): string[] {
   if (recordsKey !== undefined) {
     // JSON.parse and Postgres both take the last of repeated keys: so does this.
     let arrayAt: number | undefined;
-    scanner.expect('{');
-    scanner.skipSpace();
-    if (scanner.peek() !== '}') {
-      for (;;) {
-        scanner.skipSpace();
-        const key = scanner.readString();
-        scanner.skipSpace();
-        scanner.expect(':');
-        scanner.skipSpace();
-        if (key === recordsKey) arrayAt = scanner.peek() === '[' ? scanner.pos : undefined;
-        scanner.skipValue();
-        scanner.skipSpace();
-        if (scanner.peek() === '}') break;
-        scanner.expect(',');
-      }
-    }
+    scanner.members((key, start) => {
+      if (key === recordsKey) arrayAt = body.charAt(start) === '[' ? start : undefined;
+    });
     if (arrayAt === undefined) throw new Error(`the body holds no array at ${recordsKey}`);
     scanner.pos = arrayAt;
   }
@@ -59,23 +46,10 @@ export function topLevelId(text: string): string | undefined {
   const scanner = new Scanner(text);
   try {
     scanner.skipSpace();
-    scanner.expect('{');
     let id: string | undefined;
-    scanner.skipSpace();
-    if (scanner.peek() === '}') return undefined;
-    for (;;) {
-      scanner.skipSpace();
-      const key = scanner.readString();
-      scanner.skipSpace();
-      scanner.expect(':');
-      scanner.skipSpace();
-      const start = scanner.pos;
-      scanner.skipValue();
-      if (key === 'id') id = text.slice(start, scanner.pos);
-      scanner.skipSpace();
-      if (scanner.peek() === '}') break;
-      scanner.expect(',');
-    }
+    scanner.members((key, start, end) => {
+      if (key === 'id') id = text.slice(start, end);
+    });
     const digits = id === undefined ? undefined : /^(-?\d+)(?:\.0*)?$/.exec(id)?.[1];
     if (digits === undefined) return undefined;
     const value = BigInt(digits);
@@ -119,6 +93,35 @@ class Scanner {
 
   skipSpace(): void {
     while (isSpace(this.#text.charCodeAt(this.pos))) this.pos += 1;
+  }
+
+  /**
+   * Walks the members of the object at the current position (past its closing
+   * brace), calling `visit` with each key and its value's start and end.
+   */
+  members(visit: (key: string, start: number, end: number) => void): void {
+    this.expect('{');
+    this.skipSpace();
+    if (this.peek() === '}') {
+      this.pos += 1;
+      return;
+    }
+    for (;;) {
+      this.skipSpace();
+      const key = this.readString();
+      this.skipSpace();
+      this.expect(':');
+      this.skipSpace();
+      const start = this.pos;
+      this.skipValue();
+      visit(key, start, this.pos);
+      this.skipSpace();
+      if (this.peek() === '}') {
+        this.pos += 1;
+        return;
+      }
+      this.expect(',');
+    }
   }
 
   /** Reads a string token and returns its value. */

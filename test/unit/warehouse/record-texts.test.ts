@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { recordTexts, topLevelId } from '../../../src/warehouse/record-texts.js';
+
+describe('recordTexts', () => {
+  it('cuts each record exactly as sent: big ids, decimals, escapes and nesting kept', () => {
+    const body = ' [ {"id": 9007199254740993, "x": 1.0} ,{"s": "a\\"]},[{"}, [1, [2]], "t", null ]';
+    expect(recordTexts(body)).toEqual([
+      '{"id": 9007199254740993, "x": 1.0}',
+      '{"s": "a\\"]},[{"}',
+      '[1, [2]]',
+      '"t"',
+      'null',
+    ]);
+  });
+
+  it('reads the array under a records key, the last one when the key repeats', () => {
+    expect(recordTexts('{"meta": {"data": [0]}, "data": [{"id": 1}]}', 'data')).toEqual([
+      '{"id": 1}',
+    ]);
+    expect(recordTexts('{"data": [1], "data": [2, 3]}', 'data')).toEqual(['2', '3']);
+    expect(recordTexts('[]')).toEqual([]);
+  });
+
+  it('scans a record nested 20,000 levels deep without recursion', () => {
+    const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+    expect(recordTexts(`[${deep}, 1]`)).toEqual([deep, '1']);
+  });
+});
+
+describe('topLevelId', () => {
+  it('reads an integral top-level id as bigint text, ignoring nested ids', () => {
+    expect(topLevelId('{"job": {"id": 5}, "id": 9007199254740993}')).toBe('9007199254740993');
+    expect(topLevelId('{"id": 10.0, "t": "nul \\u0000"}')).toBe('10');
+  });
+
+  it('gives nothing for ids that are not integral numbers in bigint range', () => {
+    for (const text of [
+      '{"id": "7"}',
+      '{"id": 1.5}',
+      '{"id": 1e3}',
+      '{"x": 1}',
+      '[1]',
+      '{"id": 9223372036854775808}',
+    ]) {
+      expect(topLevelId(text), text).toBeUndefined();
+    }
+  });
+});
