@@ -164,49 +164,52 @@ function formatBound(ms: number): string {
   return `${ms}ms`;
 }
 
-/** A duration such as `30s`, within [min, max] (both in ms). */
-function durationMs(fallback: string, min: number, max: number) {
-  return z
-    .string()
-    .optional()
-    .transform((text, ctx) => {
-      const raw = text === undefined || text.trim() === '' ? fallback : text;
-      const ms = parseDuration(raw);
-      if (ms === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `is not a duration like 30s, 15m or 1h: ${JSON.stringify(text)}`,
-        });
-        return z.NEVER;
-      }
-      if (ms < min || ms > max) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `must be from ${formatBound(min)} to ${formatBound(max)}, got ${JSON.stringify(text)}`,
-        });
-        return z.NEVER;
-      }
-      return ms;
-    });
-}
-
-/** A fraction from 0 to 1. */
-function fraction(fallback: number) {
+/**
+ * An optional variable read by `read` (given the trimmed text); blank means
+ * `fallback`. A value `read` refuses (undefined) is a problem worded by `problem`.
+ */
+function optionalValue<T>(
+  fallback: T,
+  read: (text: string) => T | undefined,
+  problem: (text: string) => string,
+) {
   return z
     .string()
     .optional()
     .transform((text, ctx) => {
       if (text === undefined || text.trim() === '') return fallback;
-      const value = Number(text.trim());
-      if (!/^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(text) || !(value >= 0 && value <= 1)) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `must be a fraction from 0 to 1 (e.g. 0.5), got ${JSON.stringify(text)}`,
-        });
+      const value = read(text.trim());
+      if (value === undefined) {
+        ctx.addIssue({ code: 'custom', message: problem(text) });
         return z.NEVER;
       }
       return value;
     });
+}
+
+/** A duration such as `30s`, within [min, max] (both in ms). */
+function durationMs(fallback: string, min: number, max: number) {
+  const inRange = (text: string) => {
+    const ms = parseDuration(text);
+    return ms !== undefined && ms >= min && ms <= max ? ms : undefined;
+  };
+  return optionalValue(inRange(fallback) as number, inRange, (text) =>
+    parseDuration(text) === undefined
+      ? `is not a duration like 30s, 15m or 1h: ${JSON.stringify(text)}`
+      : `must be from ${formatBound(min)} to ${formatBound(max)}, got ${JSON.stringify(text)}`,
+  );
+}
+
+/** A fraction from 0 to 1. */
+function fraction(fallback: number) {
+  return optionalValue(
+    fallback,
+    (text) => {
+      const value = Number(text);
+      return /^(\d+(\.\d*)?|\.\d+)$/.test(text) && value >= 0 && value <= 1 ? value : undefined;
+    },
+    (text) => `must be a fraction from 0 to 1 (e.g. 0.5), got ${JSON.stringify(text)}`,
+  );
 }
 
 const BYTE_UNITS: Record<string, number> = {
@@ -222,41 +225,29 @@ const BYTE_UNITS: Record<string, number> = {
 
 /** A byte size such as `32MiB`, `512kb` or `1048576`, within [min, max]. */
 function byteSize(fallback: number, min: number, max: number) {
-  return z
-    .string()
-    .optional()
-    .transform((text, ctx) => {
-      if (text === undefined || text.trim() === '') return fallback;
-      const m = /^\s*(\d+)\s*([a-z]*)\s*$/i.exec(text);
+  return optionalValue(
+    fallback,
+    (text) => {
+      const m = /^(\d+)\s*([a-z]*)$/i.exec(text);
       const unit = BYTE_UNITS[(m?.[2] ?? '').toLowerCase()];
       const value = m?.[1] !== undefined && unit !== undefined ? Number(m[1]) * unit : Number.NaN;
-      if (!(value >= min && value <= max)) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `must be a size from ${min} bytes to ${max / 1024 ** 2} MiB, such as 32MiB or 512KiB, got ${JSON.stringify(text)}`,
-        });
-        return z.NEVER;
-      }
-      return value;
-    });
+      return value >= min && value <= max ? value : undefined;
+    },
+    (text) =>
+      `must be a size from ${min} bytes to ${max / 1024 ** 2} MiB, such as 32MiB or 512KiB, got ${JSON.stringify(text)}`,
+  );
 }
 
+/** A whole number within [min, max]. */
 function integer(fallback: number, min: number, max: number) {
-  return z
-    .string()
-    .optional()
-    .transform((text, ctx) => {
-      if (text === undefined || text.trim() === '') return fallback;
-      const value = Number(text.trim());
-      if (!/^\s*\d+\s*$/.test(text) || value < min || value > max) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `must be an integer from ${min} to ${max}, got ${JSON.stringify(text)}`,
-        });
-        return z.NEVER;
-      }
-      return value;
-    });
+  return optionalValue(
+    fallback,
+    (text) => {
+      const value = Number(text);
+      return /^\d+$/.test(text) && value >= min && value <= max ? value : undefined;
+    },
+    (text) => `must be an integer from ${min} to ${max}, got ${JSON.stringify(text)}`,
+  );
 }
 
 /** `HIRESYNC_RESOURCES`: a comma-separated list of names among `known`. */

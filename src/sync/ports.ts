@@ -134,7 +134,11 @@ export interface RunStore {
   /** Clears a run's counts when it restarts from its first page. */
   resetProgress(runId: string): Promise<void>;
   /** Marks what a completed full run did not see; throws when the deletion guard trips. */
-  sweepDeletions(runId: string, options?: { allowMassDelete?: boolean }): Promise<number>;
+  sweepDeletions(
+    resource: ResourceName,
+    runId: string,
+    options?: { allowMassDelete?: boolean },
+  ): Promise<number>;
   finishRun(
     runId: string,
     outcome: { outcome: 'succeeded' } | { outcome: 'failed'; error: string },

@@ -251,7 +251,7 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
 
   if (checkpoint.mode === 'full') {
     // The sweep counts what it marks in its own transaction (sync_runs.deleted).
-    await store.sweepDeletions(checkpoint.runId, {
+    await store.sweepDeletions(resource, checkpoint.runId, {
       // Confirmed for this run when it started, or by the job resuming it.
       allowMassDelete: options.allowMassDelete === true || checkpoint.allowMassDelete === true,
     });

@@ -120,17 +120,16 @@ export class KyselyRunStore implements RunStore {
     return resource;
   }
 
-  async sweepDeletions(
+  sweepDeletions(
+    resource: ResourceName,
     runId: string,
     options: { allowMassDelete?: boolean } = {},
   ): Promise<number> {
+    const stored = this.#resource(resource);
+    if (!stored.sweeps) return Promise.resolve(0);
     const lock = this.#options.resourceLock;
-    const run = await getRun(this.#db, runId);
-    if (!run) return 0;
-    const resource = this.#resource(run.resource);
-    if (!resource.sweeps) return 0;
     return sweepDeletions(this.#db, runId, {
-      table: resource.table,
+      table: stored.table,
       maxDeleteFraction: this.#options.maxDeleteFraction,
       allowMassDelete: options.allowMassDelete,
       assertLocked: lock ? (trx, name) => lock.assertHeld(name, trx) : undefined,

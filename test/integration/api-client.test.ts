@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { firstPageUrl } from '../../src/api/api-page-source.js';
 import { fetchPages } from '../../src/api/fetch-pages.js';
 import {
@@ -14,23 +14,9 @@ import {
 } from '../../src/errors.js';
 import { jobPosts } from '../../src/resources/job-posts.js';
 import { jobs } from '../../src/resources/jobs.js';
-import {
-  type ApiHarness,
-  SIM_API_KEY,
-  SIM_SECRET,
-  startApiHarness,
-} from '../support/api-harness.js';
+import { closeHarnessesAfterEach, SIM_API_KEY, SIM_SECRET } from '../support/api-harness.js';
 
-let harness: ApiHarness | undefined;
-afterEach(async () => {
-  await harness?.close();
-  harness = undefined;
-});
-
-async function start(options: Parameters<typeof startApiHarness>[0] = {}): Promise<ApiHarness> {
-  harness = await startApiHarness(options);
-  return harness;
-}
+const { start } = closeHarnessesAfterEach();
 
 function ids(pages: { records: unknown[] }[]): unknown[] {
   return pages.flatMap((p) => p.records.map((r) => (r as { id: unknown }).id));

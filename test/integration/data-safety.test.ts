@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
@@ -18,23 +18,11 @@ import {
   getRun,
   sweepDeletions,
 } from '../../src/warehouse/sync-runs.js';
-import { writePage } from '../../src/warehouse/write-page.js';
-import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { startSyncHarness } from '../support/sync-harness.js';
+import { useEmptyWarehouse } from '../support/warehouse-fixture.js';
 
 // Every test starts from empty tables: sweeps and guards count a whole table.
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase(inject('databaseUrl'));
-});
-afterAll(async () => {
-  await t?.drop();
-});
-beforeEach(async () => {
-  await sql`truncate tracking_links, job_boards, referrers, sources, jobs, job_posts, rejected_records, sync_runs`.execute(
-    t.db,
-  );
-});
+const fx = useEmptyWarehouse();
 
 let nextId = 6_000_000_000;
 function link(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -52,50 +40,30 @@ function link(overrides: Record<string, unknown> = {}): Record<string, unknown> 
 }
 
 function writeLinks(records: unknown[], runId: string, pageNumber = 1, body?: string) {
-  return writePage(t.db, {
-    resource: trackingLinks,
-    runId,
-    pageNumber,
-    body: body ?? JSON.stringify(records),
-    records: body === undefined ? records : (JSON.parse(body) as unknown[]),
-  });
+  return fx.writeBody(trackingLinks, body ?? JSON.stringify(records), runId, pageNumber);
 }
 
 function writeJobs(body: string, runId: string, pageNumber = 1) {
-  return writePage(t.db, {
-    resource: jobs,
-    runId,
-    pageNumber,
-    body,
-    records: JSON.parse(body) as unknown[],
-  });
+  return fx.writeBody(jobs, body, runId, pageNumber);
 }
 
-async function deletedIds(table: 'tracking_links' | 'jobs'): Promise<string[]> {
-  const rows = await t.db
-    .selectFrom(table)
-    .select('id')
-    .where('deleted_at', 'is not', null)
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => r.id);
-}
+const deletedIds = (table: 'tracking_links' | 'jobs') => fx.deletedIds(table);
 
-const fullRun = () => createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+const fullRun = () => createRun(fx.db, { resource: 'tracking_links', mode: 'full' });
 
 describe('the deletion sweep against overlapping runs', () => {
   it('never marks a row that another run wrote after the sweeping run began', async () => {
     const links = [link(), link(), link(), link()];
     const seed = await fullRun();
     await writeLinks(links, seed);
-    await finishRun(t.db, seed, { outcome: 'succeeded' });
+    await finishRun(fx.db, seed, { outcome: 'succeeded' });
     // Run A starts; run B (another deployment, another Redis) starts and
     // writes everything; A has seen only the first link when it sweeps.
     const a = await fullRun();
     const b = await fullRun();
     await writeLinks(links, b);
     await writeLinks([links[0]], a);
-    expect(await sweepDeletions(t.db, a, { table: 'tracking_links', maxDeleteFraction: 1 })).toBe(
+    expect(await sweepDeletions(fx.db, a, { table: 'tracking_links', maxDeleteFraction: 1 })).toBe(
       0,
     );
     expect(await deletedIds('tracking_links')).toEqual([]);
@@ -107,7 +75,7 @@ describe('the deletion sweep against overlapping runs', () => {
     await writeLinks(links, seed);
     const next = await fullRun();
     await writeLinks(links.slice(0, 2), next);
-    expect(await sweepDeletions(t.db, next, { table: 'tracking_links' })).toBe(1);
+    expect(await sweepDeletions(fx.db, next, { table: 'tracking_links' })).toBe(1);
     expect(await deletedIds('tracking_links')).toEqual([String(links[2]?.id)]);
   });
 });
@@ -119,7 +87,7 @@ describe('the deletion guard', () => {
     await writeLinks(links, seed);
     const empty = await fullRun();
     await writeLinks([], empty); // one `200 []`
-    const error = await sweepDeletions(t.db, empty, {
+    const error = await sweepDeletions(fx.db, empty, {
       table: 'tracking_links',
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DeletionGuardError);
@@ -135,11 +103,11 @@ describe('the deletion guard', () => {
     await writeLinks(links, seed);
     const half = await fullRun();
     await writeLinks(links.slice(0, 5), half);
-    expect(await sweepDeletions(t.db, half, { table: 'tracking_links' })).toBe(5);
+    expect(await sweepDeletions(fx.db, half, { table: 'tracking_links' })).toBe(5);
     const confirmed = await fullRun();
     await writeLinks([], confirmed);
     expect(
-      await sweepDeletions(t.db, confirmed, { table: 'tracking_links', allowMassDelete: true }),
+      await sweepDeletions(fx.db, confirmed, { table: 'tracking_links', allowMassDelete: true }),
     ).toBe(5);
     expect(await deletedIds('tracking_links')).toHaveLength(10);
   });
@@ -150,16 +118,18 @@ describe('the deletion guard', () => {
     await writeLinks(links, seed);
     const next = await fullRun();
     await writeLinks(links.slice(0, 1), next);
-    const strict = new KyselyRunStore(t.db, {
+    const strict = new KyselyRunStore(fx.db, {
       resources: BUILT_IN_RESOURCES,
       maxDeleteFraction: 0.25,
     });
-    await expect(strict.sweepDeletions(next)).rejects.toBeInstanceOf(DeletionGuardError);
-    const loose = new KyselyRunStore(t.db, {
+    await expect(strict.sweepDeletions('tracking_links', next)).rejects.toBeInstanceOf(
+      DeletionGuardError,
+    );
+    const loose = new KyselyRunStore(fx.db, {
       resources: BUILT_IN_RESOURCES,
       maxDeleteFraction: 0.75,
     });
-    expect(await loose.sweepDeletions(next)).toBe(3);
+    expect(await loose.sweepDeletions('tracking_links', next)).toBe(3);
   });
 });
 
@@ -172,9 +142,9 @@ describe('a record the API still returns but hiresync rejects', () => {
     const next = await fullRun();
     const result = await writeLinks([good, { ...later, updated_at: '2024-05-01T10:00:00' }], next);
     expect(result.rejected).toHaveLength(1);
-    expect(await sweepDeletions(t.db, next, { table: 'tracking_links' })).toBe(0);
+    expect(await sweepDeletions(fx.db, next, { table: 'tracking_links' })).toBe(0);
     expect(await deletedIds('tracking_links')).toEqual([]);
-    const rejected = await t.db.selectFrom('rejected_records').select('raw').execute();
+    const rejected = await fx.db.selectFrom('rejected_records').select('raw').execute();
     expect(rejected.map((r) => (r.raw as { id: number }).id)).toEqual([later.id]);
   });
 });
@@ -192,7 +162,7 @@ describe('newest nested values win across pages', () => {
       run,
       2,
     );
-    const referrer = await t.db
+    const referrer = await fx.db
       .selectFrom('referrers')
       .selectAll()
       .where('id', '=', '71')
@@ -209,7 +179,7 @@ describe('newest nested values win across pages', () => {
       run,
       4,
     );
-    const after = await t.db
+    const after = await fx.db
       .selectFrom('referrers')
       .select(['name', 'source_updated_at'])
       .where('id', '=', '71')
@@ -232,7 +202,7 @@ describe('a page holding one record Postgres cannot take', () => {
     const result = await writeLinks([], run, 1, NUL_BODY);
     expect(result.written).toBe(2);
     expect(result.rejected.map((r) => r.index)).toEqual([2]);
-    const rows = await t.db
+    const rows = await fx.db
       .selectFrom('tracking_links')
       .select(['id', 'token', 'created_at'])
       .orderBy('id')
@@ -247,13 +217,13 @@ describe('a page holding one record Postgres cannot take', () => {
   it('keeps the refused record in rejected_records with its exact text', async () => {
     const run = await fullRun();
     await writeLinks([], run, 1, NUL_BODY);
-    const [row] = await t.db.selectFrom('rejected_records').select(['raw', 'reason']).execute();
+    const [row] = await fx.db.selectFrom('rejected_records').select(['raw', 'reason']).execute();
     expect(row?.raw).toBe('{"id": 9007199254740995, "token": "bad\\u0000token"}');
     expect(row?.reason).toMatch(/Postgres refused it/);
   });
 
   it('keeps digits and decimals of jobs exactly as sent', async () => {
-    const run = await createRun(t.db, { resource: 'jobs', mode: 'full' });
+    const run = await createRun(fx.db, { resource: 'jobs', mode: 'full' });
     await writeJobs(
       `[{"id": 9007199254740993, "budget": 12345678901234567890, "ratio": 1.0},
         {"id": 2, "title": "lone \\ud800 surrogate"},
@@ -261,23 +231,23 @@ describe('a page holding one record Postgres cannot take', () => {
       run,
     );
     const { rows } = await sql<{ id: string; data: string }>`
-      select id::text, data::text from jobs order by id`.execute(t.db);
+      select id::text, data::text from jobs order by id`.execute(fx.db);
     expect(rows).toEqual([
       {
         id: '9007199254740993',
         data: '{"id": 9007199254740993, "ratio": 1.0, "budget": 12345678901234567890}',
       },
     ]);
-    expect(await t.db.selectFrom('rejected_records').select('id').execute()).toHaveLength(2);
+    expect(await fx.db.selectFrom('rejected_records').select('id').execute()).toHaveLength(2);
   });
 
   it('rejects a record nested 20,000 levels deep and writes the rest of the page', async () => {
     const deep = `${'['.repeat(20_000)}1${']'.repeat(20_000)}`;
-    const run = await createRun(t.db, { resource: 'jobs', mode: 'full' });
+    const run = await createRun(fx.db, { resource: 'jobs', mode: 'full' });
     const result = await writeJobs(`[{"id": 1}, {"id": 2, "deep": ${deep}}, {"id": 3}]`, run);
     expect(result.written).toBe(2);
     expect(result.rejected.map((r) => r.index)).toEqual([1]);
-    const [row] = await t.db.selectFrom('rejected_records').select(['raw', 'reason']).execute();
+    const [row] = await fx.db.selectFrom('rejected_records').select(['raw', 'reason']).execute();
     expect(typeof row?.raw).toBe('string');
     expect(String(row?.raw).length).toBeGreaterThan(40_000);
   });
@@ -289,16 +259,16 @@ describe('run counts', () => {
     const run = await fullRun();
     await writeLinks([a, b], run, 1);
     await writeLinks([b, c], run, 2);
-    await finishRun(t.db, run, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
-    expect((await getRun(t.db, run))?.records).toBe('3');
+    await finishRun(fx.db, run, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
+    expect((await getRun(fx.db, run))?.records).toBe('3');
   });
 });
 
 describe('the Postgres resource lock', () => {
   it('lets one process at a time hold a resource, across pools, and frees it on release', async () => {
-    const other = createDatabase(t.url);
+    const other = createDatabase(fx.url);
     try {
-      const first = new ResourceLock(t.db);
+      const first = new ResourceLock(fx.db);
       const second = new ResourceLock(other);
       const release = await first.tryAcquire('tracking_links');
       expect(release).toBeDefined();
@@ -316,9 +286,9 @@ describe('the Postgres resource lock', () => {
   });
 
   it('refuses to sweep once the lock connection is gone', async () => {
-    const lock = new ResourceLock(t.db);
+    const lock = new ResourceLock(fx.db);
     const release = await lock.tryAcquire('tracking_links');
-    const store = new KyselyRunStore(t.db, { resources: BUILT_IN_RESOURCES, resourceLock: lock });
+    const store = new KyselyRunStore(fx.db, { resources: BUILT_IN_RESOURCES, resourceLock: lock });
     const seed = await fullRun();
     await writeLinks([link(), link()], seed);
     const run = await fullRun();
@@ -326,11 +296,11 @@ describe('the Postgres resource lock', () => {
     await sql`select pg_terminate_backend(pid) from pg_locks
       where locktype = 'advisory' and pid <> pg_backend_pid()
         and database = (select oid from pg_database where datname = current_database())`.execute(
-      t.db,
+      fx.db,
     );
-    await expect(store.sweepDeletions(run, { allowMassDelete: true })).rejects.toBeInstanceOf(
-      ResourceLockLostError,
-    );
+    await expect(
+      store.sweepDeletions('tracking_links', run, { allowMassDelete: true }),
+    ).rejects.toBeInstanceOf(ResourceLockLostError);
     expect(await deletedIds('tracking_links')).toEqual([]);
     await release?.release();
   });

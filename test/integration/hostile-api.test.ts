@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { firstPageUrl } from '../../src/api/api-page-source.js';
 import { fetchPages } from '../../src/api/fetch-pages.js';
 import { TokenCipher } from '../../src/api/token-cipher.js';
@@ -14,35 +14,9 @@ import {
   UnexpectedBodyError,
 } from '../../src/errors.js';
 import { jobs } from '../../src/resources/jobs.js';
-import {
-  type ApiHarness,
-  type HostileHandler,
-  type HostileHarness,
-  startApiHarness,
-  startHostileHarness,
-} from '../support/api-harness.js';
+import { closeHarnessesAfterEach } from '../support/api-harness.js';
 
-let harness: ApiHarness | undefined;
-let hostile: HostileHarness | undefined;
-afterEach(async () => {
-  await harness?.close();
-  await hostile?.close();
-  harness = undefined;
-  hostile = undefined;
-});
-
-async function start(options: Parameters<typeof startApiHarness>[0] = {}): Promise<ApiHarness> {
-  harness = await startApiHarness(options);
-  return harness;
-}
-
-async function startHostile(
-  handler: HostileHandler,
-  options: Parameters<typeof startHostileHarness>[1] = {},
-): Promise<HostileHarness> {
-  hostile = await startHostileHarness(handler, options);
-  return hostile;
-}
+const { start, startHostile } = closeHarnessesAfterEach();
 
 /** Settles with what `promise` settles with, or 'still pending' after `ms`. */
 async function within<T>(ms: number, promise: Promise<T>): Promise<T | Error | 'still pending'> {

@@ -1,20 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RateLimitPacer } from '../../src/api/rate-limit-pacer.js';
 import { TokenCipher } from '../../src/api/token-cipher.js';
 import { RetryAfterTooLongError } from '../../src/errors.js';
-import {
-  type ApiHarness,
-  type HostileHarness,
-  startApiHarness,
-  startHostileHarness,
-} from '../support/api-harness.js';
+import { type ApiHarness, closeHarnessesAfterEach } from '../support/api-harness.js';
 
-let harness: ApiHarness | undefined;
-afterEach(async () => {
-  await harness?.close();
-  harness = undefined;
-});
+const { start, startHostile } = closeHarnessesAfterEach();
 
 const IDLE_MS = 15 * 60_000; // one HIRESYNC_INCREMENTAL_EVERY between two runs
 
@@ -41,8 +32,7 @@ async function age(h: ApiHarness, key: string, ms: number): Promise<void> {
 
 describe('a learned window after an idle spell', () => {
   it('is not taken from a rise seen by the first request after 15 minutes idle', async () => {
-    harness = await startApiHarness();
-    const h = harness;
+    const h = await start();
     const pacer = pacerOf(h, 'idle-rise');
     // Run 1 (no X-RateLimit-Reset): the allowance ran low, came back once, ran low again; run ends.
     await pacer.observe({ remaining: 99 }, Date.now());
@@ -59,8 +49,7 @@ describe('a learned window after an idle spell', () => {
   });
 
   it('is not taught by a 429 answering the first request after 15 minutes idle', async () => {
-    harness = await startApiHarness();
-    const h = harness;
+    const h = await start();
     const pacer = pacerOf(h, 'idle-429');
     await pacer.observe({ remaining: 50 }, Date.now());
     await pacer.observe({ remaining: 40 }, Date.now());
@@ -72,8 +61,7 @@ describe('a learned window after an idle spell', () => {
   });
 
   it('never makes a spent allowance wait out the idle spell', async () => {
-    harness = await startApiHarness();
-    const h = harness;
+    const h = await start();
     const pacer = new RateLimitPacer({
       redis: h.redis,
       namespace: 'idle-429-consequence',
@@ -103,8 +91,7 @@ describe('a learned window after an idle spell', () => {
 
 describe('a gateway answer without rate headers', () => {
   it('after a 429 releases one probe at a time, not every waiting worker', async () => {
-    harness = await startApiHarness();
-    const h = harness;
+    const h = await start();
     const pacer = pacerOf(h, 'gateway-5xx');
     await pacer.observe({ remaining: 3 }, Date.now());
     await pacer.pause(1, 1_000);
@@ -122,12 +109,6 @@ describe('a gateway answer without rate headers', () => {
 });
 
 describe('rate-limit header forms', () => {
-  let hostile: HostileHarness | undefined;
-  afterEach(async () => {
-    await hostile?.close();
-    hostile = undefined;
-  });
-
   it.each([
     ['once (control: passes)', 1],
     ['twice (Node joins it to "n, n")', 2],
@@ -138,7 +119,7 @@ describe('rate-limit header forms', () => {
       let windowStart = 0;
       let used = 0;
       let tooMany = 0;
-      hostile = await startHostileHarness((req, res, { token }) => {
+      const hostile = await startHostile((req, res, { token }) => {
         if (req.method === 'POST') return token();
         const now = Date.now();
         if (now - windowStart >= 1000) {
@@ -158,7 +139,7 @@ describe('rate-limit header forms', () => {
         res.setHeader('x-ratelimit-remaining', Array(copies).fill(left));
         res.setHeader('content-type', 'application/json');
         if (served < 12)
-          res.setHeader('link', `<${hostile?.url}/v3/jobs?cursor=c${served}>; rel="next"`);
+          res.setHeader('link', `<${hostile.url}/v3/jobs?cursor=c${served}>; rel="next"`);
         res.writeHead(200);
         res.end(JSON.stringify([{ id: 1000 - served }]));
       });
@@ -175,8 +156,7 @@ describe('rate-limit header forms', () => {
   );
 
   it('record the allowance of an answer whose epoch X-RateLimit-Reset comes from a clock a little behind', async () => {
-    harness = await startApiHarness();
-    const h = harness;
+    const h = await start();
     const pacer = pacerOf(h, 'skewed-reset');
     // The API's clock is 30 s behind: its window end (still 20 s ahead in its own time)
     // reads as 10 s in the past here.

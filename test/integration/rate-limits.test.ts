@@ -1,27 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RateLimitPacer } from '../../src/api/rate-limit-pacer.js';
 import { TokenCipher } from '../../src/api/token-cipher.js';
-import {
-  type ApiHarness,
-  type HostileHarness,
-  startApiHarness,
-  startHostileHarness,
-} from '../support/api-harness.js';
+import { type ApiHarness, closeHarnessesAfterEach } from '../support/api-harness.js';
 
-let harness: ApiHarness | undefined;
-let hostile: HostileHarness | undefined;
-afterEach(async () => {
-  await harness?.close();
-  await hostile?.close();
-  harness = undefined;
-  hostile = undefined;
-});
-
-async function start(options: Parameters<typeof startApiHarness>[0] = {}): Promise<ApiHarness> {
-  harness = await startApiHarness(options);
-  return harness;
-}
+const { start, startHostile } = closeHarnessesAfterEach();
 
 /** The shared pacing state of the harness's credentials (fields: src/redis/scripts/pace-observe-2.lua). */
 async function pacingState(h: ApiHarness): Promise<Record<string, string>> {
@@ -137,7 +120,7 @@ describe('rate-limit pacing', () => {
 
   it('takes absurd Limit and Reset values (negative, huge, fractional) without failing or stalling', async () => {
     let served = 0;
-    hostile = await startHostileHarness((req, res, { token }) => {
+    const hostile = await startHostile((req, res, { token }) => {
       if (req.method === 'POST') return token();
       served += 1;
       const headers: Record<string, string> = {
@@ -146,7 +129,7 @@ describe('rate-limit pacing', () => {
         'x-ratelimit-limit': ['-5', '0.5', '1e300'][served % 3] as string,
         'x-ratelimit-reset': ['-1', '1e300', '0.0001'][served % 3] as string,
       };
-      if (served < 6) headers.link = `<${hostile?.url}/v3/jobs?cursor=c${served}>; rel="next"`;
+      if (served < 6) headers.link = `<${hostile.url}/v3/jobs?cursor=c${served}>; rel="next"`;
       res.writeHead(200, headers);
       res.end(JSON.stringify([{ id: 1000 - served }]));
     });

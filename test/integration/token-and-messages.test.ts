@@ -3,25 +3,21 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import got from 'got';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { TokenCipher } from '../../src/api/token-cipher.js';
 import { TokenProvider } from '../../src/api/token-provider.js';
 import { RedisTokenStore } from '../../src/api/token-store.js';
 import type { AuthConfig } from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { redactSecrets, Secret } from '../../src/secret.js';
-import { type HostileHarness, SIM_SECRET, startHostileHarness } from '../support/api-harness.js';
+import { closeHarnessesAfterEach, SIM_SECRET } from '../support/api-harness.js';
 import { captureLogger } from '../support/capture-logger.js';
 
-let hostile: HostileHarness | undefined;
-afterEach(async () => {
-  await hostile?.close();
-  hostile = undefined;
-});
+const { startHostile } = closeHarnessesAfterEach();
 
 describe('messages that name the right cause', () => {
   it('blame a 404 from the token endpoint on HIRESYNC_AUTH_URL, not on the credentials', async () => {
-    hostile = await startHostileHarness((_req, res) => {
+    const hostile = await startHostile((_req, res) => {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ message: 'Not Found' }));
     });
@@ -31,7 +27,7 @@ describe('messages that name the right cause', () => {
   });
 
   it('name per_page and the filters, not the jobs status alone, for a 422 on another list', async () => {
-    hostile = await startHostileHarness((req, res, { token }) => {
+    const hostile = await startHostile((req, res, { token }) => {
       if (req.method === 'POST') return token();
       res.writeHead(422, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ message: 'Unprocessable', errors: ['bad parameter'] }));
@@ -45,7 +41,7 @@ describe('messages that name the right cause', () => {
 
 describe('secrets echoed in long error texts', () => {
   it('are redacted before the text is cut, so no prefix of a secret shows (error body)', async () => {
-    hostile = await startHostileHarness((req, res, { token }) => {
+    const hostile = await startHostile((req, res, { token }) => {
       if (req.method === 'POST') return token();
       res.writeHead(400, { 'content-type': 'text/plain' });
       res.end(`${'x'.repeat(290)}${SIM_SECRET} and token hostile-token-1`);
@@ -56,7 +52,7 @@ describe('secrets echoed in long error texts', () => {
   });
 
   it('are redacted before the text is cut, so no prefix of a token shows (non-JSON 200)', async () => {
-    hostile = await startHostileHarness((req, res, { token }) => {
+    const hostile = await startHostile((req, res, { token }) => {
       if (req.method === 'POST') return token();
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end(`<html>${'y'.repeat(44)}hostile-token-1</html>`);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import { inject } from 'vitest';
+import { afterEach, inject } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
 import { firstPageUrl } from '../../src/api/api-page-source.js';
 import { createApiClient } from '../../src/api/create-api-client.js';
@@ -23,6 +23,46 @@ export interface ApiHarnessOptions {
   mode?: 'client_credentials' | 'api_key';
 }
 
+/** Config, Redis and a private key prefix for clients of an API at `baseUrl`, and a page walk. */
+function clientKit(
+  baseUrl: string,
+  authUrl: string,
+  options: { mode?: 'client_credentials' | 'api_key'; env?: Record<string, string | undefined> },
+) {
+  const creds =
+    options.mode === 'api_key'
+      ? { HIRESYNC_API_KEY: SIM_API_KEY }
+      : {
+          HIRESYNC_AUTH_URL: authUrl,
+          HIRESYNC_CLIENT_ID: 'demo-client',
+          HIRESYNC_CLIENT_SECRET: SIM_SECRET,
+        };
+  const config = loadConfig({
+    HIRESYNC_BASE_URL: baseUrl,
+    DATABASE_URL: inject('databaseUrl'),
+    REDIS_URL: inject('redisUrl'),
+    HIRESYNC_RATE_LIMIT_WINDOW: '10s',
+    ...creds,
+    ...options.env,
+  });
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const prefix = `test-${randomUUID()}`;
+  const log = captureLogger();
+  const client = (o: { logger?: ReturnType<typeof captureLogger>['logger'] } = {}) =>
+    createApiClient({ config: config.api, redis, logger: o.logger ?? log.logger, prefix });
+  const walk = async (resource: ResourceName, c: ApiClient, signal?: AbortSignal) => {
+    const pages: Page[] = [];
+    for await (const page of fetchPages({
+      client: c,
+      startUrl: firstPageUrl(config.api, declarationOf(BUILT_IN_RESOURCES, resource)),
+      signal,
+    }))
+      pages.push(page);
+    return pages;
+  };
+  return { config, redis, prefix, log, client, walk };
+}
+
 /** A simulator, a config pointing at it, a Redis connection with a private key prefix, and clients. */
 export interface ApiHarness {
   sim: ApiSimulator;
@@ -41,36 +81,15 @@ export async function startApiHarness(options: ApiHarnessOptions = {}): Promise<
     apiKeys: [SIM_API_KEY],
     ...options.simulator,
   });
-  const creds =
-    options.mode === 'api_key'
-      ? { HIRESYNC_API_KEY: SIM_API_KEY }
-      : {
-          HIRESYNC_AUTH_URL: sim.authUrl,
-          HIRESYNC_CLIENT_ID: 'demo-client',
-          HIRESYNC_CLIENT_SECRET: SIM_SECRET,
-        };
-  const config = loadConfig({
-    HIRESYNC_BASE_URL: sim.url,
-    DATABASE_URL: inject('databaseUrl'),
-    REDIS_URL: inject('redisUrl'),
-    HIRESYNC_RATE_LIMIT_WINDOW: '10s',
-    ...creds,
-    ...options.env,
-  });
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
-  const prefix = `test-${randomUUID()}`;
-  const log = captureLogger();
-  const client = (o: { logger?: ReturnType<typeof captureLogger>['logger'] } = {}) =>
-    createApiClient({ config: config.api, redis, logger: o.logger ?? log.logger, prefix });
-  const walk = async (resource: ResourceName, c = client()) => {
-    const pages: Page[] = [];
-    for await (const page of fetchPages({
-      client: c,
-      startUrl: firstPageUrl(config.api, declarationOf(BUILT_IN_RESOURCES, resource)),
-    }))
-      pages.push(page);
-    return pages;
-  };
+  const {
+    config,
+    redis,
+    prefix,
+    log,
+    client,
+    walk: walkWith,
+  } = clientKit(sim.url, sim.authUrl, options);
+  const walk = (resource: ResourceName, c = client()) => walkWith(resource, c);
   return {
     sim,
     config,
@@ -134,26 +153,7 @@ export async function startHostileHarness(
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const creds =
-    options.mode === 'api_key'
-      ? { HIRESYNC_API_KEY: SIM_API_KEY }
-      : {
-          HIRESYNC_AUTH_URL: `${url}/oauth`,
-          HIRESYNC_CLIENT_ID: 'demo-client',
-          HIRESYNC_CLIENT_SECRET: SIM_SECRET,
-        };
-  const config = loadConfig({
-    HIRESYNC_BASE_URL: url,
-    DATABASE_URL: inject('databaseUrl'),
-    REDIS_URL: inject('redisUrl'),
-    HIRESYNC_RATE_LIMIT_WINDOW: '10s',
-    ...creds,
-    ...options.env,
-  });
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
-  const prefix = `test-${randomUUID()}`;
-  const log = captureLogger();
-  const client = () => createApiClient({ config: config.api, redis, logger: log.logger, prefix });
+  const { config, redis, prefix, log, client, walk } = clientKit(url, `${url}/oauth`, options);
   return {
     url,
     config,
@@ -161,22 +161,42 @@ export async function startHostileHarness(
     prefix,
     log,
     requests,
-    client,
-    walk: async (resource, signal) => {
-      const pages: Page[] = [];
-      for await (const page of fetchPages({
-        client: client(),
-        startUrl: firstPageUrl(config.api, declarationOf(BUILT_IN_RESOURCES, resource)),
-        signal,
-      }))
-        pages.push(page);
-      return pages;
-    },
+    client: () => client(),
+    walk: (resource, signal) => walk(resource, client(), signal),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await deletePrefix(redis, prefix);
       redis.disconnect();
+    },
+  };
+}
+
+/**
+ * Starts harnesses that are closed after each test of the file. Call once at
+ * the top of a test file.
+ */
+export function closeHarnessesAfterEach(): {
+  start: (options?: Parameters<typeof startApiHarness>[0]) => Promise<ApiHarness>;
+  startHostile: (
+    handler: HostileHandler,
+    options?: Parameters<typeof startHostileHarness>[1],
+  ) => Promise<HostileHarness>;
+} {
+  const open: Array<{ close: () => Promise<void> }> = [];
+  afterEach(async () => {
+    for (const harness of open.splice(0)) await harness.close();
+  });
+  return {
+    start: async (options = {}) => {
+      const harness = await startApiHarness(options);
+      open.push(harness);
+      return harness;
+    },
+    startHostile: async (handler, options = {}) => {
+      const harness = await startHostileHarness(handler, options);
+      open.push(harness);
+      return harness;
     },
   };
 }

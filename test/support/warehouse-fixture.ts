@@ -1,0 +1,70 @@
+import { type Kysely, sql } from 'kysely';
+import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
+import type { StoredResource } from '../../src/warehouse/page-statement.js';
+import type { Database } from '../../src/warehouse/schema.js';
+import { writePage } from '../../src/warehouse/write-page.js';
+import { createTestDatabase, type TestDatabase } from './databases.js';
+
+/** A database of the file's own whose tables are emptied before each test, and helpers on it. */
+export interface EmptyWarehouse {
+  readonly db: Kysely<Database>;
+  readonly url: string;
+  /** Writes a page given as its body text (records parsed from it, under `recordsKey` if any). */
+  writeBody(
+    resource: StoredResource,
+    body: string,
+    runId: string,
+    pageNumber?: number,
+    recordsKey?: string,
+  ): ReturnType<typeof writePage>;
+  /** Ids of a table's soft-deleted rows, ascending. */
+  deletedIds(table: 'tracking_links' | 'jobs'): Promise<string[]>;
+}
+
+/**
+ * Registers the hooks of a test file whose tests each start from empty tables
+ * (sweeps and guards count a whole table). Call once at the top of the file.
+ */
+export function useEmptyWarehouse(): EmptyWarehouse {
+  let t: TestDatabase | undefined;
+  beforeAll(async () => {
+    t = await createTestDatabase(inject('databaseUrl'));
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+  beforeEach(async () => {
+    await sql`truncate tracking_links, job_boards, referrers, sources, jobs, job_posts, rejected_records, sync_runs`.execute(
+      warehouse.db,
+    );
+  });
+  const database = (): TestDatabase => {
+    if (!t) throw new Error('the test database is not ready (used outside a test?)');
+    return t;
+  };
+  const warehouse: EmptyWarehouse = {
+    get db() {
+      return database().db;
+    },
+    get url() {
+      return database().url;
+    },
+    writeBody(resource, body, runId, pageNumber = 1, recordsKey) {
+      const parsed = JSON.parse(body) as unknown;
+      const records = (
+        recordsKey === undefined ? parsed : (parsed as Record<string, unknown>)[recordsKey]
+      ) as unknown[];
+      return writePage(database().db, { resource, runId, pageNumber, body, records, recordsKey });
+    },
+    async deletedIds(table) {
+      const rows = await database()
+        .db.selectFrom(table)
+        .select('id')
+        .where('deleted_at', 'is not', null)
+        .orderBy('id')
+        .execute();
+      return rows.map((r) => r.id);
+    },
+  };
+  return warehouse;
+}
