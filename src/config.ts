@@ -2,8 +2,9 @@ import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
+import { parseSecretKeys, SecretBox } from './accounts/secret-box.js';
 import { RESOURCE_NAMES } from './resources/index.js';
-import { Secret } from './secret.js';
+import { registerSecret, Secret } from './secret.js';
 import type { ResourceName } from './sync/ports.js';
 
 export { RESOURCE_NAMES } from './resources/index.js';
@@ -61,6 +62,11 @@ export interface StatusConfig extends DatabaseConfig {
   redisUrl: string;
   /** Prefix of every Redis key (queue, checkpoints, tokens, pacing). Default `hiresync`. */
   redisPrefix: string;
+  /**
+   * `HIRESYNC_SECRET_KEY`: seals and opens the credentials of registered
+   * accounts; undefined when the variable is unset (only `default` can run).
+   */
+  secretBox: SecretBox | undefined;
 }
 
 export interface Config extends StatusConfig {
@@ -82,6 +88,8 @@ export interface Config extends StatusConfig {
   /** `HIRESYNC_UPDATED_LOOKBACK`: subtracted from the last successful run's start. Default 5 min. */
   updatedLookbackMs: number;
   resources: readonly ResourceName[];
+  /** `HIRESYNC_CONCURRENCY`: runs one worker process runs at once. Default 4. */
+  concurrency: number;
   incrementalEveryMs: number;
   fullCron: string;
   httpPort: number;
@@ -281,8 +289,24 @@ const databaseFields = {
     .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
 };
 
+/** `HIRESYNC_SECRET_KEY`: comma-separated 32-byte keys; never quoted in a problem. */
+const secretKeys = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    if (text === undefined || text.trim() === '') return undefined;
+    const parsed = parseSecretKeys(text);
+    if ('problem' in parsed) {
+      ctx.addIssue({ code: 'custom', message: parsed.problem });
+      return z.NEVER;
+    }
+    for (const item of text.split(',')) registerSecret(item.trim(), { pinned: true });
+    return new SecretBox(parsed.keys);
+  });
+
 const statusFields = {
   ...databaseFields,
+  HIRESYNC_SECRET_KEY: secretKeys,
   REDIS_URL: connectionUrl(['redis:', 'rediss:']),
   HIRESYNC_REDIS_PREFIX: z
     .string()
@@ -332,6 +356,7 @@ const fullFields = {
       { message: 'is not a valid cron pattern (five fields, e.g. "0 3 * * *")' },
     ),
   HIRESYNC_HTTP_PORT: integer(9464, 0, 65535),
+  HIRESYNC_CONCURRENCY: integer(4, 1, 256),
   HIRESYNC_RATE_LIMIT_WINDOW: durationMs('10s', 100, 86_400_000),
   HIRESYNC_RATE_LIMIT_RESERVE: integer(0, 0, 1000),
   HIRESYNC_HTTP_TIMEOUT: durationMs('30s', 100, 3_600_000),
@@ -382,6 +407,7 @@ export function loadStatusConfig(env: Env): StatusConfig {
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
+    secretBox: v.HIRESYNC_SECRET_KEY,
     logLevel: v.LOG_LEVEL,
   });
 }
@@ -473,6 +499,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_N
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
+    secretBox: v.HIRESYNC_SECRET_KEY,
     logLevel: v.LOG_LEVEL,
     runAttempts: v.HIRESYNC_RUN_ATTEMPTS,
     runBackoffMs: v.HIRESYNC_RUN_BACKOFF,
@@ -495,6 +522,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_N
     updatedFilter: v.HIRESYNC_UPDATED_FILTER,
     updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,
     resources: Object.freeze(v.HIRESYNC_RESOURCES),
+    concurrency: v.HIRESYNC_CONCURRENCY,
     incrementalEveryMs: v.HIRESYNC_INCREMENTAL_EVERY,
     fullCron: v.HIRESYNC_FULL_CRON,
     httpPort: v.HIRESYNC_HTTP_PORT,

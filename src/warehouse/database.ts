@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -24,7 +24,41 @@ export interface DatabaseOptions {
   applicationName?: string;
 }
 
-/** A Kysely instance over a pg pool. Call `destroy()` to close it. */
+/** The schema of the environment's account (`default`): its tables stay where they always were. */
+export const PUBLIC_SCHEMA = 'public';
+
+/** Schema names hiresync creates: account names (see src/accounts/account.ts), `public`, `hiresync`, `all_accounts`. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The pool behind a root instance, and the instance of each schema made over it. */
+const pools = new WeakMap<Kysely<Database>, { pool: pg.Pool; schemas: Map<string, Kysely<Database>> }>();
+
+/**
+ * A Kysely instance over `pool` whose every statement runs with
+ * `search_path` set to `schema` alone: each connection it takes from the pool
+ * is pointed at the schema first. The warehouse's statements name tables
+ * without a schema, so the same code writes `public` for the `default`
+ * account and an account's own schema for the others; a table the schema
+ * lacks is an error, never another account's table.
+ */
+function overSchema(pool: pg.Pool, schema: string): Kysely<Database> {
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`not a schema name: ${JSON.stringify(schema)}`);
+  const setPath = CompiledQuery.raw(`set search_path to "${schema}"`);
+  return new Kysely<Database>({
+    dialect: new PostgresDialect({
+      pool,
+      onReserveConnection: async (connection) => {
+        await connection.executeQuery(setPath);
+      },
+    }),
+  });
+}
+
+/**
+ * A Kysely instance over a pg pool, whose statements run in schema `public`.
+ * {@link inSchema} gives instances over the same pool for other schemas. Call
+ * `destroy()` on this instance (never on those) to close the pool.
+ */
 export function createDatabase(
   connectionString: string,
   options: DatabaseOptions = {},
@@ -44,5 +78,29 @@ export function createDatabase(
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = overSchema(pool, PUBLIC_SCHEMA);
+  pools.set(db, { pool, schemas: new Map([[PUBLIC_SCHEMA, db]]) });
+  return db;
+}
+
+/**
+ * The instance of `schema` over the pool of `db` (an instance made by
+ * {@link createDatabase}): the same connections, whatever the number of
+ * schemas. Made once per schema and kept.
+ */
+export function inSchema(db: Kysely<Database>, schema: string): Kysely<Database> {
+  const root = pools.get(db);
+  if (!root) throw new Error('inSchema needs an instance made by createDatabase');
+  let scoped = root.schemas.get(schema);
+  if (!scoped) {
+    scoped = overSchema(root.pool, schema);
+    root.schemas.set(schema, scoped);
+    pools.set(scoped, root);
+  }
+  return scoped;
+}
+
+/** How many connections the pool of `db` holds now (idle or in use): the bench's figure. */
+export function poolSize(db: Kysely<Database>): number {
+  return pools.get(db)?.pool.totalCount ?? 0;
 }
