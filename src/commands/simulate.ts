@@ -1,6 +1,10 @@
 import { isLoopbackHost } from '../config.js';
 import { UsageError } from '../errors.js';
-import { ApiSimulator, type SimulatorOptions } from '../simulator/api-simulator.js';
+import {
+  ApiSimulator,
+  type SimulatorOptions,
+  simulatedAccounts,
+} from '../simulator/api-simulator.js';
 import { defineCommand, EXIT } from './command.js';
 import { intOption, parseRateLimit, probabilityOption } from './number-options.js';
 import type { OptionTable } from './options.js';
@@ -95,6 +99,19 @@ export const options = {
     description: 'version 1/2 key for the transition endpoint',
     default: 'demo-api-key',
   },
+  accounts: {
+    type: 'string',
+    value: 'N',
+    description:
+      'serve N more accounts acct001.. (client id acct001-client, secret acct001-secret, key acct001-api-key), each with its own data and rate limit',
+    default: '0',
+  },
+  'account-records': {
+    type: 'string',
+    value: 'N',
+    description: 'records per resource of each --accounts account',
+    default: '20',
+  },
 } as const satisfies OptionTable;
 
 /** `hiresync simulate`: serves the built-in API simulator until SIGINT/SIGTERM. */
@@ -116,6 +133,8 @@ export const simulate = defineCommand({
       const text = values[name];
       return text === undefined ? records : intOption(name, text);
     };
+    const flatTrackingLinks = values.flat ?? false;
+    const malformedEvery = intOption('malformed-every', values['malformed-every']);
     const simulatorOptions: SimulatorOptions = {
       host: host === 'localhost' ? '127.0.0.1' : host,
       port: intOption('port', values.port),
@@ -126,8 +145,8 @@ export const simulate = defineCommand({
           tracking_links: count('tracking-links'),
         },
         seed: intOption('seed', values.seed),
-        flatTrackingLinks: values.flat ?? false,
-        malformedEvery: intOption('malformed-every', values['malformed-every']),
+        flatTrackingLinks,
+        malformedEvery,
       },
       rateLimit:
         values['rate-limit'] === undefined ? undefined : parseRateLimit(values['rate-limit']),
@@ -142,11 +161,21 @@ export const simulate = defineCommand({
       clientSecrets: [values['client-secret']],
       apiKeys: [values['api-key']],
     };
+    const accounts = simulatedAccounts(intOption('accounts', values.accounts), {
+      records: intOption('account-records', values['account-records']),
+      dataset: { flatTrackingLinks, malformedEvery },
+    });
+    if (accounts.length > 0) simulatorOptions.accounts = accounts;
     const sim = await ApiSimulator.start(simulatorOptions);
+    const accountLines = accounts.map(
+      (a) =>
+        `  account ${a.name}: HIRESYNC_CLIENT_ID=${a.clientId}  (secret: ${a.clientSecrets?.join(', ')}; api key: ${a.apiKeys?.join(', ')})\n`,
+    );
     stdout.write(
       `hiresync simulator listening on ${sim.url}\n` +
         `  HIRESYNC_BASE_URL=${sim.url}\n  HIRESYNC_AUTH_URL=${sim.authUrl}\n` +
         `  HIRESYNC_CLIENT_ID=${simulatorOptions.clientId}  (secret: the --client-secret given, default demo-secret)\n` +
+        accountLines.join('') +
         'Stop with Ctrl-C.\n',
     );
     await new Promise<void>((resolve) => {

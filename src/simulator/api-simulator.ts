@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
+import { BUILT_IN_RESOURCES } from '../resources/index.js';
 import { CursorCodec } from './cursor-codec.js';
 import { Dataset, type DatasetOptions, mix, type SimResource } from './dataset.js';
 
@@ -39,6 +40,84 @@ export interface RandomFaults {
   seed?: number;
 }
 
+/** A fixed window of `limit` list requests per `windowMs`. */
+export interface RateLimit {
+  limit: number;
+  windowMs: number;
+}
+
+/**
+ * A customer account the simulator serves beside the default one (the
+ * top-level options), as the real API serves many customers: credentials,
+ * data and rate budget of its own. A token minted for it reads only its data.
+ */
+export interface SimulatedAccount {
+  /** Unique among the accounts; `default` names the top-level options' account. */
+  name: string;
+  /** Client id of the client credentials grant; none: that grant is refused for the account. */
+  clientId?: string;
+  /** Valid client secrets of `clientId` (several during a rotation). Required with `clientId`. */
+  clientSecrets?: string[];
+  /** Valid version 1/2 API keys for the transition endpoint. Default none. */
+  apiKeys?: string[];
+  /** Its data. Default a dataset of default options (seed 1, 250 records each, as the default account's). */
+  dataset?: Dataset | DatasetOptions;
+  /**
+   * Its fixed window, counted for this account alone. Default (undefined) the
+   * top-level `rateLimit`, also counted for this account alone; null: none.
+   */
+  rateLimit?: RateLimit | null;
+  /** `sub` values whose users are not site administrators (lists answer 403). Default none. */
+  nonAdminSubs?: string[];
+  /** Lists answer 403 to every token of the account. Default false; see {@link ApiSimulator.setForbidden}. */
+  forbidden?: boolean;
+}
+
+/** Name of the account the top-level options describe. */
+export const DEFAULT_ACCOUNT = 'default';
+
+/** Options of {@link simulatedAccounts}. */
+export interface SimulatedAccountsOptions {
+  /** Records per resource of each account. Default 20. */
+  records?: number;
+  /** Records of some resources, overriding `records`. */
+  counts?: Partial<Record<SimResource, number>>;
+  /** Each account's own window; default the top-level `rateLimit`, null: none. */
+  rateLimit?: RateLimit | null;
+  /** Other dataset options every account shares (flat tracking links, resources, …). */
+  dataset?: Omit<DatasetOptions, 'counts' | 'seed' | 'idOffset'>;
+}
+
+/**
+ * `n` accounts, the same on every call: `acct001`, `acct002`, … with client
+ * id `acct001-client`, secret `acct001-secret` and API key `acct001-api-key`;
+ * account i's data has seed 100 + i and ids 10^6·i above the default
+ * account's (distinct while each account holds under 142,857 records per
+ * resource and i < 1000).
+ */
+export function simulatedAccounts(
+  n: number,
+  options: SimulatedAccountsOptions = {},
+): SimulatedAccount[] {
+  const records = options.records ?? 20;
+  return Array.from({ length: n }, (_, k) => {
+    const i = k + 1;
+    const name = `acct${String(i).padStart(3, '0')}`;
+    const counts: Record<SimResource, number> = {};
+    for (const resource of (options.dataset?.resources ?? BUILT_IN_RESOURCES).keys())
+      counts[resource] = options.counts?.[resource] ?? records;
+    const account: SimulatedAccount = {
+      name,
+      clientId: `${name}-client`,
+      clientSecrets: [`${name}-secret`],
+      apiKeys: [`${name}-api-key`],
+      dataset: { ...options.dataset, counts, seed: 100 + i, idOffset: (i % 1000) * 1_000_000 },
+    };
+    if (options.rateLimit !== undefined) account.rateLimit = options.rateLimit;
+    return account;
+  });
+}
+
 /** Options of {@link ApiSimulator.start}. */
 export interface SimulatorOptions {
   /** Loopback address to listen on. Default 127.0.0.1. */
@@ -60,8 +139,12 @@ export interface SimulatorOptions {
   expiresField?: 'expires_in' | 'expires_at';
   /** Minting a token revokes the previous ones of the same credentials. Default false. */
   revokePreviousToken?: boolean;
-  /** Fixed-window rate limit on list requests; none when undefined. */
-  rateLimit?: { limit: number; windowMs: number } | undefined;
+  /**
+   * Fixed-window rate limit on list requests; none when undefined. Each
+   * account counts its own window (a request whose token the simulator never
+   * issued counts against the default account's).
+   */
+  rateLimit?: RateLimit | undefined;
   /**
    * Send `X-RateLimit-Limit` and `X-RateLimit-Reset` (seconds until the window
    * resets, to the millisecond) beside `X-RateLimit-Remaining` on every list
@@ -91,6 +174,12 @@ export interface SimulatorOptions {
    */
   cachePages?: boolean;
   randomFaults?: RandomFaults;
+  /**
+   * More accounts, served beside the default one the options above describe
+   * (see {@link simulatedAccounts}). Names, client ids and API keys must be
+   * unique across all accounts.
+   */
+  accounts?: SimulatedAccount[];
 }
 
 /** What the simulator has seen and done, for assertions and benchmark figures. */
@@ -107,7 +196,33 @@ export interface SimulatorStats {
   receivedTargets: string[];
 }
 
+/** What one account has seen: its share of {@link SimulatorStats}. */
+export interface AccountStats {
+  listRequests: number;
+  byStatus: Record<string, number>;
+  tokensIssued: number;
+  /** List requests answered 429. */
+  rateLimited: number;
+}
+
+/** An account as the simulator runs it. */
+interface AccountState {
+  readonly name: string;
+  readonly clientId: string | undefined;
+  readonly clientSecrets: readonly string[];
+  readonly apiKeys: readonly string[];
+  readonly dataset: Dataset;
+  readonly rateLimit: RateLimit | undefined;
+  readonly nonAdminSubs: readonly string[];
+  forbidden: boolean;
+  window: { start: number; count: number };
+  /** Faults for this account's next list requests, before the shared ones. */
+  readonly faults: Fault[];
+  readonly stats: AccountStats;
+}
+
 interface IssuedToken {
+  account: AccountState;
   owner: string;
   sub: string | undefined;
   expiresAt: number;
@@ -234,13 +349,32 @@ export class ApiSimulator {
   /** Retry-After (seconds) of the 429s queued for the next token requests. */
   readonly #tokenRateLimits: number[] = [];
   readonly #pageCache = new Map<string, { text: string; lastIndex: number; hasMore: boolean }>();
-  #window = { start: 0, count: 0 };
+  /** Every account by name, the default one first. */
+  readonly #accounts = new Map<string, AccountState>();
+  readonly #byClientId = new Map<string, AccountState>();
+  readonly #byApiKey = new Map<string, AccountState>();
+  readonly #default: AccountState;
+  /** List paths of the resources any account's dataset declares. */
+  readonly #listPaths = new Map<string, SimResource>();
   #random: number;
 
   private constructor(options: SimulatorOptions) {
     this.#options = options;
-    this.dataset =
-      options.dataset instanceof Dataset ? options.dataset : new Dataset(options.dataset);
+    this.#default = this.#addAccount({
+      name: DEFAULT_ACCOUNT,
+      clientId: options.clientId ?? 'demo-client',
+      clientSecrets: options.clientSecrets ?? ['demo-secret'],
+      apiKeys: options.apiKeys ?? ['demo-api-key'],
+      ...(options.dataset === undefined ? {} : { dataset: options.dataset }),
+      rateLimit: options.rateLimit ?? null,
+      nonAdminSubs: options.nonAdminSubs ?? [],
+    });
+    this.dataset = this.#default.dataset;
+    for (const account of options.accounts ?? []) {
+      if (account.name === DEFAULT_ACCOUNT)
+        throw new Error(`account name ${DEFAULT_ACCOUNT} is the top-level options' account`);
+      this.#addAccount(account);
+    }
     this.#random = options.randomFaults?.seed ?? 7;
     this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((error: unknown) => {
@@ -250,6 +384,93 @@ export class ApiSimulator {
       });
     });
     this.#server.keepAliveTimeout = 30_000;
+  }
+
+  /** Registers an account; throws on a name, client id or API key already taken. */
+  #addAccount(account: SimulatedAccount): AccountState {
+    const { name } = account;
+    if (!name) throw new Error('a simulated account needs a name');
+    if (this.#accounts.has(name)) throw new Error(`two simulated accounts are named ${name}`);
+    if (account.clientId !== undefined && !account.clientSecrets)
+      throw new Error(`simulated account ${name} has a client id but no client secret`);
+    const dataset =
+      account.dataset instanceof Dataset ? account.dataset : new Dataset(account.dataset);
+    const state: AccountState = {
+      name,
+      clientId: account.clientId,
+      clientSecrets: account.clientSecrets ?? [],
+      apiKeys: account.apiKeys ?? [],
+      dataset,
+      rateLimit:
+        account.rateLimit === undefined
+          ? this.#options.rateLimit
+          : (account.rateLimit ?? undefined),
+      nonAdminSubs: account.nonAdminSubs ?? [],
+      forbidden: account.forbidden ?? false,
+      window: { start: 0, count: 0 },
+      faults: [],
+      stats: { listRequests: 0, byStatus: {}, tokensIssued: 0, rateLimited: 0 },
+    };
+    if (state.clientId !== undefined) {
+      const holder = this.#byClientId.get(state.clientId);
+      if (holder)
+        throw new Error(
+          `simulated accounts ${holder.name} and ${name} share client id ${state.clientId}`,
+        );
+      this.#byClientId.set(state.clientId, state);
+    }
+    for (const key of state.apiKeys) {
+      const holder = this.#byApiKey.get(key);
+      if (holder) throw new Error(`simulated accounts ${holder.name} and ${name} share an API key`);
+      this.#byApiKey.set(key, state);
+    }
+    // Paths as a deployment would configure them; the default account's come first.
+    const paths = { trackingLinksPath: this.#options.trackingLinksPath ?? '/v3/tracking_links' };
+    for (const declaration of dataset.resources.values()) {
+      const path = declaration.path(paths);
+      if (!this.#listPaths.has(path)) this.#listPaths.set(path, declaration.name);
+    }
+    this.#accounts.set(name, state);
+    return state;
+  }
+
+  #account(name: string): AccountState {
+    const account = this.#accounts.get(name);
+    if (!account) throw new Error(`the simulator serves no account ${name}`);
+    return account;
+  }
+
+  /** Names of the accounts served: `default` (the top-level options) first, then `accounts` in order. */
+  get accountNames(): string[] {
+    return [...this.#accounts.keys()];
+  }
+
+  /** The data of account `name` (`default`: the same as {@link ApiSimulator.dataset}), to grow, touch or remove records. */
+  datasetOf(name: string): Dataset {
+    return this.#account(name).dataset;
+  }
+
+  /** What account `name` has seen; a live object, also counted in {@link ApiSimulator.stats}. */
+  statsOf(name: string): Readonly<AccountStats> {
+    return this.#account(name).stats;
+  }
+
+  /**
+   * Revokes every token issued so far to account `name`, or to every account
+   * when none is named: the next list request with one gets 401.
+   */
+  revokeTokens(name?: string): void {
+    const account = name === undefined ? undefined : this.#account(name);
+    for (const token of this.#tokens.values())
+      if (account === undefined || token.account === account) token.revoked = true;
+  }
+
+  /**
+   * Makes account `name`'s lists answer 403 to every token (as when its
+   * authorizing user loses site administrator rights), or serve again.
+   */
+  setForbidden(name: string, forbidden = true): void {
+    this.#account(name).forbidden = forbidden;
   }
 
   /** Starts a simulator listening on loopback. */
@@ -267,9 +488,13 @@ export class ApiSimulator {
     return sim;
   }
 
-  /** Queues a fault for the next `times` list requests. */
-  inject(fault: Fault, times = 1): void {
-    for (let i = 0; i < times; i += 1) this.#faults.push(fault);
+  /**
+   * Queues a fault for the next `times` list requests, or for the next `times`
+   * of account `account` (its own faults come before the shared ones).
+   */
+  inject(fault: Fault, times = 1, account?: string): void {
+    const queue = account === undefined ? this.#faults : this.#account(account).faults;
+    for (let i = 0; i < times; i += 1) queue.push(fault);
   }
 
   /**
@@ -280,9 +505,11 @@ export class ApiSimulator {
     for (let i = 0; i < times; i += 1) this.#tokenRateLimits.push(retryAfterS);
   }
 
-  /** Makes every token issued so far expire now. */
-  expireTokens(): void {
-    for (const token of this.#tokens.values()) token.expiresAt = 0;
+  /** Makes every token issued so far (to account `name` when given) expire now. */
+  expireTokens(name?: string): void {
+    const account = name === undefined ? undefined : this.#account(name);
+    for (const token of this.#tokens.values())
+      if (account === undefined || token.account === account) token.expiresAt = 0;
   }
 
   /** Invalidates every cursor handed out so far (as a deploy of the real service may). */
@@ -295,8 +522,9 @@ export class ApiSimulator {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
-  #count(status: number): void {
+  #count(status: number, account: AccountState): void {
     this.stats.byStatus[status] = (this.stats.byStatus[status] ?? 0) + 1;
+    account.stats.byStatus[status] = (account.stats.byStatus[status] ?? 0) + 1;
   }
 
   #fault(kind: string): void {
@@ -309,14 +537,10 @@ export class ApiSimulator {
     return this.#random / 0x1_0000_0000 < probability;
   }
 
-  /** List paths of the resources the dataset declares, as a deployment would configure them. */
-  #listPaths(): Record<string, SimResource> {
-    const paths = { trackingLinksPath: this.#options.trackingLinksPath ?? '/v3/tracking_links' };
-    const out: Record<string, SimResource> = {};
-    for (const declaration of this.dataset.resources.values()) {
-      out[declaration.path(paths)] = declaration.name;
-    }
-    return out;
+  /** The token a request presents, if the simulator issued it (expired or revoked included). */
+  #presentedToken(req: IncomingMessage): IssuedToken | undefined {
+    const auth = req.headers.authorization;
+    return auth?.startsWith('Bearer ') ? this.#tokens.get(auth.slice(7)) : undefined;
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -335,24 +559,31 @@ export class ApiSimulator {
     if (req.method === 'POST' && url.pathname === authPath)
       return this.#clientCredentials(req, res);
     if (req.method === 'POST' && url.pathname === '/auth/token') return this.#transition(req, res);
-    const resource = this.#listPaths()[url.pathname];
-    if (req.method === 'GET' && resource) {
-      const status = await this.#list(req, res, resource, url, target);
-      this.#count(status);
+    const resource = this.#listPaths.get(url.pathname);
+    // A request counts against the account of its token; an unknown token against the default's.
+    const account = this.#presentedToken(req)?.account ?? this.#default;
+    if (req.method === 'GET' && resource && account.dataset.resources.has(resource)) {
+      const status = await this.#list(req, res, resource, url, target, account);
+      this.#count(status, account);
       return;
     }
     json(res, 404, { message: 'Not Found' });
   }
 
-  #issue(owner: string, sub: string | undefined): { token: string; expiresAt: number } {
+  #issue(
+    account: AccountState,
+    owner: string,
+    sub: string | undefined,
+  ): { token: string; expiresAt: number } {
     if (this.#options.revokePreviousToken) {
       for (const t of this.#tokens.values())
         if (t.owner === owner && t.sub === sub) t.revoked = true;
     }
     const token = randomBytes(24).toString('base64url');
     const expiresAt = Date.now() + (this.#options.tokenTtlSeconds ?? 3600) * 1000;
-    this.#tokens.set(token, { owner, sub, expiresAt, revoked: false });
+    this.#tokens.set(token, { account, owner, sub, expiresAt, revoked: false });
     this.stats.tokensIssued += 1;
+    account.stats.tokensIssued += 1;
     return { token, expiresAt };
   }
 
@@ -360,10 +591,8 @@ export class ApiSimulator {
     const body = new URLSearchParams(await readBody(req));
     const creds = basicCredentials(req);
     const [id, secret] = creds ?? ['', ''];
-    if (
-      id !== (this.#options.clientId ?? 'demo-client') ||
-      !(this.#options.clientSecrets ?? ['demo-secret']).includes(secret)
-    ) {
+    const account = this.#byClientId.get(id);
+    if (!account?.clientSecrets.includes(secret)) {
       return json(res, 401, {
         error: 'invalid_client',
         error_description: 'Client authentication failed',
@@ -385,7 +614,7 @@ export class ApiSimulator {
         error_description: 'sub must be a numeric user id',
       });
     }
-    const { token, expiresAt } = this.#issue(`client:${id}`, sub);
+    const { token, expiresAt } = this.#issue(account, `client:${id}`, sub);
     const ttl = this.#options.tokenTtlSeconds ?? 3600;
     const lifetime =
       this.#options.statedTokenLifetime ??
@@ -398,10 +627,11 @@ export class ApiSimulator {
   async #transition(req: IncomingMessage, res: ServerResponse): Promise<void> {
     await readBody(req);
     const [key, password] = basicCredentials(req) ?? ['', 'none'];
-    if (password !== '' || !(this.#options.apiKeys ?? ['demo-api-key']).includes(key)) {
+    const account = this.#byApiKey.get(key);
+    if (password !== '' || !account) {
       return json(res, 401, { message: 'Unauthorized' });
     }
-    const { token, expiresAt } = this.#issue(`key:${key}`, undefined);
+    const { token, expiresAt } = this.#issue(account, `key:${key}`, undefined);
     // A JWT-shaped token whose `exp` is the only statement of its lifetime.
     const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
     const jwt = `${part({ alg: 'none', typ: 'JWT' })}.${part({ exp: Math.floor(expiresAt / 1000), jti: token })}.sig`;
@@ -417,8 +647,10 @@ export class ApiSimulator {
     resource: SimResource,
     url: URL,
     target: string,
+    account: AccountState,
   ): Promise<number> {
     this.stats.listRequests += 1;
+    account.stats.listRequests += 1;
     const previousTarget = this.stats.receivedTargets.at(-1);
     this.stats.receivedTargets.push(target);
     if (this.stats.receivedTargets.length > 1000) this.stats.receivedTargets.shift();
@@ -426,7 +658,7 @@ export class ApiSimulator {
     const random = opts.randomFaults;
     if (opts.latencyMs) await sleep(opts.latencyMs);
 
-    const fault = this.#faults.shift();
+    const fault = account.faults.shift() ?? this.#faults.shift();
     if (fault) this.#fault(fault.kind);
     if (fault?.kind === 'delay') await sleep(fault.ms);
     if (random && this.#chance(random.slow)) {
@@ -441,32 +673,33 @@ export class ApiSimulator {
 
     // Rate limit: a fixed window that opens with the first request after the last one closed.
     const now = Date.now();
-    const limit = opts.rateLimit;
+    const limit = account.rateLimit;
     let remaining: number | undefined;
     if (limit) {
-      if (now >= this.#window.start + limit.windowMs) this.#window = { start: now, count: 0 };
-      if (this.#window.count >= limit.limit) {
+      if (now >= account.window.start + limit.windowMs) account.window = { start: now, count: 0 };
+      if (account.window.count >= limit.limit) {
         return this.#tooMany(
           res,
-          Math.ceil((this.#window.start + limit.windowMs - now) / 1000),
+          account,
+          Math.ceil((account.window.start + limit.windowMs - now) / 1000),
           limit.limit,
         );
       }
-      this.#window.count += 1;
-      remaining = limit.limit - this.#window.count;
+      account.window.count += 1;
+      remaining = limit.limit - account.window.count;
     }
     if (fault?.kind === 'rate-limit')
-      return this.#tooMany(res, fault.retryAfterS, limit?.limit, fault.format);
+      return this.#tooMany(res, account, fault.retryAfterS, limit?.limit, fault.format);
     if (random && this.#chance(random.rateLimit)) {
       this.#fault('rate-limit');
-      return this.#tooMany(res, 1, limit?.limit);
+      return this.#tooMany(res, account, 1, limit?.limit);
     }
     const rateHeaders: Record<string, string> = {};
     if (limit) {
       rateHeaders['x-ratelimit-remaining'] = String(remaining);
       if (opts.rateLimitHeaders) {
         rateHeaders['x-ratelimit-limit'] = String(limit.limit);
-        const resetMs = this.#window.start + limit.windowMs - now;
+        const resetMs = account.window.start + limit.windowMs - now;
         rateHeaders['x-ratelimit-reset'] = (resetMs / 1000).toFixed(3);
       }
     }
@@ -475,13 +708,15 @@ export class ApiSimulator {
       this.#fault('revoke-tokens');
       for (const t of this.#tokens.values()) t.revoked = true;
     }
-    const auth = req.headers.authorization;
-    const token = auth?.startsWith('Bearer ') ? this.#tokens.get(auth.slice(7)) : undefined;
+    const token = this.#presentedToken(req);
     if (!token || token.revoked || token.expiresAt <= now) {
       json(res, 401, { message: 'Unauthorized' }, rateHeaders);
       return 401;
     }
-    if (token.sub !== undefined && (opts.nonAdminSubs ?? []).includes(token.sub)) {
+    if (
+      account.forbidden ||
+      (token.sub !== undefined && account.nonAdminSubs.includes(token.sub))
+    ) {
       json(
         res,
         403,
@@ -497,7 +732,9 @@ export class ApiSimulator {
       return status;
     }
 
-    const ds = this.dataset;
+    const ds = account.dataset;
+    // Cursors of the default account carry no account, as they did before there were others.
+    const cursorAccount = account === this.#default ? undefined : account.name;
     const params = [...url.searchParams.keys()];
     const cursorText = url.searchParams.get('cursor');
     let below = Number.POSITIVE_INFINITY;
@@ -510,7 +747,7 @@ export class ApiSimulator {
         return 422;
       }
       const state = this.#cursors.decode(cursorText);
-      if (!state || state.resource !== resource) {
+      if (!state || state.resource !== resource || state.account !== cursorAccount) {
         unprocessable(res, ['The cursor is malformed or invalid']);
         return 422;
       }
@@ -548,7 +785,7 @@ export class ApiSimulator {
       (status === undefined || ds.matches(resource, index, { status })) &&
       (updatedSince === undefined || ds.updatedSince(resource, index, updatedSince));
 
-    const cacheKey = `${resource}|${below}|${perPage}|${status}|${updatedSince}|${ds.version}`;
+    const cacheKey = `${account.name}|${resource}|${below}|${perPage}|${status}|${updatedSince}|${ds.version}`;
     let page = opts.cachePages ? this.#pageCache.get(cacheKey) : undefined;
     if (!page) {
       const records: unknown[] = [];
@@ -585,6 +822,7 @@ export class ApiSimulator {
         perPage,
         status,
         updatedSince,
+        account: cursorAccount,
       });
       let next = `${this.url}${url.pathname}?cursor=${cursor}`;
       if (fault?.kind === 'next-origin') next = `${fault.origin}${url.pathname}?cursor=${cursor}`;
@@ -608,11 +846,13 @@ export class ApiSimulator {
 
   #tooMany(
     res: ServerResponse,
+    account: AccountState,
     retryAfterS: number,
     limit: number | undefined,
     format?: RetryAfterFormat,
   ): number {
     this.stats.rateLimited += 1;
+    account.stats.rateLimited += 1;
     const style = format ?? this.#options.retryAfterFormat ?? 'seconds';
     const retryAfter =
       style === 'http-date'

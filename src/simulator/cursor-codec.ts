@@ -9,6 +9,8 @@ export interface CursorState {
   status?: string | undefined;
   /** The `updated_at=gte|…` filter of the first request: records updated at or after it. */
   updatedSince?: string | undefined;
+  /** The account whose data the walk reads; undefined for the simulator's first (default) account. */
+  account?: string | undefined;
 }
 
 /**
@@ -24,15 +26,15 @@ export class CursorCodec {
   }
 
   encode(state: CursorState): string {
-    const payload = Buffer.from(
-      JSON.stringify([
-        state.resource,
-        state.below,
-        state.perPage,
-        state.status ?? null,
-        state.updatedSince ?? null,
-      ]),
-    );
+    const fields: unknown[] = [
+      state.resource,
+      state.below,
+      state.perPage,
+      state.status ?? null,
+      state.updatedSince ?? null,
+    ];
+    if (state.account !== undefined) fields.push(state.account);
+    const payload = Buffer.from(JSON.stringify(fields));
     const mac = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
     return Buffer.concat([mac, payload]).toString('base64url');
   }
@@ -47,15 +49,16 @@ export class CursorCodec {
     const expected = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
     if (!timingSafeEqual(mac, expected)) return undefined;
     try {
-      const [resource, below, perPage, status, updatedSince] = JSON.parse(
+      const [resource, below, perPage, status, updatedSince, account] = JSON.parse(
         payload.toString('utf8'),
-      ) as [string, number, number, string | null, string | null | undefined];
+      ) as [string, number, number, string | null, string | null | undefined, string | undefined];
       return {
         resource,
         below,
         perPage,
         status: status ?? undefined,
         updatedSince: updatedSince ?? undefined,
+        account,
       };
     } catch {
       return undefined;

@@ -18,6 +18,12 @@ export interface DatasetOptions {
   resources?: ResourceCatalog;
   /** Seed of every generated value. Default 1. */
   seed?: number;
+  /**
+   * Added to every id, so that datasets side by side (the simulator's
+   * accounts) hold different ids. A whole number below 10^9 minus the ids a
+   * resource uses (7 per record). Default 0.
+   */
+  idOffset?: number;
   /** Tracking links as flat ids (`job_board_id`, `source_id`, `referrer_id`) instead of nested objects. */
   flatTrackingLinks?: boolean;
   /** Every Nth record (by index) is malformed in a rotating way; 0 for none. Default 0. */
@@ -40,6 +46,7 @@ const BUILT_IN_ID_BASE: Readonly<Record<string, number>> = {
   tracking_links: 6_300_000_000,
 };
 const ID_STEP = 7;
+const ID_RANGE = 1_000_000_000;
 const EPOCH_S = Date.UTC(2024, 0, 1) / 1000;
 
 /** A 32-bit mix of two numbers (splitmix-like), stable across runs. */
@@ -64,6 +71,35 @@ function timestamp(seconds: number, micros: number): string {
   return `${iso}.${String(micros % 1_000_000).padStart(6, '0')}Z`;
 }
 
+/** What changed in one resource after start; made on its first change (most datasets have none). */
+interface ResourceChanges {
+  readonly removed: Set<number>;
+  readonly versions: Map<number, number>;
+  /** When each record changed after start (touch), in ms: its updated_at from then on. */
+  readonly touchedAt: Map<number, number>;
+  /** Records added after start (grow), as batches: indexes from `from` on were created at `at` ms. */
+  readonly grown: Array<{ from: number; at: number }>;
+}
+
+/** Id bases by catalog: every dataset of a catalog shares one map. */
+const idBases = new WeakMap<ResourceCatalog, ReadonlyMap<SimResource, number>>();
+
+function idBasesOf(resources: ResourceCatalog): ReadonlyMap<SimResource, number> {
+  let bases = idBases.get(resources);
+  if (!bases) {
+    const map = new Map<SimResource, number>();
+    let nextBase = 7_300_000_000;
+    for (const name of resources.keys()) {
+      const base = BUILT_IN_ID_BASE[name];
+      map.set(name, base ?? nextBase);
+      if (base === undefined) nextBase += ID_RANGE;
+    }
+    bases = map;
+    idBases.set(resources, bases);
+  }
+  return bases;
+}
+
 export class Dataset {
   readonly flatTrackingLinks: boolean;
   readonly malformedEvery: number;
@@ -71,35 +107,31 @@ export class Dataset {
   /** Bumped by every change, so cached pages of an older version are not served. */
   version = 0;
   readonly #seed: number;
+  readonly #idOffset: number;
   readonly #resources: ResourceCatalog;
-  readonly #idBase = new Map<SimResource, number>();
+  readonly #idBase: ReadonlyMap<SimResource, number>;
   readonly #counts = new Map<SimResource, number>();
-  readonly #removed = new Map<SimResource, Set<number>>();
-  readonly #versions = new Map<SimResource, Map<number, number>>();
-  /** When each record changed after start (touch), in ms: its updated_at from then on. */
-  readonly #touchedAt = new Map<SimResource, Map<number, number>>();
-  /** Records added after start (grow), as batches: indexes from `from` on were created at `at` ms. */
-  readonly #grown = new Map<SimResource, Array<{ from: number; at: number }>>();
-  readonly #context: SimulationContext;
+  /** Only resources changed after start have an entry. */
+  readonly #changes = new Map<SimResource, ResourceChanges>();
+  #contextMemo: SimulationContext | undefined;
 
   constructor(options: DatasetOptions = {}) {
     this.#seed = options.seed ?? 1;
+    this.#idOffset = options.idOffset ?? 0;
+    if (!Number.isSafeInteger(this.#idOffset) || this.#idOffset < 0 || this.#idOffset >= ID_RANGE)
+      throw new RangeError(`idOffset must be a whole number from 0 below ${ID_RANGE}`);
     this.flatTrackingLinks = options.flatTrackingLinks ?? false;
     this.malformedEvery = options.malformedEvery ?? 0;
     this.nulEvery = options.nulEvery ?? 0;
     this.#resources = options.resources ?? BUILT_IN_RESOURCES;
-    let nextBase = 7_300_000_000;
-    for (const name of this.#resources.keys()) {
-      const base = BUILT_IN_ID_BASE[name];
-      this.#idBase.set(name, base ?? nextBase);
-      if (base === undefined) nextBase += 1_000_000_000;
+    this.#idBase = idBasesOf(this.#resources);
+    for (const name of this.#resources.keys())
       this.#counts.set(name, options.counts?.[name] ?? 250);
-      this.#removed.set(name, new Set());
-      this.#versions.set(name, new Map());
-      this.#touchedAt.set(name, new Map());
-      this.#grown.set(name, []);
-    }
-    this.#context = {
+  }
+
+  /** What a resource's `simulate` builds its records from (made on first use). */
+  get #context(): SimulationContext {
+    this.#contextMemo ??= {
       seed: this.#seed,
       flat: this.flatTrackingLinks,
       mix,
@@ -107,6 +139,7 @@ export class Dataset {
       size: (resource) => this.size(resource),
       times: (resource, index) => this.#times(resource, index),
     };
+    return this.#contextMemo;
   }
 
   /** The resources served. */
@@ -125,35 +158,52 @@ export class Dataset {
     return this.#counts.get(resource) ?? 0;
   }
 
+  /** Throws on a resource the catalog lacks. */
+  #known(resource: SimResource): void {
+    this.#of(this.#idBase, resource);
+  }
+
+  /** The changes of `resource`, made on its first change. */
+  #changed(resource: SimResource): ResourceChanges {
+    this.#known(resource);
+    let changes = this.#changes.get(resource);
+    if (!changes) {
+      changes = { removed: new Set(), versions: new Map(), touchedAt: new Map(), grown: [] };
+      this.#changes.set(resource, changes);
+    }
+    return changes;
+  }
+
   idOf(resource: SimResource, index: number): number {
-    return this.#of(this.#idBase, resource) + index * ID_STEP;
+    return this.#of(this.#idBase, resource) + this.#idOffset + index * ID_STEP;
   }
 
   /** Index of the highest slot whose id is strictly below `id` (may be -1). */
   indexBelow(resource: SimResource, id: number): number {
-    const index = Math.ceil((id - this.#of(this.#idBase, resource)) / ID_STEP) - 1;
+    const first = this.#of(this.#idBase, resource) + this.#idOffset;
+    const index = Math.ceil((id - first) / ID_STEP) - 1;
     return Math.min(index, this.size(resource) - 1);
   }
 
   isPresent(resource: SimResource, index: number): boolean {
     return (
-      index >= 0 && index < this.size(resource) && !this.#of(this.#removed, resource).has(index)
+      index >= 0 && index < this.size(resource) && !this.#changes.get(resource)?.removed.has(index)
     );
   }
 
   /** Removes a record: the next full sync should soft-delete it. */
   remove(resource: SimResource, index: number): number {
     this.version += 1;
-    this.#of(this.#removed, resource).add(index);
+    this.#changed(resource).removed.add(index);
     return this.idOf(resource, index);
   }
 
   /** Changes a record (new updated_at and content): the next full sync should pick it up. */
   touch(resource: SimResource, index: number): number {
     this.version += 1;
-    const versions = this.#of(this.#versions, resource);
+    const { versions, touchedAt } = this.#changed(resource);
     versions.set(index, (versions.get(index) ?? 0) + 1);
-    this.#of(this.#touchedAt, resource).set(index, Date.now());
+    touchedAt.set(index, Date.now());
     return this.idOf(resource, index);
   }
 
@@ -161,8 +211,8 @@ export class Dataset {
   grow(resource: SimResource, n: number): number[] {
     this.version += 1;
     const start = this.size(resource);
+    this.#changed(resource).grown.push({ from: start, at: Date.now() });
     this.#counts.set(resource, start + n);
-    this.#of(this.#grown, resource).push({ from: start, at: Date.now() });
     return Array.from({ length: n }, (_, k) => this.idOf(resource, start + k));
   }
 
@@ -213,9 +263,11 @@ export class Dataset {
    */
   #times(resource: SimResource, index: number) {
     const h = mix(this.#seed + 11, index);
-    const version = this.#of(this.#versions, resource).get(index) ?? 0;
-    const grownAt = this.#of(this.#grown, resource).findLast((b) => index >= b.from)?.at;
-    const touchedAt = this.#of(this.#touchedAt, resource).get(index);
+    this.#known(resource);
+    const changes = this.#changes.get(resource);
+    const version = changes?.versions.get(index) ?? 0;
+    const grownAt = changes?.grown.findLast((b) => index >= b.from)?.at;
+    const touchedAt = changes?.touchedAt.get(index);
     const created = EPOCH_S + index * 60;
     const createdAt = grownAt === undefined ? timestamp(created, h) : isoMicros(grownAt, h);
     const changedAt = touchedAt ?? grownAt;
