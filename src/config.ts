@@ -1,8 +1,8 @@
 import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
+import { parseSecretKeys, SecretBox } from './accounts/secret-box.js';
 import { parseDuration } from './duration.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
-import { parseSecretKeys, SecretBox } from './accounts/secret-box.js';
 import { RESOURCE_NAMES } from './resources/index.js';
 import { registerSecret, Secret } from './secret.js';
 import type { ResourceName } from './sync/ports.js';
@@ -527,4 +527,96 @@ export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_N
     fullCron: v.HIRESYNC_FULL_CRON,
     httpPort: v.HIRESYNC_HTTP_PORT,
   });
+}
+
+/** Configuration of `hiresync accounts`: Postgres always; Redis and the secret key when a subcommand needs them. */
+export interface AccountsConfig extends DatabaseConfig {
+  /** `REDIS_URL`; undefined unless asked for (disable, enable, remove). */
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  /** `HIRESYNC_SECRET_KEY`; always set when asked for (add, rekey). */
+  secretBox: SecretBox | undefined;
+  /**
+   * How the environment's account (`default`) authenticates, from which of
+   * HIRESYNC_CLIENT_ID/HIRESYNC_CLIENT_SECRET and HIRESYNC_API_KEY are set;
+   * undefined when neither or both are (`sync` would refuse that).
+   */
+  defaultAuthMode: AuthConfig['mode'] | undefined;
+}
+
+/**
+ * Reads the configuration of an `accounts` subcommand: DATABASE_URL, plus
+ * REDIS_URL when `needs.redis` and HIRESYNC_SECRET_KEY when `needs.secretKey`
+ * (`needs.secretKey` says what for, in the message of its absence). Every
+ * problem is thrown at once as a ConfigError, before anything connects.
+ */
+export function loadAccountsConfig(
+  env: Env,
+  needs: { redis?: boolean; secretKey?: string } = {},
+): AccountsConfig {
+  const parsed = z
+    .object({
+      ...databaseFields,
+      HIRESYNC_SECRET_KEY: secretKeys,
+      HIRESYNC_REDIS_PREFIX: statusFields.HIRESYNC_REDIS_PREFIX,
+      REDIS_URL: needs.redis ? statusFields.REDIS_URL : z.unknown(),
+    })
+    .safeParse(env);
+  const problems = parsed.success ? [] : problemsOf(parsed.error);
+  if (needs.secretKey && (env.HIRESYNC_SECRET_KEY ?? '').trim() === '') {
+    problems.push({
+      variable: 'HIRESYNC_SECRET_KEY',
+      message: `is required to ${needs.secretKey} (32 bytes, base64 or hex; make one with: openssl rand -base64 32)`,
+    });
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  const v = parsed.data;
+  const has = (name: string) => (env[name] ?? '').trim() !== '';
+  const clientCreds = has('HIRESYNC_CLIENT_ID') || has('HIRESYNC_CLIENT_SECRET');
+  return Object.freeze({
+    databaseUrl: v.DATABASE_URL,
+    logLevel: v.LOG_LEVEL,
+    redisUrl: needs.redis ? (v.REDIS_URL as string) : undefined,
+    redisPrefix: v.HIRESYNC_REDIS_PREFIX,
+    secretBox: v.HIRESYNC_SECRET_KEY,
+    defaultAuthMode:
+      clientCreds === has('HIRESYNC_API_KEY')
+        ? undefined
+        : clientCreds
+          ? 'client_credentials'
+          : 'api_key',
+  });
+}
+
+/**
+ * The URLs of an account being added: `flags` when given, else
+ * HIRESYNC_BASE_URL and HIRESYNC_AUTH_URL, under the rules of those variables
+ * (https unless loopback; no query, fragment or credentials). `authUrl` is
+ * required when `needsAuthUrl`. Problems name the flag or variable the value
+ * came from, all at once, as a ConfigError.
+ */
+export function loadAccountUrls(
+  env: Env,
+  flags: { baseUrl: string | undefined; authUrl: string | undefined },
+  needsAuthUrl: boolean,
+): { baseUrl: string; authUrl: string | undefined } {
+  const problems: ConfigProblem[] = [];
+  const read = (flag: string, value: string | undefined, variable: string, required: boolean) => {
+    const [source, text] =
+      value !== undefined ? [flag, value] : [variable, (env[variable] ?? '').trim() || undefined];
+    if (text === undefined) {
+      if (required) problems.push({ variable: flag, message: `is required (or set ${variable})` });
+      return undefined;
+    }
+    const result = apiUrl(source).safeParse(text);
+    if (result.success) return result.data;
+    problems.push(...result.error.issues.map((i) => ({ variable: source, message: i.message })));
+    return undefined;
+  };
+  const baseUrl = read('--base-url', flags.baseUrl, 'HIRESYNC_BASE_URL', true);
+  const authUrl = needsAuthUrl
+    ? read('--auth-url', flags.authUrl, 'HIRESYNC_AUTH_URL', true)
+    : undefined;
+  if (problems.length > 0 || baseUrl === undefined) throw new ConfigError(problems);
+  return { baseUrl, authUrl };
 }

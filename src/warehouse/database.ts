@@ -31,7 +31,10 @@ export const PUBLIC_SCHEMA = 'public';
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** The pool behind a root instance, and the instance of each schema made over it. */
-const pools = new WeakMap<Kysely<Database>, { pool: pg.Pool; schemas: Map<string, Kysely<Database>> }>();
+const pools = new WeakMap<
+  Kysely<Database>,
+  { pool: pg.Pool; schemas: Map<string, Kysely<Database>> }
+>();
 
 /**
  * A Kysely instance over `pool` whose every statement runs with
