@@ -1,37 +1,56 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
+import {
+  type Account,
+  type AccountDirectory,
+  AccountUnavailableError,
+  DEFAULT_ACCOUNT,
+  schemaOf,
+} from './accounts/account.js';
 import { ApiPageSource } from './api/api-page-source.js';
 import { createApiClient } from './api/create-api-client.js';
+import { createHttp } from './api/http.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { createQueueRedis, createRedis } from './queue/redis.js';
 import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
 import { RunLock } from './queue/run-lock.js';
-import { createSyncQueue, createSyncWorker, type SyncProcessorDeps } from './queue/sync-queue.js';
+import {
+  type AccountContext,
+  createSyncQueue,
+  createSyncWorker,
+  type SyncProcessorDeps,
+} from './queue/sync-queue.js';
 import { throttledWarn } from './queue/throttled-warn.js';
 import { BUILT_IN_RESOURCES, type ResourceCatalog } from './resources/index.js';
 import type { RunProgress } from './sync/run-resource.js';
-import { createDatabase } from './warehouse/database.js';
+import { createDatabase, inSchema } from './warehouse/database.js';
 import { ResourceLock } from './warehouse/resource-lock.js';
 import { KyselyRunStore } from './warehouse/run-store.js';
 import type { Database } from './warehouse/schema.js';
 
 /** Options of {@link createApp}. */
 export interface AppOptions {
-  /** Worker concurrency; default the number of configured resources. */
+  /** Runs processed at once by each worker of the app; default HIRESYNC_CONCURRENCY. */
   concurrency?: number;
-  onProgress?: (progress: RunProgress) => void;
+  onProgress?: (progress: RunProgress & { account: string }) => void;
   /** Collect Node's default process metrics. Default true. */
   defaultMetrics?: boolean;
   /** The resources the app can sync, by name. Default the built-in ones. */
   resources?: ResourceCatalog;
+  /**
+   * The accounts besides the environment's (hiresync.accounts); default none:
+   * only `default` runs.
+   */
+  registry?: (db: Kysely<Database>) => AccountDirectory;
 }
 
 /** Everything `sync` and `worker` run on, wired from one Config. */
 export interface App {
   config: Config;
   logger: Logger;
+  /** The one pool of the process, in schema `public`; accounts' schemas share it. */
   db: Kysely<Database>;
   /** Checkpoints, tokens, pacing and locks: commands fail after a few reconnection attempts. */
   redis: Redis;
@@ -39,43 +58,100 @@ export interface App {
   queueRedis: Redis;
   metrics: Metrics;
   queue: ReturnType<typeof createSyncQueue>;
-  checkpoints: RedisCheckpointStore;
+  /** `default` and the registered accounts. */
+  accounts: AccountDirectory;
+  /** The checkpoints of an account's runs. */
+  checkpointsOf: (account: string) => RedisCheckpointStore;
   shutdown: AbortController;
   /** Starts a worker on the shared queue, or on the queue `queueName` only (a `sync` command's). */
   startWorker: (queueName?: string) => ReturnType<typeof createSyncWorker>;
   close: () => Promise<void>;
 }
 
+/** The environment's account: its credentials and base URL are the configuration's. */
+export function environmentAccount(config: Config): Account {
+  return {
+    name: DEFAULT_ACCOUNT,
+    schema: schemaOf(DEFAULT_ACCOUNT),
+    baseUrl: config.api.baseUrl,
+    auth: config.api.auth,
+    version: 'environment',
+  };
+}
+
+/** `default`, then the accounts of `registry` (if any). */
+function directoryOf(config: Config, registry: AccountDirectory | undefined): AccountDirectory {
+  const own = environmentAccount(config);
+  return {
+    resolve: async (name) => {
+      if (name === DEFAULT_ACCOUNT) return own;
+      if (!registry) throw new AccountUnavailableError(`account ${name} is not registered`);
+      return registry.resolve(name);
+    },
+    enabledNames: async () => [
+      DEFAULT_ACCOUNT,
+      ...(registry ? (await registry.enabledNames()).filter((n) => n !== DEFAULT_ACCOUNT) : []),
+    ],
+  };
+}
+
 export function createApp(config: Config, logger: Logger, options: AppOptions = {}): App {
-  const concurrency = options.concurrency ?? config.resources.length;
+  const concurrency = options.concurrency ?? config.concurrency;
   const resources = options.resources ?? BUILT_IN_RESOURCES;
   // Each running run holds one connection for its Postgres resource lock and
   // uses up to one more for its page writes; two spare for everything else.
+  // Accounts share this pool: connections never grow with their number.
   const db = createDatabase(config.databaseUrl, { max: 2 * concurrency + 2 });
   const resourceLock = new ResourceLock(db);
   const redis = createRedis(config.redisUrl, logger, 'hiresync');
   const queueRedis = createQueueRedis(config.redisUrl, logger, 'hiresync-queue');
   const metrics = new Metrics({ defaultMetrics: options.defaultMetrics ?? true });
   const prefix = config.redisPrefix;
-  const client = createApiClient({ config: config.api, redis, logger, metrics, prefix });
-  const checkpoints = new RedisCheckpointStore(redis, prefix);
+  const http = createHttp({ timeoutMs: config.api.httpTimeoutMs });
   const queue = createSyncQueue(queueRedis, prefix);
   // Without a listener BullMQ would print its errors raw; an outage emits one per call.
   queue.on('error', throttledWarn(logger, 'queue error'));
   const shutdown = new AbortController();
+  const accounts = directoryOf(config, options.registry?.(db));
+  const checkpointsOf = (account: string) => new RedisCheckpointStore(redis, prefix, account);
+
+  /** An account's context, made once per version of the account (its credentials, its URLs). */
+  const contexts = new Map<string, { version: string; context: Promise<AccountContext> }>();
+  const contextOf = async (name: string): Promise<AccountContext> => {
+    const account = await accounts.resolve(name);
+    const cached = contexts.get(name);
+    if (cached?.version === account.version) return cached.context;
+    const api = { ...config.api, baseUrl: account.baseUrl, auth: account.auth };
+    const accountMetrics = metrics.forAccount(name);
+    const client = createApiClient({
+      config: api,
+      redis,
+      logger: logger.child({ account: name }),
+      metrics: accountMetrics,
+      prefix,
+      http,
+    });
+    const context = Promise.resolve<AccountContext>({
+      source: new ApiPageSource(client, api, resources),
+      store: new KyselyRunStore(inSchema(db, account.schema), {
+        resources,
+        recordsKey: config.api.recordsKey,
+        maxDeleteFraction: config.maxDeleteFraction,
+        resourceLock,
+        account: name,
+      }),
+      checkpoints: checkpointsOf(name),
+      metrics: accountMetrics,
+    });
+    contexts.set(name, { version: account.version, context });
+    return context;
+  };
+
   const deps: SyncProcessorDeps = {
-    source: new ApiPageSource(client, config.api, resources),
-    store: new KyselyRunStore(db, {
-      resources,
-      recordsKey: config.api.recordsKey,
-      maxDeleteFraction: config.maxDeleteFraction,
-      resourceLock,
-    }),
-    checkpoints,
+    accounts: contextOf,
     runLock: new RunLock(redis, prefix, config.runLockTtlMs, resourceLock),
     logger,
     shutdown: shutdown.signal,
-    metrics,
     onProgress: options.onProgress,
     updatedFilter:
       config.updatedFilter === undefined
@@ -91,7 +167,8 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     queueRedis,
     metrics,
     queue,
-    checkpoints,
+    accounts,
+    checkpointsOf,
     shutdown,
     startWorker: (queueName) => {
       const worker = createSyncWorker(queueRedis, prefix, deps, {

@@ -1,67 +1,79 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { DEFAULT_ACCOUNT } from './accounts/account.js';
 import type { ApiClientMetrics } from './api/api-client.js';
 import type { ResourceName } from './config.js';
 import type { RunMetrics } from './sync/run-resource.js';
 
-/** Prometheus metrics of one process, served by `worker` at /metrics. */
-export class Metrics implements ApiClientMetrics, RunMetrics {
+/** What one account's runs and requests report: the process's metrics with the `account` label set. */
+export type AccountMetrics = ApiClientMetrics & RunMetrics;
+
+/**
+ * Prometheus metrics of one process, served by `worker` at /metrics. Every
+ * series of runs and requests carries an `account` label; with `resource`,
+ * the series of a deployment number at most accounts × resources (× modes
+ * and outcomes for run durations, × statuses for responses).
+ */
+export class Metrics {
   readonly registry = new Registry();
   readonly #pages = new Counter({
     name: 'hiresync_pages_total',
     help: 'Pages committed',
-    labelNames: ['resource'],
+    labelNames: ['account', 'resource'],
     registers: [this.registry],
   });
   readonly #records = new Counter({
     name: 'hiresync_records_total',
     help: 'Records written',
-    labelNames: ['resource'],
+    labelNames: ['account', 'resource'],
     registers: [this.registry],
   });
   readonly #rejected = new Counter({
     name: 'hiresync_rejected_records_total',
     help: 'Records rejected into rejected_records',
-    labelNames: ['resource'],
+    labelNames: ['account', 'resource'],
     registers: [this.registry],
   });
   readonly #requests = new Counter({
     name: 'hiresync_http_requests_total',
     help: 'API responses by status',
-    labelNames: ['status'],
+    labelNames: ['account', 'status'],
     registers: [this.registry],
   });
   readonly #rateLimited = new Counter({
     name: 'hiresync_rate_limited_total',
     help: '429 responses',
+    labelNames: ['account'],
     registers: [this.registry],
   });
   readonly #retries = new Counter({
     name: 'hiresync_http_retries_total',
     help: 'Retries after 5xx or network errors',
-    labelNames: ['reason'],
+    labelNames: ['account', 'reason'],
     registers: [this.registry],
   });
   readonly #remaining = new Gauge({
     name: 'hiresync_rate_limit_remaining',
     help: 'Last X-RateLimit-Remaining the API reported',
+    labelNames: ['account'],
     registers: [this.registry],
   });
   readonly #pacingWait = new Counter({
     name: 'hiresync_rate_limit_wait_seconds_total',
     help: 'Time spent waiting for the rate-limit window',
+    labelNames: ['account'],
     registers: [this.registry],
   });
   readonly #runs = new Histogram({
     name: 'hiresync_run_duration_seconds',
     help: 'Duration of finished runs',
-    labelNames: ['resource', 'mode', 'outcome'],
+    labelNames: ['account', 'resource', 'mode', 'outcome'],
     buckets: [1, 5, 15, 60, 300, 900, 3600, 4 * 3600],
     registers: [this.registry],
   });
   readonly #lastSuccess = new Gauge({
     name: 'hiresync_last_success_timestamp_seconds',
     help: 'When a run of the resource last succeeded',
-    labelNames: ['resource'],
+    labelNames: ['account', 'resource'],
     registers: [this.registry],
   });
 
@@ -70,33 +82,24 @@ export class Metrics implements ApiClientMetrics, RunMetrics {
       collectDefaultMetrics({ register: this.registry, prefix: 'hiresync_' });
   }
 
-  onResponse(status: number): void {
-    this.#requests.inc({ status: String(status) });
-  }
-  onRateLimited(): void {
-    this.#rateLimited.inc();
-  }
-  onRetry(reason: string): void {
-    this.#retries.inc({ reason });
-  }
-  onRemaining(remaining: number): void {
-    this.#remaining.set(remaining);
-  }
-  onPacingWait(ms: number): void {
-    this.#pacingWait.inc(ms / 1000);
-  }
-  onPage(resource: ResourceName, records: number, rejected: number): void {
-    this.#pages.inc({ resource });
-    this.#records.inc({ resource }, records);
-    if (rejected > 0) this.#rejected.inc({ resource }, rejected);
-  }
-  onRunFinished(
-    resource: ResourceName,
-    mode: string,
-    outcome: 'succeeded' | 'failed',
-    seconds: number,
-  ): void {
-    this.#runs.observe({ resource, mode, outcome }, seconds);
-    if (outcome === 'succeeded') this.#lastSuccess.set({ resource }, Date.now() / 1000);
+  /** The metrics of `account`'s runs and requests. */
+  forAccount(account: string = DEFAULT_ACCOUNT): AccountMetrics {
+    return {
+      onResponse: (status: number) => this.#requests.inc({ account, status: String(status) }),
+      onRateLimited: () => this.#rateLimited.inc({ account }),
+      onRetry: (reason: string) => this.#retries.inc({ account, reason }),
+      onRemaining: (remaining: number) => this.#remaining.set({ account }, remaining),
+      onPacingWait: (ms: number) => this.#pacingWait.inc({ account }, ms / 1000),
+      onPage: (resource: ResourceName, records: number, rejected: number) => {
+        this.#pages.inc({ account, resource });
+        this.#records.inc({ account, resource }, records);
+        if (rejected > 0) this.#rejected.inc({ account, resource }, rejected);
+      },
+      onRunFinished: (resource, mode, outcome, seconds) => {
+        this.#runs.observe({ account, resource, mode, outcome }, seconds);
+        if (outcome === 'succeeded')
+          this.#lastSuccess.set({ account, resource }, Date.now() / 1000);
+      },
+    };
   }
 }

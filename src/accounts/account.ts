@@ -1,4 +1,5 @@
 import type { AuthConfig } from '../config.js';
+import { HiresyncError } from '../errors.js';
 import { PUBLIC_SCHEMA } from '../warehouse/database.js';
 
 /** The account of the environment's credentials; its tables stay in schema `public`. */
@@ -56,4 +57,18 @@ export interface Account {
    * runtimes built for an older version are rebuilt.
    */
   version: string;
+}
+
+/**
+ * An account cannot run now: disabled, or no longer registered. Its queued
+ * jobs are skipped, not failed; `sync --account` names it as the cause.
+ */
+export class AccountUnavailableError extends HiresyncError {}
+
+/** Where accounts come from: the environment's `default`, and the registered ones (hiresync.accounts). */
+export interface AccountDirectory {
+  /** The account ready to sync; throws AccountUnavailableError when it is disabled or unknown. */
+  resolve(name: string): Promise<Account>;
+  /** Names of the accounts to sync and schedule: `default` first, then every enabled account. */
+  enabledNames(): Promise<string[]>;
 }

@@ -1,3 +1,4 @@
+import type { Got } from 'got';
 import type { Redis } from 'ioredis';
 import type { ApiConfig } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -16,12 +17,14 @@ export interface CreateApiClientOptions {
   metrics?: ApiClientMetrics;
   /** Redis key prefix. Default `hiresync`. */
   prefix?: string;
+  /** The got instance to send with (shared by the clients of a process); default a new one. */
+  http?: Got;
 }
 
 /** Assembles the API client: one got instance, tokens and pacing shared through Redis. */
 export function createApiClient(options: CreateApiClientOptions): ApiClient {
   const { config, redis, logger, metrics } = options;
-  const http = createHttp({ timeoutMs: config.httpTimeoutMs });
+  const http = options.http ?? createHttp({ timeoutMs: config.httpTimeoutMs });
   const cipher = new TokenCipher(config.auth);
   const store = new RedisTokenStore({ redis, cipher, prefix: options.prefix });
   const tokens = new TokenProvider({

@@ -1,15 +1,20 @@
+import { DEFAULT_ACCOUNT } from '../accounts/account.js';
 import type { RunOnceOutcome } from '../queue/run-once.js';
 import { redactSecrets } from '../secret.js';
 import { formatTable } from './format-table.js';
 
 /**
- * The summary `sync` and `demo` print: one row per resource (mode, pages,
- * records, rejected, deleted, seconds, outcome), errors redacted.
+ * The summary `sync` and `demo` print: one row per run (resource, mode,
+ * pages, records, rejected, deleted, seconds, outcome), errors redacted.
+ * When any run is of an account other than `default`, an `account` column
+ * comes first; a single-account deployment's summary is as it always was.
  */
 export function formatRunSummary(outcomes: RunOnceOutcome[]): string {
+  const withAccount = outcomes.some((o) => o.account !== DEFAULT_ACCOUNT);
   const rows = outcomes.map((o) => {
     const r = o.ok ? o.summary : undefined;
     return [
+      ...(withAccount ? [o.account] : []),
       o.resource,
       r?.mode ?? '-',
       r ? String(r.pages) : '-',
@@ -25,7 +30,17 @@ export function formatRunSummary(outcomes: RunOnceOutcome[]): string {
     ];
   });
   return formatTable(
-    ['resource', 'mode', 'pages', 'records', 'rejected', 'deleted', 'seconds', 'outcome'],
+    [
+      ...(withAccount ? ['account'] : []),
+      'resource',
+      'mode',
+      'pages',
+      'records',
+      'rejected',
+      'deleted',
+      'seconds',
+      'outcome',
+    ],
     rows,
   );
 }

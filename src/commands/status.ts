@@ -1,26 +1,41 @@
 import { Redis } from 'ioredis';
+import { DEFAULT_ACCOUNT } from '../accounts/account.js';
+import { AccountStore } from '../accounts/account-store.js';
 import { loadStatusConfig } from '../config.js';
 import { coerceError, HiresyncError } from '../errors.js';
 import { checkConnections } from '../preflight.js';
 import { redactSecrets } from '../secret.js';
 import { readStatus } from '../status.js';
 import { createDatabase } from '../warehouse/database.js';
+import { parseAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
 import { formatTable } from './format-table.js';
 import type { OptionTable } from './options.js';
 
-/** `hiresync status` takes no option but `--help`. */
-export const options = {} as const satisfies OptionTable;
+/** Options of `hiresync status`. */
+export const options = {
+  account: {
+    type: 'string',
+    value: 'NAME',
+    multiple: true,
+    description:
+      'default, or a registered account; repeat, or separate with commas (default: every account)',
+  },
+} as const satisfies OptionTable;
 
-/** `hiresync status`: a table of each resource's last run and pending checkpoint. */
+/** `hiresync status`: a table of each account's and resource's last run and pending checkpoint. */
 export const status = defineCommand({
   name: 'status',
   summary: "show each resource's last run and pending checkpoint",
-  description: `Per resource: the last run (mode, started, finished, pages, records, outcome,
-    error), the last success, and whether a checkpoint is pending. Needs
-    DATABASE_URL and REDIS_URL. Exit 0, or 1 when Postgres or Redis cannot be read.`,
+  description: `One line per account and resource: the last run (mode, started, finished,
+    pages, records, outcome, error), the last success, and whether a checkpoint is
+    pending. With registered accounts, an account column comes first and a
+    disabled account's state shows in its outcome. Needs DATABASE_URL and REDIS_URL.
+    Exit 0, 1 when Postgres or Redis cannot be read, 2 for an account name that
+    is malformed or not registered.`,
   options,
-  async execute(_values, { env, stdout, stderr }) {
+  async execute(values, { env, stdout, stderr }) {
+    const named = parseAccounts(values.account);
     const config = loadStatusConfig(env);
     const db = createDatabase(config.databaseUrl, { max: 2, applicationName: 'hiresync status' });
     // Status reads once: fail fast rather than wait for Redis to come back.
@@ -41,16 +56,32 @@ export const status = defineCommand({
         }
         throw error;
       });
-      const rows = (await readStatus(db, redis, config.redisPrefix)).map((s) => {
+      const registered = await new AccountStore(db).list();
+      const states = new Map<string, string>([
+        [DEFAULT_ACCOUNT, 'enabled'],
+        ...registered.map((a) => [a.name, a.state] as const),
+      ]);
+      const unknown = (named ?? []).filter((n) => !states.has(n));
+      if (unknown.length > 0) {
+        stderr.write(
+          `hiresync status: no account ${unknown.join(', ')}; see 'hiresync accounts list'\n`,
+        );
+        return EXIT.usage;
+      }
+      const accounts = named ?? [...states.keys()];
+      const withAccount = accounts.some((a) => a !== DEFAULT_ACCOUNT);
+      const rows = (await readStatus(db, redis, config.redisPrefix, accounts)).map((s) => {
         const r = s.lastRun;
+        const state = states.get(s.account) ?? 'enabled';
         return [
+          ...(withAccount ? [s.account] : []),
           s.resource,
           r?.mode ?? 'never run',
           r?.started_at ?? '-',
           r?.finished_at ?? '-',
           r ? String(r.pages) : '-',
           r ? String(r.records) : '-',
-          r?.outcome ?? '-',
+          state === 'enabled' ? (r?.outcome ?? '-') : `${r?.outcome ?? '-'} (account ${state})`,
           s.lastSuccess?.finished_at ?? '-',
           s.checkpoint
             ? `yes: run ${s.checkpoint.runId}, ${s.checkpoint.pagesDone} pages done`
@@ -59,7 +90,7 @@ export const status = defineCommand({
         ];
       });
       stdout.write(
-        `${formatTable(['resource', 'last run', 'started', 'finished', 'pages', 'records', 'outcome', 'last success', 'checkpoint pending', 'error'], rows)}\n`,
+        `${formatTable([...(withAccount ? ['account'] : []), 'resource', 'last run', 'started', 'finished', 'pages', 'records', 'outcome', 'last success', 'checkpoint pending', 'error'], rows)}\n`,
       );
       return EXIT.ok;
     } catch (error) {

@@ -1,10 +1,12 @@
+import { DEFAULT_ACCOUNT } from '../accounts/account.js';
 import { createApp } from '../app.js';
 import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../config.js';
-import { UsageError } from '../errors.js';
+import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { checkConnections } from '../preflight.js';
 import { runOnce } from '../queue/run-once.js';
 import type { RunProgress } from '../sync/run-resource.js';
+import { parseAccounts, registryOf, resolveAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
 import type { OptionTable } from './options.js';
 import { formatRunSummary } from './run-summary-table.js';
@@ -14,6 +16,13 @@ export const options = {
   full: {
     type: 'boolean',
     description: 'a full run: read every page and mark rows not seen as deleted',
+  },
+  account: {
+    type: 'string',
+    value: 'NAME',
+    multiple: true,
+    description:
+      'default, or a registered account; repeat, or separate with commas (default: every enabled account)',
   },
   resource: {
     type: 'string',
@@ -53,9 +62,10 @@ export function parseResources(
 export const sync = defineCommand({
   name: 'sync',
   summary: 'run each resource once, to the end, and print a summary',
-  description: `One run of each named resource (default: HIRESYNC_RESOURCES), processed to the
-    end through the queue in this process; prints a summary. Exit 0 when every run
-    succeeded, 1 when any failed.`,
+  description: `One run of each named resource (default: HIRESYNC_RESOURCES) of each named
+    account (default: default and every enabled registered account), processed to the
+    end through the queue in this process, up to HIRESYNC_CONCURRENCY at once; prints
+    a summary. Exit 0 when every run succeeded, 1 when any failed.`,
   options,
   async execute(values, { env, stdout, stderr, signals }) {
     const allowMassDelete = values['allow-mass-delete'] === true;
@@ -66,27 +76,36 @@ export const sync = defineCommand({
     }
     const config = loadConfig(env);
     const resources = parseResources(values.resource, config.resources);
+    const named = parseAccounts(values.account);
+    if (named?.some((n) => n !== DEFAULT_ACCOUNT) && !config.secretBox) {
+      throw new ConfigError([
+        {
+          variable: 'HIRESYNC_SECRET_KEY',
+          message: 'is required to sync registered accounts (their credentials are sealed with it)',
+        },
+      ]);
+    }
     // Logs go to stderr as JSON; stdout carries the human summary.
     const logger = createLogger({ level: config.logLevel, destination: stderr });
     const interactive = stdout.isTTY === true;
-    const progress = new Map<ResourceName, RunProgress>();
+    const progress = new Map<string, RunProgress & { account: string }>();
     const started = Date.now();
-    const onProgress = (p: RunProgress) => {
-      progress.set(p.resource, p);
+    const onProgress = (p: RunProgress & { account: string }) => {
+      progress.set(`${p.account}/${p.resource}`, p);
       if (!interactive) return;
       const seconds = (Date.now() - started) / 1000;
       const line = [...progress.values()]
         .map(
           (q) =>
-            `${q.resource}: page ${q.pages}, ${q.records} records, ${Math.round(q.records / Math.max(seconds, 0.001))}/s`,
+            `${q.account === DEFAULT_ACCOUNT ? '' : `${q.account}/`}${q.resource}: page ${q.pages}, ${q.records} records, ${Math.round(q.records / Math.max(seconds, 0.001))}/s`,
         )
         .join(' | ');
       stdout.write(`\r\u001b[2K${line}`);
     };
     const app = createApp(config, logger, {
-      concurrency: resources.length,
       onProgress,
       defaultMetrics: false,
+      registry: registryOf(config),
     });
     let interrupted = false;
     const stop = () => {
@@ -97,7 +116,11 @@ export const sync = defineCommand({
     signals.once('SIGTERM', stop);
     try {
       await checkConnections(app.db, app.redis);
-      const outcomes = await runOnce(app, resources, values.full ? 'full' : 'auto', {
+      const accounts = await resolveAccounts(app.accounts, named, config);
+      const targets = accounts.flatMap((account) =>
+        resources.map((resource) => ({ account, resource })),
+      );
+      const outcomes = await runOnce(app, targets, values.full ? 'full' : 'auto', {
         allowMassDelete,
       });
       if (interactive) stdout.write('\r\u001b[2K');

@@ -4,7 +4,8 @@ import { startHttpServer } from '../http-server.js';
 import { createLogger } from '../logger.js';
 import { checkConnections } from '../preflight.js';
 import { ScheduleKeeper } from '../queue/schedule-keeper.js';
-import { enqueueRun, upsertSchedules } from '../queue/sync-queue.js';
+import { enqueueRun, type ScheduleTarget } from '../queue/sync-queue.js';
+import { registryOf, resolveAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
 import type { OptionTable } from './options.js';
 
@@ -15,23 +16,30 @@ export const options = {} as const satisfies OptionTable;
 export const worker = defineCommand({
   name: 'worker',
   summary: 'run forever: queued runs, schedules, /healthz and /metrics',
-  description: `Runs until SIGTERM/SIGINT: processes queued runs, keeps the incremental
-    (HIRESYNC_INCREMENTAL_EVERY) and full (HIRESYNC_FULL_CRON) schedules, and serves
-    /healthz and /metrics on HIRESYNC_HTTP_PORT. On SIGTERM it finishes the page in
-    hand, checkpoints and exits 0.`,
+  description: `Runs until SIGTERM/SIGINT: processes queued runs (HIRESYNC_CONCURRENCY at once),
+    keeps the incremental (HIRESYNC_INCREMENTAL_EVERY) and full (HIRESYNC_FULL_CRON)
+    schedules of default and every enabled account (accounts added, disabled or
+    removed are picked up within a minute), and serves /healthz and /metrics on
+    HIRESYNC_HTTP_PORT. On SIGTERM it finishes the pages in hand, checkpoints and
+    exits 0.`,
   options,
   async execute(_values, { env, signals }) {
     const config = loadConfig(env);
     // Logs are the worker's output: JSON lines on stdout.
     const logger = createLogger({ level: config.logLevel });
-    const app = createApp(config, logger);
+    const app = createApp(config, logger, { registry: registryOf(config) });
     try {
       await checkConnections(app.db, app.redis);
+      await resolveAccounts(app.accounts, undefined, config);
     } catch (error) {
       await app.close();
       throw error;
     }
-    const keeper = new ScheduleKeeper({ queue: app.queue, config, logger });
+    const targets = async (): Promise<ScheduleTarget[]> =>
+      (await app.accounts.enabledNames()).flatMap((account) =>
+        config.resources.map((resource) => ({ account, resource })),
+      );
+    const keeper = new ScheduleKeeper({ queue: app.queue, config, targets, logger });
     const { port, server } = await startHttpServer({
       port: config.httpPort,
       db: app.db,
@@ -40,16 +48,30 @@ export const worker = defineCommand({
       schedules: () => keeper.health(),
     });
     app.startWorker();
-    const schedules = await upsertSchedules(app.queue, config);
+    const schedules = await keeper.upsertAll();
     keeper.start(app.queueRedis);
-    for (const resource of config.resources) {
-      const pending = await app.checkpoints.load(resource);
+    const runs = await targets();
+    for (const { account, resource } of runs) {
+      const pending = await app.checkpointsOf(account).load(resource);
       if (pending) {
-        await enqueueRun(app.queue, { resource, requested: 'auto', origin: 'resume' }, config);
-        logger.info({ resource, runId: pending.runId }, 'queued the interrupted run to resume');
+        const data = { resource, requested: 'auto', origin: 'resume' } as const;
+        await enqueueRun(app.queue, account === 'default' ? data : { ...data, account }, config);
+        logger.info(
+          { account, resource, runId: pending.runId },
+          'queued the interrupted run to resume',
+        );
       }
     }
-    logger.info({ port, schedules, resources: config.resources }, 'worker started');
+    logger.info(
+      {
+        port,
+        schedules: schedules.upserted.length,
+        accounts: new Set(runs.map((r) => r.account)).size,
+        resources: config.resources,
+        concurrency: config.concurrency,
+      },
+      'worker started',
+    );
     const signal = await new Promise<string>((resolve) => {
       signals.once('SIGINT', () => resolve('SIGINT'));
       signals.once('SIGTERM', () => resolve('SIGTERM'));

@@ -1,22 +1,26 @@
 import type { Redis } from 'ioredis';
+import { DEFAULT_ACCOUNT, runKey } from '../accounts/account.js';
 import type { ResourceName } from '../config.js';
 import type { Checkpoint, CheckpointStore } from '../sync/ports.js';
 
 /**
- * Checkpoints in Redis, one JSON value per resource, with no expiry: an
- * interrupted run resumes however long the worker was down.
+ * Checkpoints in Redis, one JSON value per (account, resource), with no
+ * expiry: an interrupted run resumes however long the worker was down. A
+ * store serves one account (`default` unless told).
  */
 export class RedisCheckpointStore implements CheckpointStore {
   readonly #redis: Redis;
   readonly #prefix: string;
+  readonly #account: string;
 
-  constructor(redis: Redis, prefix = 'hiresync') {
+  constructor(redis: Redis, prefix = 'hiresync', account = DEFAULT_ACCOUNT) {
     this.#redis = redis;
     this.#prefix = prefix;
+    this.#account = account;
   }
 
   #key(resource: ResourceName): string {
-    return `${this.#prefix}:checkpoint:${resource}`;
+    return `${this.#prefix}:checkpoint:${runKey(this.#account, resource)}`;
   }
 
   async load(resource: ResourceName): Promise<Checkpoint | undefined> {

@@ -2,16 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { DEFAULT_ACCOUNT } from '../accounts/account.js';
 import type { Config, ResourceName } from '../config.js';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { redactSecrets } from '../secret.js';
 import type { RequestedMode, RunSummary } from '../sync/run-resource.js';
 import {
+  accountOf,
   createSyncQueue,
   enqueueRun,
+  type ScheduleTarget,
   type SyncJob,
   type SyncJobData,
+  type SyncJobResult,
   type SyncWorker,
 } from './sync-queue.js';
 import { throttledWarn } from './throttled-warn.js';
@@ -32,10 +36,10 @@ export interface RunOnceDeps {
   startWorker: (queueName: string) => SyncWorker;
 }
 
-/** How one resource's run ended. */
+/** How one (account, resource)'s run ended. */
 export type RunOnceOutcome =
-  | { resource: ResourceName; ok: true; summary: RunSummary }
-  | { resource: ResourceName; ok: false; error: string };
+  | { account: string; resource: ResourceName; ok: true; summary: RunSummary }
+  | { account: string; resource: ResourceName; ok: false; error: string };
 
 /** Options of {@link runOnce}. */
 export interface RunOnceOptions {
@@ -48,9 +52,11 @@ export interface RunOnceOptions {
 }
 
 /** A job missing from Redis: its keys were lost (FLUSHDB, failover to an empty replica). */
-function lostMessage(resource: ResourceName, jobId: string): string {
+function lostMessage(data: SyncJobData, jobId: string): string {
+  const account = accountOf(data);
+  const what = account === DEFAULT_ACCOUNT ? data.resource : `${data.resource} of ${account}`;
   return (
-    `the queued run of ${resource} (job ${jobId}) vanished from Redis before it finished ` +
+    `the queued run of ${what} (job ${jobId}) vanished from Redis before it finished ` +
     '(Redis lost its keys: FLUSHDB, or a failover to an empty replica?); ' +
     "its outcome is unknown: check 'hiresync status', and run sync again (it resumes from a checkpoint if one survived)"
   );
@@ -70,7 +76,7 @@ async function pollJob(
   job: SyncJob,
   options: RunOnceOptions,
   signal: AbortSignal,
-): Promise<RunSummary> {
+): Promise<SyncJobResult> {
   const id = job.id as string;
   const pollMs = options.pollMs ?? 1000;
   const lostAfterMs = options.lostAfterMs ?? 5000;
@@ -81,7 +87,7 @@ async function pollJob(
     const state = await queue.getJobState(id).catch(() => undefined);
     if (state === 'completed') {
       const done = await queue.getJob(id);
-      if (done) return done.returnvalue as RunSummary;
+      if (done) return done.returnvalue as SyncJobResult;
     } else if (state === 'failed') {
       const done = await queue.getJob(id);
       if (done) throw new Error(done.failedReason);
@@ -91,13 +97,16 @@ async function pollJob(
       continue;
     }
     const seen = worker.settlements.get(id);
-    if (seen?.state === 'completed') return seen.result as RunSummary;
+    if (seen?.state === 'completed') return seen.result;
     if (seen?.state === 'failed') throw new Error(seen.error);
     if (seen?.state === 'active') continue; // still running here; it settles when it ends
     missingSince ??= Date.now();
     if (Date.now() - missingSince >= lostAfterMs) {
-      deps.logger.error({ resource: job.data.resource, jobId: id }, 'queued run lost from Redis');
-      throw new Error(lostMessage(job.data.resource, id));
+      deps.logger.error(
+        { account: accountOf(job.data), resource: job.data.resource, jobId: id },
+        'queued run lost from Redis',
+      );
+      throw new Error(lostMessage(job.data, id));
     }
   }
   return new Promise<never>(() => {}); // the abort outcome wins the race
@@ -125,7 +134,7 @@ async function removeQueue(queue: Queue<SyncJobData>, logger: Logger, timeoutMs 
 }
 
 /**
- * `hiresync sync`: one run of each resource, queued to a queue of this command
+ * `hiresync sync`: one run of each (account, resource), queued to a queue of this command
  * only (`sync-once-<uuid>`) and processed by a worker of this process on that
  * queue only, waited for to the end; the queue is then removed. A deployment's
  * jobs in the shared queue are never taken; the run locks keep these runs from
@@ -134,10 +143,14 @@ async function removeQueue(queue: Queue<SyncJobData>, logger: Logger, timeoutMs 
  */
 export async function runOnce(
   deps: RunOnceDeps,
-  resources: ResourceName[],
+  /** What to run: (account, resource) pairs; a bare resource name is `default`'s. */
+  runs: readonly (ScheduleTarget | ResourceName)[],
   requested: RequestedMode,
   options: RunOnceOptions = {},
 ): Promise<RunOnceOutcome[]> {
+  const targets = runs.map((run) =>
+    typeof run === 'string' ? { account: DEFAULT_ACCOUNT, resource: run } : run,
+  );
   const prefix = deps.config.redisPrefix;
   const queueName = `${ONCE_QUEUE_PREFIX}${randomUUID()}`;
   const queue = createSyncQueue(deps.queueRedis, prefix, queueName);
@@ -154,10 +167,11 @@ export async function runOnce(
     const started = deps.startWorker(queueName);
     worker = started;
     const jobs = await Promise.all(
-      resources.map((resource) =>
+      targets.map(({ account, resource }) =>
         enqueueRun(
           queue,
           {
+            ...(account === DEFAULT_ACCOUNT ? {} : { account }),
             resource,
             requested,
             origin: 'cli',
@@ -174,17 +188,20 @@ export async function runOnce(
     });
     return await Promise.all(
       jobs.map((job, i): Promise<RunOnceOutcome> => {
-        const resource = resources[i] as ResourceName;
+        const { account, resource } = targets[i] as ScheduleTarget;
         return Promise.race([
-          job.waitUntilFinished(events) as Promise<RunSummary>,
+          job.waitUntilFinished(events) as Promise<SyncJobResult>,
           pollJob(deps, queue, started, job, options, stopPolling.signal),
           aborted,
         ]).then(
-          (value) =>
+          (value): RunOnceOutcome =>
             value === 'aborted'
-              ? { resource, ok: false, error: 'interrupted' }
-              : { resource, ok: true, summary: value },
+              ? { account, resource, ok: false, error: 'interrupted' }
+              : 'skipped' in value
+                ? { account, resource, ok: false, error: `did not run: ${value.skipped}` }
+                : { account, resource, ok: true, summary: value },
           (error: unknown) => ({
+            account,
             resource,
             ok: false,
             error: redactSecrets(coerceError(error).message),

@@ -3,7 +3,13 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { type SyncJobData, scheduleKeys, upsertSchedules } from './sync-queue.js';
+import {
+  type ScheduleChanges,
+  type ScheduleTarget,
+  type SyncJobData,
+  scheduleKeys,
+  upsertSchedules,
+} from './sync-queue.js';
 
 /** What /healthz reports of the schedules. */
 export type SchedulesHealth = 'ok' | 'missing' | 'unknown';
@@ -11,27 +17,30 @@ export type SchedulesHealth = 'ok' | 'missing' | 'unknown';
 /** Options of {@link ScheduleKeeper}. */
 export interface ScheduleKeeperOptions {
   queue: Queue<SyncJobData>;
-  config: Pick<
-    Config,
-    'resources' | 'incrementalEveryMs' | 'fullCron' | 'runAttempts' | 'runBackoffMs'
-  >;
+  config: Pick<Config, 'incrementalEveryMs' | 'fullCron' | 'runAttempts' | 'runBackoffMs'>;
+  /** What the schedules must cover now: every enabled account's configured resources. */
+  targets: () => Promise<ScheduleTarget[]>;
   logger: Logger;
   /** How often the schedulers are compared with the configured ones. Default 60 s. */
   intervalMs?: number;
 }
 
 /**
- * Watches the worker's BullMQ job schedulers and re-creates them when Redis has
- * lost them (FLUSHDB, a failover to an empty replica): without them the worker
- * would idle forever while looking healthy. Checks every `intervalMs`, on every
+ * Keeps the worker's BullMQ job schedulers equal to what the accounts want:
+ * adds those of an account added or enabled, removes those of an account
+ * disabled or removed, and re-creates them when Redis has lost them
+ * (FLUSHDB, a failover to an empty replica): without them the worker would
+ * idle forever while looking healthy. Checks every `intervalMs`, on every
  * reconnection of the queue's Redis connection, and when /healthz finds a
- * scheduler missing. BullMQ stays the scheduler; this only upserts again.
+ * scheduler missing. BullMQ stays the scheduler; this only upserts and removes.
  */
 export class ScheduleKeeper {
   readonly #options: ScheduleKeeperOptions;
   #timer: NodeJS.Timeout | undefined;
   #redis: Redis | undefined;
   #repairing: Promise<string[]> | undefined;
+  /** Keys kept at the last check: a key among them that goes missing was lost, not added. */
+  #kept = new Set<string>();
   readonly #onReady = () => {
     void this.repair();
   };
@@ -40,12 +49,23 @@ export class ScheduleKeeper {
     this.#options = options;
   }
 
-  /** Scheduler keys the configuration wants and Redis does not hold. Read-only. */
+  /** Scheduler keys the accounts want and Redis does not hold. Read-only. */
   async missing(): Promise<string[]> {
-    const present = new Set(
-      (await this.#options.queue.getJobSchedulers()).map((s) => s.key ?? s.id ?? ''),
-    );
-    return scheduleKeys(this.#options.config.resources).filter((key) => !present.has(key));
+    return (await this.#compare()).missing;
+  }
+
+  async #compare(): Promise<{ targets: ScheduleTarget[]; missing: string[]; stale: boolean }> {
+    const [targets, schedulers] = await Promise.all([
+      this.#options.targets(),
+      this.#options.queue.getJobSchedulers(),
+    ]);
+    const wanted = new Set(scheduleKeys(targets));
+    const present = schedulers.map((s) => s.key ?? s.id ?? '');
+    return {
+      targets,
+      missing: [...wanted].filter((key) => !present.includes(key)),
+      stale: present.some((key) => /^(incremental|full):/.test(key) && !wanted.has(key)),
+    };
   }
 
   /** `ok`, or `missing` (and a repair starts in the background), or `unknown` when Redis does not answer. */
@@ -68,6 +88,17 @@ export class ScheduleKeeper {
     }
   }
 
+  /**
+   * Upserts every wanted scheduler (a changed HIRESYNC_INCREMENTAL_EVERY or
+   * HIRESYNC_FULL_CRON takes effect) and removes the stale ones: the worker's start.
+   */
+  async upsertAll(): Promise<ScheduleChanges> {
+    const targets = await this.#options.targets();
+    const changes = await upsertSchedules(this.#options.queue, this.#options.config, targets);
+    this.#kept = new Set(scheduleKeys(targets));
+    return changes;
+  }
+
   /** Re-creates missing schedulers; returns the keys it found missing. One repair at a time. */
   repair(): Promise<string[]> {
     this.#repairing ??= this.#repair().finally(() => {
@@ -79,14 +110,25 @@ export class ScheduleKeeper {
   async #repair(): Promise<string[]> {
     const { logger } = this.#options;
     try {
-      const missing = await this.missing();
-      if (missing.length === 0) return [];
-      logger.warn(
-        { missing },
-        'job schedulers missing from Redis (keys lost: FLUSHDB or failover?); re-creating them',
+      const { targets, missing, stale } = await this.#compare();
+      if (missing.length === 0 && !stale) return [];
+      const lost = missing.filter((key) => this.#kept.has(key));
+      if (lost.length > 0) {
+        logger.warn(
+          { missing: lost },
+          'job schedulers missing from Redis (keys lost: FLUSHDB or failover?); re-creating them',
+        );
+      }
+      const changes = await upsertSchedules(
+        this.#options.queue,
+        this.#options.config,
+        targets,
+        new Set(missing),
       );
-      await upsertSchedules(this.#options.queue, this.#options.config);
-      logger.info({ schedules: missing }, 'job schedulers re-created');
+      this.#kept = new Set(scheduleKeys(targets));
+      if (changes.upserted.length > 0 || changes.removed.length > 0) {
+        logger.info(changes, 'job schedulers updated');
+      }
       return missing;
     } catch (error) {
       logger.warn({ err: coerceError(error) }, 'could not check the job schedulers; will retry');

@@ -1,5 +1,7 @@
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { AccountUnavailableError, DEFAULT_ACCOUNT, runKey } from '../accounts/account.js';
+import { SecretKeyError } from '../accounts/secret-box.js';
 import type { Config, ResourceName } from '../config.js';
 import {
   ApiError,
@@ -27,8 +29,10 @@ import type { RunLock } from './run-lock.js';
 
 export const QUEUE_NAME = 'sync';
 
-/** A job: one run of one resource. */
+/** A job: one run of one resource of one account. */
 export interface SyncJobData {
+  /** The account; absent on jobs queued before accounts existed, which are `default`'s. */
+  account?: string;
   resource: ResourceName;
   requested: RequestedMode;
   /** Who asked: the `sync` command, a schedule, or a worker resuming a checkpoint. */
@@ -42,7 +46,15 @@ export interface SyncJobData {
   busyWaits?: number;
 }
 
-export type SyncJob = Job<SyncJobData, RunSummary | { skipped: string }>;
+/** What a job returns: its run's summary, or why it ran nothing. */
+export type SyncJobResult = (RunSummary & { account: string }) | { skipped: string };
+
+export type SyncJob = Job<SyncJobData, SyncJobResult>;
+
+/** The account of a job. */
+export function accountOf(data: SyncJobData): string {
+  return data.account ?? DEFAULT_ACCOUNT;
+}
 
 /** The queue `name` (default the shared queue of scheduled and resumed runs). */
 export function createSyncQueue(
@@ -64,18 +76,20 @@ export function runJobOptions(config: Pick<Config, 'runAttempts' | 'runBackoffMs
 }
 
 /**
- * Queues a run. Resume jobs are deduplicated by resource (one is enough); the
- * run lock, not the queue, guarantees one run per resource at a time, so a
- * `sync` after a crash need not wait for the dead job's queue lock to expire.
+ * Queues a run. Resume jobs are deduplicated by (account, resource): one is
+ * enough. The run lock, not the queue, guarantees one run per (account,
+ * resource) at a time, so a `sync` after a crash need not wait for the dead
+ * job's queue lock to expire.
  */
 export async function enqueueRun(
   queue: Queue<SyncJobData>,
   data: SyncJobData,
   config: Pick<Config, 'runAttempts' | 'runBackoffMs'>,
 ): Promise<SyncJob> {
-  return (await queue.add(data.resource, data, {
+  const key = runKey(accountOf(data), data.resource);
+  return (await queue.add(key, data, {
     ...runJobOptions(config),
-    ...(data.origin === 'resume' ? { deduplication: { id: `resume:${data.resource}` } } : {}),
+    ...(data.origin === 'resume' ? { deduplication: { id: `resume:${key}` } } : {}),
   })) as SyncJob;
 }
 
@@ -83,6 +97,8 @@ export async function enqueueRun(
 export function isUnrecoverable(error: unknown): boolean {
   // The deletion guard (src/warehouse/sync-runs.ts) will say the same on every attempt.
   if (error instanceof Error && error.name === 'DeletionGuardError') return true;
+  // Sealed credentials no configured HIRESYNC_SECRET_KEY opens: the same on every attempt.
+  if (error instanceof SecretKeyError) return true;
   if (
     error instanceof ConfigError ||
     error instanceof CrossOriginLinkError ||
@@ -116,17 +132,28 @@ export function busyDelayMs(waits: number): number {
   return Math.min(BUSY_FIRST_DELAY_MS * 2 ** Math.max(0, waits), BUSY_MAX_DELAY_MS);
 }
 
-/** What the processor needs. */
-export interface SyncProcessorDeps {
+/** What a run of one account runs on: its API, its schema, its checkpoints. */
+export interface AccountContext {
   source: PageSource;
   store: RunStore;
   checkpoints: CheckpointStore;
+  /** The process's metrics, labelled with the account. */
+  metrics?: RunMetrics;
+}
+
+/** What the processor needs. */
+export interface SyncProcessorDeps {
+  /**
+   * The context of an account's runs. Throws AccountUnavailableError for an
+   * account that must run nothing, or another error (its credentials cannot
+   * be opened) that fails the job at once.
+   */
+  accounts: (account: string) => Promise<AccountContext>;
   runLock: RunLock;
   logger: Logger;
   /** Aborted on shutdown: runs stop after the page in hand. */
   shutdown: AbortSignal;
-  metrics?: RunMetrics;
-  onProgress?: (progress: RunProgress) => void;
+  onProgress?: (progress: RunProgress & { account: string }) => void;
   /** Incremental runs' updated filter (HIRESYNC_UPDATED_FILTER, _LOOKBACK), if configured. */
   updatedFilter?: { template: string; lookbackMs: number } | undefined;
 }
@@ -147,10 +174,29 @@ export interface SyncProcessorDeps {
  *   failed once the attempts are spent.
  */
 export function createSyncProcessor(deps: SyncProcessorDeps) {
-  return async (job: SyncJob, token?: string): Promise<RunSummary | { skipped: string }> => {
+  return async (job: SyncJob, token?: string): Promise<SyncJobResult> => {
     const { resource, requested, origin } = job.data;
-    const logger = deps.logger.child({ resource, jobId: job.id, attempt: job.attemptsMade + 1 });
-    const lock = await deps.runLock.acquire(resource);
+    const account = accountOf(job.data);
+    const logger = deps.logger.child({
+      account,
+      resource,
+      jobId: job.id,
+      attempt: job.attemptsMade + 1,
+    });
+    let context: AccountContext;
+    try {
+      context = await deps.accounts(account);
+    } catch (error) {
+      if (error instanceof AccountUnavailableError) {
+        logger.info({ reason: error.message }, 'account runs nothing now; skipping this job');
+        return { skipped: error.message };
+      }
+      if (!isUnrecoverable(error)) throw error; // Postgres away: retried like any attempt
+      const message = redactSecrets(coerceError(error).message);
+      logger.error({ err: error }, 'run failed: the account cannot be prepared');
+      throw new UnrecoverableError(message);
+    }
+    const lock = await deps.runLock.acquire(runKey(account, resource));
     if (!lock) {
       if (origin === 'schedule' && requested === 'auto') {
         logger.info('resource already running elsewhere; skipping this scheduled incremental run');
@@ -163,7 +209,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       else logger.debug({ delayMs, waits }, 'resource still running elsewhere; waiting');
       await job.updateData({ ...job.data, busyWaits: waits + 1 });
       await job.moveToDelayed(Date.now() + delayMs, token);
-      throw new DelayedError(`${resource} is already running`);
+      throw new DelayedError(`${runKey(account, resource)} is already running`);
     }
     const onLost = () =>
       logger.warn(
@@ -171,26 +217,29 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         'run lock lost; stopping after the page in hand',
       );
     lock.lost.addEventListener('abort', onLost, { once: true });
+    const { checkpoints, store, metrics } = context;
     try {
       if (job.data.busyWaits !== undefined) {
         // The next wait (after an interruption, or a retry) starts short again.
         const { busyWaits: _, ...data } = job.data;
         await job.updateData(data).catch(() => {});
       }
-      return await runResource({
+      const onProgress = deps.onProgress;
+      const summary = await runResource({
         resource,
         requested,
-        source: deps.source,
-        store: deps.store,
-        checkpoints: deps.checkpoints,
+        source: context.source,
+        store,
+        checkpoints,
         logger,
         // A lost lock stops the run as a shutdown does: another worker may hold it now.
         signal: AbortSignal.any([deps.shutdown, lock.lost]),
-        metrics: deps.metrics,
-        onProgress: deps.onProgress,
+        metrics,
+        onProgress: onProgress && ((progress) => onProgress({ ...progress, account })),
         allowMassDelete: job.data.allowMassDelete === true,
         updatedFilter: deps.updatedFilter,
       });
+      return { ...summary, account };
     } catch (error) {
       if (error instanceof RunInterruptedError) {
         logger.info(
@@ -206,13 +255,13 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       // (sync_runs.error, the job's failedReason and stacktrace) may carry it.
       const message = redactSecrets(coerceError(error).message);
       if (final) {
-        const pending = await deps.checkpoints.load(resource);
+        const pending = await checkpoints.load(resource);
         if (pending) {
-          await deps.store.finishRun(pending.runId, { outcome: 'failed', error: message });
-          await deps.checkpoints.clear(resource);
+          await store.finishRun(pending.runId, { outcome: 'failed', error: message });
+          await checkpoints.clear(resource);
         }
         const seconds = (Date.now() - (job.processedOn ?? Date.now())) / 1000;
-        deps.metrics?.onRunFinished?.(resource, pending?.mode ?? 'full', 'failed', seconds);
+        metrics?.onRunFinished?.(resource, pending?.mode ?? 'full', 'failed', seconds);
         logger.error({ err: error, runId: pending?.runId }, 'run failed');
       } else {
         logger.warn({ err: error }, 'run attempt failed; retrying from its checkpoint');
@@ -233,14 +282,14 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
 /** What this process's worker saw of a job: kept so `sync` learns how its run ended even if Redis lost the job. */
 export type JobSettlement =
   | { state: 'active' }
-  | { state: 'completed'; result: RunSummary | { skipped: string } }
+  | { state: 'completed'; result: SyncJobResult }
   | { state: 'failed'; error: string };
 
 /** How many settlements a worker remembers. */
 const MAX_SETTLEMENTS = 1000;
 
 /** The BullMQ worker of hiresync, with what it saw of each job it processed. */
-export type SyncWorker = Worker<SyncJobData, RunSummary | { skipped: string }> & {
+export type SyncWorker = Worker<SyncJobData, SyncJobResult> & {
   /** By job id, newest last; bounded. */
   settlements: Map<string, JobSettlement>;
 };
@@ -270,7 +319,7 @@ export function createSyncWorker(
       settlements.delete(settlements.keys().next().value as string);
     }
   };
-  const worker = new Worker<SyncJobData, RunSummary | { skipped: string }>(
+  const worker = new Worker<SyncJobData, SyncJobResult>(
     options.queueName ?? QUEUE_NAME,
     async (job: SyncJob, token?: string) => {
       settle(job.id, { state: 'active' });
@@ -300,52 +349,73 @@ export function createSyncWorker(
   return Object.assign(worker, { settlements });
 }
 
-/** The job scheduler keys {@link upsertSchedules} keeps for `resources`. */
-export function scheduleKeys(resources: readonly ResourceName[]): string[] {
-  return resources.flatMap((resource) => [`incremental:${resource}`, `full:${resource}`]);
+/** One (account, resource) the schedules cover. */
+export interface ScheduleTarget {
+  account: string;
+  resource: ResourceName;
+}
+
+/** Scheduler keys of the schedules: `incremental:<run key>` and `full:<run key>`. */
+export function scheduleKeys(targets: readonly ScheduleTarget[]): string[] {
+  return targets.flatMap(({ account, resource }) => {
+    const key = runKey(account, resource);
+    return [`incremental:${key}`, `full:${key}`];
+  });
+}
+
+/** Is `key` the key of a scheduler hiresync keeps? */
+function isScheduleKey(key: string): boolean {
+  return /^(incremental|full):/.test(key);
+}
+
+/** What {@link upsertSchedules} changed. */
+export interface ScheduleChanges {
+  /** Keys upserted. */
+  upserted: string[];
+  /** Keys of schedulers removed: their account was disabled or removed, or the resource is no longer configured. */
+  removed: string[];
 }
 
 /**
- * Keeps the schedules: an incremental run of each resource every
- * HIRESYNC_INCREMENTAL_EVERY and a full run on HIRESYNC_FULL_CRON. Upserts are
- * idempotent across restarts and replicas; schedules of resources no longer
- * configured are removed.
+ * Keeps the schedules of `targets`: an incremental run of each every
+ * HIRESYNC_INCREMENTAL_EVERY and a full run on HIRESYNC_FULL_CRON. Upserts
+ * are idempotent across restarts and replicas; with `only`, just those keys
+ * are upserted (the others are known to be there). Schedulers of targets no
+ * longer wanted are removed.
  */
 export async function upsertSchedules(
   queue: Queue<SyncJobData>,
-  config: Pick<
-    Config,
-    'resources' | 'incrementalEveryMs' | 'fullCron' | 'runAttempts' | 'runBackoffMs'
-  >,
-): Promise<string[]> {
+  config: Pick<Config, 'incrementalEveryMs' | 'fullCron' | 'runAttempts' | 'runBackoffMs'>,
+  targets: readonly ScheduleTarget[],
+  only?: ReadonlySet<string>,
+): Promise<ScheduleChanges> {
   const wanted = new Set<string>();
-  for (const resource of config.resources) {
-    const incremental = `incremental:${resource}`;
-    const full = `full:${resource}`;
-    wanted.add(incremental).add(full);
-    await queue.upsertJobScheduler(
-      incremental,
-      { every: config.incrementalEveryMs },
-      {
-        name: resource,
-        data: { resource, requested: 'auto', origin: 'schedule' },
+  const upserted: string[] = [];
+  for (const { account, resource } of targets) {
+    const key = runKey(account, resource);
+    const data = account === DEFAULT_ACCOUNT ? { resource } : { account, resource };
+    const schedules = [
+      [`incremental:${key}`, { every: config.incrementalEveryMs }, 'auto'],
+      [`full:${key}`, { pattern: config.fullCron }, 'full'],
+    ] as const;
+    for (const [scheduler, repeat, requested] of schedules) {
+      wanted.add(scheduler);
+      if (only && !only.has(scheduler)) continue;
+      await queue.upsertJobScheduler(scheduler, repeat, {
+        name: key,
+        data: { ...data, requested, origin: 'schedule' },
         opts: runJobOptions(config),
-      },
-    );
-    await queue.upsertJobScheduler(
-      full,
-      { pattern: config.fullCron },
-      {
-        name: resource,
-        data: { resource, requested: 'full', origin: 'schedule' },
-        opts: runJobOptions(config),
-      },
-    );
+      });
+      upserted.push(scheduler);
+    }
   }
+  const removed: string[] = [];
   for (const scheduler of await queue.getJobSchedulers()) {
     const key = scheduler.key ?? scheduler.id;
-    if (key && /^(incremental|full):/.test(key) && !wanted.has(key))
+    if (key && isScheduleKey(key) && !wanted.has(key)) {
       await queue.removeJobScheduler(key);
+      removed.push(key);
+    }
   }
-  return [...wanted];
+  return { upserted, removed };
 }

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { DEFAULT_ACCOUNT, runKey } from '../accounts/account.js';
 import type {
   Page,
   PageWriteResult,
@@ -39,6 +40,8 @@ export interface KyselyRunStoreOptions {
   maxDeleteFraction?: number;
   /** When given, a sweep runs only while its run holds the resource's Postgres lock. */
   resourceLock?: ResourceLock;
+  /** The account whose schema `db` writes (its locks are named by account and resource). Default `default`. */
+  account?: string;
 }
 
 export class KyselyRunStore implements RunStore {
@@ -111,7 +114,8 @@ export class KyselyRunStore implements RunStore {
   /** The lock check of a resource's writes, when this store runs under resource locks. */
   #assertLocked(resource: ResourceName) {
     const lock = this.#options.resourceLock;
-    return lock ? (trx: Transaction<Database>) => lock.assertHeld(resource, trx) : undefined;
+    const name = runKey(this.#options.account ?? DEFAULT_ACCOUNT, resource);
+    return lock ? (trx: Transaction<Database>) => lock.assertHeld(name, trx) : undefined;
   }
 
   #resource(name: ResourceName): StoredResource {
@@ -132,7 +136,10 @@ export class KyselyRunStore implements RunStore {
       table: stored.table,
       maxDeleteFraction: this.#options.maxDeleteFraction,
       allowMassDelete: options.allowMassDelete,
-      assertLocked: lock ? (trx, name) => lock.assertHeld(name, trx) : undefined,
+      assertLocked: lock
+        ? (trx, name) =>
+            lock.assertHeld(runKey(this.#options.account ?? DEFAULT_ACCOUNT, name), trx)
+        : undefined,
     });
   }
 

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { ScheduleKeeper } from '../../src/queue/schedule-keeper.js';
-import { createSyncQueue, upsertSchedules } from '../../src/queue/sync-queue.js';
+import { createSyncQueue } from '../../src/queue/sync-queue.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
@@ -132,9 +132,12 @@ describe('Redis losing its keys', () => {
       runAttempts: 3,
       runBackoffMs: 1000,
     };
+    const targets = async () =>
+      config.resources.map((resource) => ({ account: 'default', resource }));
     const keeper = new ScheduleKeeper({
       queue,
-      config: { ...config, resources: [...config.resources] },
+      config,
+      targets,
       logger: log.logger,
       intervalMs: 200,
     });
@@ -145,7 +148,7 @@ describe('Redis losing its keys', () => {
       await deletePrefix(redis, prefix);
       redis.disconnect();
     });
-    await upsertSchedules(queue, { ...config, resources: [...config.resources] });
+    await keeper.upsertAll();
     keeper.start(redis);
     expect(await keeper.missing()).toEqual([]);
     await deletePrefix(redis, prefix);
@@ -153,7 +156,7 @@ describe('Redis losing its keys', () => {
     await waitFor(
       async () =>
         (await queue.getJobSchedulers()).length === 4 &&
-        log.text().includes('job schedulers re-created'),
+        log.text().includes('job schedulers updated'),
       5000,
     );
     expect(await keeper.missing()).toEqual([]);

@@ -126,7 +126,7 @@ describe("the application's Redis connection", () => {
       await app.queueRedis.ping();
       await server.stop();
       const started = Date.now();
-      const saved = app.checkpoints.save({
+      const saved = app.checkpointsOf('default').save({
         runId: '1',
         resource: 'jobs',
         mode: 'full',

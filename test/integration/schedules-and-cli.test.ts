@@ -23,14 +23,10 @@ describe('worker schedules', () => {
         runAttempts: 3,
         runBackoffMs: 1000,
       };
-      await upsertSchedules(queue, {
-        ...config,
-        resources: ['jobs', 'job_posts', 'tracking_links'],
-      });
-      await upsertSchedules(queue, {
-        ...config,
-        resources: ['jobs', 'job_posts', 'tracking_links'],
-      });
+      const targets = (resources: string[]) =>
+        resources.map((resource) => ({ account: 'default', resource }));
+      await upsertSchedules(queue, config, targets(['jobs', 'job_posts', 'tracking_links']));
+      await upsertSchedules(queue, config, targets(['jobs', 'job_posts', 'tracking_links']));
       const all = await queue.getJobSchedulers();
       expect(all.map((s) => s.key ?? s.id).sort()).toEqual([
         'full:job_posts',
@@ -42,7 +38,7 @@ describe('worker schedules', () => {
       ]);
       const full = all.find((s) => (s.key ?? s.id) === 'full:jobs');
       expect(full?.pattern).toBe('0 3 * * *');
-      await upsertSchedules(queue, { ...config, resources: ['jobs'] });
+      await upsertSchedules(queue, config, targets(['jobs']));
       expect((await queue.getJobSchedulers()).map((s) => s.key ?? s.id).sort()).toEqual([
         'full:jobs',
         'incremental:jobs',

@@ -1,0 +1,62 @@
+import {
+  type AccountDirectory,
+  AccountUnavailableError,
+  accountNameProblem,
+  DEFAULT_ACCOUNT,
+} from '../accounts/account.js';
+import { AccountStore } from '../accounts/account-store.js';
+import type { StatusConfig } from '../config.js';
+import { ConfigError, UsageError } from '../errors.js';
+
+/** The accounts named by `--account` (repeated or comma-separated), or undefined when none. */
+export function parseAccounts(values: readonly string[] | undefined): string[] | undefined {
+  if (!values || values.length === 0) return undefined;
+  const names = values.flatMap((v) => v.split(',')).map((v) => v.trim());
+  for (const name of names) {
+    if (name === '') throw new UsageError('--account was given an empty account name');
+    const problem = name === DEFAULT_ACCOUNT ? undefined : accountNameProblem(name);
+    if (problem) throw new UsageError(problem);
+  }
+  return [...new Set(names)];
+}
+
+/** The registered accounts of a deployment, for createApp. */
+export function registryOf(config: Pick<StatusConfig, 'secretBox'>) {
+  return (db: ConstructorParameters<typeof AccountStore>[0]): AccountDirectory =>
+    new AccountStore(db, config.secretBox);
+}
+
+/**
+ * The accounts a command runs: those named (each must exist and be enabled),
+ * else `default` and every enabled account. Registered accounts need
+ * HIRESYNC_SECRET_KEY to open their credentials: a configuration error (exit 2).
+ */
+export async function resolveAccounts(
+  directory: AccountDirectory,
+  named: readonly string[] | undefined,
+  config: Pick<StatusConfig, 'secretBox'>,
+): Promise<string[]> {
+  const names = named ?? (await directory.enabledNames());
+  const registered = names.filter((n) => n !== DEFAULT_ACCOUNT);
+  if (registered.length > 0 && !config.secretBox) {
+    throw new ConfigError([
+      {
+        variable: 'HIRESYNC_SECRET_KEY',
+        message: `is required: ${registered.length} registered account(s) (${registered.slice(0, 3).join(', ')}${registered.length > 3 ? ', …' : ''}) have sealed credentials; set it, or name --account default`,
+      },
+    ]);
+  }
+  if (named) {
+    for (const name of named) {
+      try {
+        await directory.resolve(name);
+      } catch (error) {
+        if (error instanceof AccountUnavailableError) {
+          throw new UsageError(`${error.message}; see 'hiresync accounts list'`);
+        }
+        throw error;
+      }
+    }
+  }
+  return [...names];
+}

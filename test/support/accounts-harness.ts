@@ -1,0 +1,153 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import { DEFAULT_ACCOUNT, schemaOf } from '../../src/accounts/account.js';
+import { AccountStore } from '../../src/accounts/account-store.js';
+import { type App, type AppOptions, createApp } from '../../src/app.js';
+import { registryOf } from '../../src/commands/account-options.js';
+import { type Config, loadConfig, type ResourceName } from '../../src/config.js';
+import { deletePrefix } from '../../src/queue/redis.js';
+import { runOnce } from '../../src/queue/run-once.js';
+import type { ScheduleTarget } from '../../src/queue/sync-queue.js';
+import { validateRecord } from '../../src/resources/index.js';
+import { Secret } from '../../src/secret.js';
+import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
+import type { RequestedMode } from '../../src/sync/run-resource.js';
+import { migrateAll } from '../../src/warehouse/account-schemas.js';
+import { inSchema } from '../../src/warehouse/database.js';
+import { captureLogger } from './capture-logger.js';
+import { createTestDatabase, type TestDatabase } from './databases.js';
+
+/** The credentials the simulator gives a test account: `<name>-client` and `<name>-secret`. */
+export function secretOf(account: string): string {
+  return account === DEFAULT_ACCOUNT ? 'sync-secret' : `${account}-secret`;
+}
+
+/** A simulator serving `default` and the named accounts (each its own data), a database with those accounts registered. */
+export interface AccountsHarness {
+  sim: ApiSimulator;
+  database: TestDatabase;
+  env: Record<string, string>;
+  config: Config;
+  store: AccountStore;
+  log: ReturnType<typeof captureLogger>;
+  app: (options?: AppOptions) => App;
+  sync: (
+    targets: readonly ScheduleTarget[],
+    requested?: RequestedMode,
+    options?: AppOptions,
+  ) => ReturnType<typeof runOnce>;
+  /** Ids (as text) of an account's live rows, and what the simulator serves it. */
+  liveIds: (account: string, resource: ResourceName) => Promise<string[]>;
+  expectedIds: (account: string, resource: ResourceName) => string[];
+  close: () => Promise<void>;
+}
+
+export async function startAccountsHarness(options: {
+  accounts: string[];
+  records?: number;
+  simulator?: SimulatorOptions;
+  env?: Record<string, string>;
+}): Promise<AccountsHarness> {
+  const counts = (n: number) => ({ jobs: n, job_posts: n, tracking_links: n });
+  const sim = await ApiSimulator.start({
+    clientSecrets: ['sync-secret'],
+    dataset: { counts: counts(options.records ?? 40) },
+    accounts: options.accounts.map((name, i) => ({
+      name,
+      clientId: `${name}-client`,
+      clientSecrets: [secretOf(name)],
+      dataset: {
+        seed: 11 + i,
+        idOffset: (i + 1) * 1_000_000,
+        counts: counts((options.records ?? 40) + 7 * (i + 1)),
+      },
+    })),
+    ...options.simulator,
+  });
+  const database = await createTestDatabase(inject('databaseUrl'));
+  const env: Record<string, string> = {
+    HIRESYNC_BASE_URL: sim.url,
+    HIRESYNC_AUTH_URL: sim.authUrl,
+    HIRESYNC_CLIENT_ID: 'demo-client',
+    HIRESYNC_CLIENT_SECRET: 'sync-secret',
+    HIRESYNC_SECRET_KEY: randomBytes(32).toString('base64'),
+    DATABASE_URL: database.url,
+    REDIS_URL: inject('redisUrl'),
+    HIRESYNC_REDIS_PREFIX: `test-${randomUUID()}`,
+    HIRESYNC_RUN_BACKOFF: '200ms',
+    HIRESYNC_RUN_ATTEMPTS: '3',
+    HIRESYNC_HTTP_PORT: '0',
+    HIRESYNC_PER_PAGE: '10',
+    ...options.env,
+  };
+  const config = loadConfig(env);
+  const store = new AccountStore(database.db, config.secretBox);
+  await migrateAll(database.db);
+  for (const name of options.accounts) {
+    await store.add({
+      name,
+      baseUrl: sim.url,
+      auth: {
+        mode: 'client_credentials',
+        authUrl: sim.authUrl,
+        clientId: `${name}-client`,
+        clientSecret: new Secret(secretOf(name)),
+      },
+    });
+  }
+  await migrateAll(database.db);
+  const log = captureLogger('info');
+  const app = (appOptions: AppOptions = {}) =>
+    createApp(config, log.logger, {
+      defaultMetrics: false,
+      registry: registryOf(config),
+      ...appOptions,
+    });
+  return {
+    sim,
+    database,
+    env,
+    config,
+    store,
+    log,
+    app,
+    sync: async (targets, requested = 'auto', appOptions = {}) => {
+      const a = app(appOptions);
+      try {
+        return await runOnce(a, targets, requested);
+      } finally {
+        await a.close();
+      }
+    },
+    liveIds: async (account, resource) => {
+      const rows = await inSchema(database.db, schemaOf(account))
+        .selectFrom(resource as 'jobs')
+        .select('id')
+        .where('deleted_at', 'is', null)
+        .orderBy('id', 'desc')
+        .execute();
+      return rows.map((r) => r.id);
+    },
+    expectedIds: (account, resource) => {
+      const ds = sim.datasetOf(account);
+      return [...ds.presentIndexes(resource)]
+        .filter((i) => validateRecord(resource, ds.record(resource, i)) === undefined)
+        .map((i) => String(ds.idOf(resource, i)));
+    },
+    close: async () => {
+      await sim.close();
+      await database.drop();
+      const redis = new (await import('ioredis')).Redis(env.REDIS_URL as string);
+      await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX as string);
+      redis.disconnect();
+    },
+  };
+}
+
+/** Every (account, resource) of `accounts` × `resources`. */
+export function targetsOf(
+  accounts: readonly string[],
+  resources: readonly ResourceName[] = ['jobs', 'job_posts', 'tracking_links'],
+): ScheduleTarget[] {
+  return accounts.flatMap((account) => resources.map((resource) => ({ account, resource })));
+}
