@@ -1,17 +1,24 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { DEFAULT_ACCOUNT } from './accounts/account.js';
+import { AccountStore } from './accounts/account-store.js';
 import { createApp } from './app.js';
+import { registryOf } from './commands/account-options.js';
 import { loadConfig, RESOURCE_NAMES } from './config.js';
 import { HiresyncError } from './errors.js';
 import type { Logger } from './logger.js';
 import { deletePrefix } from './queue/redis.js';
 import { type RunOnceOutcome, runOnce } from './queue/run-once.js';
+import { Secret } from './secret.js';
 import { ApiSimulator } from './simulator/api-simulator.js';
-import { migrateToLatest } from './warehouse/migrate.js';
+import { migrateAll } from './warehouse/account-schemas.js';
 
 export const DEMO_DATABASE = 'hiresync_demo';
+
+/** The demo's second customer, registered beside the environment's `default`. */
+export const DEMO_ACCOUNT = 'acme';
 
 /** An example analyst query and what it returned. */
 export interface DemoQuery {
@@ -46,6 +53,13 @@ group by 1, 2 order by links desc, referrer limit 5`,
 from tracking_links_flat where deleted_at is null
 group by 1, 2 order by links desc, job_board limit 5`,
   },
+  {
+    title: 'Every account at once: live rows per account (schema all_accounts)',
+    sql: `select l.account, count(*) as tracking_links, count(distinct l.source_id) as sources,
+  (select count(*) from all_accounts.jobs j where j.account = l.account and j.deleted_at is null) as jobs
+from all_accounts.tracking_links_flat l where l.deleted_at is null
+group by l.account order by l.account`,
+  },
 ];
 
 /**
@@ -77,15 +91,22 @@ export async function runDemo(options: {
   url.pathname = `/${DEMO_DATABASE}`;
   const databaseUrl = url.href;
 
+  const counts = (n: number) => ({ jobs: n, job_posts: n, tracking_links: n });
   const sim = await ApiSimulator.start({
-    dataset: {
-      counts: {
-        jobs: options.records,
-        job_posts: options.records,
-        tracking_links: options.records,
+    dataset: { counts: counts(options.records), malformedEvery: 250 },
+    accounts: [
+      {
+        name: DEMO_ACCOUNT,
+        clientId: `${DEMO_ACCOUNT}-client`,
+        clientSecrets: [`${DEMO_ACCOUNT}-secret`],
+        dataset: {
+          seed: 42,
+          idOffset: 50_000_000,
+          counts: counts(Math.max(1, Math.round(options.records / 2))),
+          malformedEvery: 250,
+        },
       },
-      malformedEvery: 250,
-    },
+    ],
   });
   const prefix = `hiresync-demo-${randomUUID().slice(0, 8)}`;
   const config = loadConfig({
@@ -96,11 +117,31 @@ export async function runDemo(options: {
     DATABASE_URL: databaseUrl,
     REDIS_URL: options.redisUrl,
     HIRESYNC_REDIS_PREFIX: prefix,
+    // The demo's own key: it seals acme's client secret in hiresync.accounts.
+    HIRESYNC_SECRET_KEY: randomBytes(32).toString('base64'),
   });
-  const app = createApp(config, options.logger, { defaultMetrics: false });
+  const app = createApp(config, options.logger, {
+    defaultMetrics: false,
+    registry: registryOf(config),
+  });
   try {
-    await migrateToLatest(app.db);
-    const outcomes = await runOnce(app, [...RESOURCE_NAMES], 'auto');
+    // As `hiresync migrate` and `hiresync accounts add acme --client-id acme-client` do.
+    await migrateAll(app.db);
+    await new AccountStore(app.db, config.secretBox).add({
+      name: DEMO_ACCOUNT,
+      baseUrl: sim.url,
+      auth: {
+        mode: 'client_credentials',
+        authUrl: sim.authUrl,
+        clientId: `${DEMO_ACCOUNT}-client`,
+        clientSecret: new Secret(`${DEMO_ACCOUNT}-secret`),
+      },
+    });
+    await migrateAll(app.db);
+    const targets = [DEFAULT_ACCOUNT, DEMO_ACCOUNT].flatMap((account) =>
+      RESOURCE_NAMES.map((resource) => ({ account, resource })),
+    );
+    const outcomes = await runOnce(app, targets, 'auto');
     const queries: DemoQuery[] = [];
     for (const q of QUERIES) {
       const { rows } = await sql.raw<Record<string, unknown>>(q.sql).execute(app.db);

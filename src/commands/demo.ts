@@ -1,5 +1,5 @@
 import { loadDemoConfig } from '../config.js';
-import { DEMO_DATABASE, runDemo } from '../demo.js';
+import { DEMO_ACCOUNT, DEMO_DATABASE, runDemo } from '../demo.js';
 import { createLogger } from '../logger.js';
 import { defineCommand, EXIT } from './command.js';
 import { formatTable } from './format-table.js';
@@ -16,18 +16,20 @@ export const options = {
 export const demo = defineCommand({
   name: 'demo',
   summary: 'the main job on built-in defaults: simulator, migrate, sync, example queries',
-  description: `Starts the built-in API simulator, creates a fresh database ${DEMO_DATABASE} on the
-    Postgres server of DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres;
-    no existing data is touched), migrates it, syncs every resource through the queue
-    on REDIS_URL (default redis://127.0.0.1:6379), prints the summary and runs three
-    example analyst queries. Exit 0 when every run succeeded, 1 otherwise.`,
+  description: `Starts the built-in API simulator serving two accounts, creates a fresh
+    database ${DEMO_DATABASE} on the Postgres server of DATABASE_URL (default
+    postgres://postgres@127.0.0.1:5432/postgres; no existing data is touched),
+    migrates it, registers the second account (${DEMO_ACCOUNT}) beside the environment's
+    default, syncs every resource of both through the queue on REDIS_URL (default
+    redis://127.0.0.1:6379), prints the summary and runs example analyst queries,
+    the last across both accounts. Exit 0 when every run succeeded, 1 otherwise.`,
   options,
   async execute(values, { env, stdout, stderr }) {
     const records = intOption('records', values.records, 1);
     const { adminUrl, redisUrl } = loadDemoConfig(env);
     const logger = createLogger({ level: 'error', destination: stderr });
     stdout.write(
-      `hiresync demo: the built-in API simulator (${records} records per resource), a fresh database ${DEMO_DATABASE}, one sync of every resource\n` +
+      `hiresync demo: the built-in API simulator serving two accounts (default: ${records} records per resource; ${DEMO_ACCOUNT}: half as many), a fresh database ${DEMO_DATABASE}, one sync of every resource of each\n` +
         'The simulator sends one malformed record in 250 on purpose: they land in rejected_records.\n\n',
     );
     const result = await runDemo({ adminUrl, redisUrl, records, logger });
