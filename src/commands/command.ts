@@ -16,8 +16,13 @@ export interface Signals {
   once(signal: 'SIGINT' | 'SIGTERM', listener: () => void): unknown;
 }
 
+/** Where a command reads what must not be an argument (a secret, shown by `ps`): process.stdin, or a test's stream. */
+export type Input = AsyncIterable<string | Buffer>;
+
 /** A command's input and output besides its arguments. */
 export interface CommandIo {
+  /** Standard input: `accounts add` reads the credential from it. Absent: an empty input. */
+  stdin?: Input;
   stdout: Output;
   stderr: Output;
   signals: Signals;
@@ -30,7 +35,12 @@ export interface CommandContext extends CommandIo {
 
 /** The I/O of the running process. */
 export function processIo(): CommandIo {
-  return { stdout: process.stdout, stderr: process.stderr, signals: process };
+  return {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    signals: process,
+  };
 }
 
 /** A hiresync command, as the dispatcher and help see it. */

@@ -1,3 +1,4 @@
+import { accounts } from './accounts/index.js';
 import type { Command } from './command.js';
 import { demo } from './demo.js';
 import { migrate } from './migrate.js';
@@ -7,4 +8,12 @@ import { sync } from './sync.js';
 import { worker } from './worker.js';
 
 /** Every hiresync command, in the order `hiresync --help` lists them. */
-export const COMMANDS: readonly Command[] = [migrate, sync, worker, status, simulate, demo];
+export const COMMANDS: readonly Command[] = [
+  migrate,
+  sync,
+  worker,
+  status,
+  accounts,
+  simulate,
+  demo,
+];

@@ -40,6 +40,8 @@ export type OptionValues<T extends OptionTable> = { -readonly [K in keyof T]: Va
 export interface CommandHelp {
   /** The command's name, as typed after `hiresync`. */
   readonly name: string;
+  /** Its operands as the synopsis shows them, before the options (e.g. `NAME`); none by default. */
+  readonly operands?: string;
   /** What the command does, how it exits and what it needs; wrapped when shown. */
   readonly description: string;
   readonly options: OptionTable;
@@ -47,15 +49,8 @@ export interface CommandHelp {
 
 const HELP_OPTION = { type: 'boolean', description: 'print this help' } as const;
 
-/**
- * Parses a command's arguments with node:util `parseArgs` (strict: an unknown
- * option or a positional argument throws a TypeError whose code starts with
- * `ERR_PARSE_ARGS`). Every command also takes `--help`.
- */
-export function parseOptions<T extends OptionTable>(
-  table: T,
-  args: readonly string[],
-): OptionValues<T> {
+/** The node:util `parseArgs` configuration of a table, `--help` included. */
+function argsConfig(table: OptionTable): ParseArgsOptionsConfig {
   const options: ParseArgsOptionsConfig = { help: { type: HELP_OPTION.type } };
   for (const [name, spec] of Object.entries(table)) {
     options[name] =
@@ -69,8 +64,43 @@ export function parseOptions<T extends OptionTable>(
             }
           : { type: 'string', ...(spec.default === undefined ? {} : { default: spec.default }) };
   }
-  const { values } = parseArgs({ args: [...args], options, strict: true, allowPositionals: false });
+  return options;
+}
+
+/**
+ * Parses a command's arguments with node:util `parseArgs` (strict: an unknown
+ * option or a positional argument throws a TypeError whose code starts with
+ * `ERR_PARSE_ARGS`). Every command also takes `--help`.
+ */
+export function parseOptions<T extends OptionTable>(
+  table: T,
+  args: readonly string[],
+): OptionValues<T> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: argsConfig(table),
+    strict: true,
+    allowPositionals: false,
+  });
   return values as OptionValues<T>;
+}
+
+/**
+ * Like {@link parseOptions}, for a command that also takes operands (the
+ * `NAME` of `accounts disable NAME`), anywhere among its options. Their number
+ * is for the command to check (after `--help`, which needs none).
+ */
+export function parseOptionsAndOperands<T extends OptionTable>(
+  table: T,
+  args: readonly string[],
+): { values: OptionValues<T>; operands: string[] } {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: argsConfig(table),
+    strict: true,
+    allowPositionals: true,
+  });
+  return { values: values as OptionValues<T>, operands: positionals };
 }
 
 /** `--name VALUE`, as help and the synopsis show an option. */
@@ -78,9 +108,9 @@ function flag(name: string, spec: OptionSpec): string {
   return spec.type === 'string' ? `--${name} ${spec.value}` : `--${name}`;
 }
 
-/** The first line of help: `usage: hiresync NAME [--flag] [--option VALUE]...`, wrapped. */
+/** The first line of help: `usage: hiresync NAME [OPERANDS] [--flag] [--option VALUE]...`, wrapped. */
 export function formatSynopsis(command: CommandHelp): string {
-  const head = `usage: hiresync ${command.name}`;
+  const head = `usage: hiresync ${command.name}${command.operands ? ` ${command.operands}` : ''}`;
   const items = Object.entries(command.options).map(
     ([name, spec]) =>
       `[${flag(name, spec)}]${spec.type === 'string' && spec.multiple ? '...' : ''}`,

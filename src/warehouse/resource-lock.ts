@@ -4,7 +4,7 @@ import { HiresyncError } from '../errors.js';
 import type { Database } from './schema.js';
 
 /** First key of every hiresync advisory lock ('hire'), so they never meet another app's. */
-const LOCK_SPACE = 0x68697265;
+export const LOCK_SPACE = 0x68697265;
 
 /** A stable non-negative int4 for a lock name (FNV-1a), the second advisory-lock key. */
 export function lockKey(name: string): number {

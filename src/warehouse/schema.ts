@@ -120,6 +120,24 @@ export interface TrackingLinksFlatView {
   last_seen_run_id: string | null;
 }
 
+/** A row of `hiresync.accounts`, hiresync's control table (migrations/hiresync). */
+export interface AccountsTable {
+  name: string;
+  auth_mode: 'client_credentials' | 'api_key' | 'partner';
+  base_url: string;
+  auth_url: string | null;
+  client_id: string | null;
+  sub: string | null;
+  /** Sealed by SecretBox (`hs1.…`); never plaintext. */
+  secret: string | null;
+  credential_namespace: string | null;
+  state: Generated<'enabled' | 'disabled' | 'needs_reauthorization'>;
+  created_at: Generated<string>;
+  updated_at: Generated<string>;
+  /** bigint, as text; the trigger increments it on every update. */
+  version: Generated<string>;
+}
+
 export interface Database {
   job_boards: JobBoardsTable;
   referrers: ReferrersTable;
@@ -130,9 +148,12 @@ export interface Database {
   sync_runs: SyncRunsTable;
   rejected_records: RejectedRecordsTable;
   tracking_links_flat: TrackingLinksFlatView;
+  /** In schema hiresync whatever the search_path: always named with its schema. */
+  'hiresync.accounts': AccountsTable;
 }
 
 export type SyncRun = Selectable<SyncRunsTable>;
 export type NewSyncRun = Insertable<SyncRunsTable>;
 export type TrackingLink = Selectable<TrackingLinksTable>;
 export type RejectedRecord = Selectable<RejectedRecordsTable>;
+export type AccountRow = Selectable<AccountsTable>;

@@ -19,10 +19,11 @@ describe('hiresync migrate', () => {
       expect(first).toMatchObject({
         code: 0,
         stdout:
-          'applied 4 migration(s): 0001_initial, 0002_reliability, 0003_drop_lookup_indexes, 0004_drop_reference_constraints\n',
+          'schema hiresync: applied 1 migration(s): 0001_accounts\n' +
+          'schema public: applied 4 migration(s): 0001_initial, 0002_reliability, 0003_drop_lookup_indexes, 0004_drop_reference_constraints\n',
       });
       const second = await runCli(['migrate'], env);
-      expect(second).toMatchObject({ code: 0, stdout: 'database is up to date\n' });
+      expect(second).toMatchObject({ code: 0, stdout: 'database is up to date (2 schemas)\n' });
     } finally {
       await adminQuery(admin, [`drop database if exists ${name} with (force)`]);
     }

@@ -1,0 +1,56 @@
+import { DEFAULT_ACCOUNT, schemaOf } from '../../accounts/account.js';
+import { AccountStore } from '../../accounts/account-store.js';
+import { loadAccountsConfig } from '../../config.js';
+import { EXIT } from '../command.js';
+import { formatTable } from '../format-table.js';
+import type { OptionTable } from '../options.js';
+import { openDatabase } from './connections.js';
+import { defineSubcommand } from './subcommand.js';
+
+/** `hiresync accounts list` takes no option but `--help`. */
+export const options = {} as const satisfies OptionTable;
+
+/** `hiresync accounts list`: a table of `default` and every registered account. */
+export const list = defineSubcommand({
+  name: 'list',
+  operand: '',
+  summary: 'show every account: auth mode, schema, state, last success',
+  description: `One row per account: name, auth mode, schema, state and when its last successful
+    run finished. The first row is default, the environment's credentials (schema public;
+    its auth mode from HIRESYNC_CLIENT_ID or HIRESYNC_API_KEY, "not configured" when
+    neither is set); then the registered accounts by name. Never shows a secret.
+
+    Needs DATABASE_URL. Exit 0, or 1 when Postgres cannot be read.`,
+  options,
+  async execute(_values, _name, { env, stdout }) {
+    const config = loadAccountsConfig(env);
+    const db = await openDatabase(config.databaseUrl, 'list');
+    try {
+      const store = new AccountStore(db);
+      const rows: string[][] = [
+        [
+          DEFAULT_ACCOUNT,
+          config.defaultAuthMode ?? '-',
+          schemaOf(DEFAULT_ACCOUNT),
+          config.defaultAuthMode ? 'enabled' : 'not configured',
+          (await store.lastSuccess(DEFAULT_ACCOUNT)) ?? '-',
+        ],
+      ];
+      for (const account of await store.list()) {
+        rows.push([
+          account.name,
+          account.authMode,
+          account.schema,
+          account.state,
+          (await store.lastSuccess(account.name)) ?? '-',
+        ]);
+      }
+      stdout.write(
+        `${formatTable(['account', 'auth mode', 'schema', 'state', 'last success'], rows)}\n`,
+      );
+      return EXIT.ok;
+    } finally {
+      await db.destroy();
+    }
+  },
+});

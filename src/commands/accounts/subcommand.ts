@@ -1,0 +1,80 @@
+import { ConfigError, coerceError, UsageError } from '../../errors.js';
+import { redactSecrets } from '../../secret.js';
+import { type CommandContext, EXIT } from '../command.js';
+import {
+  formatHelp,
+  type OptionTable,
+  type OptionValues,
+  parseOptionsAndOperands,
+} from '../options.js';
+
+/** An `accounts` subcommand, as the dispatcher and help see it. */
+export interface Subcommand {
+  /** As typed after `hiresync accounts`. */
+  readonly name: string;
+  /** Its operand in help (`NAME`), or empty. */
+  readonly operand: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly options: OptionTable;
+  /**
+   * Parses `args`, prints the help on `--help`, else runs the subcommand.
+   * Resolves to the exit code: usage and configuration errors are thrown
+   * (exit 2); any other failure is printed, prefixed with the subcommand, and
+   * resolves to 1.
+   */
+  run(args: readonly string[], context: CommandContext): Promise<number>;
+}
+
+/** A subcommand as written: its help, its options, and what it does with them and its operand. */
+export interface SubcommandDefinition<T extends OptionTable> {
+  readonly name: string;
+  /** `NAME` for a subcommand of one account, empty for one of none. */
+  readonly operand: 'NAME' | '';
+  readonly summary: string;
+  readonly description: string;
+  readonly options: T;
+  /** `name` is the operand (empty when the subcommand takes none). */
+  execute(values: OptionValues<T>, name: string, context: CommandContext): Promise<number>;
+}
+
+/** Builds a {@link Subcommand} of `hiresync accounts`. */
+export function defineSubcommand<T extends OptionTable>(
+  definition: SubcommandDefinition<T>,
+): Subcommand {
+  const { name, operand, summary, description, options } = definition;
+  const full = `accounts ${name}`;
+  return Object.freeze({
+    name,
+    operand,
+    summary,
+    description,
+    options,
+    async run(args: readonly string[], context: CommandContext): Promise<number> {
+      const { values, operands } = parseOptionsAndOperands(options, args);
+      if (values.help) {
+        context.stdout.write(
+          `${formatHelp({ name: full, operands: operand, description, options })}\n`,
+        );
+        return EXIT.ok;
+      }
+      const wanted = operand === '' ? 0 : 1;
+      if (operands.length !== wanted) {
+        throw new UsageError(
+          wanted === 0
+            ? `hiresync ${full} takes no argument, got ${JSON.stringify(operands[0])}`
+            : operands.length === 0
+              ? `hiresync ${full} needs the account's NAME: hiresync ${full} NAME`
+              : `hiresync ${full} takes one account NAME, got ${operands.length}`,
+        );
+      }
+      try {
+        return await definition.execute(values, operands[0] ?? '', context);
+      } catch (error) {
+        if (error instanceof UsageError || error instanceof ConfigError) throw error;
+        context.stderr.write(`hiresync ${full}: ${redactSecrets(coerceError(error).message)}\n`);
+        return EXIT.failed;
+      }
+    },
+  });
+}

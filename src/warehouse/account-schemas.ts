@@ -1,0 +1,317 @@
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { accountNameProblem, DEFAULT_ACCOUNT, schemaOf } from '../accounts/account.js';
+import { PUBLIC_SCHEMA } from './database.js';
+import {
+  ALL_ACCOUNTS_LOCK,
+  ALL_ACCOUNTS_SCHEMA,
+  CONTROL_MIGRATIONS_FOLDER,
+  CONTROL_SCHEMA,
+  type MigrateOutcome,
+  migrateToLatest,
+  migrationNames,
+} from './migrate.js';
+import { LOCK_SPACE } from './resource-lock.js';
+import type { Database } from './schema.js';
+
+export { ALL_ACCOUNTS_SCHEMA, CONTROL_SCHEMA, type MigrateOutcome } from './migrate.js';
+
+/**
+ * The analysts' relations that schema `all_accounts` unions across accounts,
+ * one view each, named as in the account schemas.
+ */
+export const ALL_ACCOUNTS_VIEWS: readonly string[] = [
+  'tracking_links_flat',
+  'jobs',
+  'job_posts',
+  'sync_runs',
+  'rejected_records',
+];
+
+/**
+ * Brings `schema` (`public`, or an account's) up to date with the warehouse
+ * migrations, creating it if need be; see {@link migrateToLatest}.
+ */
+export function migrateSchema(db: Kysely<Database>, schema: string): Promise<MigrateOutcome> {
+  return migrateToLatest(db, { schema });
+}
+
+/** Brings hiresync's control schema (`hiresync.accounts`) up to date. */
+export function migrateControl(db: Kysely<Database>): Promise<MigrateOutcome> {
+  return migrateToLatest(db, { schema: CONTROL_SCHEMA, folder: CONTROL_MIGRATIONS_FOLDER });
+}
+
+/** Names of the registered accounts (every state), sorted; none before the control schema exists. */
+export async function registeredAccounts(db: Kysely<Database>): Promise<string[]> {
+  try {
+    const rows = await db.selectFrom('hiresync.accounts').select('name').orderBy('name').execute();
+    return rows.map((r) => r.name);
+  } catch (error) {
+    if ((error as { code?: string }).code === '42P01') return [];
+    throw error;
+  }
+}
+
+/** What {@link migrateAll} did. */
+export interface MigrateAllOutcome {
+  /** One entry per schema: `hiresync`, `public`, then each account's, in that order. */
+  schemas: MigrateOutcome[];
+  /** Accounts the `all_accounts` views leave out, and why (see {@link refreshAllAccountsViews}). */
+  warnings: string[];
+}
+
+/**
+ * Which of `schemas` have warehouse migrations pending: two statements, so an
+ * up-to-date deployment with many accounts costs no Migrator per schema.
+ */
+async function schemasBehind(db: Kysely<Database>, schemas: readonly string[]): Promise<string[]> {
+  if (schemas.length === 0) return [];
+  const names = await migrationNames();
+  const { rows: present } = await sql<{ schema: string }>`
+    select nspname as schema from pg_namespace n
+    where nspname = any(${schemas}::text[])
+      and exists (select 1 from pg_class c
+                  where c.relnamespace = n.oid and c.relname = 'kysely_migration' and c.relkind = 'r')`.execute(
+    db,
+  );
+  const tracked = present.map((r) => r.schema);
+  const applied = new Map<string, Set<string>>(tracked.map((s) => [s, new Set()]));
+  if (tracked.length > 0) {
+    const union = sql.join(
+      tracked.map(
+        (s) =>
+          sql`select ${sql.lit(s)}::text as schema, name from ${sql.id(s, 'kysely_migration')}`,
+      ),
+      sql` union all `,
+    );
+    const { rows } = await sql<{ schema: string; name: string }>`${union}`.execute(db);
+    for (const row of rows) applied.get(row.schema)?.add(row.name);
+  }
+  return schemas.filter((s) => {
+    const done = applied.get(s);
+    return !done || names.some((n) => !done.has(n));
+  });
+}
+
+/**
+ * Brings each of `schemas` (`public` or accounts' schemas) up to date, in
+ * order, running a Migrator only for those with migrations pending.
+ */
+export async function migrateSchemas(
+  db: Kysely<Database>,
+  schemas: readonly string[],
+): Promise<MigrateOutcome[]> {
+  const behind = new Set(await schemasBehind(db, schemas));
+  const outcomes: MigrateOutcome[] = [];
+  for (const schema of schemas) {
+    outcomes.push(behind.has(schema) ? await migrateSchema(db, schema) : { schema, applied: [] });
+  }
+  return outcomes;
+}
+
+/**
+ * Brings everything up to date: the control schema, `public`, then the schema
+ * of each account in `accounts` (default: every registered account, read after
+ * the control schema is migrated), then rebuilds the `all_accounts` views.
+ * Safe to run concurrently (Kysely serialises migrators; the views have their
+ * own lock). An account schema already up to date is not touched.
+ */
+export async function migrateAll(
+  db: Kysely<Database>,
+  accounts?: readonly string[],
+): Promise<MigrateAllOutcome> {
+  const control = await migrateControl(db);
+  const names = accounts ?? (await registeredAccounts(db));
+  const schemas = await migrateSchemas(db, [PUBLIC_SCHEMA, ...names.map(schemaOf)]);
+  const { warnings } = await refreshAllAccountsViews(db, names);
+  return { schemas: [control, ...schemas], warnings };
+}
+
+/**
+ * Whose schema `schema` is: `absent`; `hiresync` when it holds Kysely's
+ * migration table (an account's, kept by `remove` without --drop-data, which
+ * an `add` of the same name takes back); `other` when it exists without it
+ * (someone else's: hiresync must not build its tables there).
+ */
+export async function schemaOwner(
+  db: Kysely<Database>,
+  schema: string,
+): Promise<'absent' | 'hiresync' | 'other'> {
+  const { rows } = await sql<{ tracked: boolean; empty: boolean }>`
+    select exists (select 1 from pg_class c
+                   where c.relnamespace = n.oid and c.relname = 'kysely_migration') as tracked,
+           not exists (select 1 from pg_class c where c.relnamespace = n.oid) as empty
+    from pg_namespace n where nspname = ${schema}`.execute(db);
+  const row = rows[0];
+  if (!row) return 'absent';
+  return row.tracked ? 'hiresync' : row.empty ? 'absent' : 'other';
+}
+
+interface Column {
+  name: string;
+  type: string;
+  comment: string | null;
+}
+
+/** Columns of `relations` in `schemas`, by schema then relation, in column order. */
+async function columnsOf(
+  db: Kysely<Database>,
+  schemas: readonly string[],
+  relations: readonly string[],
+): Promise<Map<string, Map<string, Column[]>>> {
+  const { rows } = await sql<Column & { schema: string; relation: string }>`
+    select n.nspname as schema, c.relname as relation, a.attname as name,
+           format_type(a.atttypid, a.atttypmod) as type, col_description(c.oid, a.attnum) as comment
+    from pg_class c
+    join pg_namespace n on n.oid = c.relnamespace
+    join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+    where n.nspname = any(${[...schemas]}::text[]) and c.relname = any(${[...relations]}::text[])
+      and c.relkind in ('r', 'p', 'v', 'm')
+    order by n.nspname, c.relname, a.attnum`.execute(db);
+  const bySchema = new Map<string, Map<string, Column[]>>();
+  for (const { schema, relation, ...column } of rows) {
+    const byRelation = bySchema.get(schema) ?? new Map<string, Column[]>();
+    bySchema.set(schema, byRelation);
+    byRelation.set(relation, [...(byRelation.get(relation) ?? []), column]);
+  }
+  return bySchema;
+}
+
+const ACCOUNT_COLUMN: Column = {
+  name: 'account',
+  type: 'text',
+  comment: "The account the row belongs to: 'default' (schema public) or a registered account.",
+};
+
+/** Why `columns` (an account's copy of a relation) cannot stand beside `wanted` (public's), or undefined. */
+function mismatch(
+  wanted: readonly Column[],
+  columns: readonly Column[] | undefined,
+): string | undefined {
+  if (!columns) return 'has no such relation';
+  const have = new Map(columns.map((c) => [c.name, c.type]));
+  const missing = wanted.filter((c) => have.get(c.name) !== c.type).map((c) => c.name);
+  return missing.length === 0
+    ? undefined
+    : `lacks column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (or holds another type)`;
+}
+
+const same = (a: readonly Column[], b: readonly Column[] | undefined) =>
+  b !== undefined &&
+  a.length === b.length &&
+  a.every((c, i) => c.name === b[i]?.name && c.type === b[i]?.type);
+
+/**
+ * Rebuilds schema `all_accounts`: for each relation of {@link ALL_ACCOUNTS_VIEWS},
+ * a view `all_accounts.<relation>` that unions `default`'s (schema public) and
+ * each account's of `accounts` (registered accounts of every state: a disabled
+ * account's data stays readable), with a first column `account`. The column
+ * list is public's; an account whose schema lacks one of them (another
+ * migration level) is left out of that view and named in the returned
+ * warnings, instead of failing the whole refresh.
+ *
+ * In one transaction, under a transaction-level advisory lock shared with the
+ * migrations (which drop these views first): a view keeps its identity
+ * (`create or replace`) while its columns stay the same, so objects built on it
+ * survive an account being added or removed.
+ */
+export function refreshAllAccountsViews(
+  db: Kysely<Database>,
+  accounts: readonly string[],
+): Promise<{ warnings: string[] }> {
+  return db.transaction().execute((trx) => rebuildViews(trx, accounts));
+}
+
+/** The body of {@link refreshAllAccountsViews}, in the caller's transaction. */
+async function rebuildViews(
+  trx: Transaction<Database>,
+  accounts: readonly string[],
+): Promise<{ warnings: string[] }> {
+  const members = [
+    { account: DEFAULT_ACCOUNT, schema: PUBLIC_SCHEMA },
+    ...[...new Set(accounts)].sort().map((account) => {
+      const problem = accountNameProblem(account);
+      if (problem) throw new Error(problem);
+      return { account, schema: schemaOf(account) };
+    }),
+  ];
+  await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
+    trx,
+  );
+  await sql`create schema if not exists ${sql.id(ALL_ACCOUNTS_SCHEMA)}`.execute(trx);
+  await sql`comment on schema ${sql.id(ALL_ACCOUNTS_SCHEMA)} is ${sql.lit(
+    "hiresync's views across accounts: each unions the relation of the same name of every account (default from schema public), with a first column account. Rebuilt by hiresync migrate and accounts add/remove; hiresync owns this schema.",
+  )}`.execute(trx);
+  const columns = await columnsOf(
+    trx,
+    [ALL_ACCOUNTS_SCHEMA, ...members.map((m) => m.schema)],
+    ALL_ACCOUNTS_VIEWS,
+  );
+  const warnings: string[] = [];
+  for (const relation of ALL_ACCOUNTS_VIEWS) {
+    const view = sql.id(ALL_ACCOUNTS_SCHEMA, relation);
+    const wanted = columns.get(PUBLIC_SCHEMA)?.get(relation);
+    if (!wanted) {
+      warnings.push(
+        `${ALL_ACCOUNTS_SCHEMA}.${relation} not built: schema public has no ${relation} (run 'hiresync migrate')`,
+      );
+      await sql`drop view if exists ${view}`.execute(trx);
+      continue;
+    }
+    const list = sql.join(wanted.map((c) => sql.id(c.name)));
+    const parts: RawBuilder<unknown>[] = [];
+    for (const { account, schema } of members) {
+      const problem =
+        schema === PUBLIC_SCHEMA ? undefined : mismatch(wanted, columns.get(schema)?.get(relation));
+      if (problem) {
+        warnings.push(
+          `${ALL_ACCOUNTS_SCHEMA}.${relation} leaves out account ${account}: its ${relation} ${problem} (run 'hiresync migrate')`,
+        );
+        continue;
+      }
+      parts.push(
+        sql`select ${sql.lit(account)}::text as account, ${list} from ${sql.id(schema, relation)}`,
+      );
+    }
+    const body = sql.join(parts, sql` union all `);
+    const viewColumns = [ACCOUNT_COLUMN, ...wanted];
+    if (same(viewColumns, columns.get(ALL_ACCOUNTS_SCHEMA)?.get(relation))) {
+      await sql`create or replace view ${view} as ${body}`.execute(trx);
+    } else {
+      await sql`drop view if exists ${view}`.execute(trx);
+      await sql`create view ${view} as ${body}`.execute(trx);
+    }
+    await sql`comment on view ${view} is ${sql.lit(
+      `${relation} of every account, one after another (default's from schema public, each registered account's from the schema of its name; disabled accounts included), with the account first. Rebuilt by hiresync migrate and accounts add/remove.`,
+    )}`.execute(trx);
+    for (const column of viewColumns) {
+      const note = column.comment ?? `${column.name} of ${relation}, as in each account's schema.`;
+      await sql`comment on column ${sql.id(ALL_ACCOUNTS_SCHEMA, relation, column.name)} is ${sql.lit(
+        note,
+      )}`.execute(trx);
+    }
+  }
+  return { warnings };
+}
+
+/**
+ * Drops an account's schema and everything in it (`accounts remove
+ * --drop-data`). The `all_accounts` views are rebuilt over `accounts` first
+ * (the accounts that remain, without this one), so nothing depends on it; both
+ * in one transaction, under the views' lock.
+ */
+export async function dropSchema(
+  db: Kysely<Database>,
+  schema: string,
+  accounts: readonly string[],
+): Promise<{ warnings: string[] }> {
+  const problem = accountNameProblem(schema);
+  if (problem) throw new Error(`refusing to drop schema ${JSON.stringify(schema)}: ${problem}`);
+  if (accounts.includes(schema)) {
+    throw new Error(`refusing to drop schema ${schema}: account ${schema} is still in the views`);
+  }
+  return db.transaction().execute(async (trx) => {
+    const refreshed = await rebuildViews(trx, accounts);
+    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(trx);
+    return refreshed;
+  });
+}

@@ -1,0 +1,414 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { type Kysely, sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { AccountUnavailableError } from '../../src/accounts/account.js';
+import {
+  AccountDisabledError,
+  AccountStore,
+  UnknownAccountError,
+} from '../../src/accounts/account-store.js';
+import { parseSecretKeys, SecretBox, SecretKeyError } from '../../src/accounts/secret-box.js';
+import { main } from '../../src/main.js';
+import { deletePrefix } from '../../src/queue/redis.js';
+import type { Database } from '../../src/warehouse/schema.js';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { captureIo } from '../unit/commands/capture-io.js';
+
+const CLIENT_SECRET = `client-secret-${randomUUID()}`;
+const API_KEY = `api-key-${randomUUID()}`;
+const BASE_URL = 'https://api.example.com/harvest';
+const AUTH_URL = 'https://auth.example.com/oauth';
+
+const OLD_KEY = randomBytes(32).toString('base64');
+const NEW_KEY = randomBytes(32).toString('hex');
+
+let t: TestDatabase;
+let redis: Redis;
+let prefix: string;
+let env: Record<string, string>;
+
+beforeEach(async () => {
+  t = await createTestDatabase(inject('databaseUrl'));
+  redis = new Redis(inject('redisUrl'));
+  prefix = `test-${randomUUID()}`;
+  env = {
+    DATABASE_URL: t.url,
+    REDIS_URL: inject('redisUrl'),
+    HIRESYNC_REDIS_PREFIX: prefix,
+    HIRESYNC_SECRET_KEY: OLD_KEY,
+    HIRESYNC_BASE_URL: BASE_URL,
+    HIRESYNC_AUTH_URL: AUTH_URL,
+  };
+});
+afterEach(async () => {
+  await deletePrefix(redis, prefix);
+  redis.disconnect();
+  await t.drop();
+});
+
+/** `hiresync accounts ARGV` in process, with `input` on standard input. */
+async function accounts(argv: string[], input = '', overrides: Record<string, string> = {}) {
+  const io = captureIo(input);
+  const code = await main(['accounts', ...argv], { ...env, ...overrides }, io);
+  return { code, stdout: io.out(), stderr: io.err() };
+}
+
+function boxOf(keys: string): SecretBox {
+  const parsed = parseSecretKeys(keys);
+  if (!('keys' in parsed)) throw new Error(parsed.problem);
+  return new SecretBox(parsed.keys);
+}
+
+/** Every form of a secret that must never be seen: as is, base64, base64url, hex. */
+function formsOf(secret: string): string[] {
+  const bytes = Buffer.from(secret);
+  return [secret, bytes.toString('base64'), bytes.toString('base64url'), bytes.toString('hex')];
+}
+
+async function addAcme() {
+  const result = await accounts(
+    ['add', 'acme', '--client-id', 'acme-client', '--sub', '42'],
+    `${CLIENT_SECRET}\n`,
+  );
+  expect(result).toMatchObject({ code: 0, stderr: '' });
+  return result;
+}
+
+async function schemaExists(db: Kysely<Database>, schema: string): Promise<boolean> {
+  const { rows } = await sql`select 1 from pg_namespace where nspname = ${schema}`.execute(db);
+  return rows.length === 1;
+}
+
+async function accountsInView(db: Kysely<Database>): Promise<string[]> {
+  const { rows } = await sql<{ account: string }>`
+    select distinct account from all_accounts.jobs order by account`.execute(db);
+  return rows.map((r) => r.account);
+}
+
+describe('hiresync accounts add', () => {
+  it('registers a client-credentials account, migrates its schema, refreshes the views, and never shows or stores the secret in clear', async () => {
+    const { stdout } = await addAcme();
+    expect(stdout).toBe(
+      "added account acme (client credentials, schema acme); it syncs with the next 'hiresync sync' or worker\n",
+    );
+    const { rows } = await sql<{ row: string }>`
+      select row_to_json(a)::text as row from hiresync.accounts a`.execute(t.db);
+    expect(rows).toHaveLength(1);
+    for (const form of formsOf(CLIENT_SECRET)) expect(rows[0]?.row).not.toContain(form);
+    const stored = await t.db.selectFrom('hiresync.accounts').selectAll().executeTakeFirstOrThrow();
+    expect(stored).toMatchObject({
+      name: 'acme',
+      auth_mode: 'client_credentials',
+      base_url: BASE_URL,
+      auth_url: AUTH_URL,
+      client_id: 'acme-client',
+      sub: '42',
+      state: 'enabled',
+      version: '1',
+    });
+    expect(stored.secret).toMatch(/^hs1\./);
+    expect(stored.credential_namespace).toMatch(/^[0-9a-f]{32}$/);
+    // Its schema is migrated, and the views include it.
+    const { rows: applied } = await sql`select name from acme.kysely_migration`.execute(t.db);
+    expect(applied).toHaveLength(4);
+    await sql`insert into acme.jobs (id, data) values (1, '{}')`.execute(t.db);
+    await sql`insert into public.jobs (id, data) values (2, '{}')`.execute(t.db);
+    expect(await accountsInView(t.db)).toEqual(['acme', 'default']);
+    // It resolves to exactly the AuthConfig loadConfig builds from the environment.
+    const account = await new AccountStore(t.db, boxOf(OLD_KEY)).resolve('acme');
+    expect(account).toMatchObject({
+      name: 'acme',
+      schema: 'acme',
+      baseUrl: BASE_URL,
+      version: '1',
+    });
+    expect(account.auth).toMatchObject({
+      mode: 'client_credentials',
+      tokenUrl: `${AUTH_URL}/token`,
+      clientId: 'acme-client',
+      sub: '42',
+    });
+    expect(account.auth.mode === 'client_credentials' && account.auth.clientSecret.reveal()).toBe(
+      CLIENT_SECRET,
+    );
+  });
+
+  it('registers a transition key from standard input, with --base-url over HIRESYNC_BASE_URL', async () => {
+    const result = await accounts(
+      ['add', 'beta', '--api-key', '--base-url', 'https://eu.example.com/'],
+      `${API_KEY}\r\nignored second line\n`,
+    );
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    for (const form of formsOf(API_KEY)) expect(result.stdout).not.toContain(form);
+    const account = await new AccountStore(t.db, boxOf(OLD_KEY)).resolve('beta');
+    expect(account.baseUrl).toBe('https://eu.example.com');
+    expect(account.auth).toMatchObject({
+      mode: 'api_key',
+      tokenUrl: 'https://eu.example.com/auth/token',
+    });
+    expect(account.auth.mode === 'api_key' && account.auth.apiKey.reveal()).toBe(API_KEY);
+    const { rows } = await sql<{ row: string }>`
+      select row_to_json(a)::text as row from hiresync.accounts a`.execute(t.db);
+    for (const form of formsOf(API_KEY)) expect(rows[0]?.row).not.toContain(form);
+  });
+
+  it('refuses a name already registered with exit 1, leaving the account as it was', async () => {
+    await addAcme();
+    const again = await accounts(['add', 'acme', '--api-key'], `${API_KEY}\n`);
+    expect(again).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        "hiresync accounts add: account acme already exists; remove it first ('hiresync accounts remove acme') or choose another name\n",
+    });
+    const row = await t.db.selectFrom('hiresync.accounts').selectAll().executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ auth_mode: 'client_credentials', version: '1' });
+  });
+
+  it('refuses a schema of that name holding tables hiresync did not create', async () => {
+    await sql`create schema crm`.execute(t.db);
+    await sql`create table crm.contacts (id int)`.execute(t.db);
+    const result = await accounts(['add', 'crm', '--api-key'], `${API_KEY}\n`);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'schema crm already exists and holds tables hiresync did not create',
+    );
+    expect(await new AccountStore(t.db).list()).toEqual([]);
+  });
+});
+
+describe('hiresync accounts list', () => {
+  it('shows default first, then every account with auth mode, schema, state and last success, and no secret', async () => {
+    await addAcme();
+    await accounts(['add', 'beta', '--api-key'], `${API_KEY}\n`);
+    await accounts(['disable', 'beta']);
+    await sql`insert into acme.sync_runs (resource, mode, started_at, finished_at, outcome)
+      values ('jobs', 'full', '2026-01-02T03:00:00Z', '2026-01-02T03:04:05.123456Z', 'succeeded'),
+             ('jobs', 'full', '2026-01-03T03:00:00Z', '2026-01-03T03:01:00Z', 'failed')`.execute(
+      t.db,
+    );
+    const result = await accounts(['list'], '', { HIRESYNC_CLIENT_ID: 'env-client' });
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]?.split(/\s{2,}/)).toEqual([
+      'account',
+      'auth mode',
+      'schema',
+      'state',
+      'last success',
+    ]);
+    expect(lines.slice(2).map((l) => l.split(/\s{2,}/))).toEqual([
+      ['default', 'client_credentials', 'public', 'enabled', '-'],
+      ['acme', 'client_credentials', 'acme', 'enabled', '2026-01-02 03:04:05.123456+00'],
+      ['beta', 'api_key', 'beta', 'disabled', '-'],
+    ]);
+    for (const form of [...formsOf(CLIENT_SECRET), ...formsOf(API_KEY)]) {
+      expect(result.stdout).not.toContain(form);
+    }
+  });
+
+  it('shows only default before any account exists, even before migrate made the control schema', async () => {
+    const result = await accounts(['list']);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trimEnd().split('\n').slice(2)).toEqual([
+      expect.stringMatching(/^default\s+-\s+public\s+not configured\s+-$/),
+    ]);
+  });
+});
+
+describe('hiresync accounts disable, enable and remove', () => {
+  it("disable removes the account's schedulers at once, its runs resolve as disabled, and enable brings it back", async () => {
+    await addAcme();
+    await accounts(['add', 'acme2', '--api-key'], `${API_KEY}\n`);
+    const queue = new Queue('sync', { connection: redis, prefix });
+    try {
+      for (const key of [
+        'incremental:acme:jobs',
+        'full:acme:jobs',
+        'full:acme:candidates',
+        'incremental:acme2:jobs',
+        'incremental:jobs',
+      ]) {
+        await queue.upsertJobScheduler(key, { every: 3_600_000 }, { name: key, data: {} });
+      }
+      const result = await accounts(['disable', 'acme']);
+      expect(result).toEqual({
+        code: 0,
+        stdout:
+          'disabled account acme; removed 3 job scheduler(s); its data stays in schema acme\n',
+        stderr: '',
+      });
+      const left = (await queue.getJobSchedulers()).map((s) => s.key).sort();
+      expect(left).toEqual(['incremental:acme2:jobs', 'incremental:jobs']);
+    } finally {
+      await queue.close();
+    }
+    const store = new AccountStore(t.db, boxOf(OLD_KEY));
+    const error = await store.resolve('acme').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AccountDisabledError);
+    expect(error).toBeInstanceOf(AccountUnavailableError);
+    expect((error as Error).message).toBe(
+      "account acme is disabled: run 'hiresync accounts enable acme' to sync it again",
+    );
+    expect(await store.enabledNames()).toEqual(['acme2']);
+    expect((await accounts(['disable', 'acme'])).stdout).toContain(
+      'account acme was already disabled',
+    );
+    // Disabled accounts stay readable in the views.
+    expect(await accountsInView(t.db)).toEqual([]);
+    await sql`insert into acme.jobs (id, data) values (1, '{}')`.execute(t.db);
+    expect(await accountsInView(t.db)).toEqual(['acme']);
+
+    expect(await accounts(['enable', 'acme'])).toEqual({
+      code: 0,
+      stdout: 'enabled account acme\n',
+      stderr: '',
+    });
+    const account = await store.resolve('acme');
+    expect(account.version).toBe('3');
+    expect(await store.enabledNames()).toEqual(['acme', 'acme2']);
+  });
+
+  it('disable, enable and remove of an account never registered exit 1 naming it', async () => {
+    for (const sub of ['disable', 'enable', 'remove']) {
+      const result = await accounts([sub, 'ghost']);
+      expect(result, sub).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `hiresync accounts ${sub}: no account ghost is registered; see 'hiresync accounts list'\n`,
+      });
+    }
+    await expect(new AccountStore(t.db, boxOf(OLD_KEY)).resolve('ghost')).rejects.toBeInstanceOf(
+      UnknownAccountError,
+    );
+  });
+
+  it('remove deletes the row, its schedulers, checkpoints, token, token lock and pacing keys, keeps the data, and leaves the views', async () => {
+    await addAcme();
+    await accounts(['add', 'acme2', '--api-key'], `${API_KEY}\n`);
+    const store = new AccountStore(t.db);
+    const ns = (await store.get('acme'))?.credentialNamespace;
+    const otherNs = (await store.get('acme2'))?.credentialNamespace;
+    expect(ns).toBeTruthy();
+    const gone = [
+      `${prefix}:checkpoint:acme:jobs`,
+      `${prefix}:checkpoint:acme:tracking_links`,
+      `${prefix}:token:${ns}`,
+      `${prefix}:token-lock:${ns}`,
+      `${prefix}:rate:${ns}`,
+      `${prefix}:rate:${ns}:probe`,
+    ];
+    const kept = [
+      `${prefix}:checkpoint:jobs`,
+      `${prefix}:checkpoint:acme2:jobs`,
+      `${prefix}:token:${otherNs}`,
+      `${prefix}:rate:${otherNs}`,
+    ];
+    for (const key of [...gone, ...kept]) await redis.set(key, 'x');
+    const queue = new Queue('sync', { connection: redis, prefix });
+    try {
+      await queue.upsertJobScheduler(
+        'full:acme:jobs',
+        { every: 3_600_000 },
+        { name: 'x', data: {} },
+      );
+      await sql`insert into acme.jobs (id, data) values (1, '{}')`.execute(t.db);
+      const result = await accounts(['remove', 'acme']);
+      expect(result).toEqual({
+        code: 0,
+        stdout:
+          'removed account acme (1 job scheduler(s), 6 Redis key(s)); its data stays in schema acme (drop it with --drop-data)\n',
+        stderr: '',
+      });
+      expect(await queue.getJobSchedulers()).toEqual([]);
+    } finally {
+      await queue.close();
+    }
+    for (const key of gone) expect(await redis.exists(key), key).toBe(0);
+    for (const key of kept) expect(await redis.exists(key), key).toBe(1);
+    expect(await store.names()).toEqual(['acme2']);
+    expect(await schemaExists(t.db, 'acme')).toBe(true);
+    const { rows } = await sql`select id from acme.jobs`.execute(t.db);
+    expect(rows).toHaveLength(1);
+    expect(await accountsInView(t.db)).toEqual([]);
+
+    // Added again, the account takes its schema back, data included.
+    await addAcme();
+    expect(await accountsInView(t.db)).toEqual(['acme']);
+  });
+
+  it('remove --drop-data drops the schema and everything in it', async () => {
+    await addAcme();
+    await sql`insert into acme.jobs (id, data) values (1, '{}')`.execute(t.db);
+    const result = await accounts(['remove', 'acme', '--drop-data']);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toContain('dropped schema acme');
+    expect(await schemaExists(t.db, 'acme')).toBe(false);
+    expect(await accountsInView(t.db)).toEqual([]);
+    expect(await new AccountStore(t.db).list()).toEqual([]);
+  });
+});
+
+describe('hiresync accounts rekey', () => {
+  it('with keys "new,old" re-seals every credential so that "new" alone then opens them', async () => {
+    await addAcme();
+    await accounts(['add', 'beta', '--api-key'], `${API_KEY}\n`);
+    const before = await t.db
+      .selectFrom('hiresync.accounts')
+      .select(['name', 'secret'])
+      .orderBy('name')
+      .execute();
+    const rotated = `${NEW_KEY},${OLD_KEY}`;
+    const result = await accounts(['rekey'], '', { HIRESYNC_SECRET_KEY: rotated });
+    expect(result).toEqual({
+      code: 0,
+      stdout:
+        're-sealed 2 credential(s) with the first key of HIRESYNC_SECRET_KEY; 0 already sealed with it\n',
+      stderr: '',
+    });
+    const after = await t.db
+      .selectFrom('hiresync.accounts')
+      .select(['name', 'secret'])
+      .orderBy('name')
+      .execute();
+    expect(after.map((r) => r.secret)).not.toEqual(before.map((r) => r.secret));
+    const store = new AccountStore(t.db, boxOf(NEW_KEY));
+    const acme = await store.resolve('acme');
+    expect(acme.auth.mode === 'client_credentials' && acme.auth.clientSecret.reveal()).toBe(
+      CLIENT_SECRET,
+    );
+    const beta = await store.resolve('beta');
+    expect(beta.auth.mode === 'api_key' && beta.auth.apiKey.reveal()).toBe(API_KEY);
+    // The old key alone no longer opens them; a second rekey has nothing to do.
+    await expect(new AccountStore(t.db, boxOf(OLD_KEY)).resolve('acme')).rejects.toThrow(
+      /HIRESYNC_SECRET_KEY no longer holds/,
+    );
+    expect((await accounts(['rekey'], '', { HIRESYNC_SECRET_KEY: rotated })).stdout).toContain(
+      're-sealed 0 credential(s)',
+    );
+  });
+
+  it('changes nothing and exits 1 when a credential opens with none of the keys', async () => {
+    await addAcme();
+    const result = await accounts(['rekey'], '', { HIRESYNC_SECRET_KEY: NEW_KEY });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('HIRESYNC_SECRET_KEY no longer holds');
+    expect(result.stderr).not.toContain(NEW_KEY);
+    await expect(new AccountStore(t.db, boxOf(OLD_KEY)).resolve('acme')).resolves.toMatchObject({
+      name: 'acme',
+    });
+  });
+});
+
+describe('AccountStore.resolve', () => {
+  it('says the credentials are sealed when HIRESYNC_SECRET_KEY is not set', async () => {
+    await addAcme();
+    const error = await new AccountStore(t.db).resolve('acme').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SecretKeyError);
+    expect((error as Error).message).toBe(
+      "account acme's credentials are sealed: set HIRESYNC_SECRET_KEY",
+    );
+  });
+});
