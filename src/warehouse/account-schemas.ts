@@ -122,7 +122,8 @@ export async function migrateAll(
   const control = await migrateControl(db);
   const names = accounts ?? (await registeredAccounts(db));
   const schemas = await migrateSchemas(db, [PUBLIC_SCHEMA, ...names.map(schemaOf)]);
-  const { warnings } = await refreshAllAccountsViews(db, names);
+  // Without a list, the views cover the accounts registered when they are built.
+  const { warnings } = await refreshAllAccountsViews(db, accounts);
   return { schemas: [control, ...schemas], warnings };
 }
 
@@ -203,8 +204,10 @@ const same = (a: readonly Column[], b: readonly Column[] | undefined) =>
 /**
  * Rebuilds schema `all_accounts`: for each relation of {@link ALL_ACCOUNTS_VIEWS},
  * a view `all_accounts.<relation>` that unions `default`'s (schema public) and
- * each account's of `accounts` (registered accounts of every state: a disabled
- * account's data stays readable), with a first column `account`. The column
+ * each account's of `accounts` (default: the registered accounts, of every
+ * state, read once the lock is held, so concurrent adds and removes never
+ * leave an account out; a disabled account's data stays readable), with a
+ * first column `account`. The column
  * list is public's; an account whose schema lacks one of them (another
  * migration level) is left out of that view and named in the returned
  * warnings, instead of failing the whole refresh.
@@ -216,7 +219,7 @@ const same = (a: readonly Column[], b: readonly Column[] | undefined) =>
  */
 export function refreshAllAccountsViews(
   db: Kysely<Database>,
-  accounts: readonly string[],
+  accounts?: readonly string[],
 ): Promise<{ warnings: string[] }> {
   return db.transaction().execute((trx) => rebuildViews(trx, accounts));
 }
@@ -224,19 +227,24 @@ export function refreshAllAccountsViews(
 /** The body of {@link refreshAllAccountsViews}, in the caller's transaction. */
 async function rebuildViews(
   trx: Transaction<Database>,
-  accounts: readonly string[],
+  accounts: readonly string[] | undefined,
+  without?: string,
 ): Promise<{ warnings: string[] }> {
+  await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
+    trx,
+  );
+  const names = accounts ?? (await registeredAccounts(trx));
+  if (without !== undefined && names.includes(without)) {
+    throw new Error(`refusing to drop schema ${without}: account ${without} is still registered`);
+  }
   const members = [
     { account: DEFAULT_ACCOUNT, schema: PUBLIC_SCHEMA },
-    ...[...new Set(accounts)].sort().map((account) => {
+    ...[...new Set(names)].sort().map((account) => {
       const problem = accountNameProblem(account);
       if (problem) throw new Error(problem);
       return { account, schema: schemaOf(account) };
     }),
   ];
-  await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
-    trx,
-  );
   await sql`create schema if not exists ${sql.id(ALL_ACCOUNTS_SCHEMA)}`.execute(trx);
   await sql`comment on schema ${sql.id(ALL_ACCOUNTS_SCHEMA)} is ${sql.lit(
     "hiresync's views across accounts: each unions the relation of the same name of every account (default from schema public), with a first column account. Rebuilt by hiresync migrate and accounts add/remove; hiresync owns this schema.",
@@ -295,22 +303,19 @@ async function rebuildViews(
 
 /**
  * Drops an account's schema and everything in it (`accounts remove
- * --drop-data`). The `all_accounts` views are rebuilt over `accounts` first
- * (the accounts that remain, without this one), so nothing depends on it; both
- * in one transaction, under the views' lock.
+ * --drop-data`). The `all_accounts` views are rebuilt first, over `accounts`
+ * (default: the registered accounts, which must no longer include this one),
+ * so nothing depends on it; both in one transaction, under the views' lock.
  */
 export async function dropSchema(
   db: Kysely<Database>,
   schema: string,
-  accounts: readonly string[],
+  accounts?: readonly string[],
 ): Promise<{ warnings: string[] }> {
   const problem = accountNameProblem(schema);
   if (problem) throw new Error(`refusing to drop schema ${JSON.stringify(schema)}: ${problem}`);
-  if (accounts.includes(schema)) {
-    throw new Error(`refusing to drop schema ${schema}: account ${schema} is still in the views`);
-  }
   return db.transaction().execute(async (trx) => {
-    const refreshed = await rebuildViews(trx, accounts);
+    const refreshed = await rebuildViews(trx, accounts, schema);
     await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(trx);
     return refreshed;
   });

@@ -301,6 +301,9 @@ describe('the all_accounts views', () => {
   it("refuse to drop a schema that is not an account's, or one still in the views", async () => {
     const db = await templateDatabase();
     await expect(dropSchema(db, 'public', [])).rejects.toThrow(/refusing to drop schema "public"/);
-    await expect(dropSchema(db, 'acme', ['acme'])).rejects.toThrow(/still in the views/);
+    await expect(dropSchema(db, 'acme', ['acme'])).rejects.toThrow(/still registered/);
+    await migrateControl(db);
+    await register(db, 'acme');
+    await expect(dropSchema(db, 'acme')).rejects.toThrow(/account acme is still registered/);
   });
 });

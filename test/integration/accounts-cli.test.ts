@@ -154,6 +154,19 @@ describe('hiresync accounts add', () => {
     for (const form of formsOf(API_KEY)) expect(rows[0]?.row).not.toContain(form);
   });
 
+  it('adds accounts concurrently: each is migrated, and the views end up covering both', async () => {
+    const results = await Promise.all(
+      ['acme', 'beta', 'gamma'].map((name) =>
+        accounts(['add', name, '--api-key'], `${API_KEY}-${name}\n`),
+      ),
+    );
+    for (const result of results) expect(result).toMatchObject({ code: 0 });
+    for (const name of ['acme', 'beta', 'gamma']) {
+      await sql`insert into ${sql.id(name, 'jobs')} (id, data) values (1, '{}')`.execute(t.db);
+    }
+    expect(await accountsInView(t.db)).toEqual(['acme', 'beta', 'gamma']);
+  });
+
   it('refuses a name already registered with exit 1, leaving the account as it was', async () => {
     await addAcme();
     const again = await accounts(['add', 'acme', '--api-key'], `${API_KEY}\n`);

@@ -148,7 +148,7 @@ export const add = defineSubcommand({
       const added = await store.add(account);
       try {
         await migrateSchemas(db, [PUBLIC_SCHEMA, added.schema]);
-        const { warnings } = await refreshAllAccountsViews(db, await store.names());
+        const { warnings } = await refreshAllAccountsViews(db);
         for (const warning of warnings)
           stderr.write(`hiresync accounts add: warning: ${warning}\n`);
       } catch (error) {

@@ -53,10 +53,9 @@ export const remove = defineSubcommand({
           name,
           shared ? undefined : (removed.credentialNamespace ?? undefined),
         );
-        const names = others.map((a) => a.name);
         const { warnings } = values['drop-data']
-          ? await dropSchema(db, removed.schema, names)
-          : await refreshAllAccountsViews(db, names);
+          ? await dropSchema(db, removed.schema)
+          : await refreshAllAccountsViews(db);
         for (const warning of warnings) {
           stderr.write(`hiresync accounts remove: warning: ${warning}\n`);
         }
