@@ -2,6 +2,8 @@ import { isLoopbackHost } from '../config.js';
 import { UsageError } from '../errors.js';
 import {
   ApiSimulator,
+  PARTNER_CLIENT_ID,
+  PARTNER_CLIENT_SECRET,
   type SimulatorOptions,
   simulatedAccounts,
 } from '../simulator/api-simulator.js';
@@ -112,6 +114,34 @@ export const options = {
     description: 'records per resource of each --accounts account',
     default: '20',
   },
+  partner: {
+    type: 'boolean',
+    description:
+      'print the partner app credentials and the authorize URL (authorization code grant; served either way)',
+  },
+  'partner-client-id': {
+    type: 'string',
+    value: 'ID',
+    description: 'client id of the partner app (authorization code grant)',
+    default: PARTNER_CLIENT_ID,
+  },
+  'partner-client-secret': {
+    type: 'string',
+    value: 'SECRET',
+    description: 'its client secret',
+    default: PARTNER_CLIENT_SECRET,
+  },
+  'partner-token-ttl': {
+    type: 'string',
+    value: 'SECONDS',
+    description: 'lifetime of access tokens from the partner flow (default: --token-ttl)',
+  },
+  'refresh-token-ttl': {
+    type: 'string',
+    value: 'SECONDS',
+    description: 'a refresh token unused this long is refused (invalid_grant)',
+    default: '86400',
+  },
 } as const satisfies OptionTable;
 
 /** `hiresync simulate`: serves the built-in API simulator until SIGINT/SIGTERM. */
@@ -160,7 +190,13 @@ export const simulate = defineCommand({
       clientId: values['client-id'],
       clientSecrets: [values['client-secret']],
       apiKeys: [values['api-key']],
+      partnerClientId: values['partner-client-id'],
+      partnerClientSecrets: [values['partner-client-secret']],
+      refreshTokenTtlSeconds: intOption('refresh-token-ttl', values['refresh-token-ttl'], 1),
     };
+    const partnerTtl = values['partner-token-ttl'];
+    if (partnerTtl !== undefined)
+      simulatorOptions.partnerAccessTokenTtlSeconds = intOption('partner-token-ttl', partnerTtl, 1);
     const accounts = simulatedAccounts(intOption('accounts', values.accounts), {
       records: intOption('account-records', values['account-records']),
       dataset: { flatTrackingLinks, malformedEvery },
@@ -171,11 +207,18 @@ export const simulate = defineCommand({
       (a) =>
         `  account ${a.name}: HIRESYNC_CLIENT_ID=${a.clientId}  (secret: ${a.clientSecrets?.join(', ')}; api key: ${a.apiKeys?.join(', ')})\n`,
     );
+    const partnerLines = values.partner
+      ? [
+          `  partner app: HIRESYNC_PARTNER_CLIENT_ID=${simulatorOptions.partnerClientId}  (secret: ${simulatorOptions.partnerClientSecrets?.join(', ')})\n`,
+          `  HIRESYNC_AUTHORIZE_URL=${sim.authorizeUrl}  (approves at once for account default; add sim_account=NAME to the URL for another)\n`,
+        ]
+      : [];
     stdout.write(
       `hiresync simulator listening on ${sim.url}\n` +
         `  HIRESYNC_BASE_URL=${sim.url}\n  HIRESYNC_AUTH_URL=${sim.authUrl}\n` +
         `  HIRESYNC_CLIENT_ID=${simulatorOptions.clientId}  (secret: the --client-secret given, default demo-secret)\n` +
         accountLines.join('') +
+        partnerLines.join('') +
         'Stop with Ctrl-C.\n',
     );
     await new Promise<void>((resolve) => {

@@ -6,6 +6,15 @@ import { createGzip } from 'node:zlib';
 import { BUILT_IN_RESOURCES } from '../resources/index.js';
 import { CursorCodec } from './cursor-codec.js';
 import { Dataset, type DatasetOptions, mix, type SimResource } from './dataset.js';
+import {
+  type GrantRefusal,
+  type GrantTokens,
+  type PartnerGrant,
+  PartnerGrants,
+  type PartnerStats,
+} from './partner-grants.js';
+
+export type { PartnerStats } from './partner-grants.js';
 
 /** How a 429's Retry-After states its wait. */
 export type RetryAfterFormat = 'seconds' | 'http-date' | 'epoch';
@@ -163,8 +172,43 @@ export interface SimulatorOptions {
   statedTokenLifetime?: Record<string, unknown>;
   /** Path of the tracking links list. Default `/v3/tracking_links`. */
   trackingLinksPath?: string;
-  /** Path prefix of the OAuth token service: its endpoint is `{prefix}/token`. Default `/oauth`. */
+  /**
+   * Path prefix of the OAuth token service: its endpoints are `{prefix}/token`
+   * and `{prefix}/authorize`. Default `/oauth`.
+   */
   authPath?: string;
+  /**
+   * Client id of the partner app, the client of the authorization code grant
+   * (every account may authorize it). Default `partner-client`. Must differ
+   * from every account's client id.
+   */
+  partnerClientId?: string;
+  /** Valid client secrets of the partner app (several during a rotation). Default [`partner-secret`]. */
+  partnerClientSecrets?: string[];
+  /**
+   * Scopes the partner app may be granted: a request for another answers
+   * `invalid_scope`, a request for none is granted them all. Default none:
+   * any scope requested is granted (and echoed), none requested grants none.
+   */
+  partnerScopes?: string[];
+  /** Lifetime of an authorization code. Default 60 s. */
+  authorizationCodeTtlSeconds?: number;
+  /** Lifetime of access tokens of the authorization code and refresh grants. Default `tokenTtlSeconds`. */
+  partnerAccessTokenTtlSeconds?: number;
+  /** A refresh token unused for this long answers `invalid_grant`. Default 86,400 s (24 h). */
+  refreshTokenTtlSeconds?: number;
+  /**
+   * Every refresh answers a new refresh token and retires the one presented
+   * (which then answers `invalid_grant`). Default true; false: refresh
+   * responses carry no refresh token and the old one stays valid.
+   */
+  rotateRefreshTokens?: boolean;
+  /**
+   * A retired refresh token presented again revokes the whole authorization,
+   * its newest refresh token and access tokens included (OAuth 2.0 security
+   * BCP, refresh token reuse detection). Default false: only that request is refused.
+   */
+  revokeOnRefreshTokenReuse?: boolean;
   /** Delay before every list response. Default 0. */
   latencyMs?: number;
   /**
@@ -227,7 +271,46 @@ interface IssuedToken {
   sub: string | undefined;
   expiresAt: number;
   revoked: boolean;
+  /** The partner authorization the token was minted under; the token is invalid once it is revoked. */
+  grant?: PartnerGrant | undefined;
 }
+
+/** Called just before a refresh response is written (see {@link ApiSimulator.onRefresh}). */
+export type RefreshListener = (account: string) => void | Promise<void>;
+
+/** Default client id of the partner app. */
+export const PARTNER_CLIENT_ID = 'partner-client';
+/** Default client secret of the partner app. */
+export const PARTNER_CLIENT_SECRET = 'partner-secret';
+
+/** Whether `text` is an http redirect URI on a loopback host, without fragment or credentials. */
+function isLoopbackRedirect(text: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return (
+    url.protocol === 'http:' &&
+    (host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host)) &&
+    !text.includes('#') &&
+    !url.username &&
+    !url.password
+  );
+}
+
+/** The 302 to `redirectUri` with `params` added to its query (RFC 6749 4.1.2). */
+function redirect(res: ServerResponse, redirectUri: string, params: Record<string, string>): void {
+  const location = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) location.searchParams.append(name, value);
+  res.writeHead(302, { location: location.href, 'cache-control': 'no-store', 'content-length': 0 });
+  res.end();
+}
+
+/** Token endpoint responses are never cached (RFC 6749 5.1). */
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 function json(
   res: ServerResponse,
@@ -320,7 +403,8 @@ async function sendOversized(
 
 /**
  * The built-in API simulator: a real HTTP server on loopback that implements
- * the API specification (both token endpoints, the three lists with id-descending
+ * the API specification (both token endpoints, the partner apps' authorization
+ * code grant with refresh token rotation, the three lists with id-descending
  * cursor pagination and Link headers, every 422 rule, 401 on expired or
  * revoked tokens, 403 for non-administrators, a fixed-window rate limit with
  * X-RateLimit-Remaining and 429/Retry-After) plus fault injection.
@@ -340,6 +424,8 @@ export class ApiSimulator {
   url = '';
   /** Token service URL, for HIRESYNC_AUTH_URL. */
   authUrl = '';
+  /** Authorize endpoint of the partner flow (`{authUrl}/authorize`), for HIRESYNC_AUTHORIZE_URL. */
+  authorizeUrl = '';
 
   readonly #options: SimulatorOptions;
   readonly #server: Server;
@@ -356,6 +442,14 @@ export class ApiSimulator {
   readonly #default: AccountState;
   /** List paths of the resources any account's dataset declares. */
   readonly #listPaths = new Map<string, SimResource>();
+  readonly #partnerClientId: string;
+  readonly #partnerClientSecrets: readonly string[];
+  readonly #partner: PartnerGrants;
+  /** The account the next authorizations approve for (unless the request names one). */
+  #authorizingAccount: AccountState;
+  /** Authorization requests still to deny. */
+  #denials = 0;
+  readonly #refreshListeners = new Set<RefreshListener>();
   #random: number;
 
   private constructor(options: SimulatorOptions) {
@@ -375,6 +469,20 @@ export class ApiSimulator {
         throw new Error(`account name ${DEFAULT_ACCOUNT} is the top-level options' account`);
       this.#addAccount(account);
     }
+    this.#partnerClientId = options.partnerClientId ?? PARTNER_CLIENT_ID;
+    this.#partnerClientSecrets = options.partnerClientSecrets ?? [PARTNER_CLIENT_SECRET];
+    const holder = this.#byClientId.get(this.#partnerClientId);
+    if (holder)
+      throw new Error(
+        `the partner app and simulated account ${holder.name} share client id ${this.#partnerClientId}`,
+      );
+    this.#partner = new PartnerGrants({
+      codeTtlMs: (options.authorizationCodeTtlSeconds ?? 60) * 1000,
+      refreshTtlMs: (options.refreshTokenTtlSeconds ?? 86_400) * 1000,
+      rotate: options.rotateRefreshTokens ?? true,
+      revokeOnReuse: options.revokeOnRefreshTokenReuse ?? false,
+    });
+    this.#authorizingAccount = this.#default;
     this.#random = options.randomFaults?.seed ?? 7;
     this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((error: unknown) => {
@@ -473,6 +581,68 @@ export class ApiSimulator {
     this.#account(name).forbidden = forbidden;
   }
 
+  /**
+   * Makes the next authorization requests approve the partner app for
+   * account `name` (default: the default account) until called again; a
+   * request's `sim_account=NAME` query parameter overrides it.
+   */
+  authorizeAs(name: string): void {
+    this.#authorizingAccount = this.#account(name);
+  }
+
+  /**
+   * Makes the next `times` authorization requests that are otherwise valid
+   * be denied by the user: they redirect with `error=access_denied` and the state.
+   */
+  denyNextAuthorization(times = 1): void {
+    this.#denials += times;
+  }
+
+  /**
+   * Revokes account `name`'s authorizations of the partner app (as when the
+   * customer disconnects it): every refresh token answers `invalid_grant`,
+   * every access token minted under them 401, and codes not yet exchanged
+   * `invalid_grant`. A new authorization works again.
+   */
+  revokeAuthorization(name: string): void {
+    this.#partner.revokeAccount(this.#account(name).name);
+  }
+
+  /**
+   * Drops the next `times` refresh responses of account `name` (of any
+   * account when undefined): the refresh token is rotated and an access token
+   * minted server-side, then the connection is destroyed instead of answered,
+   * so the client never sees the new refresh token and holds only the retired one.
+   */
+  dropNextRefreshResponse(name?: string, times = 1): void {
+    const account = name === undefined ? undefined : this.#account(name).name;
+    this.#partner.dropRefreshResponses(account, times);
+  }
+
+  /**
+   * Calls `listener` with the account's name after each successful refresh
+   * has rotated the tokens server-side and just before its response is
+   * written (or dropped), awaiting it: a test can kill its client there.
+   * Returns a function that removes the listener.
+   */
+  onRefresh(listener: RefreshListener): () => void {
+    this.#refreshListeners.add(listener);
+    return () => {
+      this.#refreshListeners.delete(listener);
+    };
+  }
+
+  /**
+   * What account `name` has done with the partner flow (a live object), or,
+   * without a name, every account's sum with the invalid grants of codes and
+   * refresh tokens the simulator never issued (a snapshot).
+   */
+  partnerStats(name?: string): Readonly<PartnerStats> {
+    return name === undefined
+      ? this.#partner.totals()
+      : this.#partner.statsOf(this.#account(name).name);
+  }
+
   /** Starts a simulator listening on loopback. */
   static async start(options: SimulatorOptions = {}): Promise<ApiSimulator> {
     const sim = new ApiSimulator(options);
@@ -485,6 +655,7 @@ export class ApiSimulator {
     const shownHost = host.includes(':') ? `[${host}]` : host;
     sim.url = `http://${shownHost}:${port}`;
     sim.authUrl = `${sim.url}${options.authPath ?? '/oauth'}`;
+    sim.authorizeUrl = `${sim.authUrl}/authorize`;
     return sim;
   }
 
@@ -547,6 +718,7 @@ export class ApiSimulator {
     const target = req.url ?? '/';
     const url = new URL(target, 'http://simulator.invalid');
     const authPath = `${this.#options.authPath ?? '/oauth'}/token`;
+    const authorizePath = `${this.#options.authPath ?? '/oauth'}/authorize`;
     const tokenRequest =
       req.method === 'POST' && (url.pathname === authPath || url.pathname === '/auth/token');
     const tokenRetryAfterS = tokenRequest ? this.#tokenRateLimits.shift() : undefined;
@@ -556,8 +728,11 @@ export class ApiSimulator {
       json(res, 429, { message: 'Too Many Requests' }, { 'retry-after': String(tokenRetryAfterS) });
       return;
     }
-    if (req.method === 'POST' && url.pathname === authPath)
+    if (req.method === 'POST' && url.pathname === authPath) {
+      if (basicCredentials(req)?.[0] === this.#partnerClientId) return this.#partnerToken(req, res);
       return this.#clientCredentials(req, res);
+    }
+    if (req.method === 'GET' && url.pathname === authorizePath) return this.#authorize(res, url);
     if (req.method === 'POST' && url.pathname === '/auth/token') return this.#transition(req, res);
     const resource = this.#listPaths.get(url.pathname);
     // A request counts against the account of its token; an unknown token against the default's.
@@ -574,14 +749,16 @@ export class ApiSimulator {
     account: AccountState,
     owner: string,
     sub: string | undefined,
+    ttlSeconds = this.#options.tokenTtlSeconds ?? 3600,
+    grant?: PartnerGrant,
   ): { token: string; expiresAt: number } {
     if (this.#options.revokePreviousToken) {
       for (const t of this.#tokens.values())
         if (t.owner === owner && t.sub === sub) t.revoked = true;
     }
     const token = randomBytes(24).toString('base64url');
-    const expiresAt = Date.now() + (this.#options.tokenTtlSeconds ?? 3600) * 1000;
-    this.#tokens.set(token, { account, owner, sub, expiresAt, revoked: false });
+    const expiresAt = Date.now() + ttlSeconds * 1000;
+    this.#tokens.set(token, { account, owner, sub, expiresAt, revoked: false, grant });
     this.stats.tokensIssued += 1;
     account.stats.tokensIssued += 1;
     return { token, expiresAt };
@@ -638,6 +815,147 @@ export class ApiSimulator {
     this.#tokens.set(jwt, { ...(this.#tokens.get(token) as IssuedToken) });
     this.#tokens.delete(token);
     json(res, 200, { access_token: jwt });
+  }
+
+  /**
+   * GET {authPath}/authorize: an authorization request of the code grant
+   * (RFC 6749 4.1.1), approved at once for the authorizing account (see
+   * {@link ApiSimulator.authorizeAs}). A missing or bad client_id or
+   * redirect_uri answers 400 (never a redirect, 4.1.2.1); other errors
+   * redirect with `error` and the state.
+   */
+  #authorize(res: ServerResponse, url: URL): void {
+    const answer = this.#authorization(url.searchParams);
+    if ('refuse' in answer)
+      json(res, 400, { error: 'invalid_request', error_description: answer.refuse });
+    else redirect(res, answer.redirectUri, answer.params);
+  }
+
+  /** The answer to an authorization request: a 400's description, or the redirect. */
+  #authorization(
+    query: URLSearchParams,
+  ): { refuse: string } | { redirectUri: string; params: Record<string, string> } {
+    for (const name of ['client_id', 'redirect_uri'])
+      if (query.getAll(name).length > 1) return { refuse: `${name} is given more than once` };
+    const clientId = query.get('client_id');
+    if (clientId === null) return { refuse: 'client_id is required' };
+    if (clientId !== this.#partnerClientId) return { refuse: 'client_id is not a registered app' };
+    const redirectUri = query.get('redirect_uri');
+    if (redirectUri === null) return { refuse: 'redirect_uri is required' };
+    if (!isLoopbackRedirect(redirectUri)) {
+      return {
+        refuse:
+          'redirect_uri must be an http URL on a loopback host (127.0.0.1, [::1] or localhost) without fragment',
+      };
+    }
+    const accountName = query.get('sim_account');
+    const account =
+      accountName === null ? this.#authorizingAccount : this.#accounts.get(accountName);
+    if (!account) return { refuse: `the simulator serves no account ${accountName}` };
+
+    const state = query.get('state');
+    const fail = (error: string, description: string) => ({
+      redirectUri,
+      params: { error, error_description: description, ...(state === null ? {} : { state }) },
+    });
+    const repeated = ['response_type', 'state', 'scope', 'sim_account'].find(
+      (name) => query.getAll(name).length > 1,
+    );
+    if (repeated) return fail('invalid_request', `${repeated} is given more than once`);
+    const responseType = query.get('response_type');
+    if (responseType === null) return fail('invalid_request', 'response_type is required');
+    if (responseType !== 'code')
+      return fail('unsupported_response_type', 'response_type must be code');
+    if (!state) return fail('invalid_request', 'state is required');
+    const requested = (query.get('scope') ?? '').split(' ').filter((s) => s !== '');
+    const allowed = this.#options.partnerScopes;
+    if (allowed && !requested.every((s) => allowed.includes(s)))
+      return fail('invalid_scope', 'the scope requested is not available to the app');
+    const scopes = requested.length > 0 ? requested : (allowed ?? []);
+    if (this.#denials > 0) {
+      this.#denials -= 1;
+      this.#partner.countDenial(account.name);
+      return fail('access_denied', 'the user denied the authorization');
+    }
+    const code = this.#partner.issueCode({
+      account: account.name,
+      clientId,
+      redirectUri,
+      scope: scopes.length > 0 ? scopes.join(' ') : undefined,
+    });
+    return { redirectUri, params: { code, state } };
+  }
+
+  /**
+   * POST {authPath}/token from the partner app: grant_type
+   * authorization_code (RFC 6749 4.1.3) or refresh_token (6), client
+   * authentication by HTTP Basic. Answers an access token of the authorizing
+   * account and, unless a refresh keeps its token, a refresh token.
+   */
+  async #partnerToken(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = new URLSearchParams(await readBody(req));
+    const [clientId, secret] = basicCredentials(req) ?? ['', ''];
+    if (!this.#partnerClientSecrets.includes(secret)) {
+      return json(
+        res,
+        401,
+        { error: 'invalid_client', error_description: 'Client authentication failed' },
+        { 'www-authenticate': 'Basic realm="oauth"', ...NO_STORE },
+      );
+    }
+    const fail = (error: string, description: string) =>
+      json(res, 400, { error, error_description: description }, NO_STORE);
+    if (!req.headers['content-type']?.startsWith('application/x-www-form-urlencoded'))
+      return fail('invalid_request', 'form body expected');
+    const grantType = body.get('grant_type');
+    let result: GrantTokens | GrantRefusal;
+    if (grantType === 'authorization_code') {
+      const code = body.get('code');
+      const redirectUri = body.get('redirect_uri');
+      if (!code) return fail('invalid_request', 'code is required');
+      if (!redirectUri) return fail('invalid_request', 'redirect_uri is required');
+      result = this.#partner.redeemCode(code, clientId, redirectUri);
+    } else if (grantType === 'refresh_token') {
+      const refreshToken = body.get('refresh_token');
+      if (!refreshToken) return fail('invalid_request', 'refresh_token is required');
+      result = this.#partner.refresh(refreshToken, clientId, body.get('scope') ?? undefined);
+    } else if (grantType === null) {
+      return fail('invalid_request', 'grant_type is required');
+    } else if (grantType === 'client_credentials') {
+      return fail(
+        'unauthorized_client',
+        'the partner app may use the authorization_code and refresh_token grants only',
+      );
+    } else {
+      return fail(
+        'unsupported_grant_type',
+        'grant_type must be authorization_code or refresh_token',
+      );
+    }
+    if ('error' in result) return fail(result.error, result.description);
+
+    const { grant } = result;
+    const account = this.#account(grant.account);
+    const ttl = this.#options.partnerAccessTokenTtlSeconds ?? this.#options.tokenTtlSeconds ?? 3600;
+    const { token, expiresAt } = this.#issue(account, `grant:${grant.id}`, undefined, ttl, grant);
+    const answer = {
+      access_token: token,
+      token_type: 'Bearer',
+      ...(this.#options.expiresField === 'expires_at'
+        ? { expires_at: new Date(expiresAt).toISOString() }
+        : { expires_in: ttl }),
+      ...(result.refreshToken === undefined ? {} : { refresh_token: result.refreshToken }),
+      ...(result.scope === undefined ? {} : { scope: result.scope }),
+    };
+    if (grantType === 'refresh_token') {
+      for (const listener of [...this.#refreshListeners]) await listener(account.name);
+      if (this.#partner.takeDrop(account.name)) {
+        // Rotated server-side, lost to the client.
+        req.socket.destroy();
+        return;
+      }
+    }
+    json(res, 200, answer, NO_STORE);
   }
 
   /** Serves one list request; returns the status sent. */
@@ -709,7 +1027,7 @@ export class ApiSimulator {
       for (const t of this.#tokens.values()) t.revoked = true;
     }
     const token = this.#presentedToken(req);
-    if (!token || token.revoked || token.expiresAt <= now) {
+    if (!token || token.revoked || token.expiresAt <= now || token.grant?.revoked) {
       json(res, 401, { message: 'Unauthorized' }, rateHeaders);
       return 401;
     }
