@@ -102,7 +102,9 @@ describe('crash recovery', () => {
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'ok', postgres: 'ok', redis: 'ok' });
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    expect(metrics).toMatch(/hiresync_pages_total\{account="default",resource="tracking_links"\} \d+/);
+    expect(metrics).toMatch(
+      /hiresync_pages_total\{account="default",resource="tracking_links"\} \d+/,
+    );
     expect(metrics).toContain('hiresync_http_requests_total{account="default",status="200"}');
     worker.child.kill('SIGTERM');
     expect(await worker.exit).toBe(0);
