@@ -1,4 +1,12 @@
-import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresDialect,
+  type QueryCompiler,
+  type TransactionSettings,
+} from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -39,22 +47,97 @@ const pools = new WeakMap<
 /**
  * A Kysely instance over `pool` whose every statement runs with
  * `search_path` set to `schema` alone: each connection it takes from the pool
- * is pointed at the schema first. The warehouse's statements name tables
+ * is pointed at the schema first (one round trip per checkout). The warehouse's statements name tables
  * without a schema, so the same code writes `public` for the `default`
  * account and an account's own schema for the others; a table the schema
  * lacks is an error, never another account's table.
  */
 function overSchema(pool: pg.Pool, schema: string): Kysely<Database> {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`not a schema name: ${JSON.stringify(schema)}`);
-  const setPath = CompiledQuery.raw(`set search_path to "${schema}"`);
-  return new Kysely<Database>({
-    dialect: new PostgresDialect({
-      pool,
-      onReserveConnection: async (connection) => {
-        await connection.executeQuery(setPath);
-      },
-    }),
-  });
+  return new Kysely<Database>({ dialect: new SchemaDialect(pool, schema) });
+}
+
+/** Checkouts tried before a failing `set search_path` fails the statement. */
+const CHECKOUT_ATTEMPTS = 3;
+
+/** Postgres, with every connection pointed at one schema when it is taken from the pool. */
+class SchemaDialect extends PostgresDialect {
+  readonly #schema: string;
+  constructor(pool: pg.Pool, schema: string) {
+    super({ pool });
+    this.#schema = schema;
+  }
+  override createDriver(): Driver {
+    return new SchemaDriver(super.createDriver(), this.#schema);
+  }
+}
+
+/**
+ * The Postgres driver, setting `search_path` on each connection it hands
+ * out. A connection whose `set` fails (its backend was terminated while idle)
+ * goes back to the pool, which drops a broken client, and another is taken:
+ * a failed checkout never leaks a connection.
+ */
+class SchemaDriver implements Driver {
+  readonly #inner: Driver;
+  readonly #setPath: CompiledQuery;
+  constructor(inner: Driver, schema: string) {
+    this.#inner = inner;
+    this.#setPath = CompiledQuery.raw(`set search_path to "${schema}"`);
+  }
+  init(): Promise<void> {
+    return this.#inner.init();
+  }
+  async acquireConnection(): Promise<DatabaseConnection> {
+    for (let attempt = 1; ; attempt += 1) {
+      const connection = await this.#inner.acquireConnection();
+      try {
+        await connection.executeQuery(this.#setPath);
+        return connection;
+      } catch (error) {
+        // Back to the pool, which drops the client once it knows it broken;
+        // a dead idle connection may take two tries to be known so.
+        await this.#inner.releaseConnection(connection);
+        if (attempt >= CHECKOUT_ATTEMPTS) throw error;
+      }
+    }
+  }
+  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    return this.#inner.beginTransaction(connection, settings);
+  }
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.#inner.commitTransaction(connection);
+  }
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.#inner.rollbackTransaction(connection);
+  }
+  savepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
+    return this.#inner.savepoint?.(connection, name, compile) ?? Promise.resolve();
+  }
+  rollbackToSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
+    return this.#inner.rollbackToSavepoint?.(connection, name, compile) ?? Promise.resolve();
+  }
+  releaseSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
+    return this.#inner.releaseSavepoint?.(connection, name, compile) ?? Promise.resolve();
+  }
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
+    return this.#inner.releaseConnection(connection);
+  }
+  destroy(): Promise<void> {
+    return this.#inner.destroy();
+  }
 }
 
 /**
