@@ -118,7 +118,14 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
   /** An account's context, made once per version of the account (its credentials, its URLs). */
   const contexts = new Map<string, { version: string; context: Promise<AccountContext> }>();
   const contextOf = async (name: string): Promise<AccountContext> => {
-    const account = await accounts.resolve(name);
+    let account: Account;
+    try {
+      account = await accounts.resolve(name);
+    } catch (error) {
+      // Removed or disabled: nothing of its old registration is kept.
+      if (error instanceof AccountUnavailableError) contexts.delete(name);
+      throw error;
+    }
     const cached = contexts.get(name);
     if (cached?.version === account.version) return cached.context;
     const api = { ...config.api, baseUrl: account.baseUrl, auth: account.auth };

@@ -351,7 +351,9 @@ export class AccountStore implements AccountDirectory {
       schema: schemaOf(name),
       baseUrl: row.base_url,
       auth: authConfig(row.base_url, auth, secret),
-      version: row.version,
+      // The row's version restarts at 1 when a removed name is added again:
+      // its creation time tells the two registrations apart.
+      version: `${row.created_at}#${row.version}`,
     };
   }
 
