@@ -42,8 +42,12 @@ export function registerSecret(value: string, options: { pinned?: boolean } = {}
     pinned.add(value);
   } else {
     if (pinned.has(value)) return;
-    // Re-registering moves the value to the newest end.
-    rotating.delete(value);
+    // Re-registering moves the value to the newest end; the pattern, which
+    // holds every value whatever their order, stays as it is.
+    if (rotating.delete(value)) {
+      rotating.add(value);
+      return;
+    }
     rotating.add(value);
     while (rotating.size > MAX_ROTATING) {
       const oldest = rotating.values().next().value as string;

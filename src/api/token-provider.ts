@@ -160,7 +160,10 @@ export class TokenProvider {
   /** The token to send now: cached while fresh, else renewed. Every wait ends when `signal` is aborted. */
   async getToken(signal?: AbortSignal): Promise<string> {
     const current = this.#current;
-    if (current && this.#isFresh(current)) return current.accessToken;
+    // Registered again each time it is handed out: the redaction keeps the
+    // newest tokens, and a token in use must stay among them however many
+    // accounts' tokens were minted since.
+    if (current && this.#isFresh(current)) return registerToken(current.accessToken);
     return this.#refresh(undefined, signal);
   }
 
@@ -170,7 +173,7 @@ export class TokenProvider {
    */
   async renew(refused: string, signal?: AbortSignal): Promise<string> {
     if (this.#current && this.#current.accessToken !== refused && this.#isFresh(this.#current)) {
-      return this.#current.accessToken;
+      return registerToken(this.#current.accessToken);
     }
     return this.#refresh(refused, signal);
   }
