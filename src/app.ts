@@ -160,6 +160,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     logger,
     shutdown: shutdown.signal,
     onProgress: options.onProgress,
+    maxSlotWaitMs: config.maxSlotWaitMs,
     updatedFilter:
       config.updatedFilter === undefined
         ? undefined

@@ -80,6 +80,12 @@ export interface Config extends StatusConfig {
   /** A full run that would soft-delete more than this fraction of live rows marks none. Default 0.5. */
   maxDeleteFraction: number;
   /**
+   * `HIRESYNC_MAX_SLOT_WAIT`: longest rate-limit wait a queued run spends
+   * holding its worker slot; a longer one frees the slot for other accounts'
+   * runs and the run resumes from its checkpoint when the wait is over. Default 5 s.
+   */
+  maxSlotWaitMs: number;
+  /**
    * `HIRESYNC_UPDATED_FILTER`: the query-string template (holding `{since}`)
    * every incremental run sends on its first request; undefined: incremental
    * runs stop by id instead.
@@ -367,6 +373,7 @@ const fullFields = {
   HIRESYNC_MAX_DELETE_FRACTION: fraction(0.5),
   HIRESYNC_MAX_PAGE_BYTES: byteSize(4 * 1024 ** 2, 64 * 1024, 1024 ** 3),
   HIRESYNC_MAX_RETRY_AFTER: durationMs('1h', 1000, 7 * 86_400_000),
+  HIRESYNC_MAX_SLOT_WAIT: durationMs('5s', 100, 3_600_000),
   HIRESYNC_UPDATED_FILTER: optionalText.refine(
     (v) =>
       v === undefined ||
@@ -518,6 +525,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_N
       maxPageBytes: v.HIRESYNC_MAX_PAGE_BYTES,
       maxRetryAfterMs: v.HIRESYNC_MAX_RETRY_AFTER,
     }),
+    maxSlotWaitMs: v.HIRESYNC_MAX_SLOT_WAIT,
     maxDeleteFraction: v.HIRESYNC_MAX_DELETE_FRACTION,
     updatedFilter: v.HIRESYNC_UPDATED_FILTER,
     updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,

@@ -119,6 +119,20 @@ export class RetryAfterTooLongError extends HiresyncError {
   }
 }
 
+/**
+ * A run would wait longer than HIRESYNC_MAX_SLOT_WAIT for its account's rate
+ * limit: it gives its worker slot to other accounts' runs instead, and its job
+ * resumes from its checkpoint at `resumeAt` (epoch ms), sending the same
+ * request again. Not a failure: no attempt is spent.
+ */
+export class SlotYieldError extends HiresyncError {
+  readonly resumeAt: number;
+  constructor(what: string, waitMs: number, now = Date.now()) {
+    super(`${what}: waiting ${describeWait(waitMs)} for the rate limit, off the worker slot`);
+    this.resumeAt = now + waitMs;
+  }
+}
+
 /** A wait as a person reads it: `90 s`, `2.5 h`, `57.0 years`. */
 export function describeWait(ms: number): string {
   const s = ms / 1000;

@@ -89,7 +89,11 @@ export class ApiClient {
   async get(
     url: string,
     signal?: AbortSignal,
-    options: { cursor?: boolean } = {},
+    options: {
+      cursor?: boolean;
+      /** A run's HIRESYNC_MAX_SLOT_WAIT: a longer rate-limit wait throws SlotYieldError. */
+      maxSlotWaitMs?: number | undefined;
+    } = {},
   ): Promise<HttpResponse> {
     this.assertSameOrigin(url);
     const { config, tokens, pacer, logger, metrics } = this.#options;
@@ -107,13 +111,14 @@ export class ApiClient {
         maxRetries: config.maxRetries,
         defaultRetryAfterMs: config.rateLimitWindowMs,
         maxRetryAfterMs: config.maxRetryAfterMs,
+        maxSlotWaitMs: options.maxSlotWaitMs,
         maxResponseBytes: config.maxPageBytes,
         timeoutMs: config.httpTimeoutMs,
         logger,
         signal,
         hooks: {
           beforeAttempt: async () => {
-            const ticket = await pacer.acquire(signal);
+            const ticket = await pacer.acquire(signal, options.maxSlotWaitMs);
             sentAt = ticket.sentAt;
             const waited = ticket.waitedMs;
             if (waited > 0) {

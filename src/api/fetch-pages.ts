@@ -33,6 +33,8 @@ export interface FetchPagesOptions {
   prefetch?: boolean;
   /** Called with each page once it has arrived and been parsed (for a prefetched one, early). */
   prepare?: (page: Page) => void;
+  /** A longer rate-limit wait throws SlotYieldError (see PageWalkOptions). Default: wait. */
+  maxSlotWaitMs?: number | undefined;
 }
 
 /** Builds the first-page URL of a list: the filters and `per_page`, never a cursor. */
@@ -110,7 +112,10 @@ async function fetchPage(
   cursor: boolean,
 ): Promise<Page> {
   const { client } = options;
-  const response = await client.get(url, signal, { cursor });
+  const response = await client.get(url, signal, {
+    cursor,
+    maxSlotWaitMs: options.maxSlotWaitMs,
+  });
   const path = new URL(url).pathname;
   const records = parseRecords(
     response.body,

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { RetryAfterTooLongError } from '../errors.js';
+import { RetryAfterTooLongError, SlotYieldError } from '../errors.js';
 import { withScripts } from '../redis/scripts.js';
 import type { RateLimitHeaders } from './rate-limit-headers.js';
 import { sleep } from './sleep.js';
@@ -92,7 +92,12 @@ export class RateLimitPacer {
   }
 
   /** Waits until one more request may go. */
-  async acquire(signal?: AbortSignal): Promise<PacerTicket> {
+  /**
+   * Waits for the request's turn. A wait longer than `maxSlotWaitMs` (a run's
+   * HIRESYNC_MAX_SLOT_WAIT) throws SlotYieldError instead: the run gives its
+   * worker slot up meanwhile.
+   */
+  async acquire(signal?: AbortSignal, maxSlotWaitMs?: number): Promise<PacerTicket> {
     let waitedMs = 0;
     for (;;) {
       const [wait, now] = await this.#redis.hiresyncPaceAcquire(
@@ -104,6 +109,9 @@ export class RateLimitPacer {
       if (waitMs <= 0) return { waitedMs, sentAt: Number(now) };
       if (waitMs > this.#maxWaitMs) {
         throw new RetryAfterTooLongError('the shared rate-limit pause', waitMs, this.#maxWaitMs);
+      }
+      if (maxSlotWaitMs !== undefined && waitMs > maxSlotWaitMs) {
+        throw new SlotYieldError('rate-limit pacing', waitMs);
       }
       await sleep(waitMs, signal);
       waitedMs += waitMs;

@@ -3,6 +3,7 @@ import {
   describeWait,
   ResponseTooLargeError,
   RetryAfterTooLongError,
+  SlotYieldError,
   TransientApiError,
 } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -41,6 +42,11 @@ export interface SendOptions {
   defaultRetryAfterMs: number;
   /** Longest wait a 429 may ask for; a longer one throws {@link RetryAfterTooLongError}. */
   maxRetryAfterMs: number;
+  /**
+   * Longest wait after a 429 spent holding the caller's worker slot; a longer
+   * one throws {@link SlotYieldError} once the pause is shared. Undefined: wait.
+   */
+  maxSlotWaitMs?: number | undefined;
   /** Largest body read, counted after decompression; a larger one throws {@link ResponseTooLargeError}. */
   maxResponseBytes: number;
   /** The request timeout in force, named in the error when a request times out. */
@@ -198,6 +204,9 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
         '429 rate limited, waiting',
       );
       await hooks.onRateLimited?.(waitMs, asked);
+      if (options.maxSlotWaitMs !== undefined && waitMs > options.maxSlotWaitMs) {
+        throw new SlotYieldError(`429 from ${path}`, waitMs);
+      }
       await sleep(waitMs, options.signal);
       continue;
     }

@@ -13,6 +13,7 @@ import {
   RedirectedError,
   ResponseTooLargeError,
   RunInterruptedError,
+  SlotYieldError,
   UnexpectedBodyError,
 } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -154,6 +155,8 @@ export interface SyncProcessorDeps {
   /** Aborted on shutdown: runs stop after the page in hand. */
   shutdown: AbortSignal;
   onProgress?: (progress: RunProgress & { account: string }) => void;
+  /** HIRESYNC_MAX_SLOT_WAIT: a longer rate-limit wait gives the slot up (SlotYieldError). */
+  maxSlotWaitMs?: number;
   /** Incremental runs' updated filter (HIRESYNC_UPDATED_FILTER, _LOOKBACK), if configured. */
   updatedFilter?: { template: string; lookbackMs: number } | undefined;
 }
@@ -238,6 +241,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         onProgress: onProgress && ((progress) => onProgress({ ...progress, account })),
         allowMassDelete: job.data.allowMassDelete === true,
         updatedFilter: deps.updatedFilter,
+        maxSlotWaitMs: deps.maxSlotWaitMs,
       });
       return { ...summary, account };
     } catch (error) {
@@ -247,6 +251,16 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           'run interrupted; checkpoint kept, job back in the queue',
         );
         await job.moveToDelayed(Date.now() + 1000, token);
+        throw new DelayedError(error.message);
+      }
+      if (error instanceof SlotYieldError) {
+        // The account's rate limit, not this worker, holds the run up: its
+        // slot goes to other accounts' runs, and it resumes from its checkpoint.
+        logger.info(
+          { reason: error.message, resumeInMs: Math.max(0, error.resumeAt - Date.now()) },
+          'run waiting for its rate limit off the worker slot; checkpoint kept',
+        );
+        await job.moveToDelayed(error.resumeAt, token);
         throw new DelayedError(error.message);
       }
       const unrecoverable = isUnrecoverable(error);

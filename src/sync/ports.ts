@@ -82,6 +82,12 @@ export interface PageWalkOptions {
    * prefetched page, while the page before it is still being written.
    */
   prepare?: (page: Page) => void;
+  /**
+   * Longest rate-limit wait a request may spend holding the run's worker
+   * slot; a longer one throws (SlotYieldError) for the caller to requeue the
+   * run. Default: wait.
+   */
+  maxSlotWaitMs?: number | undefined;
 }
 
 /** What a run store learned of a page before writing it (its validation), opaque to the run. */
