@@ -7,6 +7,7 @@ import {
   DEFAULT_ACCOUNT,
   schemaOf,
 } from './accounts/account.js';
+import { assertRegistered } from './accounts/account-store.js';
 import { ApiPageSource } from './api/api-page-source.js';
 import { createApiClient } from './api/create-api-client.js';
 import { createHttp } from './api/http.js';
@@ -146,6 +147,9 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
         maxDeleteFraction: config.maxDeleteFraction,
         resourceLock,
         account: name,
+        ...(name === DEFAULT_ACCOUNT
+          ? {}
+          : { assertWritable: (trx) => assertRegistered(trx, name, account.version) }),
       }),
       checkpoints: checkpointsOf(name),
       metrics: accountMetrics,

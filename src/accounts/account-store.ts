@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { TokenCipher } from '../api/token-cipher.js';
 import type { AuthConfig } from '../config.js';
-import { ConfigError, HiresyncError } from '../errors.js';
+import { ConfigError, HiresyncError, RunInterruptedError } from '../errors.js';
 import { Secret } from '../secret.js';
 import { inSchema } from '../warehouse/database.js';
 import type { AccountRow, AccountsTable, Database } from '../warehouse/schema.js';
@@ -388,4 +388,35 @@ function authConfig(baseUrl: string, auth: NewAccount['auth'], secret: Secret): 
         sub: auth.sub,
       }
     : { mode: 'api_key', tokenUrl: `${baseUrl}/auth/token`, apiKey: secret };
+}
+
+/**
+ * Checked in every page and sweep transaction of a registered account's run:
+ * throws AccountUnavailableError when the account was removed or disabled
+ * since the run began (the page in hand is not written and the run stops;
+ * a disabled account's checkpoint stays for when it is enabled again), and
+ * RunInterruptedError when its registration changed (credentials, URLs: the
+ * run resumes with the new ones).
+ */
+export async function assertRegistered(
+  db: Kysely<Database>,
+  name: string,
+  version: string,
+): Promise<void> {
+  const row = await db
+    .selectFrom('hiresync.accounts')
+    .select(['state', 'created_at', 'version'])
+    .where('name', '=', name)
+    .executeTakeFirst();
+  if (!row) {
+    throw new AccountUnavailableError(
+      `account ${name} was removed while its run was in flight; the run stopped before writing its page in hand`,
+    );
+  }
+  if (row.state !== 'enabled') throw new AccountDisabledError(name, row.state);
+  if (`${row.created_at}#${row.version}` !== version) {
+    throw new RunInterruptedError(
+      `account ${name} changed while its run was in flight; the run resumes with its new settings`,
+    );
+  }
 }

@@ -253,6 +253,12 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         await job.moveToDelayed(Date.now() + 1000, token);
         throw new DelayedError(error.message);
       }
+      if (error instanceof AccountUnavailableError) {
+        // Disabled or removed while the run was in flight: it stopped before
+        // writing the page in hand; a disabled account's checkpoint stays.
+        logger.info({ reason: error.message }, 'account runs nothing now; run stopped');
+        return { skipped: error.message };
+      }
       if (error instanceof SlotYieldError) {
         // The account's rate limit, not this worker, holds the run up: its
         // slot goes to other accounts' runs, and it resumes from its checkpoint.

@@ -42,6 +42,12 @@ export interface KyselyRunStoreOptions {
   resourceLock?: ResourceLock;
   /** The account whose schema `db` writes (its locks are named by account and resource). Default `default`. */
   account?: string;
+  /**
+   * Runs in every page and sweep transaction, after the lock check; throws to
+   * keep the transaction from committing (the account was disabled, removed
+   * or changed while its run was in flight).
+   */
+  assertWritable?: (trx: Transaction<Database>) => Promise<void>;
 }
 
 export class KyselyRunStore implements RunStore {
@@ -111,11 +117,15 @@ export class KyselyRunStore implements RunStore {
     return resetRunProgress(this.#db, runId);
   }
 
-  /** The lock check of a resource's writes, when this store runs under resource locks. */
+  /** The checks of a resource's writes: its lock, when this store runs under resource locks, and assertWritable. */
   #assertLocked(resource: ResourceName) {
-    const lock = this.#options.resourceLock;
+    const { resourceLock: lock, assertWritable } = this.#options;
     const name = runKey(this.#options.account ?? DEFAULT_ACCOUNT, resource);
-    return lock ? (trx: Transaction<Database>) => lock.assertHeld(name, trx) : undefined;
+    if (!lock && !assertWritable) return undefined;
+    return async (trx: Transaction<Database>) => {
+      await lock?.assertHeld(name, trx);
+      await assertWritable?.(trx);
+    };
   }
 
   #resource(name: ResourceName): StoredResource {
@@ -131,15 +141,11 @@ export class KyselyRunStore implements RunStore {
   ): Promise<number> {
     const stored = this.#resource(resource);
     if (!stored.sweeps) return Promise.resolve(0);
-    const lock = this.#options.resourceLock;
     return sweepDeletions(this.#db, runId, {
       table: stored.table,
       maxDeleteFraction: this.#options.maxDeleteFraction,
       allowMassDelete: options.allowMassDelete,
-      assertLocked: lock
-        ? (trx, name) =>
-            lock.assertHeld(runKey(this.#options.account ?? DEFAULT_ACCOUNT, name), trx)
-        : undefined,
+      assertLocked: this.#assertLocked(resource),
     });
   }
 
