@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { schemaOf } from './accounts/account.js';
 import { RESOURCE_NAMES, type ResourceName } from './config.js';
 import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
@@ -14,6 +14,8 @@ export interface ResourceStatus {
   lastRun: SyncRun | undefined;
   lastSuccess: SyncRun | undefined;
   checkpoint: Checkpoint | undefined;
+  /** Why the account's runs could not be read (its schema is missing), if so. */
+  problem?: string;
 }
 
 /**
@@ -32,7 +34,7 @@ export async function readStatus(
       const checkpoints = new RedisCheckpointStore(redis, prefix, account);
       const schemaDb = inSchema(db, schemaOf(account));
       return Promise.all(
-        RESOURCE_NAMES.map(async (resource) => {
+        RESOURCE_NAMES.map(async (resource): Promise<ResourceStatus> => {
           const runs = schemaDb
             .selectFrom('sync_runs')
             .selectAll()
@@ -43,7 +45,25 @@ export async function readStatus(
             runs.executeTakeFirst(),
             runs.where('outcome', '=', 'succeeded').executeTakeFirst(),
             checkpoints.load(resource),
-          ]);
+          ]).catch((error: unknown) => {
+            // One account whose schema is missing (an add that could not
+            // migrate it) must not hide the others'.
+            if ((error as { code?: string }).code !== '42P01') throw error;
+            return [undefined, undefined, undefined] as const;
+          });
+          if (lastRun === undefined && lastSuccess === undefined && checkpoint === undefined) {
+            const exists = await schemaHasRuns(schemaDb);
+            if (!exists) {
+              return {
+                account,
+                resource,
+                lastRun,
+                lastSuccess,
+                checkpoint,
+                problem: `schema ${schemaOf(account)} has no hiresync tables: run 'hiresync migrate'`,
+              };
+            }
+          }
           // Rows written before errors were redacted may still hold an echoed credential.
           const clean = (run: SyncRun | undefined) =>
             run?.error ? { ...run, error: redactSecrets(run.error) } : run;
@@ -59,4 +79,11 @@ export async function readStatus(
     }),
   );
   return rows.flat();
+}
+
+/** Whether the instance's schema holds sync_runs. */
+async function schemaHasRuns(db: Kysely<Database>): Promise<boolean> {
+  const { rows } = await sql<{ found: boolean }>`
+    select to_regclass('sync_runs') is not null as found`.execute(db);
+  return rows[0]?.found === true;
 }

@@ -54,7 +54,8 @@ export async function resolveAccounts(
         if (error instanceof AccountUnavailableError) {
           throw new UsageError(`${error.message}; see 'hiresync accounts list'`);
         }
-        throw error;
+        // Anything else (a credential no configured key opens, Postgres
+        // trouble) fails that account's runs, with its message, not the others'.
       }
     }
   }

@@ -86,7 +86,7 @@ export const status = defineCommand({
           s.checkpoint
             ? `yes: run ${s.checkpoint.runId}, ${s.checkpoint.pagesDone} pages done`
             : 'no',
-          redactSecrets(r?.error ?? ''),
+          s.problem ?? redactSecrets(r?.error ?? ''),
         ];
       });
       stdout.write(
