@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { HiresyncError } from '../errors.js';
@@ -14,6 +15,16 @@ export function lockKey(name: string): number {
     hash = Math.imul(hash, 0x01000193);
   }
   return hash & 0x7fffffff;
+}
+
+/**
+ * The advisory-lock key of a run's lock: 64 bits of SHA-256 of its name, in
+ * Postgres's single-bigint key space, so the runs of thousands of
+ * (account, resource) pairs never share a key by chance (31 bits would:
+ * the birthday bound is reached around 50,000 names).
+ */
+export function runLockKey(name: string): bigint {
+  return createHash('sha256').update(`hiresync run lock\n${name}`).digest().readBigInt64BE(0);
 }
 
 /** The run no longer holds its resource's Postgres lock (its connection was lost). */
@@ -69,7 +80,7 @@ export class ResourceLock {
   /** Takes the lock of `name` if it is free; undefined when another session holds it. */
   async tryAcquire(name: string): Promise<HeldResourceLock | undefined> {
     if (this.#held.has(name)) return undefined;
-    const key = lockKey(name);
+    const key = runLockKey(name).toString();
     const lost = new AbortController();
     let settle!: (pid: number | undefined) => void;
     const acquired = new Promise<number | undefined>((resolve) => {
@@ -83,9 +94,7 @@ export class ResourceLock {
       .connection()
       .execute(async (conn) => {
         const { rows } = await sql<{ ok: boolean; pid: number }>`
-          select pg_try_advisory_lock(${LOCK_SPACE}::int, ${key}::int) as ok, pg_backend_pid() as pid`.execute(
-          conn,
-        );
+          select pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid`.execute(conn);
         const row = rows[0];
         if (!row?.ok) {
           settle(undefined);
@@ -112,9 +121,7 @@ export class ResourceLock {
           }
         }
         // A broken connection has released the lock already.
-        await sql`select pg_advisory_unlock(${LOCK_SPACE}::int, ${key}::int)`
-          .execute(conn)
-          .catch(() => {});
+        await sql`select pg_advisory_unlock(${key}::bigint)`.execute(conn).catch(() => {});
       })
       .catch((error: unknown) => {
         settle(undefined);
@@ -154,11 +161,13 @@ export class ResourceLock {
     const held = this.#held.get(name);
     if (!held)
       throw new ResourceLockLostError(`the run of ${name} does not hold its Postgres lock`);
+    // pg_locks shows a bigint key as its high (classid) and low (objid) halves.
+    const key = BigInt.asUintN(64, runLockKey(name));
     const { rows } = await sql<{ held: boolean }>`
       select exists (
         select 1 from pg_locks
-        where locktype = 'advisory' and classid = ${LOCK_SPACE}::int::oid
-          and objid = ${lockKey(name)}::int::oid and objsubid = 2
+        where locktype = 'advisory' and classid = ${String(key >> 32n)}::bigint::oid
+          and objid = ${String(key & 0xffffffffn)}::bigint::oid and objsubid = 1
           and pid = ${held.pid}::int and granted
           and database = (select oid from pg_database where datname = current_database())
       ) as held`.execute(trx);
