@@ -539,7 +539,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_N
 
 /** Configuration of `hiresync accounts`: Postgres always; Redis and the secret key when a subcommand needs them. */
 export interface AccountsConfig extends DatabaseConfig {
-  /** `REDIS_URL`; undefined unless asked for (disable, enable, remove). */
+  /** `REDIS_URL`; undefined unless asked for (disable, remove). */
   redisUrl: string | undefined;
   redisPrefix: string;
   /** `HIRESYNC_SECRET_KEY`; always set when asked for (add, rekey). */
@@ -567,7 +567,8 @@ export function loadAccountsConfig(
       ...databaseFields,
       HIRESYNC_SECRET_KEY: secretKeys,
       HIRESYNC_REDIS_PREFIX: statusFields.HIRESYNC_REDIS_PREFIX,
-      REDIS_URL: needs.redis ? statusFields.REDIS_URL : z.unknown(),
+      // Read only when asked for: the other subcommands run without Redis.
+      REDIS_URL: needs.redis ? statusFields.REDIS_URL : z.unknown().optional(),
     })
     .safeParse(env);
   const problems = parsed.success ? [] : problemsOf(parsed.error);
@@ -594,6 +595,41 @@ export function loadAccountsConfig(
           ? 'client_credentials'
           : 'api_key',
   });
+}
+
+/** The variables the environment's own credentials (account `default`) are read from. */
+const DEFAULT_CREDENTIAL_VARIABLES = [
+  'HIRESYNC_BASE_URL',
+  'HIRESYNC_AUTH_URL',
+  'HIRESYNC_CLIENT_ID',
+  'HIRESYNC_CLIENT_SECRET',
+  'HIRESYNC_SUB',
+  'HIRESYNC_API_KEY',
+] as const;
+
+/**
+ * The environment's own credentials (account `default`), built exactly as
+ * {@link loadConfig} builds them for `sync` and `worker` (`config.api.auth`),
+ * from the variables they come from alone, so that an unrelated variable's
+ * problem does not hide them. Undefined when the environment configures no
+ * credentials, or invalid ones (no worker runs default with those).
+ */
+export function loadDefaultAuth(env: Env): AuthConfig | undefined {
+  const given = DEFAULT_CREDENTIAL_VARIABLES.filter((name) => (env[name] ?? '').trim() !== '');
+  if (!given.some((name) => name !== 'HIRESYNC_BASE_URL' && name !== 'HIRESYNC_AUTH_URL')) {
+    return undefined;
+  }
+  try {
+    return loadConfig({
+      ...Object.fromEntries(given.map((name) => [name, env[name]])),
+      // Required by loadConfig, unused here: nothing connects.
+      DATABASE_URL: 'postgres://127.0.0.1/unused',
+      REDIS_URL: 'redis://127.0.0.1',
+    }).api.auth;
+  } catch (error) {
+    if (error instanceof ConfigError) return undefined;
+    throw error;
+  }
 }
 
 /**

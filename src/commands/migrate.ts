@@ -1,6 +1,10 @@
 import { loadDatabaseConfig } from '../config.js';
-import { coerceError } from '../errors.js';
-import { migrateAll } from '../warehouse/account-schemas.js';
+import { coerceError, HiresyncError } from '../errors.js';
+import {
+  type MigrateOutcome,
+  migrateAll,
+  SchemaMigrationError,
+} from '../warehouse/account-schemas.js';
 import { createDatabase } from '../warehouse/database.js';
 import { defineCommand, EXIT } from './command.js';
 import { describeConnectionError } from './connection-error.js';
@@ -16,14 +20,20 @@ export const migrate = defineCommand({
   description: `Applies pending database migrations; safe to run any number of times, from
     several processes at once. Brings up to date hiresync's control schema (hiresync),
     public (the default account's tables), then the schema of every registered account,
-    and rebuilds the all_accounts views; prints what it applied to each schema. Needs
-    DATABASE_URL. Exit 0 when the database is up to date, 1 on failure.`,
+    and rebuilds the all_accounts views; prints what it applied to each schema. When a
+    schema fails, the ones after it are left for the next run, and the all_accounts
+    views are rebuilt without that account (with a warning). Needs DATABASE_URL. Exit 0
+    when the database is up to date, 1 on failure.`,
   options,
   async execute(_values, { env, stdout, stderr }) {
     const config = loadDatabaseConfig(env);
     const db = createDatabase(config.databaseUrl, { max: 1, applicationName: 'hiresync migrate' });
-    try {
-      const { schemas, warnings } = await migrateAll(db);
+    /** What was applied to each schema, and the warnings; `done` when the run went through. */
+    const report = (
+      schemas: readonly MigrateOutcome[],
+      warnings: readonly string[],
+      done: boolean,
+    ) => {
       const changed = schemas.filter((s) => s.applied.length > 0);
       for (const { schema, applied } of changed) {
         stdout.write(
@@ -31,17 +41,26 @@ export const migrate = defineCommand({
         );
       }
       const upToDate = schemas.length - changed.length;
-      stdout.write(
-        changed.length === 0
-          ? `database is up to date (${schemas.length} schemas)\n`
-          : upToDate > 0
-            ? `${upToDate} other schema(s) already up to date\n`
-            : '',
-      );
+      if (done) {
+        stdout.write(
+          changed.length === 0
+            ? `database is up to date (${schemas.length} schemas)\n`
+            : upToDate > 0
+              ? `${upToDate} other schema(s) already up to date\n`
+              : '',
+        );
+      }
       for (const warning of warnings) stderr.write(`hiresync migrate: warning: ${warning}\n`);
+    };
+    try {
+      const { schemas, warnings } = await migrateAll(db);
+      report(schemas, warnings, true);
       return EXIT.ok;
     } catch (error) {
-      const cause = (error as { cause?: unknown }).cause ?? error;
+      // A schema failed: what came before it stands, and the views were rebuilt without it.
+      if (error instanceof SchemaMigrationError) report(error.schemas, error.warnings, false);
+      let cause: unknown = error;
+      while (cause instanceof HiresyncError && cause.cause !== undefined) cause = cause.cause;
       stderr.write(
         `hiresync migrate: ${describeConnectionError(cause, 'DATABASE_URL') ?? coerceError(error).message}\n`,
       );

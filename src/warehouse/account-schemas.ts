@@ -1,5 +1,6 @@
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { accountNameProblem, DEFAULT_ACCOUNT, schemaOf } from '../accounts/account.js';
+import { coerceError, HiresyncError } from '../errors.js';
 import { PUBLIC_SCHEMA } from './database.js';
 import {
   ALL_ACCOUNTS_LOCK,
@@ -28,10 +29,56 @@ export const ALL_ACCOUNTS_VIEWS: readonly string[] = [
 ];
 
 /**
- * Brings `schema` (`public`, or an account's) up to date with the warehouse
- * migrations, creating it if need be; see {@link migrateToLatest}.
+ * The comment that marks a schema as an account schema of hiresync's own: set
+ * on the schemas hiresync creates for accounts, and read by {@link schemaOwner}.
  */
-export function migrateSchema(db: Kysely<Database>, schema: string): Promise<MigrateOutcome> {
+export function accountSchemaComment(schema: string): string {
+  return `hiresync account schema: the tables of account ${schema}, built by hiresync's migrations. hiresync owns this schema ('hiresync accounts remove ${schema} --drop-data' drops it).`;
+}
+
+/**
+ * Creates `schema` when it does not exist, and marks it as an account schema of
+ * hiresync's ({@link accountSchemaComment}) when it has no comment yet. Throws,
+ * marking nothing, when {@link schemaOwner} finds it another's: the mark is
+ * what later lets hiresync take it back, or drop it. Lacking the privilege to
+ * comment (a schema created empty by another role) leaves it unmarked: its
+ * migrations, once applied, still tell it as hiresync's.
+ */
+export async function claimAccountSchema(db: Kysely<Database>, schema: string): Promise<void> {
+  const problem = accountNameProblem(schema);
+  if (problem) throw new Error(`refusing to claim schema ${JSON.stringify(schema)}: ${problem}`);
+  await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+  if ((await schemaOwner(db, schema)) === 'other') {
+    throw new HiresyncError(
+      `schema ${schema} already exists and holds tables hiresync did not create; hiresync does not take it`,
+    );
+  }
+  const { rows } = await sql<{ comment: string | null }>`
+    select obj_description(oid, 'pg_namespace') as comment
+    from pg_namespace where nspname = ${schema}`.execute(db);
+  if (rows[0]?.comment != null) return;
+  try {
+    await sql`comment on schema ${sql.id(schema)} is ${sql.lit(accountSchemaComment(schema))}`.execute(
+      db,
+    );
+  } catch (error) {
+    if ((error as { code?: string }).code !== INSUFFICIENT_PRIVILEGE) throw error;
+  }
+}
+
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+/**
+ * Brings `schema` (`public`, or an account's) up to date with the warehouse
+ * migrations, creating it if need be (an account's schema created so is
+ * marked as hiresync's, see {@link claimAccountSchema}); see {@link migrateToLatest}.
+ */
+export async function migrateSchema(db: Kysely<Database>, schema: string): Promise<MigrateOutcome> {
+  if (schema !== PUBLIC_SCHEMA && accountNameProblem(schema) === undefined) {
+    const { rows } = await sql<{ exists: boolean }>`
+      select to_regnamespace(${schema}) is not null as exists`.execute(db);
+    if (!rows[0]?.exists) await claimAccountSchema(db, schema);
+  }
   return migrateToLatest(db, { schema });
 }
 
@@ -93,8 +140,35 @@ async function schemasBehind(db: Kysely<Database>, schemas: readonly string[]): 
 }
 
 /**
+ * A schema of {@link migrateSchemas} (or {@link migrateAll}) failed to migrate:
+ * its pending migrations were rolled back, and the schemas after it were not
+ * tried. The message is the failure's; `cause` the error thrown.
+ */
+export class SchemaMigrationError extends HiresyncError {
+  /** The schema whose migration failed. */
+  readonly schema: string;
+  /** The schemas brought up to date (or found so) before it, in order. */
+  readonly schemas: MigrateOutcome[];
+  /** Of migrateAll: what the rebuild of the `all_accounts` views that followed left out. */
+  readonly warnings: string[];
+
+  constructor(
+    schema: string,
+    schemas: MigrateOutcome[],
+    error: unknown,
+    options: { warnings?: string[]; message?: string } = {},
+  ) {
+    super(options.message ?? coerceError(error).message, { cause: error });
+    this.schema = schema;
+    this.schemas = schemas;
+    this.warnings = options.warnings ?? [];
+  }
+}
+
+/**
  * Brings each of `schemas` (`public` or accounts' schemas) up to date, in
- * order, running a Migrator only for those with migrations pending.
+ * order, running a Migrator only for those with migrations pending. Stops at
+ * the first that fails, throwing a {@link SchemaMigrationError}.
  */
 export async function migrateSchemas(
   db: Kysely<Database>,
@@ -103,7 +177,15 @@ export async function migrateSchemas(
   const behind = new Set(await schemasBehind(db, schemas));
   const outcomes: MigrateOutcome[] = [];
   for (const schema of schemas) {
-    outcomes.push(behind.has(schema) ? await migrateSchema(db, schema) : { schema, applied: [] });
+    if (!behind.has(schema)) {
+      outcomes.push({ schema, applied: [] });
+      continue;
+    }
+    try {
+      outcomes.push(await migrateSchema(db, schema));
+    } catch (error) {
+      throw new SchemaMigrationError(schema, outcomes, error);
+    }
   }
   return outcomes;
 }
@@ -114,6 +196,11 @@ export async function migrateSchemas(
  * the control schema is migrated), then rebuilds the `all_accounts` views.
  * Safe to run concurrently (Kysely serialises migrators; the views have their
  * own lock). An account schema already up to date is not touched.
+ *
+ * The views are rebuilt whether or not the migrations succeed (a migration
+ * drops the views over its schema first): when one schema fails, they are
+ * rebuilt without that account (named in the warnings), and a
+ * {@link SchemaMigrationError} carrying those warnings is thrown.
  */
 export async function migrateAll(
   db: Kysely<Database>,
@@ -121,30 +208,77 @@ export async function migrateAll(
 ): Promise<MigrateAllOutcome> {
   const control = await migrateControl(db);
   const names = accounts ?? (await registeredAccounts(db));
-  const schemas = await migrateSchemas(db, [PUBLIC_SCHEMA, ...names.map(schemaOf)]);
+  let schemas: MigrateOutcome[];
+  try {
+    schemas = await migrateSchemas(db, [PUBLIC_SCHEMA, ...names.map(schemaOf)]);
+  } catch (error) {
+    if (!(error instanceof SchemaMigrationError)) throw error;
+    const failed = names.find((name) => schemaOf(name) === error.schema);
+    const leaveOut = new Map<string, string>();
+    if (failed !== undefined) {
+      leaveOut.set(
+        failed,
+        `the migration of its schema failed; fix it and run 'hiresync migrate' again`,
+      );
+    }
+    let warnings: string[];
+    try {
+      // Without a list, the views cover the accounts registered when they are built.
+      ({ warnings } = await refreshAllAccountsViews(db, accounts, leaveOut));
+    } catch (refresh) {
+      warnings = [
+        `the all_accounts views could not be rebuilt (${coerceError(refresh).message}); run 'hiresync migrate' again`,
+      ];
+    }
+    throw new SchemaMigrationError(error.schema, [control, ...error.schemas], error.cause, {
+      warnings,
+      message: error.message,
+    });
+  }
   // Without a list, the views cover the accounts registered when they are built.
   const { warnings } = await refreshAllAccountsViews(db, accounts);
   return { schemas: [control, ...schemas], warnings };
 }
 
 /**
- * Whose schema `schema` is: `absent`; `hiresync` when it holds Kysely's
- * migration table (an account's, kept by `remove` without --drop-data, which
- * an `add` of the same name takes back); `other` when it exists without it
- * (someone else's: hiresync must not build its tables there).
+ * Whose schema `schema` is:
+ * - `absent` when it does not exist, or holds nothing (no relation, type or
+ *   function): hiresync may build an account's tables there;
+ * - `hiresync` when it is an account schema of hiresync's: marked so by its
+ *   comment ({@link accountSchemaComment}), or (schemas hiresync built before
+ *   it marked them) its own `kysely_migration` lists only hiresync's warehouse
+ *   migrations, at least one. So is one kept by `remove` without
+ *   --drop-data, which an `add` of the same name takes back;
+ * - `other` for any other schema holding something, whether or not another
+ *   application keeps its own Kysely migrations there: hiresync must neither
+ *   build its tables in it nor drop it.
  */
 export async function schemaOwner(
   db: Kysely<Database>,
   schema: string,
 ): Promise<'absent' | 'hiresync' | 'other'> {
-  const { rows } = await sql<{ tracked: boolean; empty: boolean }>`
-    select exists (select 1 from pg_class c
-                   where c.relnamespace = n.oid and c.relname = 'kysely_migration') as tracked,
-           not exists (select 1 from pg_class c where c.relnamespace = n.oid) as empty
+  const { rows } = await sql<{ comment: string | null; empty: boolean; tracked: boolean }>`
+    select obj_description(n.oid, 'pg_namespace') as comment,
+           not exists (select 1 from pg_class c where c.relnamespace = n.oid)
+             and not exists (select 1 from pg_type t where t.typnamespace = n.oid)
+             and not exists (select 1 from pg_proc p where p.pronamespace = n.oid) as empty,
+           exists (select 1 from pg_class c
+                   join pg_attribute a on a.attrelid = c.oid and a.attname = 'name'
+                                      and not a.attisdropped
+                   where c.relnamespace = n.oid and c.relname = 'kysely_migration'
+                     and c.relkind in ('r', 'p') and has_table_privilege(c.oid, 'select')) as tracked
     from pg_namespace n where nspname = ${schema}`.execute(db);
   const row = rows[0];
   if (!row) return 'absent';
-  return row.tracked ? 'hiresync' : row.empty ? 'absent' : 'other';
+  if (row.comment === accountSchemaComment(schema)) return 'hiresync';
+  if (row.empty) return 'absent';
+  if (!row.tracked) return 'other';
+  const known = new Set(await migrationNames());
+  const { rows: applied } = await sql<{ name: string | null }>`
+    select name::text as name from ${sql.id(schema, 'kysely_migration')}`.execute(db);
+  return applied.length > 0 && applied.every((r) => r.name !== null && known.has(r.name))
+    ? 'hiresync'
+    : 'other';
 }
 
 interface Column {
@@ -216,19 +350,23 @@ const same = (a: readonly Column[], b: readonly Column[] | undefined) =>
  * migrations (which drop these views first): a view keeps its identity
  * (`create or replace`) while its columns stay the same, so objects built on it
  * survive an account being added or removed.
+ *
+ * `leaveOut` names accounts to leave out of every view, each with the reason
+ * given in its warning (a schema whose migration failed).
  */
 export function refreshAllAccountsViews(
   db: Kysely<Database>,
   accounts?: readonly string[],
+  leaveOut?: ReadonlyMap<string, string>,
 ): Promise<{ warnings: string[] }> {
-  return db.transaction().execute((trx) => rebuildViews(trx, accounts));
+  return db.transaction().execute((trx) => rebuildViews(trx, accounts, { leaveOut }));
 }
 
 /** The body of {@link refreshAllAccountsViews}, in the caller's transaction. */
 async function rebuildViews(
   trx: Transaction<Database>,
   accounts: readonly string[] | undefined,
-  without?: string,
+  { without, leaveOut }: { without?: string; leaveOut?: ReadonlyMap<string, string> } = {},
 ): Promise<{ warnings: string[] }> {
   await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
     trx,
@@ -237,13 +375,23 @@ async function rebuildViews(
   if (without !== undefined && names.includes(without)) {
     throw new Error(`refusing to drop schema ${without}: account ${without} is still registered`);
   }
+  const warnings: string[] = [];
   const members = [
     { account: DEFAULT_ACCOUNT, schema: PUBLIC_SCHEMA },
-    ...[...new Set(names)].sort().map((account) => {
-      const problem = accountNameProblem(account);
-      if (problem) throw new Error(problem);
-      return { account, schema: schemaOf(account) };
-    }),
+    ...[...new Set(names)]
+      .sort()
+      .filter((account) => {
+        const why = leaveOut?.get(account);
+        if (why !== undefined) {
+          warnings.push(`the ${ALL_ACCOUNTS_SCHEMA} views leave out account ${account}: ${why}`);
+        }
+        return why === undefined;
+      })
+      .map((account) => {
+        const problem = accountNameProblem(account);
+        if (problem) throw new Error(problem);
+        return { account, schema: schemaOf(account) };
+      }),
   ];
   await sql`create schema if not exists ${sql.id(ALL_ACCOUNTS_SCHEMA)}`.execute(trx);
   await sql`comment on schema ${sql.id(ALL_ACCOUNTS_SCHEMA)} is ${sql.lit(
@@ -254,7 +402,6 @@ async function rebuildViews(
     [ALL_ACCOUNTS_SCHEMA, ...members.map((m) => m.schema)],
     ALL_ACCOUNTS_VIEWS,
   );
-  const warnings: string[] = [];
   for (const relation of ALL_ACCOUNTS_VIEWS) {
     const view = sql.id(ALL_ACCOUNTS_SCHEMA, relation);
     const wanted = columns.get(PUBLIC_SCHEMA)?.get(relation);
@@ -306,6 +453,8 @@ async function rebuildViews(
  * --drop-data`). The `all_accounts` views are rebuilt first, over `accounts`
  * (default: the registered accounts, which must no longer include this one),
  * so nothing depends on it; both in one transaction, under the views' lock.
+ * Refuses (changing nothing) a schema that is not hiresync's (see
+ * {@link schemaOwner}): never another application's.
  */
 export async function dropSchema(
   db: Kysely<Database>,
@@ -315,7 +464,12 @@ export async function dropSchema(
   const problem = accountNameProblem(schema);
   if (problem) throw new Error(`refusing to drop schema ${JSON.stringify(schema)}: ${problem}`);
   return db.transaction().execute(async (trx) => {
-    const refreshed = await rebuildViews(trx, accounts, schema);
+    const refreshed = await rebuildViews(trx, accounts, { without: schema });
+    if ((await schemaOwner(trx, schema)) === 'other') {
+      throw new HiresyncError(
+        `refusing to drop schema ${schema}: it holds objects hiresync did not create (it is not marked as, nor migrated as, one of hiresync's account schemas)`,
+      );
+    }
     await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(trx);
     return refreshed;
   });

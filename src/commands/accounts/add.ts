@@ -1,9 +1,10 @@
-import { accountNameProblem } from '../../accounts/account.js';
+import { accountNameProblem, schemaOf } from '../../accounts/account.js';
 import { AccountExistsError, AccountStore, type NewAccount } from '../../accounts/account-store.js';
 import { loadAccountsConfig, loadAccountUrls } from '../../config.js';
-import { HiresyncError, UsageError } from '../../errors.js';
+import { coerceError, HiresyncError, UsageError } from '../../errors.js';
 import { Secret } from '../../secret.js';
 import {
+  claimAccountSchema,
   migrateControl,
   migrateSchemas,
   refreshAllAccountsViews,
@@ -64,7 +65,8 @@ export const add = defineSubcommand({
     It is stored sealed with HIRESYNC_SECRET_KEY (required). The control schema, public
     and the new schema are migrated and the all_accounts views refreshed before it
     returns. A schema NAME left by 'accounts remove' without --drop-data is taken back
-    with its data.
+    with its data; any other schema NAME that holds something is refused. When the new
+    schema cannot be made ready, the account is not registered.
 
     Needs DATABASE_URL and HIRESYNC_SECRET_KEY. Exit 0 when added; 1 when the name is
     taken, its schema belongs to something else, or Postgres fails; 2 on a usage or
@@ -140,20 +142,47 @@ export const add = defineSubcommand({
           `account ${name} already exists; remove it first ('hiresync accounts remove ${name}') or choose another name`,
         );
       }
-      if ((await schemaOwner(db, name)) === 'other') {
-        throw new HiresyncError(
-          `schema ${name} already exists and holds tables hiresync did not create; choose another name`,
-        );
-      }
+      const owner = await schemaOwner(db, schemaOf(name));
+      if (owner === 'other') throw foreignSchema(name);
       const added = await store.add(account);
+      let migrated = false;
       try {
-        await migrateSchemas(db, [PUBLIC_SCHEMA, added.schema]);
+        await migrateSchemas(db, [PUBLIC_SCHEMA]);
+        await claimAccountSchema(db, added.schema);
+        await migrateSchemas(db, [added.schema]);
+        migrated = true;
         const { warnings } = await refreshAllAccountsViews(db);
         for (const warning of warnings)
           stderr.write(`hiresync accounts add: warning: ${warning}\n`);
       } catch (error) {
+        const reason = coerceError(error).message;
+        if (migrated) {
+          throw new HiresyncError(
+            `account ${name} is registered and its schema ready, but the all_accounts views could not be rebuilt (${reason}); run 'hiresync migrate' to finish`,
+            { cause: error },
+          );
+        }
+        // A schema that was not hiresync's before this add is not taken: the
+        // account is registered only once its schema is ready.
+        const undone = owner === 'hiresync' ? undefined : await unregister(store, name);
+        // A migration of public drops the views over it first: rebuild them.
+        const views = await refreshAllAccountsViews(
+          db,
+          undefined,
+          new Map([[name, `its schema could not be made ready (${reason})`]]),
+        ).then(
+          ({ warnings }) => warnings,
+          (refresh: unknown) => [
+            `the all_accounts views could not be rebuilt (${coerceError(refresh).message}); run 'hiresync migrate'`,
+          ],
+        );
+        for (const warning of views) stderr.write(`hiresync accounts add: warning: ${warning}\n`);
         throw new HiresyncError(
-          `account ${name} is registered, but its schema could not be made ready (${(error as Error).message}); run 'hiresync migrate' to finish`,
+          undone === undefined
+            ? `account ${name} is registered, but its schema could not be made ready (${reason}); run 'hiresync migrate' to finish`
+            : undone
+              ? `account ${name} was not added: its schema could not be made ready (${reason}); nothing is registered`
+              : `account ${name} could not be added: its schema could not be made ready (${reason}), and its registration could not be undone: run 'hiresync accounts remove ${name}' (without --drop-data)`,
           { cause: error },
         );
       }
@@ -166,3 +195,20 @@ export const add = defineSubcommand({
     }
   },
 });
+
+/** The failure of `accounts add NAME` when schema NAME is another application's. */
+function foreignSchema(name: string): HiresyncError {
+  return new HiresyncError(
+    `schema ${name} already exists and holds tables hiresync did not create (it is neither marked as nor migrated as one of hiresync's account schemas); choose another name`,
+  );
+}
+
+/** Deletes the row `accounts add` just inserted; false when that fails too. */
+async function unregister(store: AccountStore, name: string): Promise<boolean> {
+  try {
+    await store.remove(name);
+    return true;
+  } catch {
+    return false;
+  }
+}

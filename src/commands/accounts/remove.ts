@@ -1,8 +1,15 @@
+import { schemaOf } from '../../accounts/account.js';
 import { deleteAccountKeys, removeAccountSchedulers } from '../../accounts/account-keys.js';
-import { AccountStore } from '../../accounts/account-store.js';
-import { loadAccountsConfig } from '../../config.js';
+import { AccountStore, UnknownAccountError } from '../../accounts/account-store.js';
+import { TokenCipher } from '../../api/token-cipher.js';
+import { loadAccountsConfig, loadDefaultAuth } from '../../config.js';
+import { HiresyncError } from '../../errors.js';
 import { createSyncQueue } from '../../queue/sync-queue.js';
-import { dropSchema, refreshAllAccountsViews } from '../../warehouse/account-schemas.js';
+import {
+  dropSchema,
+  refreshAllAccountsViews,
+  schemaOwner,
+} from '../../warehouse/account-schemas.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { checkAccountName } from './account-name.js';
@@ -24,9 +31,10 @@ export const remove = defineSubcommand({
   summary: 'forget an account (and with --drop-data, its tables)',
   description: `Removes the account NAME: its row and sealed credentials, its BullMQ job
     schedulers, its checkpoints, and its token, token lock and rate-limit state in Redis
-    (unless another account uses the same credential); the all_accounts views no longer
-    include it. Its schema NAME and its data stay unless --drop-data is given; 'accounts
-    add' of the same NAME takes them back.
+    (unless another account, default included, uses the same credential); the
+    all_accounts views no longer include it. Its schema NAME and its data stay unless
+    --drop-data is given; 'accounts add' of the same NAME takes them back. --drop-data
+    refuses, before removing anything, a schema NAME that is not hiresync's.
 
     Needs DATABASE_URL and REDIS_URL. Exit 0 when removed; 1 when no account NAME is
     registered or Postgres or Redis fails; 2 on a usage or configuration error.`,
@@ -34,18 +42,31 @@ export const remove = defineSubcommand({
   async execute(values, name, { env, stdout, stderr }) {
     checkAccountName(name, 'removed');
     const config = loadAccountsConfig(env, { redis: true });
+    // The environment's credentials (default), as the worker reads them: their
+    // token and pacing keys stay when the removed account shares them.
+    const defaultAuth = loadDefaultAuth(env);
+    const defaultNamespace = defaultAuth && new TokenCipher(defaultAuth).namespace;
     const db = await openDatabase(config.databaseUrl, 'remove');
     try {
       const redis = await openRedis(config.redisUrl as string);
       const queue = createSyncQueue(redis, config.redisPrefix);
       try {
         const store = new AccountStore(db);
+        if (values['drop-data']) {
+          if (!(await store.get(name))) throw new UnknownAccountError(name);
+          if ((await schemaOwner(db, schemaOf(name))) === 'other') {
+            throw new HiresyncError(
+              `schema ${schemaOf(name)} is not hiresync's (it holds objects hiresync did not create): --drop-data never drops it; nothing was removed ('hiresync accounts remove ${name}' without --drop-data forgets the account and leaves the schema alone)`,
+            );
+          }
+        }
         const removed = await store.remove(name);
         const others = await store.list();
-        const shared = others.some(
-          (a) =>
-            a.credentialNamespace !== null && a.credentialNamespace === removed.credentialNamespace,
-        );
+        const namespace = removed.credentialNamespace;
+        const shared =
+          namespace !== null &&
+          (namespace === defaultNamespace ||
+            others.some((a) => a.credentialNamespace === namespace));
         const schedulers = await removeAccountSchedulers(queue, name);
         const keys = await deleteAccountKeys(
           redis,
