@@ -138,6 +138,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
       metrics: accountMetrics,
       prefix,
       http,
+      refreshTokens: account.refreshTokens,
     });
     const context = Promise.resolve<AccountContext>({
       source: new ApiPageSource(client, api, resources),

@@ -24,6 +24,18 @@ export type AuthConfig =
       /** `HIRESYNC_BASE_URL` + `/auth/token`. */
       tokenUrl: string;
       apiKey: Secret;
+    }
+  | {
+      /** A partner integration's customer: refresh grants with the partner app's credentials. */
+      mode: 'partner';
+      /** The account's auth URL (default `HIRESYNC_AUTH_URL`) + `/token`. */
+      tokenUrl: string;
+      /** `HIRESYNC_PARTNER_CLIENT_ID`. */
+      clientId: string;
+      /** `HIRESYNC_PARTNER_CLIENT_SECRET`. */
+      clientSecret: Secret;
+      /** The account whose refresh token (kept by a RefreshTokenVault) the grants use. */
+      account: string;
     };
 
 /** Everything the API client needs. */
@@ -51,6 +63,19 @@ export interface ApiConfig {
   maxPageBytes: number;
   /** Longest Retry-After waited; a longer one ends the run's attempt. Default 1 h. */
   maxRetryAfterMs: number;
+}
+
+/**
+ * A partner app (HIRESYNC_PARTNER_CLIENT_ID and HIRESYNC_PARTNER_CLIENT_SECRET): its credentials are shared by every
+ * partner account; each account has its own refresh token.
+ */
+export interface PartnerConfig {
+  clientId: string;
+  clientSecret: Secret;
+  /** `HIRESYNC_AUTHORIZE_URL`, default `HIRESYNC_AUTH_URL` + `/authorize`; undefined when neither is set. */
+  authorizeUrl: string | undefined;
+  /** `HIRESYNC_PARTNER_SCOPE`, sent with the authorization request when set. */
+  scope: string | undefined;
 }
 
 export interface DatabaseConfig {
@@ -96,6 +121,10 @@ export interface Config extends StatusConfig {
   resources: readonly ResourceName[];
   /** `HIRESYNC_CONCURRENCY`: runs one worker process runs at once. Default 4. */
   concurrency: number;
+  /** The partner app, when HIRESYNC_PARTNER_CLIENT_ID and _SECRET are set. */
+  partner: PartnerConfig | undefined;
+  /** `HIRESYNC_REFRESH_KEEPALIVE`: each enabled partner account is refreshed at least this often by `worker`. Default 6 h. */
+  refreshKeepaliveMs: number;
   incrementalEveryMs: number;
   fullCron: string;
   httpPort: number;
@@ -363,6 +392,7 @@ const fullFields = {
     ),
   HIRESYNC_HTTP_PORT: integer(9464, 0, 65535),
   HIRESYNC_CONCURRENCY: integer(4, 1, 256),
+  HIRESYNC_REFRESH_KEEPALIVE: durationMs('6h', 60_000, 7 * 86_400_000),
   HIRESYNC_RATE_LIMIT_WINDOW: durationMs('10s', 100, 86_400_000),
   HIRESYNC_RATE_LIMIT_RESERVE: integer(0, 0, 1000),
   HIRESYNC_HTTP_TIMEOUT: durationMs('30s', 100, 3_600_000),
@@ -485,6 +515,8 @@ export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_N
         ...r.error.issues.map((i) => ({ variable: 'HIRESYNC_AUTH_URL', message: i.message })),
       );
   }
+  const { partner, problems: partnerProblems } = readPartner(env);
+  problems.push(...partnerProblems);
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const v = parsed.data;
 
@@ -531,6 +563,8 @@ export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_N
     updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,
     resources: Object.freeze(v.HIRESYNC_RESOURCES),
     concurrency: v.HIRESYNC_CONCURRENCY,
+    partner,
+    refreshKeepaliveMs: v.HIRESYNC_REFRESH_KEEPALIVE,
     incrementalEveryMs: v.HIRESYNC_INCREMENTAL_EVERY,
     fullCron: v.HIRESYNC_FULL_CRON,
     httpPort: v.HIRESYNC_HTTP_PORT,
@@ -663,4 +697,52 @@ export function loadAccountUrls(
     : undefined;
   if (problems.length > 0 || baseUrl === undefined) throw new ConfigError(problems);
   return { baseUrl, authUrl };
+}
+
+/**
+ * The partner app of the environment: HIRESYNC_PARTNER_CLIENT_ID and
+ * HIRESYNC_PARTNER_CLIENT_SECRET (both, or neither: no partner app),
+ * HIRESYNC_AUTHORIZE_URL (default HIRESYNC_AUTH_URL + /authorize, same https
+ * rule) and HIRESYNC_PARTNER_SCOPE. Problems are returned, never thrown, so
+ * each loader reports them with its own.
+ */
+export function readPartner(env: Env): {
+  partner: PartnerConfig | undefined;
+  problems: ConfigProblem[];
+} {
+  const text = (name: string) => (env[name] ?? '').trim() || undefined;
+  const clientId = text('HIRESYNC_PARTNER_CLIENT_ID');
+  const clientSecret = text('HIRESYNC_PARTNER_CLIENT_SECRET');
+  const problems: ConfigProblem[] = [];
+  if ((clientId === undefined) !== (clientSecret === undefined)) {
+    problems.push({
+      variable:
+        clientId === undefined ? 'HIRESYNC_PARTNER_CLIENT_ID' : 'HIRESYNC_PARTNER_CLIENT_SECRET',
+      message:
+        "is required with the other half of the partner app's credentials (HIRESYNC_PARTNER_CLIENT_ID and HIRESYNC_PARTNER_CLIENT_SECRET)",
+    });
+  }
+  if (clientId === undefined || clientSecret === undefined) return { partner: undefined, problems };
+  const url = (variable: string, value: string | undefined) => {
+    if (value === undefined) return undefined;
+    const result = apiUrl(variable).safeParse(value);
+    if (result.success) return result.data;
+    problems.push(...result.error.issues.map((i) => ({ variable, message: i.message })));
+    return undefined;
+  };
+  const explicit = url('HIRESYNC_AUTHORIZE_URL', text('HIRESYNC_AUTHORIZE_URL'));
+  const authUrl =
+    text('HIRESYNC_AUTHORIZE_URL') === undefined
+      ? url('HIRESYNC_AUTH_URL', text('HIRESYNC_AUTH_URL'))
+      : undefined;
+  if (problems.length > 0) return { partner: undefined, problems };
+  return {
+    partner: Object.freeze({
+      clientId,
+      clientSecret: new Secret(clientSecret),
+      authorizeUrl: explicit ?? (authUrl === undefined ? undefined : `${authUrl}/authorize`),
+      scope: text('HIRESYNC_PARTNER_SCOPE'),
+    }),
+    problems,
+  };
 }

@@ -53,6 +53,27 @@ export class ApiError extends HiresyncError {
 /** 401 that a fresh token did not cure, or a token endpoint that refused the credentials. */
 export class AuthError extends ApiError {}
 
+/**
+ * The token endpoint refused a partner account's refresh token (invalid_grant,
+ * or another 400/401 of a refresh): the customer must authorize again.
+ */
+export class RefreshRefusedError extends AuthError {}
+
+/**
+ * A partner account needs re-authorizing (`hiresync accounts authorize NAME`):
+ * its refresh token was refused, or lost. Its runs fail without retry; the
+ * other accounts go on.
+ */
+export class ReauthorizationRequiredError extends HiresyncError {
+  readonly account: string;
+  constructor(account: string, reason: string) {
+    super(
+      `account ${account} needs re-authorizing: ${reason}; ask the customer to authorize again with 'hiresync accounts authorize ${account}' (its data is kept)`,
+    );
+    this.account = account;
+  }
+}
+
 /** 403: the authorizing user lacks a permission. Never retried. */
 export class ForbiddenError extends ApiError {}
 

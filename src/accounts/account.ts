@@ -1,3 +1,4 @@
+import type { RefreshTokenVault } from '../api/refresh-token-vault.js';
 import type { AuthConfig } from '../config.js';
 import { HiresyncError } from '../errors.js';
 import { PUBLIC_SCHEMA } from '../warehouse/database.js';
@@ -52,6 +53,8 @@ export interface Account {
   /** Its `{base_url}`, without a trailing slash. */
   baseUrl: string;
   auth: AuthConfig;
+  /** Where a partner account's refresh token is kept (its auth mode is `partner`). */
+  refreshTokens?: RefreshTokenVault;
   /**
    * Changes whenever the account's row does (credentials, URLs, state):
    * runtimes built for an older version are rebuilt.

@@ -168,7 +168,9 @@ export class ApiClient {
           `403 from ${path}: ${detail || 'forbidden'}; the authorizing user must be a site administrator ${
             config.auth.mode === 'client_credentials'
               ? "(set HIRESYNC_SUB to an administrator's user id, or use another credential)"
-              : '(use the key of an administrator, or client credentials with HIRESYNC_SUB)'
+              : config.auth.mode === 'partner'
+                ? '(have an administrator of the customer authorize again: hiresync accounts authorize)'
+                : '(use the key of an administrator, or client credentials with HIRESYNC_SUB)'
           }`,
           response.body,
         );

@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import { ApiClient, type ApiClientMetrics } from './api-client.js';
 import { createHttp } from './http.js';
 import { RateLimitPacer } from './rate-limit-pacer.js';
+import type { RefreshTokenVault } from './refresh-token-vault.js';
 import { TokenCipher } from './token-cipher.js';
 import { TokenProvider } from './token-provider.js';
 import { RedisTokenStore } from './token-store.js';
@@ -19,6 +20,8 @@ export interface CreateApiClientOptions {
   prefix?: string;
   /** The got instance to send with (shared by the clients of a process); default a new one. */
   http?: Got;
+  /** A partner account's refresh token (required when `config.auth.mode` is partner). */
+  refreshTokens?: RefreshTokenVault | undefined;
 }
 
 /** Assembles the API client: one got instance, tokens and pacing shared through Redis. */
@@ -37,6 +40,7 @@ export function createApiClient(options: CreateApiClientOptions): ApiClient {
     maxRetryAfterMs: config.maxRetryAfterMs,
     maxResponseBytes: config.maxPageBytes,
     timeoutMs: config.httpTimeoutMs,
+    ...(options.refreshTokens ? { refreshTokens: options.refreshTokens } : {}),
   });
   const pacer = new RateLimitPacer({
     redis,

@@ -20,18 +20,22 @@ export class TokenCipher {
   readonly #key: Buffer;
 
   constructor(auth: AuthConfig) {
-    const secret =
-      auth.mode === 'client_credentials' ? auth.clientSecret.reveal() : auth.apiKey.reveal();
+    const secret = auth.mode === 'api_key' ? auth.apiKey.reveal() : auth.clientSecret.reveal();
     // With client credentials the namespace is the client id (and sub), so that
-    // workers on an old and a new secret during a rotation still share one lock.
+    // workers on an old and a new secret during a rotation still share one lock;
+    // a partner app's customers share its client id: the account tells them apart.
     const identity =
       auth.mode === 'client_credentials'
         ? createHash('sha256')
             .update(`${auth.tokenUrl}\n${auth.clientId}\n${auth.sub ?? ''}`)
             .digest('hex')
-        : Buffer.from(
-            hkdfSync('sha256', secret, auth.tokenUrl, 'hiresync namespace v1', 32),
-          ).toString('hex');
+        : auth.mode === 'partner'
+          ? createHash('sha256')
+              .update(`${auth.tokenUrl}\n${auth.clientId}\npartner\n${auth.account}`)
+              .digest('hex')
+          : Buffer.from(
+              hkdfSync('sha256', secret, auth.tokenUrl, 'hiresync namespace v1', 32),
+            ).toString('hex');
     this.namespace = identity.slice(0, 32);
     this.#key = Buffer.from(
       hkdfSync('sha256', secret, this.namespace, 'hiresync token cache v1', 32),

@@ -1,9 +1,16 @@
 import { validateHeaderValue } from 'node:http';
 import type { Got } from 'got';
 import type { AuthConfig } from '../config.js';
-import { AuthError, describeWait, HiresyncError, RedirectedError } from '../errors.js';
+import {
+  AuthError,
+  describeWait,
+  HiresyncError,
+  RedirectedError,
+  RefreshRefusedError,
+} from '../errors.js';
 import type { Logger } from '../logger.js';
 import { excerpt, registerSecret } from '../secret.js';
+import type { RefreshTokenVault } from './refresh-token-vault.js';
 import { sendWithRetries } from './send.js';
 import { abortable, sleep } from './sleep.js';
 import type { CachedToken } from './token-cipher.js';
@@ -25,6 +32,8 @@ export interface TokenProviderOptions {
   timeoutMs?: number;
   /** How long to wait for another process's refresh before giving up. Default 60 s. */
   lockWaitMs?: number;
+  /** A partner account's refresh token: required with `auth.mode` partner. */
+  refreshTokens?: RefreshTokenVault;
   now?: () => number;
 }
 
@@ -107,7 +116,19 @@ export function parseTokenResponse(body: string, now: number): CachedToken | und
 
 /** The variable that configures the token endpoint of this auth mode. */
 function tokenUrlVariable(auth: AuthConfig): string {
-  return auth.mode === 'client_credentials' ? 'HIRESYNC_AUTH_URL' : 'HIRESYNC_BASE_URL';
+  return auth.mode === 'api_key' ? 'HIRESYNC_BASE_URL' : 'HIRESYNC_AUTH_URL';
+}
+
+/** What hiresync appends to that variable to form the token endpoint. */
+function tokenPathSuffix(auth: AuthConfig): string {
+  return auth.mode === 'api_key' ? '/auth/token' : '/token';
+}
+
+/** An HTTP Basic credential, known to the redaction (the client secret or key inside it). */
+function basicAuthorization(user: string, password: string): string {
+  const basic = Buffer.from(`${user}:${password}`).toString('base64');
+  registerSecret(basic, { pinned: true });
+  return `Basic ${basic}`;
 }
 
 function describeTokenError(auth: AuthConfig, status: number, body: string): string {
@@ -123,12 +144,14 @@ function describeTokenError(auth: AuthConfig, status: number, body: string): str
   const path = new URL(auth.tokenUrl).pathname;
   if (status === 404 || status === 405) {
     // No token endpoint there: the URL is wrong, not the credentials.
-    return `token request to ${path} answered ${status}${detail}; no token endpoint at that address: check ${tokenUrlVariable(auth)} (hiresync appends ${auth.mode === 'client_credentials' ? '/token' : '/auth/token'} to it)`;
+    return `token request to ${path} answered ${status}${detail}; no token endpoint at that address: check ${tokenUrlVariable(auth)} (hiresync appends ${tokenPathSuffix(auth)} to it)`;
   }
   const fix =
     auth.mode === 'client_credentials'
       ? 'check HIRESYNC_CLIENT_ID, HIRESYNC_CLIENT_SECRET and HIRESYNC_SUB (an old secret stays valid for at most a week after rotation)'
-      : 'check HIRESYNC_API_KEY (version 1/2 keys work only during the transition period)';
+      : auth.mode === 'partner'
+        ? `the refresh token of account ${auth.account} was refused (revoked, expired unused, or already used), or the partner app's HIRESYNC_PARTNER_CLIENT_ID/HIRESYNC_PARTNER_CLIENT_SECRET are wrong`
+        : 'check HIRESYNC_API_KEY (version 1/2 keys work only during the transition period)';
   return `token request to ${path} was refused (${status})${detail}; ${fix}`;
 }
 
@@ -281,22 +304,60 @@ export class TokenProvider {
 
   async #mint(signal: AbortSignal): Promise<CachedToken> {
     const { auth } = this.#options;
+    if (auth.mode === 'partner') return this.#refreshGrant(auth, signal);
     const headers: Record<string, string> = { accept: 'application/json' };
     let body: string | undefined;
     if (auth.mode === 'client_credentials') {
-      const basic = Buffer.from(`${auth.clientId}:${auth.clientSecret.reveal()}`).toString(
-        'base64',
-      );
-      registerSecret(basic, { pinned: true });
-      headers.authorization = `Basic ${basic}`;
+      headers.authorization = basicAuthorization(auth.clientId, auth.clientSecret.reveal());
       headers['content-type'] = 'application/x-www-form-urlencoded';
       const form = new URLSearchParams({ grant_type: 'client_credentials' });
       if (auth.sub !== undefined) form.set('sub', auth.sub);
       body = form.toString();
     } else {
-      registerSecret(Buffer.from(`${auth.apiKey.reveal()}:`).toString('base64'), { pinned: true });
-      headers.authorization = `Basic ${Buffer.from(`${auth.apiKey.reveal()}:`).toString('base64')}`;
+      headers.authorization = basicAuthorization(auth.apiKey.reveal(), '');
     }
+    return (await this.#request(headers, body, signal)).token;
+  }
+
+  /**
+   * A partner account's token: a refresh grant with its stored refresh token,
+   * through the vault, which commits a rotated refresh token before the access
+   * token that came with it is handed out (see RefreshTokenVault).
+   */
+  async #refreshGrant(
+    auth: Extract<AuthConfig, { mode: 'partner' }>,
+    signal: AbortSignal,
+  ): Promise<CachedToken> {
+    const vault = this.#options.refreshTokens;
+    if (!vault) throw new HiresyncError(`account ${auth.account} has no refresh-token store`);
+    return vault.exchange(async (refreshToken) => {
+      registerSecret(refreshToken);
+      const headers = {
+        accept: 'application/json',
+        authorization: basicAuthorization(auth.clientId, auth.clientSecret.reveal()),
+        'content-type': 'application/x-www-form-urlencoded',
+      };
+      const form = new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+      });
+      const { token, fields } = await this.#request(headers, form.toString(), signal);
+      const rotated =
+        typeof fields.refresh_token === 'string' && fields.refresh_token !== ''
+          ? fields.refresh_token
+          : undefined;
+      if (rotated !== undefined) registerSecret(rotated);
+      return { value: token, rotated };
+    });
+  }
+
+  /** POSTs to the token endpoint; returns the token and the answer's fields. */
+  async #request(
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: AbortSignal,
+  ): Promise<{ token: CachedToken; fields: Record<string, unknown> }> {
+    const { auth } = this.#options;
     const response = await sendWithRetries({
       http: this.#options.http,
       method: 'POST',
@@ -319,17 +380,18 @@ export class TokenProvider {
         response.status,
         path,
         `token request to ${path} was answered with a ${response.status} redirect, which is not followed (credentials never go to another address); ` +
-          `${variable} must name the token service itself (the token endpoint is ${variable} + ${auth.mode === 'client_credentials' ? '/token' : '/auth/token'})`,
+          `${variable} must name the token service itself (the token endpoint is ${variable} + ${tokenPathSuffix(auth)})`,
         undefined,
       );
     }
     if (response.status < 200 || response.status >= 300) {
-      throw new AuthError(
-        response.status,
-        path,
-        describeTokenError(auth, response.status, response.body),
-        undefined,
-      );
+      const message = describeTokenError(auth, response.status, response.body);
+      // A refresh refused (RFC 6749 5.2: invalid_grant is a 400; some answer
+      // 401): the customer's authorization is gone, not the partner app's.
+      if (auth.mode === 'partner' && (response.status === 400 || response.status === 401)) {
+        throw new RefreshRefusedError(response.status, path, message, undefined);
+      }
+      throw new AuthError(response.status, path, message, undefined);
     }
     const parsed = parseTokenResponse(response.body, this.#now());
     if (!parsed) {
@@ -359,6 +421,6 @@ export class TokenProvider {
         'token lifetime stated by the token endpoint is unusable; using the token until the API refuses it',
       );
     }
-    return token;
+    return { token, fields: JSON.parse(response.body) as Record<string, unknown> };
   }
 }
