@@ -63,6 +63,8 @@ export interface App {
   accounts: AccountDirectory;
   /** The checkpoints of an account's runs. */
   checkpointsOf: (account: string) => RedisCheckpointStore;
+  /** What an account's runs run on (its API client, schema, checkpoints), made once per registration. */
+  contextOf: (account: string) => Promise<AccountContext>;
   shutdown: AbortController;
   /** Starts a worker on the shared queue, or on the queue `queueName` only (a `sync` command's). */
   startWorker: (queueName?: string) => ReturnType<typeof createSyncWorker>;
@@ -154,6 +156,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
       }),
       checkpoints: checkpointsOf(name),
       metrics: accountMetrics,
+      renewToken: () => client.renewToken(shutdown.signal),
     });
     contexts.set(name, { version: account.version, context });
     return context;
@@ -182,6 +185,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     queue,
     accounts,
     checkpointsOf,
+    contextOf,
     shutdown,
     startWorker: (queueName) => {
       const worker = createSyncWorker(queueRedis, prefix, deps, {

@@ -5,7 +5,11 @@ import type { ResourceName } from './config.js';
 import type { RunMetrics } from './sync/run-resource.js';
 
 /** What one account's runs and requests report: the process's metrics with the `account` label set. */
-export type AccountMetrics = ApiClientMetrics & RunMetrics;
+export type AccountMetrics = ApiClientMetrics &
+  RunMetrics & {
+    /** Whether the account (a partner's customer) must be authorized again. */
+    onNeedsReauthorization?(needed: boolean): void;
+  };
 
 /**
  * Prometheus metrics of one process, served by `worker` at /metrics. Every
@@ -77,6 +81,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly #needsReauthorization = new Gauge({
+    name: 'hiresync_account_needs_reauthorization',
+    help: "1 while a partner account's authorization is gone (run hiresync accounts authorize), else 0",
+    labelNames: ['account'],
+    registers: [this.registry],
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics ?? true)
       collectDefaultMetrics({ register: this.registry, prefix: 'hiresync_' });
@@ -95,6 +106,8 @@ export class Metrics {
         this.#records.inc({ account, resource }, records);
         if (rejected > 0) this.#rejected.inc({ account, resource }, rejected);
       },
+      onNeedsReauthorization: (needed: boolean) =>
+        this.#needsReauthorization.set({ account }, needed ? 1 : 0),
       onRunFinished: (resource, mode, outcome, seconds) => {
         this.#runs.observe({ account, resource, mode, outcome }, seconds);
         if (outcome === 'succeeded')

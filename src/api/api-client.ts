@@ -75,6 +75,15 @@ export class ApiClient {
   }
 
   /** Refuses any URL outside the configured origin before a byte is sent there. */
+  /**
+   * Obtains a new access token now (for a partner account, a refresh grant,
+   * which keeps its refresh token from expiring unused), unless another
+   * process has just done so.
+   */
+  async renewToken(signal?: AbortSignal): Promise<void> {
+    await this.#options.tokens.refreshNow(signal);
+  }
+
   assertSameOrigin(url: string): void {
     const origin = new URL(url).origin;
     if (origin !== this.origin) throw new CrossOriginLinkError(this.origin, origin);

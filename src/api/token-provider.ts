@@ -201,6 +201,15 @@ export class TokenProvider {
     return this.#refresh(refused, signal);
   }
 
+  /**
+   * Obtains a new token now, unless the one in the store is newer than the
+   * one this process holds (another process has just obtained it).
+   */
+  async refreshNow(signal?: AbortSignal): Promise<void> {
+    const stored = await this.#options.store.read();
+    await this.#refresh(stored?.accessToken ?? this.#current?.accessToken, signal);
+  }
+
   #isFresh(token: CachedToken): boolean {
     const at = renewAt(token);
     return at === undefined || this.#now() < at;

@@ -10,6 +10,7 @@ import {
   coerceError,
   HiresyncError,
   PaginationLoopError,
+  ReauthorizationRequiredError,
   RedirectedError,
   ResponseTooLargeError,
   RunInterruptedError,
@@ -100,6 +101,8 @@ export function isUnrecoverable(error: unknown): boolean {
   if (error instanceof Error && error.name === 'DeletionGuardError') return true;
   // Sealed credentials no configured HIRESYNC_SECRET_KEY opens: the same on every attempt.
   if (error instanceof SecretKeyError) return true;
+  // A partner account whose authorization is gone: only the customer can restore it.
+  if (error instanceof ReauthorizationRequiredError) return true;
   if (
     error instanceof ConfigError ||
     error instanceof CrossOriginLinkError ||
@@ -139,7 +142,9 @@ export interface AccountContext {
   store: RunStore;
   checkpoints: CheckpointStore;
   /** The process's metrics, labelled with the account. */
-  metrics?: RunMetrics;
+  metrics?: RunMetrics & { onNeedsReauthorization?(needed: boolean): void };
+  /** Obtains a new access token now: the keep-alive of a partner account's refresh token. */
+  renewToken?: () => Promise<void>;
 }
 
 /** What the processor needs. */
@@ -282,6 +287,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         }
         const seconds = (Date.now() - (job.processedOn ?? Date.now())) / 1000;
         metrics?.onRunFinished?.(resource, pending?.mode ?? 'full', 'failed', seconds);
+        if (error instanceof ReauthorizationRequiredError) metrics?.onNeedsReauthorization?.(true);
         logger.error({ err: error, runId: pending?.runId }, 'run failed');
       } else {
         logger.warn({ err: error }, 'run attempt failed; retrying from its checkpoint');
