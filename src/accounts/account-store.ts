@@ -1,6 +1,6 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { TokenCipher } from '../api/token-cipher.js';
-import type { AuthConfig } from '../config.js';
+import type { AuthConfig, PartnerConfig } from '../config.js';
 import { ConfigError, HiresyncError, RunInterruptedError } from '../errors.js';
 import { Secret } from '../secret.js';
 import { inSchema } from '../warehouse/database.js';
@@ -13,6 +13,12 @@ import {
   DEFAULT_ACCOUNT,
   schemaOf,
 } from './account.js';
+import {
+  PostgresRefreshTokenVault,
+  type RefreshTokenTables,
+  refreshLockKey,
+  refreshTokenPurpose,
+} from './refresh-token-vault.js';
 import { type SecretBox, SecretKeyError } from './secret-box.js';
 
 /** The state of a registered account as stored: `needs_reauthorization` comes with partner accounts. */
@@ -34,6 +40,27 @@ export interface AccountInfo {
   createdAt: string;
   updatedAt: string;
   version: string;
+  /** A partner account's refresh token: where it stands; null for the other auth modes. */
+  partner: PartnerTokenInfo | null;
+}
+
+/** Where a partner account's refresh token stands (hiresync.refresh_tokens), without the token. */
+export interface PartnerTokenInfo {
+  /** When the customer last authorized the partner app for it; null when no token is stored. */
+  authorizedAt: string | null;
+  /** When a refresh last succeeded; null before the first. */
+  refreshedAt: string | null;
+  /** A refresh was sent and its outcome never recorded (it may have rotated the token). */
+  refreshInterrupted: boolean;
+  /** Why it is in state needs_reauthorization; null otherwise. */
+  reauthorizationReason: string | null;
+}
+
+/** What {@link AccountStore.authorize} did. */
+export interface AuthorizeOutcome {
+  account: AccountInfo;
+  /** The state the account was in before: needs_reauthorization is now enabled, disabled stays so. */
+  previousState: StoredAccountState;
 }
 
 /** An account to register. The secret is sealed before it leaves the process. */
@@ -80,6 +107,18 @@ export class AccountDisabledError extends AccountUnavailableError {
 /** `accounts add` of a name already registered. */
 export class AccountExistsError extends HiresyncError {}
 
+/** `accounts enable` of an account waiting for reauthorization: only `accounts authorize` enables it. */
+export class ReauthorizationNeededError extends HiresyncError {
+  readonly account: string;
+  constructor(account: AccountInfo) {
+    const reason = account.partner?.reauthorizationReason;
+    super(
+      `account ${account.name} needs reauthorization${reason ? ` (${reason})` : ''}: run 'hiresync accounts authorize ${account.name}'; enabling it would not make its refresh token work`,
+    );
+    this.account = account.name;
+  }
+}
+
 /** What {@link AccountStore.rekey} did. */
 export interface RekeyOutcome {
   /** Secrets sealed again with the first key of HIRESYNC_SECRET_KEY. */
@@ -99,7 +138,10 @@ function isUndefinedTable(error: unknown): boolean {
   return (error as { code?: unknown }).code === UNDEFINED_TABLE;
 }
 
-function infoOf(row: Omit<AccountRow, 'secret'>): AccountInfo {
+function infoOf(
+  row: Omit<AccountRow, 'secret'>,
+  partner: PartnerTokenInfo | null = null,
+): AccountInfo {
   return {
     name: row.name,
     schema: schemaOf(row.name),
@@ -113,6 +155,16 @@ function infoOf(row: Omit<AccountRow, 'secret'>): AccountInfo {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     version: row.version,
+    partner:
+      partner ??
+      (row.auth_mode === 'partner'
+        ? {
+            authorizedAt: null,
+            refreshedAt: null,
+            refreshInterrupted: false,
+            reauthorizationReason: null,
+          }
+        : null),
   };
 }
 
@@ -131,21 +183,53 @@ const PUBLIC_COLUMNS = [
   'version',
 ] as const satisfies ReadonlyArray<keyof AccountsTable>;
 
+/** Options of {@link AccountStore}. */
+export interface AccountStoreOptions {
+  /**
+   * The partner app (HIRESYNC_PARTNER_CLIENT_ID/_SECRET): needed to resolve
+   * and add partner accounts, whose refresh grants use its credentials.
+   */
+  partner?: PartnerConfig | undefined;
+}
+
 /**
- * The registered accounts, in `hiresync.accounts` (migrations/hiresync). Reads
- * and writes through the root instance of the pool (the table is named with
- * its schema). Secrets are sealed with `box` (HIRESYNC_SECRET_KEY) for the
- * purpose `account:<name>:secret`, and opened only by {@link resolve}: no
- * other method returns one. Without a box, everything but add, rekey and
- * resolve works.
+ * The registered accounts, in `hiresync.accounts`, and partner accounts'
+ * refresh tokens, in `hiresync.refresh_tokens` (migrations/hiresync). Reads
+ * and writes through the root instance of the pool (the tables are named with
+ * their schema). Secrets are sealed with `box` (HIRESYNC_SECRET_KEY) for the
+ * purpose `account:<name>:secret` (refresh tokens `account:<name>:refresh_token`),
+ * and opened only by {@link resolve} (refresh tokens by the vault it hands
+ * out): no other method returns one. Without a box, everything but add,
+ * addPartner, authorize, rekey and resolve works.
  */
 export class AccountStore implements AccountDirectory {
   readonly #db: Kysely<Database>;
   readonly #box: SecretBox | undefined;
+  readonly #partner: PartnerConfig | undefined;
 
-  constructor(db: Kysely<Database>, box?: SecretBox) {
+  constructor(db: Kysely<Database>, box?: SecretBox, options: AccountStoreOptions = {}) {
     this.#db = db;
     this.#box = box;
+    this.#partner = options.partner;
+  }
+
+  /** The same pool, knowing hiresync.refresh_tokens. */
+  get #tokens(): Kysely<Database & RefreshTokenTables> {
+    return this.#db.withTables<RefreshTokenTables>();
+  }
+
+  #requirePartner(why: string): PartnerConfig {
+    if (!this.#partner) {
+      throw new ConfigError(
+        (['HIRESYNC_PARTNER_CLIENT_ID', 'HIRESYNC_PARTNER_CLIENT_SECRET'] as const).map(
+          (variable) => ({
+            variable,
+            message: `is required to ${why} (the partner app's credentials, shared by every partner account)`,
+          }),
+        ),
+      );
+    }
+    return this.#partner;
   }
 
   #requireBox(why: string): SecretBox {
@@ -183,27 +267,129 @@ export class AccountStore implements AccountDirectory {
       .onConflict((oc) => oc.column('name').doNothing())
       .returning(PUBLIC_COLUMNS)
       .executeTakeFirst();
-    if (!row) {
-      throw new AccountExistsError(
-        `account ${account.name} already exists; remove it first ('hiresync accounts remove ${account.name}') or choose another name`,
-      );
-    }
+    if (!row) throw accountExists(account.name);
     return infoOf(row);
   }
 
-  /** Every registered account, by name, without secrets; none before `migrate` made the table. */
+  /**
+   * Registers a partner account (authorization code grant) in state
+   * `enabled`, with `refreshToken` sealed in hiresync.refresh_tokens: both
+   * rows in one transaction. `authUrl`: its `{auth_url}` (refresh grants go
+   * to `authUrl/token`). Throws AccountExistsError when the name is taken, and
+   * a ConfigError without HIRESYNC_SECRET_KEY or the partner app.
+   */
+  async addPartner(
+    name: string,
+    baseUrl: string,
+    authUrl: string,
+    refreshToken: Secret,
+  ): Promise<AccountInfo> {
+    const problem = accountNameProblem(name);
+    if (problem) throw new HiresyncError(problem);
+    const box = this.#requireBox('seal the refresh token of a partner account');
+    const partner = this.#requirePartner('add a partner account');
+    return this.#tokens.transaction().execute(async (trx) => {
+      const row = await trx
+        .insertInto('hiresync.accounts')
+        .values({
+          name,
+          auth_mode: 'partner',
+          base_url: baseUrl,
+          auth_url: authUrl,
+          client_id: null,
+          sub: null,
+          secret: null,
+          credential_namespace: new TokenCipher(partnerAuth(authUrl, partner, name)).namespace,
+        })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .returning(PUBLIC_COLUMNS)
+        .executeTakeFirst();
+      if (!row) throw accountExists(name);
+      const token = await trx
+        .insertInto('hiresync.refresh_tokens')
+        .values({
+          account: name,
+          token: box.seal(refreshToken.reveal(), refreshTokenPurpose(name)),
+        })
+        .returning(TOKEN_COLUMNS)
+        .executeTakeFirstOrThrow();
+      return infoOf(row, tokenInfoOf(token));
+    });
+  }
+
+  /**
+   * Stores a new refresh token for the partner account `name` (the customer
+   * authorized the partner app again): its token, sealed, replaces the old
+   * one; the marks of an interrupted refresh and of a refusal are cleared; an
+   * account in state `needs_reauthorization` is enabled again, a disabled one
+   * stays disabled (`accounts enable` decides that). Its data, schema and
+   * version are kept (an enabled account's row is not touched). Waits for a
+   * refresh in progress to end, so that it cannot store its rotated token over
+   * this one. Throws UnknownAccountError, and HiresyncError for an account
+   * that is not a partner account.
+   */
+  async authorize(name: string, refreshToken: Secret): Promise<AuthorizeOutcome> {
+    const box = this.#requireBox('seal the refresh token of a partner account');
+    const sealed = box.seal(refreshToken.reveal(), refreshTokenPurpose(name));
+    return this.#tokens.transaction().execute(async (trx) => {
+      await lockRefreshes(trx, name);
+      const current = await trx
+        .selectFrom('hiresync.accounts')
+        .select(PUBLIC_COLUMNS)
+        .where('name', '=', name)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!current) throw new UnknownAccountError(name);
+      if (current.auth_mode !== 'partner') {
+        throw new HiresyncError(
+          `account ${name} authenticates with ${current.auth_mode === 'client_credentials' ? 'client credentials' : 'an API key'}, not partner authorization: 'accounts authorize' applies to partner accounts only`,
+        );
+      }
+      const token = await trx
+        .insertInto('hiresync.refresh_tokens')
+        .values({ account: name, token: sealed })
+        .onConflict((oc) =>
+          oc.column('account').doUpdateSet({
+            token: sealed,
+            authorized_at: sql<string>`now()`,
+            refreshed_at: null,
+            refresh_started_at: null,
+            reauthorization_reason: null,
+          }),
+        )
+        .returning(TOKEN_COLUMNS)
+        .executeTakeFirstOrThrow();
+      const row =
+        current.state === 'needs_reauthorization'
+          ? await trx
+              .updateTable('hiresync.accounts')
+              .set({ state: 'enabled' })
+              .where('name', '=', name)
+              .returning(PUBLIC_COLUMNS)
+              .executeTakeFirstOrThrow()
+          : current;
+      return { account: infoOf(row, tokenInfoOf(token)), previousState: current.state };
+    });
+  }
+
+  /**
+   * Every registered account, by name, without secrets (a partner account
+   * with where its refresh token stands); none before `migrate` made the table.
+   */
   async list(): Promise<AccountInfo[]> {
+    let rows: Omit<AccountRow, 'secret'>[];
     try {
-      const rows = await this.#db
+      rows = await this.#db
         .selectFrom('hiresync.accounts')
         .select(PUBLIC_COLUMNS)
         .orderBy('name')
         .execute();
-      return rows.map(infoOf);
     } catch (error) {
       if (isUndefinedTable(error)) return [];
       throw error;
     }
+    const tokens = await this.#tokenInfo(rows);
+    return rows.map((row) => infoOf(row, tokens.get(row.name)));
   }
 
   /** One registered account, without its secret; undefined when none has the name. */
@@ -217,13 +403,66 @@ export class AccountStore implements AccountDirectory {
         if (isUndefinedTable(error)) return undefined;
         throw error;
       });
-    return row && infoOf(row);
+    return row && infoOf(row, (await this.#tokenInfo([row])).get(name));
+  }
+
+  /**
+   * Where the refresh tokens of the partner accounts among `rows` stand. Read
+   * only when there are some: a control schema not yet migrated to
+   * hiresync.refresh_tokens has none.
+   */
+  async #tokenInfo(
+    rows: readonly Pick<AccountRow, 'name' | 'auth_mode'>[],
+  ): Promise<Map<string, PartnerTokenInfo>> {
+    const partners = rows.filter((r) => r.auth_mode === 'partner').map((r) => r.name);
+    if (partners.length === 0) return new Map();
+    try {
+      const tokens = await this.#tokens
+        .selectFrom('hiresync.refresh_tokens')
+        .select(TOKEN_COLUMNS)
+        .where('account', 'in', partners)
+        .execute();
+      return new Map(tokens.map((t) => [t.account, tokenInfoOf(t)]));
+    } catch (error) {
+      if (isUndefinedTable(error)) return new Map();
+      throw error;
+    }
+  }
+
+  /**
+   * Names of the enabled partner accounts whose refresh token was neither
+   * refreshed nor authorized within the last `keepaliveMs`, sorted: the
+   * worker refreshes them so that an unused token does not expire
+   * (HIRESYNC_REFRESH_KEEPALIVE). None before `migrate` made the tables.
+   */
+  async partnerAccountsDue(keepaliveMs: number): Promise<string[]> {
+    try {
+      const { rows } = await sql<{ name: string }>`
+        select a.name
+        from hiresync.accounts a
+        join hiresync.refresh_tokens t on t.account = a.name
+        where a.auth_mode = 'partner' and a.state = 'enabled'
+          and coalesce(greatest(t.refreshed_at, t.authorized_at), '-infinity')
+              <= now() - ${keepaliveMs} * interval '1 millisecond'
+        order by a.name`.execute(this.#db);
+      return rows.map((r) => r.name);
+    } catch (error) {
+      if (isUndefinedTable(error)) return [];
+      throw error;
+    }
+  }
+
+  /** The state of every registered account, by name (for a metric, or `status`). */
+  async statesByAccount(): Promise<Map<string, StoredAccountState>> {
+    return new Map((await this.list()).map((a) => [a.name, a.state] as const));
   }
 
   /**
    * Sets an account's state; `changed` is false when it was in that state
    * already (the row, and its version, are then left alone). Throws
-   * UnknownAccountError.
+   * UnknownAccountError, and ReauthorizationNeededError when asked to enable
+   * an account in state `needs_reauthorization`: only a new authorization
+   * ({@link authorize}) enables it, as its refresh token would be refused again.
    */
   async setState(
     name: string,
@@ -233,7 +472,7 @@ export class AccountStore implements AccountDirectory {
       .updateTable('hiresync.accounts')
       .set({ state })
       .where('name', '=', name)
-      .where('state', '<>', state)
+      .where('state', 'not in', state === 'enabled' ? [state, 'needs_reauthorization'] : [state])
       .returning(PUBLIC_COLUMNS)
       .executeTakeFirst()
       .catch((error: unknown) => {
@@ -243,6 +482,7 @@ export class AccountStore implements AccountDirectory {
     if (updated) return { account: infoOf(updated), changed: true };
     const current = await this.get(name);
     if (!current) throw new UnknownAccountError(name);
+    if (current.state !== state) throw new ReauthorizationNeededError(current);
     return { account: current, changed: false };
   }
 
@@ -269,7 +509,7 @@ export class AccountStore implements AccountDirectory {
   async rekey(): Promise<RekeyOutcome> {
     const box = this.#requireBox('re-seal the credentials of the accounts');
     if ((await this.list()).length === 0) return { resealed: 0, current: 0 };
-    return this.#db.transaction().execute(async (trx) => {
+    return this.#tokens.transaction().execute(async (trx) => {
       const rows = await trx
         .selectFrom('hiresync.accounts')
         .select(['name', 'secret'])
@@ -289,7 +529,11 @@ export class AccountStore implements AccountDirectory {
           .execute();
         resealed += 1;
       }
-      return { resealed, current: rows.length - resealed };
+      const tokens = await rekeyRefreshTokens(trx, box);
+      return {
+        resealed: resealed + tokens.resealed,
+        current: rows.length - resealed + tokens.current,
+      };
     });
   }
 
@@ -324,10 +568,27 @@ export class AccountStore implements AccountDirectory {
       });
     if (!row || name === DEFAULT_ACCOUNT) throw new UnknownAccountError(name);
     if (row.state !== 'enabled') throw new AccountDisabledError(name, row.state);
+    // The row's version restarts at 1 when a removed name is added again:
+    // its creation time tells the two registrations apart.
+    const version = `${row.created_at}#${row.version}`;
     if (row.auth_mode === 'partner') {
-      throw new AccountUnavailableError(
-        `account ${name} uses partner authorization, which this version of hiresync cannot run yet`,
-      );
+      const partner = this.#requirePartner(`run the partner account ${name}`);
+      if (!this.#box) {
+        throw new SecretKeyError(
+          `account ${name}'s refresh token is sealed: set HIRESYNC_SECRET_KEY`,
+        );
+      }
+      if (row.auth_url === null) {
+        throw new HiresyncError(`partner account ${name} has no auth_url; add it again`);
+      }
+      return {
+        name,
+        schema: schemaOf(name),
+        baseUrl: row.base_url,
+        auth: partnerAuth(row.auth_url, partner, name),
+        refreshTokens: new PostgresRefreshTokenVault(this.#db, this.#box, name),
+        version,
+      };
     }
     if (!this.#box) {
       throw new SecretKeyError(`account ${name}'s credentials are sealed: set HIRESYNC_SECRET_KEY`);
@@ -351,9 +612,7 @@ export class AccountStore implements AccountDirectory {
       schema: schemaOf(name),
       baseUrl: row.base_url,
       auth: authConfig(row.base_url, auth, secret),
-      // The row's version restarts at 1 when a removed name is added again:
-      // its creation time tells the two registrations apart.
-      version: `${row.created_at}#${row.version}`,
+      version,
     };
   }
 
@@ -375,6 +634,87 @@ export class AccountStore implements AccountDirectory {
       throw error;
     }
   }
+}
+
+/** The AuthConfig of a partner account: refresh grants at `authUrl/token` with the partner app's client. */
+function partnerAuth(authUrl: string, partner: PartnerConfig, account: string): AuthConfig {
+  return {
+    mode: 'partner',
+    tokenUrl: `${authUrl}/token`,
+    clientId: partner.clientId,
+    clientSecret: partner.clientSecret,
+    account,
+  };
+}
+
+/** The columns of hiresync.refresh_tokens but the token. */
+const TOKEN_COLUMNS = [
+  'account',
+  'authorized_at',
+  'refreshed_at',
+  'refresh_started_at',
+  'reauthorization_reason',
+] as const;
+
+function tokenInfoOf(row: {
+  authorized_at: string;
+  refreshed_at: string | null;
+  refresh_started_at: string | null;
+  reauthorization_reason: string | null;
+}): PartnerTokenInfo {
+  return {
+    authorizedAt: row.authorized_at,
+    refreshedAt: row.refreshed_at,
+    refreshInterrupted: row.refresh_started_at !== null,
+    reauthorizationReason: row.reauthorization_reason,
+  };
+}
+
+function accountExists(name: string): AccountExistsError {
+  return new AccountExistsError(
+    `account ${name} already exists; remove it first ('hiresync accounts remove ${name}') or choose another name`,
+  );
+}
+
+/**
+ * Takes, for the rest of `trx`, the lock under which the account's refresh
+ * grants run (see PostgresRefreshTokenVault), waiting at most a minute for one
+ * in progress.
+ */
+async function lockRefreshes(
+  trx: Transaction<Database & RefreshTokenTables>,
+  name: string,
+): Promise<void> {
+  await sql`select set_config('lock_timeout', '60s', true)`.execute(trx);
+  await sql`select pg_advisory_xact_lock(${refreshLockKey(name).toString()}::bigint)`.execute(trx);
+}
+
+/** Re-seals, in `trx`, every refresh token sealed with a key other than the first. */
+async function rekeyRefreshTokens(
+  trx: Transaction<Database & RefreshTokenTables>,
+  box: SecretBox,
+): Promise<RekeyOutcome> {
+  const { rows: present } = await sql<{ present: boolean }>`
+    select to_regclass('hiresync.refresh_tokens') is not null as present`.execute(trx);
+  if (!present[0]?.present) return { resealed: 0, current: 0 };
+  const rows = await trx
+    .selectFrom('hiresync.refresh_tokens')
+    .select(['account', 'token'])
+    .orderBy('account')
+    .forUpdate()
+    .execute();
+  let resealed = 0;
+  for (const { account, token } of rows) {
+    if (box.isCurrent(token)) continue;
+    const purpose = refreshTokenPurpose(account);
+    await trx
+      .updateTable('hiresync.refresh_tokens')
+      .set({ token: box.seal(box.open(token, purpose), purpose) })
+      .where('account', '=', account)
+      .execute();
+    resealed += 1;
+  }
+  return { resealed, current: rows.length - resealed };
 }
 
 /** The AuthConfig of an account, exactly as loadConfig builds the environment's. */

@@ -5,7 +5,7 @@ import {
   DEFAULT_ACCOUNT,
 } from '../accounts/account.js';
 import { AccountStore } from '../accounts/account-store.js';
-import type { StatusConfig } from '../config.js';
+import type { PartnerConfig, StatusConfig } from '../config.js';
 import { ConfigError, UsageError } from '../errors.js';
 
 /** The accounts named by `--account` (repeated or comma-separated), or undefined when none. */
@@ -20,10 +20,16 @@ export function parseAccounts(values: readonly string[] | undefined): string[] |
   return [...new Set(names)];
 }
 
-/** The registered accounts of a deployment, for createApp. */
-export function registryOf(config: Pick<StatusConfig, 'secretBox'>) {
+/**
+ * The registered accounts of a deployment, for createApp: their credentials
+ * open with `secretBox`; partner accounts refresh with the partner app of
+ * `partner` (HIRESYNC_PARTNER_CLIENT_ID/_SECRET).
+ */
+export function registryOf(
+  config: Pick<StatusConfig, 'secretBox'> & { partner?: PartnerConfig | undefined },
+) {
   return (db: ConstructorParameters<typeof AccountStore>[0]): AccountDirectory =>
-    new AccountStore(db, config.secretBox);
+    new AccountStore(db, config.secretBox, { partner: config.partner });
 }
 
 /**

@@ -3,6 +3,7 @@ import { type Command, EXIT } from '../command.js';
 import { formatTermList, HELP_WIDTH, wrapText } from '../help-text.js';
 import { formatSynopsis, type OptionTable } from '../options.js';
 import { add } from './add.js';
+import { authorize } from './authorize.js';
 import { list } from './list.js';
 import { rekey } from './rekey.js';
 import { remove } from './remove.js';
@@ -10,13 +11,21 @@ import { disable, enable } from './state.js';
 import type { Subcommand } from './subcommand.js';
 
 /** The subcommands of `hiresync accounts`, in the order help lists them. */
-export const SUBCOMMANDS: readonly Subcommand[] = [add, list, disable, enable, remove, rekey];
+export const SUBCOMMANDS: readonly Subcommand[] = [
+  add,
+  authorize,
+  list,
+  disable,
+  enable,
+  remove,
+  rekey,
+];
 
 /** `hiresync accounts` itself takes no option but `--help`; its subcommands have their own. */
 export const options = {} as const satisfies OptionTable;
 
 const name = 'accounts';
-const summary = 'register, list, disable, enable and remove accounts (customers)';
+const summary = 'register, authorize, list, disable, enable and remove accounts (customers)';
 const description = `Manages the accounts hiresync syncs besides default, the environment's own
   credentials (schema public): each registered account has its credentials sealed in
   hiresync.accounts and its tables in the schema of its name. The first argument picks

@@ -1,5 +1,5 @@
 import { DEFAULT_ACCOUNT, schemaOf } from '../../accounts/account.js';
-import { AccountStore } from '../../accounts/account-store.js';
+import { type AccountInfo, AccountStore } from '../../accounts/account-store.js';
 import { loadAccountsConfig } from '../../config.js';
 import { EXIT } from '../command.js';
 import { formatTable } from '../format-table.js';
@@ -18,7 +18,9 @@ export const list = defineSubcommand({
   description: `One row per account: name, auth mode, schema, state and when its last successful
     run finished. The first row is default, the environment's credentials (schema public;
     its auth mode from HIRESYNC_CLIENT_ID or HIRESYNC_API_KEY, "not configured" when
-    neither is set); then the registered accounts by name. Never shows a secret.
+    neither is set); then the registered accounts by name. Never shows a secret. After
+    the table, one line per partner account in state needs_reauthorization says why and
+    what to do.
 
     Needs DATABASE_URL. Exit 0, or 1 when Postgres cannot be read.`,
   options,
@@ -27,6 +29,7 @@ export const list = defineSubcommand({
     const db = await openDatabase(config.databaseUrl, 'list');
     try {
       const store = new AccountStore(db);
+      const registered = await store.list();
       const rows: string[][] = [
         [
           DEFAULT_ACCOUNT,
@@ -36,7 +39,7 @@ export const list = defineSubcommand({
           (await store.lastSuccess(DEFAULT_ACCOUNT)) ?? '-',
         ],
       ];
-      for (const account of await store.list()) {
+      for (const account of registered) {
         rows.push([
           account.name,
           account.authMode,
@@ -48,9 +51,17 @@ export const list = defineSubcommand({
       stdout.write(
         `${formatTable(['account', 'auth mode', 'schema', 'state', 'last success'], rows)}\n`,
       );
+      const waiting = registered.filter((a) => a.state === 'needs_reauthorization');
+      if (waiting.length > 0) stdout.write(`\n${waiting.map(reauthorizationNote).join('\n')}\n`);
       return EXIT.ok;
     } finally {
       await db.destroy();
     }
   },
 });
+
+/** What `accounts list` says of an account in state needs_reauthorization: why, and what to do. */
+export function reauthorizationNote(account: AccountInfo): string {
+  const reason = account.partner?.reauthorizationReason ?? 'its refresh token was refused';
+  return `${account.name} needs reauthorization: ${reason}; run 'hiresync accounts authorize ${account.name}' (its data is kept)`;
+}

@@ -56,10 +56,13 @@ export const enable = defineSubcommand({
   summary: 'sync a disabled account again',
   description: `Sets the account NAME to enabled: the next 'hiresync sync' includes it, and running
     workers schedule it again at their next check of the schedules. A run it left
-    unfinished resumes from its checkpoint.
+    unfinished resumes from its checkpoint. A partner account in state
+    needs_reauthorization is not enabled: its refresh token would be refused again;
+    'hiresync accounts authorize NAME' enables it with a new one.
 
     Needs DATABASE_URL. Exit 0 when enabled (or already so); 1 when no account NAME is
-    registered or Postgres fails; 2 on a usage or configuration error.`,
+    registered, it needs reauthorization, or Postgres fails; 2 on a usage or
+    configuration error.`,
   options,
   async execute(_values, name, { env, stdout }) {
     checkAccountName(name, 'enabled');

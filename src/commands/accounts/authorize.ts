@@ -1,0 +1,306 @@
+import { schemaOf } from '../../accounts/account.js';
+import { type AccountInfo, AccountStore } from '../../accounts/account-store.js';
+import { createHttp } from '../../api/http.js';
+import { loadAccountsConfig, loadAccountUrls, MAX_TIMER_MS } from '../../config.js';
+import { parseDuration } from '../../duration.js';
+import {
+  ConfigError,
+  type ConfigProblem,
+  coerceError,
+  describeWait,
+  HiresyncError,
+  UsageError,
+} from '../../errors.js';
+import { createLogger } from '../../logger.js';
+import {
+  migrateControl,
+  migrateSchemas,
+  refreshAllAccountsViews,
+} from '../../warehouse/account-schemas.js';
+import { PUBLIC_SCHEMA } from '../../warehouse/database.js';
+import { EXIT } from '../command.js';
+import type { OptionTable } from '../options.js';
+import { checkAccountName } from './account-name.js';
+import { authorizeRequestUrl, newState } from './authorization-request.js';
+import { type CallbackOutcome, listenForCallback } from './callback-server.js';
+import { openDatabase } from './connections.js';
+import { exchangeCode } from './exchange-code.js';
+import { authorizeEndpoint, loadPartnerApp } from './partner-app.js';
+import { checkNewAccount, type FreeSchema, registerAccount } from './register-account.js';
+import { defineSubcommand } from './subcommand.js';
+
+/** Options of `hiresync accounts authorize`. */
+export const options = {
+  port: {
+    type: 'string',
+    value: 'P',
+    default: '8976',
+    description: 'port of the callback http://127.0.0.1:P/callback (0: any free port)',
+  },
+  timeout: {
+    type: 'string',
+    value: 'D',
+    default: '10m',
+    description: 'how long to wait for the browser to come back, e.g. 10m',
+  },
+  'base-url': {
+    type: 'string',
+    value: 'URL',
+    description: "a new account's {base_url}; https unless loopback (default: HIRESYNC_BASE_URL)",
+  },
+  'auth-url': {
+    type: 'string',
+    value: 'URL',
+    description:
+      "a new account's token service {auth_url}; https unless loopback (default: HIRESYNC_AUTH_URL)",
+  },
+} as const satisfies OptionTable;
+
+/** Timeout of the code exchange's requests. */
+const EXCHANGE_TIMEOUT_MS = 30_000;
+
+/** `hiresync accounts authorize NAME`: the authorization code grant, through the browser. */
+export const authorize = defineSubcommand({
+  name: 'authorize',
+  operand: 'NAME',
+  summary: 'authorize the partner app for an account, through the browser',
+  description: `Connects the partner account NAME (authorization code grant), or reconnects one
+    in state needs_reauthorization. Prints the authorize URL (HIRESYNC_AUTHORIZE_URL, default
+    the account's {auth_url}/authorize) with response_type=code, the partner app's client_id,
+    redirect_uri=http://127.0.0.1:P/callback, a random state, and HIRESYNC_PARTNER_SCOPE
+    when set; the customer opens it and approves. It listens on 127.0.0.1:P only; a
+    callback whose state differs is answered 400 and ignored. The code is exchanged at
+    {auth_url}/token (grant_type=authorization_code, the partner app by HTTP Basic) and
+    the refresh token stored sealed with HIRESYNC_SECRET_KEY. A new account is registered
+    and its schema migrated as by 'accounts add'; an existing one keeps its data, URLs
+    and schema, and is enabled again if it needed reauthorization (a disabled one stays
+    disabled). The code and the tokens are never printed.
+
+    Needs DATABASE_URL, HIRESYNC_SECRET_KEY, HIRESYNC_PARTNER_CLIENT_ID and
+    HIRESYNC_PARTNER_CLIENT_SECRET, and --base-url/--auth-url or
+    HIRESYNC_BASE_URL/HIRESYNC_AUTH_URL. Exit 0 when authorized; 1 when the authorization
+    is refused, the code cannot be exchanged, NAME is not a partner account, nothing
+    arrives within --timeout, or Postgres fails; 2 on a usage or configuration error,
+    before connecting.`,
+  options,
+  async execute(values, name, { env, stdout, stderr, signals }) {
+    checkAccountName(name, 'authorized');
+    const port = parsePort(values.port);
+    const timeoutMs = parseTimeout(values.timeout);
+    const problems: ConfigProblem[] = [];
+    const config = collect(problems, () =>
+      loadAccountsConfig(env, { secretKey: 'seal the refresh token of a partner account' }),
+    );
+    const partner = collect(problems, () => loadPartnerApp(env, 'authorize a partner account'));
+    const urls = collect(problems, () =>
+      loadAccountUrls(env, { baseUrl: values['base-url'], authUrl: values['auth-url'] }, true),
+    );
+    if (problems.length > 0 || !config || !partner || !urls) throw new ConfigError(problems);
+    const logger = createLogger({ level: config.logLevel, destination: stderr });
+    const warn = (warning: string) =>
+      stderr.write(`hiresync accounts authorize: warning: ${warning}\n`);
+
+    const db = await openDatabase(config.databaseUrl, 'authorize');
+    try {
+      await migrateControl(db);
+      const store = new AccountStore(db, config.secretBox, { partner });
+      const existing = await store.get(name);
+      let owner: FreeSchema | undefined;
+      let authUrl = urls.authUrl ?? '';
+      if (existing) {
+        checkExisting(existing, values);
+        authUrl = existing.authUrl ?? authUrl;
+      } else {
+        owner = await checkNewAccount(db, store, name);
+      }
+
+      const state = newState();
+      let redirectUri = '';
+      const http = createHttp({ timeoutMs: EXCHANGE_TIMEOUT_MS });
+      let authorized: AccountInfo | undefined;
+      let previousState: AccountInfo['state'] | undefined;
+      const server = await listenForCallback({
+        port,
+        state,
+        onIgnored: () =>
+          stderr.write(
+            'hiresync accounts authorize: ignored a callback whose state does not match this authorization; still waiting\n',
+          ),
+        redeem: async (code) => {
+          const refreshToken = await exchangeCode({
+            http,
+            tokenUrl: `${authUrl}/token`,
+            partner,
+            code,
+            redirectUri,
+            logger,
+            timeoutMs: EXCHANGE_TIMEOUT_MS,
+          });
+          if (owner === undefined) {
+            const outcome = await store.authorize(name, refreshToken);
+            authorized = outcome.account;
+            previousState = outcome.previousState;
+            await migrateExisting(db, name, warn);
+          } else {
+            authorized = await registerAccount(
+              db,
+              store,
+              name,
+              owner,
+              () => store.addPartner(name, urls.baseUrl, authUrl, refreshToken),
+              warn,
+            );
+          }
+        },
+      });
+      redirectUri = server.redirectUri;
+      try {
+        const url = authorizeRequestUrl(authorizeEndpoint(env, partner, authUrl), {
+          clientId: partner.clientId,
+          redirectUri,
+          state,
+          scope: partner.scope,
+        });
+        stdout.write(
+          `open this URL in a browser to authorize the partner app for account ${name} (waiting up to ${describeWait(timeoutMs)} for ${redirectUri}):\n${url}\n`,
+        );
+        const outcome = await waitForOutcome(server, timeoutMs, signals);
+        if (outcome === 'timeout') {
+          throw new HiresyncError(
+            `no authorization arrived within ${describeWait(timeoutMs)}; run 'hiresync accounts authorize ${name}' again when the customer is ready`,
+          );
+        }
+        if (outcome === 'interrupted') {
+          throw new HiresyncError('interrupted before an authorization arrived');
+        }
+        if (outcome.kind === 'refused') {
+          throw new HiresyncError(
+            `the authorization was refused (${outcome.message}); run 'hiresync accounts authorize ${name}' again`,
+          );
+        }
+        if (outcome.kind === 'failed') throw outcome.error;
+      } finally {
+        await server.close();
+      }
+      stdout.write(`authorized account ${name}${afterword(authorized, previousState)}\n`);
+      return EXIT.ok;
+    } finally {
+      await db.destroy();
+    }
+  },
+});
+
+/** Runs `load`; a ConfigError's problems are added to `problems` (reported together), anything else thrown. */
+function collect<T>(problems: ConfigProblem[], load: () => T): T | undefined {
+  try {
+    return load();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+    return undefined;
+  }
+}
+
+/** `--port`: 0 to 65535 (0: any free port). */
+export function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text.trim()) || port > 65535) {
+    throw new UsageError(
+      `--port must be a port number from 0 to 65535, got ${JSON.stringify(text)}`,
+    );
+  }
+  return port;
+}
+
+/** `--timeout`: a duration such as 10m, at most what a timer holds (about 24 days). */
+export function parseTimeout(text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms > MAX_TIMER_MS) {
+    throw new UsageError(
+      `--timeout must be a duration like 90s, 10m or 1h (at most 24d), got ${JSON.stringify(text)}`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * Refuses to authorize an existing account that is not a partner account, or
+ * with --base-url/--auth-url other than its own: authorize keeps an account's
+ * URLs (its refresh grants go to its own token service).
+ */
+function checkExisting(
+  account: AccountInfo,
+  flags: { 'base-url'?: string | undefined; 'auth-url'?: string | undefined },
+): void {
+  if (account.authMode !== 'partner') {
+    throw new HiresyncError(
+      `account ${account.name} authenticates with ${account.authMode === 'client_credentials' ? 'client credentials' : 'an API key'}, not partner authorization: 'accounts authorize' applies to partner accounts only (remove it and authorize it again to make it one)`,
+    );
+  }
+  const differs = (given: string | undefined, stored: string | null) =>
+    given !== undefined && given.trim().replace(/\/+$/, '') !== stored;
+  if (differs(flags['base-url'], account.baseUrl) || differs(flags['auth-url'], account.authUrl)) {
+    throw new HiresyncError(
+      `account ${account.name} is registered with base URL ${account.baseUrl} and auth URL ${account.authUrl ?? '-'}; 'accounts authorize' keeps them (remove the account and authorize it again to change them)`,
+    );
+  }
+}
+
+/** Brings an existing account's schema up to date, and rebuilds the views if a migration ran. */
+async function migrateExisting(
+  db: Parameters<typeof migrateSchemas>[0],
+  name: string,
+  warn: (warning: string) => void,
+): Promise<void> {
+  try {
+    const outcomes = await migrateSchemas(db, [PUBLIC_SCHEMA, schemaOf(name)]);
+    if (outcomes.some((o) => o.applied.length > 0)) {
+      const { warnings } = await refreshAllAccountsViews(db);
+      for (const warning of warnings) warn(warning);
+    }
+  } catch (error) {
+    throw new HiresyncError(
+      `account ${name} is authorized, but its schema could not be brought up to date (${coerceError(error).message}); run 'hiresync migrate' to finish`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Waits for the callback's outcome, at most `timeoutMs` or until SIGINT or
+ * SIGTERM; a callback being redeemed when either comes is waited for (its
+ * token may be stored already).
+ */
+function waitForOutcome(
+  server: { outcome: Promise<CallbackOutcome>; readonly answered: boolean },
+  timeoutMs: number,
+  signals: { once(signal: 'SIGINT' | 'SIGTERM', listener: () => void): unknown },
+): Promise<CallbackOutcome | 'timeout' | 'interrupted'> {
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const stop = (reason: 'timeout' | 'interrupted') => {
+      if (!server.answered) resolve(reason);
+    };
+    timer = setTimeout(() => stop('timeout'), timeoutMs);
+    signals.once('SIGINT', () => stop('interrupted'));
+    signals.once('SIGTERM', () => stop('interrupted'));
+    void server.outcome.then((outcome) => {
+      clearTimeout(timer);
+      timer = undefined;
+      resolve(outcome);
+    });
+  });
+}
+
+/** What follows "authorized account NAME": what the account does next. */
+function afterword(
+  account: AccountInfo | undefined,
+  previous: AccountInfo['state'] | undefined,
+): string {
+  if (!account) return '';
+  if (account.state === 'disabled') {
+    return `; it stays disabled ('hiresync accounts enable ${account.name}' syncs it again)`;
+  }
+  const again = previous === 'needs_reauthorization' ? ' again' : '';
+  return ` (partner authorization, schema ${account.schema}); it syncs${again} with the next 'hiresync sync' or worker`;
+}

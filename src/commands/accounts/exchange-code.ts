@@ -1,0 +1,121 @@
+import type { Got } from 'got';
+import { sendWithRetries } from '../../api/send.js';
+import type { PartnerConfig } from '../../config.js';
+import { HiresyncError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { excerpt, registerSecret, Secret } from '../../secret.js';
+
+/** Options of {@link exchangeCode}. */
+export interface ExchangeCodeOptions {
+  /** The got instance of src/api/http.ts (no redirects followed, statuses returned). */
+  http: Got;
+  /** The account's token endpoint: `{auth_url}/token`. */
+  tokenUrl: string;
+  /** The partner app: its client authenticates by HTTP Basic. */
+  partner: PartnerConfig;
+  /** The authorization code the callback brought; never logged or printed. */
+  code: string;
+  /** The redirect URI of the authorization request, which the endpoint checks. */
+  redirectUri: string;
+  logger: Logger;
+  /** Timeout of one request. */
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+}
+
+/** A token endpoint's refusal or other non-success, read for a message. */
+function describeAnswer(status: number, body: string): string {
+  try {
+    const parsed = JSON.parse(body) as Record<string, unknown>;
+    const parts = [parsed.error, parsed.error_description].filter(
+      (p): p is string => typeof p === 'string' && p !== '',
+    );
+    // Redacted before it is cut: a secret across the cut must not show half.
+    if (parts.length > 0) return `${status}: ${excerpt(parts.join(': '), 300)}`;
+  } catch {
+    // Not JSON: the status says enough.
+  }
+  return String(status);
+}
+
+/**
+ * Exchanges an authorization code for the customer's refresh token (RFC 6749
+ * 4.1.3): POST `tokenUrl`, form `grant_type=authorization_code`, `code`,
+ * `redirect_uri`, the partner app's client by HTTP Basic, through
+ * sendWithRetries (its retries, response-size limit and redaction apply). The
+ * code, the tokens and the Basic credential are registered for redaction
+ * before anything could print them. Throws a HiresyncError saying what to fix
+ * when the endpoint refuses, redirects, or answers without a refresh token.
+ */
+export async function exchangeCode(options: ExchangeCodeOptions): Promise<Secret> {
+  const { partner } = options;
+  registerSecret(options.code);
+  const basic = Buffer.from(`${partner.clientId}:${partner.clientSecret.reveal()}`).toString(
+    'base64',
+  );
+  registerSecret(basic, { pinned: true });
+  const response = await sendWithRetries({
+    http: options.http,
+    method: 'POST',
+    url: options.tokenUrl,
+    headers: {
+      accept: 'application/json',
+      authorization: `Basic ${basic}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: options.code,
+      redirect_uri: options.redirectUri,
+    }).toString(),
+    // A code is short-lived and single-use: a few quick retries of a failing
+    // endpoint, never a long wait.
+    maxRetries: 2,
+    defaultRetryAfterMs: 1000,
+    maxRetryAfterMs: 30_000,
+    maxResponseBytes: 1024 ** 2,
+    timeoutMs: options.timeoutMs,
+    endpointVariable: 'HIRESYNC_AUTH_URL',
+    logger: options.logger,
+    signal: options.signal,
+  });
+  const path = new URL(options.tokenUrl).pathname;
+  const { status } = response;
+  if (status >= 300 && status < 400) {
+    throw new HiresyncError(
+      `the token endpoint ${path} answered with a ${status} redirect, which is not followed (credentials never go to another address): --auth-url or HIRESYNC_AUTH_URL must name the token service itself (hiresync appends /token)`,
+    );
+  }
+  if (status < 200 || status >= 300) {
+    const answered = describeAnswer(status, response.body);
+    if (status === 401) {
+      throw new HiresyncError(
+        `the token endpoint ${path} refused the partner app's credentials (${answered}): check HIRESYNC_PARTNER_CLIENT_ID and HIRESYNC_PARTNER_CLIENT_SECRET`,
+      );
+    }
+    if (status === 404 || status === 405) {
+      throw new HiresyncError(
+        `no token endpoint at ${path} (${answered}): check --auth-url or HIRESYNC_AUTH_URL (hiresync appends /token to it)`,
+      );
+    }
+    throw new HiresyncError(
+      `the token endpoint ${path} refused the authorization code (${answered}); authorize again`,
+    );
+  }
+  let fields: Record<string, unknown>;
+  try {
+    const parsed = JSON.parse(response.body) as unknown;
+    fields =
+      typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    fields = {};
+  }
+  if (typeof fields.access_token === 'string') registerSecret(fields.access_token);
+  const refreshToken = fields.refresh_token;
+  if (typeof refreshToken !== 'string' || refreshToken.trim() === '') {
+    throw new HiresyncError(
+      `the token endpoint ${path} answered the authorization code without a refresh_token: hiresync cannot keep access to the account without one (the partner app may need offline access; ask the API vendor's partner support)`,
+    );
+  }
+  return new Secret(refreshToken);
+}

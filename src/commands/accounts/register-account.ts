@@ -1,0 +1,114 @@
+import type { Kysely } from 'kysely';
+import { schemaOf } from '../../accounts/account.js';
+import {
+  AccountExistsError,
+  type AccountInfo,
+  type AccountStore,
+} from '../../accounts/account-store.js';
+import { coerceError, HiresyncError } from '../../errors.js';
+import {
+  claimAccountSchema,
+  migrateSchemas,
+  refreshAllAccountsViews,
+  schemaOwner,
+} from '../../warehouse/account-schemas.js';
+import { PUBLIC_SCHEMA } from '../../warehouse/database.js';
+import type { Database } from '../../warehouse/schema.js';
+
+/** Whose schema NAME is, as {@link schemaOwner} tells it, once it is known not to be another's. */
+export type FreeSchema = 'absent' | 'hiresync';
+
+/**
+ * Checks that `name` can be registered: no account has it, and its schema is
+ * absent or hiresync's (one left by `accounts remove` without --drop-data is
+ * taken back with its data). Throws AccountExistsError, or HiresyncError for
+ * another application's schema; returns whose the schema is.
+ */
+export async function checkNewAccount(
+  db: Kysely<Database>,
+  store: AccountStore,
+  name: string,
+): Promise<FreeSchema> {
+  if (await store.get(name)) {
+    throw new AccountExistsError(
+      `account ${name} already exists; remove it first ('hiresync accounts remove ${name}') or choose another name`,
+    );
+  }
+  const owner = await schemaOwner(db, schemaOf(name));
+  if (owner === 'other') {
+    throw new HiresyncError(
+      `schema ${name} already exists and holds tables hiresync did not create (it is neither marked as nor migrated as one of hiresync's account schemas); choose another name`,
+    );
+  }
+  return owner;
+}
+
+/**
+ * Registers the account `name` with `insert` (which writes its rows), then
+ * makes it ready: migrates `public`, claims and migrates its schema, and
+ * rebuilds the all_accounts views. When its schema cannot be made ready and
+ * was not hiresync's before (`owner`), the registration is undone: an account
+ * is registered only once its schema is ready. Warnings (views leaving an
+ * account out) go to `warn`.
+ */
+export async function registerAccount(
+  db: Kysely<Database>,
+  store: AccountStore,
+  name: string,
+  owner: FreeSchema,
+  insert: () => Promise<AccountInfo>,
+  warn: (warning: string) => void,
+): Promise<AccountInfo> {
+  const added = await insert();
+  let migrated = false;
+  try {
+    await migrateSchemas(db, [PUBLIC_SCHEMA]);
+    await claimAccountSchema(db, added.schema);
+    await migrateSchemas(db, [added.schema]);
+    migrated = true;
+    const { warnings } = await refreshAllAccountsViews(db);
+    for (const warning of warnings) warn(warning);
+    return added;
+  } catch (error) {
+    const reason = coerceError(error).message;
+    if (migrated) {
+      throw new HiresyncError(
+        `account ${name} is registered and its schema ready, but the all_accounts views could not be rebuilt (${reason}); run 'hiresync migrate' to finish`,
+        { cause: error },
+      );
+    }
+    // A schema that was not hiresync's before this registration is not
+    // taken: the account is registered only once its schema is ready.
+    const undone = owner === 'hiresync' ? undefined : await unregister(store, name);
+    // A migration of public drops the views over it first: rebuild them.
+    const views = await refreshAllAccountsViews(
+      db,
+      undefined,
+      new Map([[name, `its schema could not be made ready (${reason})`]]),
+    ).then(
+      ({ warnings }) => warnings,
+      (refresh: unknown) => [
+        `the all_accounts views could not be rebuilt (${coerceError(refresh).message}); run 'hiresync migrate'`,
+      ],
+    );
+    for (const warning of views) warn(warning);
+    throw new HiresyncError(
+      undone === undefined
+        ? `account ${name} is registered, but its schema could not be made ready (${reason}); run 'hiresync migrate' to finish`
+        : undone
+          ? `account ${name} was not added: its schema could not be made ready (${reason}); nothing is registered`
+          : `account ${name} could not be added: its schema could not be made ready (${reason}), and its registration could not be undone: run 'hiresync accounts remove ${name}' (without --drop-data)`,
+      { cause: error },
+    );
+  }
+}
+
+/** Deletes the row just inserted; false when that fails too. */
+async function unregister(store: AccountStore, name: string): Promise<boolean> {
+  try {
+    await store.remove(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
