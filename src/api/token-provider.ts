@@ -350,7 +350,10 @@ export class TokenProvider {
         grant_type: 'refresh_token',
         refresh_token: refreshToken,
       });
-      const { token, fields } = await this.#request(headers, form.toString(), signal);
+      // Never sent twice: a grant whose answer was lost may have rotated the
+      // token, and sending the old one again would be refused as a reuse.
+      // The attempt fails instead; the vault's mark says the outcome is unknown.
+      const { token, fields } = await this.#request(headers, form.toString(), signal, 0);
       const rotated =
         typeof fields.refresh_token === 'string' && fields.refresh_token !== ''
           ? fields.refresh_token
@@ -365,6 +368,7 @@ export class TokenProvider {
     headers: Record<string, string>,
     body: string | undefined,
     signal: AbortSignal,
+    maxRetries = this.#options.maxRetries,
   ): Promise<{ token: CachedToken; fields: Record<string, unknown> }> {
     const { auth } = this.#options;
     const response = await sendWithRetries({
@@ -373,7 +377,7 @@ export class TokenProvider {
       url: auth.tokenUrl,
       headers,
       body,
-      maxRetries: this.#options.maxRetries,
+      maxRetries,
       defaultRetryAfterMs: this.#options.defaultRetryAfterMs,
       maxRetryAfterMs: this.#options.maxRetryAfterMs ?? 3_600_000,
       maxResponseBytes: this.#options.maxResponseBytes ?? 1024 ** 2,

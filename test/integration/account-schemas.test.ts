@@ -98,7 +98,7 @@ describe('migrations of every schema', () => {
     expect(await main(['migrate'], env, first)).toBe(0);
     expect(first.out()).toBe(
       [
-        'schema hiresync: applied 1 migration(s): 0001_accounts',
+        'schema hiresync: applied 2 migration(s): 0001_accounts, 0002_partner_tokens',
         `schema public: applied 4 migration(s): ${WAREHOUSE_MIGRATIONS.join(', ')}`,
         '',
       ].join('\n'),
@@ -120,7 +120,7 @@ describe('migrations of every schema', () => {
     for (const schema of ['public', 'acme', 'beta']) {
       expect(await appliedIn(db, schema), schema).toEqual(WAREHOUSE_MIGRATIONS);
     }
-    expect(await appliedIn(db, 'hiresync')).toEqual(['0001_accounts']);
+    expect(await appliedIn(db, 'hiresync')).toEqual(['0001_accounts', '0002_partner_tokens']);
     const third = captureIo();
     expect(await main(['migrate'], env, third)).toBe(0);
     expect(third.out()).toBe('database is up to date (4 schemas)\n');

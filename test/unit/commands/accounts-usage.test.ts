@@ -73,7 +73,7 @@ describe('hiresync accounts: usage and configuration errors, before connecting',
     expect(result.stderr).not.toContain('short-key-value');
   });
 
-  it('asks for exactly one auth mode, and answers --partner with "not yet supported"', async () => {
+  it('asks for exactly one auth mode, and --partner for the partner app', async () => {
     expect(await run(['add', 'acme'])).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('say how account acme authenticates'),
@@ -84,7 +84,7 @@ describe('hiresync accounts: usage and configuration errors, before connecting',
     });
     expect(await run(['add', 'acme', '--partner'])).toMatchObject({
       code: 2,
-      stderr: expect.stringContaining('--partner is not yet supported'),
+      stderr: expect.stringContaining('HIRESYNC_PARTNER_CLIENT_ID: is required'),
     });
   });
 
