@@ -1,8 +1,10 @@
+import { AccountStore } from '../accounts/account-store.js';
 import { createApp } from '../app.js';
 import { loadConfig } from '../config.js';
 import { startHttpServer } from '../http-server.js';
 import { createLogger } from '../logger.js';
 import { checkConnections } from '../preflight.js';
+import { startKeepalive } from '../queue/keepalive.js';
 import { ScheduleKeeper } from '../queue/schedule-keeper.js';
 import { enqueueRun, type ScheduleTarget } from '../queue/sync-queue.js';
 import { registryOf, resolveAccounts } from './account-options.js';
@@ -20,8 +22,9 @@ export const worker = defineCommand({
     keeps the incremental (HIRESYNC_INCREMENTAL_EVERY) and full (HIRESYNC_FULL_CRON)
     schedules of default and every enabled account (accounts added, disabled or
     removed are picked up within a minute), and serves /healthz and /metrics on
-    HIRESYNC_HTTP_PORT. On SIGTERM it finishes the pages in hand, checkpoints and
-    exits 0.`,
+    HIRESYNC_HTTP_PORT. With a partner app configured, it refreshes every enabled
+    partner account at least every HIRESYNC_REFRESH_KEEPALIVE. On SIGTERM it
+    finishes the pages in hand, checkpoints and exits 0.`,
   options,
   async execute(_values, { env, signals }) {
     const config = loadConfig(env);
@@ -48,6 +51,25 @@ export const worker = defineCommand({
       schedules: () => keeper.health(),
     });
     app.startWorker();
+    const keepalive = config.partner
+      ? await startKeepalive(app.queueRedis, config.redisPrefix, config.refreshKeepaliveMs, {
+          due: async () => {
+            const store = new AccountStore(app.db, config.secretBox, { partner: config.partner });
+            // The gauge follows the accounts' states, re-authorizations included.
+            for (const account of await store.list()) {
+              if (account.authMode !== 'partner') continue;
+              app.metrics
+                .forAccount(account.name)
+                .onNeedsReauthorization?.(account.state === 'needs_reauthorization');
+            }
+            return store.partnerAccountsDue(config.refreshKeepaliveMs);
+          },
+          renew: async (account) => {
+            await (await app.contextOf(account)).renewToken?.();
+          },
+          logger,
+        })
+      : undefined;
     const schedules = await keeper.upsertAll();
     keeper.start(app.queueRedis);
     const runs = await targets();
@@ -78,6 +100,7 @@ export const worker = defineCommand({
     });
     logger.info({ signal }, 'shutting down: finishing the pages in hand');
     await keeper.stop();
+    await keepalive?.close();
     await app.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     logger.info('worker stopped');
