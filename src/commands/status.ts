@@ -86,7 +86,9 @@ export const status = defineCommand({
           s.checkpoint
             ? `yes: run ${s.checkpoint.runId}, ${s.checkpoint.pagesDone} pages done`
             : 'no',
-          s.problem ?? redactSecrets(r?.error ?? ''),
+          state === 'needs_reauthorization'
+            ? `needs re-authorizing: run 'hiresync accounts authorize ${s.account}'`
+            : (s.problem ?? redactSecrets(r?.error ?? '')),
         ];
       });
       stdout.write(
