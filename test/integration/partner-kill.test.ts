@@ -147,6 +147,11 @@ describe('a process killed when a rotated refresh token arrives', () => {
     expect(await main(['accounts', 'list'], env, list)).toBe(0);
     expect(list.out()).toMatch(/acme.*needs_reauthorization/);
     expect(list.out()).toMatch(/hiresync accounts authorize acme/);
+    const status = captureIo();
+    expect(await main(['status', '--account', 'acme'], env, status)).toBe(0);
+    expect(status.out()).toMatch(
+      /^acme\s+jobs\s.*needs re-authorizing: run 'hiresync accounts authorize acme'$/m,
+    );
 
     // Later runs are skipped, not retried against the API.
     const before = sim.partnerStats('acme').refreshes;
