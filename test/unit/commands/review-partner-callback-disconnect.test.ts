@@ -1,0 +1,68 @@
+// Review (accounts authorize): the callback server settles its outcome only in
+// the callback of `res.end` (the 'finish' of the answer page). When the browser
+// goes away while the code is being exchanged (tab closed, navigated away, a
+// proxy timeout), the page is never finished, the outcome never settles, and
+// since `answered` is already true, authorize's wait ignores --timeout and
+// SIGINT/SIGTERM: the command hangs forever, even though the refresh token
+// may already be stored.
+import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { listenForCallback } from '../../../src/commands/accounts/callback-server.js';
+
+/** A browser that sends the callback request and goes away after `afterMs`. */
+function browserThatLeaves(url: string, afterMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const req = http.get(url, (res) => {
+      res.resume();
+      res.on('end', () => resolve());
+    });
+    req.on('error', () => resolve());
+    setTimeout(() => {
+      req.destroy();
+      resolve();
+    }, afterMs);
+  });
+}
+
+describe('review: the loopback callback when the browser leaves before the answer', () => {
+  it('still settles the outcome once the code is redeemed', async () => {
+    let redeemed = false;
+    const server = await listenForCallback({
+      port: 0,
+      state: 'the-state',
+      redeem: async () => {
+        // The code exchange, storing the token and migrating the schema take a moment.
+        await sleep(300);
+        redeemed = true;
+      },
+    });
+    try {
+      await browserThatLeaves(`${server.redirectUri}?code=abc&state=the-state`, 50);
+      const outcome = await Promise.race([server.outcome, sleep(3000).then(() => 'never settled')]);
+      expect(redeemed).toBe(true);
+      expect(server.answered).toBe(true);
+      expect(outcome).toEqual({ kind: 'authorized' });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('still settles the outcome when the redeem fails', async () => {
+    const server = await listenForCallback({
+      port: 0,
+      state: 'the-state',
+      redeem: async () => {
+        await sleep(300);
+        throw new Error('the token endpoint refused the authorization code');
+      },
+    });
+    try {
+      await browserThatLeaves(`${server.redirectUri}?code=abc&state=the-state`, 50);
+      const outcome = await Promise.race([server.outcome, sleep(3000).then(() => 'never settled')]);
+      expect(outcome).toMatchObject({ kind: 'failed' });
+    } finally {
+      await server.close();
+    }
+  });
+});
