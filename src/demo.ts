@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -9,6 +10,7 @@ import { registryOf } from './commands/account-options.js';
 import { loadConfig, RESOURCE_NAMES } from './config.js';
 import { HiresyncError } from './errors.js';
 import type { Logger } from './logger.js';
+import { main } from './main.js';
 import { deletePrefix } from './queue/redis.js';
 import { type RunOnceOutcome, runOnce } from './queue/run-once.js';
 import { Secret } from './secret.js';
@@ -19,6 +21,21 @@ export const DEMO_DATABASE = 'hiresync_demo';
 
 /** The demo's second customer, registered beside the environment's `default`. */
 export const DEMO_ACCOUNT = 'acme';
+
+/** The demo's third customer, connected as a partner account (authorization code grant). */
+export const DEMO_PARTNER_ACCOUNT = 'globex';
+
+/** Lifetime of the partner account's access tokens: short, renewed from its refresh token. */
+export const DEMO_PARTNER_TOKEN_TTL_SECONDS = 300;
+
+/** How the partner account was connected; never its code or tokens. */
+export interface DemoPartner {
+  account: string;
+  /** Refresh grants the simulator answered for it during the demo. */
+  refreshes: number;
+  /** Lifetime of its access tokens. */
+  accessTokenTtlSeconds: number;
+}
 
 /** An example analyst query and what it returned. */
 export interface DemoQuery {
@@ -32,6 +49,7 @@ export interface DemoResult {
   databaseUrl: string;
   outcomes: RunOnceOutcome[];
   queries: DemoQuery[];
+  partner: DemoPartner;
 }
 
 const QUERIES: Array<{ title: string; sql: string }> = [
@@ -67,6 +85,10 @@ group by l.account order by l.account`,
  * creates and migrates a database of its own (hiresync_demo, on the server of
  * DATABASE_URL, so no existing data is touched), syncs every resource through
  * the queue, and runs three analyst queries.
+ * `default` uses the environment's client credentials, `acme` registered
+ * client credentials, and `globex` is a partner account connected through the
+ * authorization code grant by `hiresync accounts authorize`, the demo playing
+ * the customer's browser.
  */
 export async function runDemo(options: {
   adminUrl: string;
@@ -94,6 +116,7 @@ export async function runDemo(options: {
   const counts = (n: number) => ({ jobs: n, job_posts: n, tracking_links: n });
   const sim = await ApiSimulator.start({
     dataset: { counts: counts(options.records), malformedEvery: 250 },
+    partnerAccessTokenTtlSeconds: DEMO_PARTNER_TOKEN_TTL_SECONDS,
     accounts: [
       {
         name: DEMO_ACCOUNT,
@@ -106,10 +129,20 @@ export async function runDemo(options: {
           malformedEvery: 250,
         },
       },
+      {
+        // No client credentials of its own: only the partner app reaches it.
+        name: DEMO_PARTNER_ACCOUNT,
+        dataset: {
+          seed: 77,
+          idOffset: 80_000_000,
+          counts: counts(Math.max(1, Math.round(options.records / 3))),
+          malformedEvery: 250,
+        },
+      },
     ],
   });
   const prefix = `hiresync-demo-${randomUUID().slice(0, 8)}`;
-  const config = loadConfig({
+  const env = {
     HIRESYNC_BASE_URL: sim.url,
     HIRESYNC_AUTH_URL: sim.authUrl,
     HIRESYNC_CLIENT_ID: 'demo-client',
@@ -119,7 +152,12 @@ export async function runDemo(options: {
     HIRESYNC_REDIS_PREFIX: prefix,
     // The demo's own key: it seals acme's client secret in hiresync.accounts.
     HIRESYNC_SECRET_KEY: randomBytes(32).toString('base64'),
-  });
+    // The partner app (the simulator's): globex's refresh grants use it.
+    HIRESYNC_PARTNER_CLIENT_ID: 'partner-client',
+    HIRESYNC_PARTNER_CLIENT_SECRET: 'partner-secret',
+    LOG_LEVEL: 'error',
+  };
+  const config = loadConfig(env);
   const app = createApp(config, options.logger, {
     defaultMetrics: false,
     registry: registryOf(config),
@@ -137,8 +175,9 @@ export async function runDemo(options: {
         clientSecret: new Secret(`${DEMO_ACCOUNT}-secret`),
       },
     });
+    await authorizeInBrowser(env, DEMO_PARTNER_ACCOUNT);
     await migrateAll(app.db);
-    const targets = [DEFAULT_ACCOUNT, DEMO_ACCOUNT].flatMap((account) =>
+    const targets = [DEFAULT_ACCOUNT, DEMO_ACCOUNT, DEMO_PARTNER_ACCOUNT].flatMap((account) =>
       RESOURCE_NAMES.map((resource) => ({ account, resource })),
     );
     const outcomes = await runOnce(app, targets, 'auto');
@@ -152,12 +191,77 @@ export async function runDemo(options: {
         rows: rows.map((r) => columns.map((c) => String(r[c] ?? ''))),
       });
     }
-    return { databaseUrl, outcomes, queries };
+    const partner: DemoPartner = {
+      account: DEMO_PARTNER_ACCOUNT,
+      refreshes: sim.partnerStats(DEMO_PARTNER_ACCOUNT).refreshes,
+      accessTokenTtlSeconds: DEMO_PARTNER_TOKEN_TTL_SECONDS,
+    };
+    return { databaseUrl, outcomes, queries, partner };
   } finally {
     await app.close();
     await sim.close();
     const redis = new Redis(options.redisUrl);
     await deletePrefix(redis, prefix);
     redis.disconnect();
+  }
+}
+
+/**
+ * `hiresync accounts authorize NAME --port 0`, in process, with the demo as
+ * the customer's browser: reads the authorize URL it prints, approves it at
+ * the simulator (as customer NAME), and follows the redirect to its loopback
+ * callback; the command exchanges the code and registers the account. Its
+ * output is kept to itself (an error says what went wrong, never a code or token).
+ */
+async function authorizeInBrowser(env: Record<string, string>, name: string): Promise<void> {
+  let out = '';
+  let err = '';
+  // SIGINT and SIGTERM never come to it; the demo interrupts it when it gives up.
+  const interrupts: Array<() => void> = [];
+  const exit = main(['accounts', 'authorize', name, '--port', '0', '--timeout', '30s'], env, {
+    stdout: { write: (text: string) => (out += text) },
+    stderr: { write: (text: string) => (err += text) },
+    signals: { once: (_signal, listener) => interrupts.push(listener) },
+  });
+  const failed = (why: string) =>
+    new HiresyncError(`cannot connect the demo's partner account ${name}: ${why}`);
+  let url: URL | undefined;
+  let ended: number | undefined;
+  for (let i = 0; i < 500 && !url && ended === undefined; i += 1) {
+    const printed = /^(https?:\/\/\S+)$/m.exec(out)?.[1];
+    if (printed) url = new URL(printed);
+    else ended = await Promise.race([exit, sleep(10).then(() => undefined)]);
+  }
+  const stop = async () => {
+    if (ended !== undefined) return ended;
+    for (const interrupt of interrupts) interrupt();
+    return await exit;
+  };
+  if (!url) {
+    const code = await stop();
+    throw failed(`'accounts authorize' printed no authorize URL (${err.trim() || `exit ${code}`})`);
+  }
+  let callbackStatus: number;
+  try {
+    // The customer signs in as NAME and approves the partner app.
+    url.searchParams.set('sim_account', name);
+    const approval = await fetch(url, { redirect: 'manual' });
+    const location = approval.headers.get('location');
+    if (approval.status !== 302 || !location) {
+      throw failed(`the authorize endpoint answered ${approval.status} without a redirect`);
+    }
+    // The browser follows the redirect to the command's loopback callback.
+    const callback = await fetch(location);
+    await callback.arrayBuffer();
+    callbackStatus = callback.status;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const code = await exit;
+  if (code !== 0) {
+    throw failed(
+      `'accounts authorize' exited ${code} (${err.trim() || `callback answered ${callbackStatus}`})`,
+    );
   }
 }

@@ -2,7 +2,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { runCli } from '../support/run-cli.js';
 
 describe('npm run demo', () => {
-  it('syncs every resource of two accounts from the simulator and prints the summary and non-empty analyst queries, one across both accounts', async () => {
+  it('syncs every resource of three accounts (one a partner account connected through the authorization code grant) and prints the summary and non-empty analyst queries, one across every account', async () => {
     const result = await runCli(['demo', '--records', '600'], {
       DATABASE_URL: inject('databaseUrl'),
       REDIS_URL: inject('redisUrl'),
@@ -21,10 +21,36 @@ describe('npm run demo', () => {
           'm',
         ),
       );
+      expect(result.stdout).toMatch(
+        new RegExp(
+          `^globex\\s+${resource}\\s+full\\s+1\\s+\\d+\\s+\\d+\\s+0\\s+[\\d.]+\\s+succeeded$`,
+          'm',
+        ),
+      );
     }
+    // How globex was connected, in one line; never a code or a token.
+    const connected = result.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('globex is a partner account'));
+    expect(connected).toHaveLength(1);
+    expect(connected[0]).toMatch(
+      /authorization code grant: 'hiresync accounts authorize globex --port 0'/,
+    );
+    expect(connected[0]).toMatch(/[1-9]\d* refresh(es)? \(each rotating the refresh token\)/);
+    // Neither the authorize URL nor the callback's code is printed.
+    expect(result.stdout).not.toMatch(/[?&](code|state)=/);
     const across = result.stdout.split('Every account at once')[1] ?? '';
     expect(across).toMatch(/^acme\s+[1-9]\d*\s+[1-9]\d*\s+[1-9]\d*$/m);
     expect(across).toMatch(/^default\s+[1-9]\d*\s+[1-9]\d*\s+[1-9]\d*$/m);
+    expect(across).toMatch(/^globex\s+[1-9]\d*\s+[1-9]\d*\s+[1-9]\d*$/m);
+    // The table: header, rule, then one row per account, up to the blank line.
+    const table = across.split(/^-[- ]+$/m)[1]?.split('\n\n')[0] ?? '';
+    expect(
+      table
+        .trim()
+        .split('\n')
+        .map((row) => row.split(/\s+/)[0]),
+    ).toEqual(['acme', 'default', 'globex']);
     for (const title of ['Links per source', 'Links per referrer', 'Links per job board']) {
       const section = result.stdout.split(`${title}:`)[1] ?? '';
       // header, rule, then at least one row with a count
