@@ -1,0 +1,67 @@
+// Review (accounts authorize): exchangeCode sends the authorization code
+// through sendWithRetries with maxRetries 2, so a network failure after the
+// token endpoint redeemed the code (the connection dropped, a timeout) makes
+// hiresync present the same single-use code again. RFC 6749 4.1.2: the server
+// MUST deny it and SHOULD revoke every token issued from it (the simulator
+// does). The refresh grant already refuses to resend for this very reason
+// ("never sent twice"); the code, just as single-use, is resent.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHttp } from '../../../src/api/http.js';
+import { exchangeCode } from '../../../src/commands/accounts/exchange-code.js';
+import { Secret } from '../../../src/secret.js';
+import { captureLogger } from '../../support/capture-logger.js';
+
+const servers: http.Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+describe('review: the authorization code exchange', () => {
+  it('never presents the same code twice, even when the first answer is lost', async () => {
+    const presented: string[] = [];
+    const endpoint = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      req.on('end', () => {
+        const code = new URLSearchParams(body).get('code') ?? '';
+        presented.push(code);
+        if (presented.length === 1) {
+          // Redeemed server-side; the answer is lost on the way back.
+          req.socket.destroy();
+          return;
+        }
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({ error: 'invalid_grant', error_description: 'authorization code already used' }),
+        );
+      });
+    });
+    servers.push(endpoint);
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = endpoint.address() as AddressInfo;
+
+    await exchangeCode({
+      http: createHttp({ timeoutMs: 5000 }),
+      tokenUrl: `http://127.0.0.1:${port}/token`,
+      partner: {
+        clientId: 'partner-client',
+        clientSecret: new Secret('partner-secret'),
+        authorizeUrl: undefined,
+        scope: undefined,
+      },
+      code: 'the-single-use-code',
+      redirectUri: 'http://127.0.0.1:8976/callback',
+      logger: captureLogger('silent').logger,
+      timeoutMs: 5000,
+    }).catch(() => undefined);
+
+    expect(presented).toEqual(['the-single-use-code']);
+  });
+});
