@@ -7,6 +7,7 @@ import {
   type SimulatorOptions,
   simulatedAccounts,
 } from '../simulator/api-simulator.js';
+import { EXTRA_RESOURCE_NAMES, EXTRA_RESOURCES } from '../simulator/extra-resources.js';
 import { defineCommand, EXIT } from './command.js';
 import { intOption, parseRateLimit, probabilityOption } from './number-options.js';
 import type { OptionTable } from './options.js';
@@ -31,6 +32,27 @@ export const options = {
     type: 'string',
     value: 'N',
     description: 'records of tracking links (overrides --records)',
+  },
+  'extra-resources': {
+    type: 'string',
+    value: 'LIST',
+    description: `lists served besides jobs, job posts and tracking links, comma-separated, or none (default: all of ${EXTRA_RESOURCE_NAMES.join(', ')})`,
+  },
+  applications: {
+    type: 'string',
+    value: 'N',
+    description: 'records of applications (overrides --records)',
+  },
+  candidates: {
+    type: 'string',
+    value: 'N',
+    description: 'records of candidates (overrides --records)',
+  },
+  offers: { type: 'string', value: 'N', description: 'records of offers (overrides --records)' },
+  departments: {
+    type: 'string',
+    value: 'N',
+    description: 'records of departments (overrides --records)',
   },
   'rate-limit': {
     type: 'string',
@@ -159,10 +181,20 @@ export const simulate = defineCommand({
         `--host must be a loopback address (the simulator is for local use), got ${host}`,
       );
     const records = intOption('records', values.records);
-    const count = (name: 'jobs' | 'job-posts' | 'tracking-links') => {
+    const count = (
+      name:
+        | 'jobs'
+        | 'job-posts'
+        | 'tracking-links'
+        | 'applications'
+        | 'candidates'
+        | 'offers'
+        | 'departments',
+    ) => {
       const text = values[name];
       return text === undefined ? records : intOption(name, text);
     };
+    const extraResources = parseExtraResources(values['extra-resources']);
     const flatTrackingLinks = values.flat ?? false;
     const malformedEvery = intOption('malformed-every', values['malformed-every']);
     const simulatorOptions: SimulatorOptions = {
@@ -173,6 +205,10 @@ export const simulate = defineCommand({
           jobs: count('jobs'),
           job_posts: count('job-posts'),
           tracking_links: count('tracking-links'),
+          applications: count('applications'),
+          candidates: count('candidates'),
+          offers: count('offers'),
+          departments: count('departments'),
         },
         seed: intOption('seed', values.seed),
         flatTrackingLinks,
@@ -193,13 +229,14 @@ export const simulate = defineCommand({
       partnerClientId: values['partner-client-id'],
       partnerClientSecrets: [values['partner-client-secret']],
       refreshTokenTtlSeconds: intOption('refresh-token-ttl', values['refresh-token-ttl'], 1),
+      extraResources,
     };
     const partnerTtl = values['partner-token-ttl'];
     if (partnerTtl !== undefined)
       simulatorOptions.partnerAccessTokenTtlSeconds = intOption('partner-token-ttl', partnerTtl, 1);
     const accounts = simulatedAccounts(intOption('accounts', values.accounts), {
       records: intOption('account-records', values['account-records']),
-      dataset: { flatTrackingLinks, malformedEvery },
+      dataset: { flatTrackingLinks, malformedEvery, extraResources },
     });
     if (accounts.length > 0) simulatorOptions.accounts = accounts;
     const sim = await ApiSimulator.start(simulatorOptions);
@@ -213,12 +250,16 @@ export const simulate = defineCommand({
           `  HIRESYNC_AUTHORIZE_URL=${sim.authorizeUrl}  (approves at once for account default; add sim_account=NAME to the URL for another)\n`,
         ]
       : [];
+    const extraPaths = sim.extraListPaths;
+    const extraLines =
+      extraPaths.length > 0 ? [`  more lists (extra resources): ${extraPaths.join(' ')}\n`] : [];
     stdout.write(
       `hiresync simulator listening on ${sim.url}\n` +
         `  HIRESYNC_BASE_URL=${sim.url}\n  HIRESYNC_AUTH_URL=${sim.authUrl}\n` +
         `  HIRESYNC_CLIENT_ID=${simulatorOptions.clientId}  (secret: the --client-secret given, default demo-secret)\n` +
         accountLines.join('') +
         partnerLines.join('') +
+        extraLines.join('') +
         'Stop with Ctrl-C.\n',
     );
     await new Promise<void>((resolve) => {
@@ -229,3 +270,19 @@ export const simulate = defineCommand({
     return EXIT.ok;
   },
 });
+
+/** The value of `--extra-resources`: names of extra resources, `none`, or all when absent. */
+function parseExtraResources(text: string | undefined): readonly string[] {
+  if (text === undefined) return EXTRA_RESOURCE_NAMES;
+  if (text.trim() === 'none') return [];
+  const names = text
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  const unknown = names.filter((name) => !EXTRA_RESOURCES.has(name));
+  if (names.length === 0 || unknown.length > 0)
+    throw new UsageError(
+      `--extra-resources takes a comma-separated list of ${EXTRA_RESOURCE_NAMES.join(', ')}, or none; got ${JSON.stringify(text)}`,
+    );
+  return names;
+}

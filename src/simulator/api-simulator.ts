@@ -6,6 +6,7 @@ import { createGzip } from 'node:zlib';
 import { BUILT_IN_RESOURCES } from '../resources/index.js';
 import { CursorCodec } from './cursor-codec.js';
 import { Dataset, type DatasetOptions, mix, type SimResource } from './dataset.js';
+import { EXTRA_RESOURCE_NAMES, extraResourcesNamed } from './extra-resources.js';
 import {
   type GrantRefusal,
   type GrantTokens,
@@ -93,7 +94,7 @@ export interface SimulatedAccountsOptions {
   counts?: Partial<Record<SimResource, number>>;
   /** Each account's own window; default the top-level `rateLimit`, null: none. */
   rateLimit?: RateLimit | null;
-  /** Other dataset options every account shares (flat tracking links, resources, …). */
+  /** Other dataset options every account shares (flat tracking links, resources, extra resources, …). */
   dataset?: Omit<DatasetOptions, 'counts' | 'seed' | 'idOffset'>;
 }
 
@@ -113,7 +114,11 @@ export function simulatedAccounts(
     const i = k + 1;
     const name = `acct${String(i).padStart(3, '0')}`;
     const counts: Record<SimResource, number> = {};
-    for (const resource of (options.dataset?.resources ?? BUILT_IN_RESOURCES).keys())
+    const extras = options.dataset?.extraResources ?? EXTRA_RESOURCE_NAMES;
+    for (const resource of [
+      ...(options.dataset?.resources ?? BUILT_IN_RESOURCES).keys(),
+      ...extras,
+    ])
       counts[resource] = options.counts?.[resource] ?? records;
     const account: SimulatedAccount = {
       name,
@@ -172,6 +177,15 @@ export interface SimulatorOptions {
   statedTokenLifetime?: Record<string, unknown>;
   /** Path of the tracking links list. Default `/v3/tracking_links`. */
   trackingLinksPath?: string;
+  /**
+   * The extra resources served at `/v3/NAME` besides the declared ones
+   * (names from `EXTRA_RESOURCE_NAMES`: applications, candidates, offers,
+   * departments); `[]` for none. Default all of them. Also the default of
+   * every account's `DatasetOptions.extraResources`; a {@link Dataset}
+   * passed in serves, of these, those it holds. Records per resource:
+   * `dataset.counts` (default 250 each).
+   */
+  extraResources?: readonly string[];
   /**
    * Path prefix of the OAuth token service: its endpoints are `{prefix}/token`
    * and `{prefix}/authorize`. Default `/oauth`.
@@ -404,10 +418,11 @@ async function sendOversized(
 /**
  * The built-in API simulator: a real HTTP server on loopback that implements
  * the API specification (both token endpoints, the partner apps' authorization
- * code grant with refresh token rotation, the three lists with id-descending
- * cursor pagination and Link headers, every 422 rule, 401 on expired or
- * revoked tokens, 403 for non-administrators, a fixed-window rate limit with
- * X-RateLimit-Remaining and 429/Retry-After) plus fault injection.
+ * code grant with refresh token rotation, the declared lists and the extra
+ * ones (applications, candidates, …) with id-descending cursor pagination and
+ * Link headers, every 422 rule, 401 on expired or revoked tokens, 403 for
+ * non-administrators, a fixed-window rate limit with X-RateLimit-Remaining
+ * and 429/Retry-After) plus fault injection.
  */
 export class ApiSimulator {
   readonly dataset: Dataset;
@@ -440,8 +455,12 @@ export class ApiSimulator {
   readonly #byClientId = new Map<string, AccountState>();
   readonly #byApiKey = new Map<string, AccountState>();
   readonly #default: AccountState;
-  /** List paths of the resources any account's dataset declares. */
+  /** List paths of the resources any account's dataset declares or holds as extra. */
   readonly #listPaths = new Map<string, SimResource>();
+  /** Names of the extra resources served (`SimulatorOptions.extraResources`). */
+  readonly #extraNames: ReadonlySet<string>;
+  /** List paths of the extra resources some account serves, in the order first registered. */
+  readonly #extraPaths = new Set<string>();
   readonly #partnerClientId: string;
   readonly #partnerClientSecrets: readonly string[];
   readonly #partner: PartnerGrants;
@@ -454,6 +473,9 @@ export class ApiSimulator {
 
   private constructor(options: SimulatorOptions) {
     this.#options = options;
+    this.#extraNames = new Set(
+      extraResourcesNamed(options.extraResources ?? EXTRA_RESOURCE_NAMES).map((r) => r.name),
+    );
     this.#default = this.#addAccount({
       name: DEFAULT_ACCOUNT,
       clientId: options.clientId ?? 'demo-client',
@@ -502,7 +524,12 @@ export class ApiSimulator {
     if (account.clientId !== undefined && !account.clientSecrets)
       throw new Error(`simulated account ${name} has a client id but no client secret`);
     const dataset =
-      account.dataset instanceof Dataset ? account.dataset : new Dataset(account.dataset);
+      account.dataset instanceof Dataset
+        ? account.dataset
+        : new Dataset({
+            ...account.dataset,
+            extraResources: account.dataset?.extraResources ?? [...this.#extraNames],
+          });
     const state: AccountState = {
       name,
       clientId: account.clientId,
@@ -538,6 +565,11 @@ export class ApiSimulator {
       const path = declaration.path(paths);
       if (!this.#listPaths.has(path)) this.#listPaths.set(path, declaration.name);
     }
+    for (const extra of dataset.extraResources.values()) {
+      if (!this.#extraNames.has(extra.name) || this.#listPaths.has(extra.path)) continue;
+      this.#listPaths.set(extra.path, extra.name);
+      this.#extraPaths.add(extra.path);
+    }
     this.#accounts.set(name, state);
     return state;
   }
@@ -546,6 +578,11 @@ export class ApiSimulator {
     const account = this.#accounts.get(name);
     if (!account) throw new Error(`the simulator serves no account ${name}`);
     return account;
+  }
+
+  /** List paths of the extra resources served (`/v3/applications`, …), for what `hiresync simulate` prints. */
+  get extraListPaths(): string[] {
+    return [...this.#extraPaths];
   }
 
   /** Names of the accounts served: `default` (the top-level options) first, then `accounts` in order. */
@@ -737,7 +774,7 @@ export class ApiSimulator {
     const resource = this.#listPaths.get(url.pathname);
     // A request counts against the account of its token; an unknown token against the default's.
     const account = this.#presentedToken(req)?.account ?? this.#default;
-    if (req.method === 'GET' && resource && account.dataset.resources.has(resource)) {
+    if (req.method === 'GET' && resource && account.dataset.serves(resource)) {
       const status = await this.#list(req, res, resource, url, target, account);
       this.#count(status, account);
       return;

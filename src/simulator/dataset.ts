@@ -5,9 +5,10 @@
  */
 
 import { BUILT_IN_RESOURCES, type ResourceCatalog } from '../resources/index.js';
-import type { SimulationContext } from '../resources/resource.js';
+import type { ExtraResource, ExtraSimulationContext } from './extra-resource.js';
+import { EXTRA_RESOURCE_NAMES, EXTRA_RESOURCES, extraResourcesNamed } from './extra-resources.js';
 
-/** A resource the simulator serves: any name its catalog declares. */
+/** A resource the simulator serves: any name its catalog declares, or an extra resource. */
 export type SimResource = string;
 
 /** Options of {@link Dataset}. */
@@ -16,6 +17,13 @@ export interface DatasetOptions {
   counts?: Partial<Record<SimResource, number>>;
   /** The resources served, each building its records (its `simulate`). Default the built-in ones. */
   resources?: ResourceCatalog;
+  /**
+   * Extra resources held besides the catalog's (names from
+   * `EXTRA_RESOURCE_NAMES`: applications, candidates, offers, departments),
+   * 250 records each unless `counts` says otherwise. A name the catalog
+   * declares is the catalog's. Default all of them; `[]` for none.
+   */
+  extraResources?: readonly string[];
   /** Seed of every generated value. Default 1. */
   seed?: number;
   /**
@@ -109,11 +117,15 @@ export class Dataset {
   readonly #seed: number;
   readonly #idOffset: number;
   readonly #resources: ResourceCatalog;
+  /** Extra resources held, those the catalog declares left out. */
+  readonly #extras: ReadonlyMap<SimResource, ExtraResource>;
   readonly #idBase: ReadonlyMap<SimResource, number>;
   readonly #counts = new Map<SimResource, number>();
+  /** Records of each resource when the dataset was made. */
+  readonly #startSizes = new Map<SimResource, number>();
   /** Only resources changed after start have an entry. */
   readonly #changes = new Map<SimResource, ResourceChanges>();
-  #contextMemo: SimulationContext | undefined;
+  #contextMemo: ExtraSimulationContext | undefined;
 
   constructor(options: DatasetOptions = {}) {
     this.#seed = options.seed ?? 1;
@@ -124,27 +136,49 @@ export class Dataset {
     this.malformedEvery = options.malformedEvery ?? 0;
     this.nulEvery = options.nulEvery ?? 0;
     this.#resources = options.resources ?? BUILT_IN_RESOURCES;
-    this.#idBase = idBasesOf(this.#resources);
-    for (const name of this.#resources.keys())
-      this.#counts.set(name, options.counts?.[name] ?? 250);
+    const extras = extraResourcesNamed(options.extraResources ?? EXTRA_RESOURCE_NAMES).filter(
+      (extra) => !this.#resources.has(extra.name),
+    );
+    this.#extras = new Map(extras.map((extra) => [extra.name, extra]));
+    const catalogBases = idBasesOf(this.#resources);
+    this.#idBase =
+      extras.length === 0
+        ? catalogBases
+        : new Map([...catalogBases, ...extras.map((e): [string, number] => [e.name, e.idBase])]);
+    for (const name of this.#idBase.keys()) {
+      const count = options.counts?.[name] ?? 250;
+      this.#counts.set(name, count);
+      this.#startSizes.set(name, count);
+    }
   }
 
   /** What a resource's `simulate` builds its records from (made on first use). */
-  get #context(): SimulationContext {
+  get #context(): ExtraSimulationContext {
     this.#contextMemo ??= {
       seed: this.#seed,
       flat: this.flatTrackingLinks,
       mix,
-      idOf: (resource, index) => this.idOf(resource, index),
+      idOf: (resource, index) => this.#referencedId(resource, index),
       size: (resource) => this.size(resource),
       times: (resource, index) => this.#times(resource, index),
+      startSize: (resource) => this.#startSizes.get(resource) ?? 0,
     };
     return this.#contextMemo;
   }
 
-  /** The resources served. */
+  /** The declared resources served (the extra ones are in {@link Dataset.extraResources}). */
   get resources(): ResourceCatalog {
     return this.#resources;
+  }
+
+  /** The extra resources served: those named by the options that the catalog does not declare. */
+  get extraResources(): ReadonlyMap<SimResource, ExtraResource> {
+    return this.#extras;
+  }
+
+  /** Whether the dataset holds `resource`, declared or extra. */
+  serves(resource: SimResource): boolean {
+    return this.#idBase.has(resource);
   }
 
   #of<T>(map: ReadonlyMap<SimResource, T>, resource: SimResource): T {
@@ -176,6 +210,20 @@ export class Dataset {
 
   idOf(resource: SimResource, index: number): number {
     return this.#of(this.#idBase, resource) + this.#idOffset + index * ID_STEP;
+  }
+
+  /**
+   * The id a record refers to: of a resource held, or else of a built-in or
+   * extra resource this dataset does not hold (an applications-only dataset's
+   * candidate_id still names a candidate); throws on any other name.
+   */
+  #referencedId(resource: SimResource, index: number): number {
+    const base =
+      this.#idBase.get(resource) ??
+      BUILT_IN_ID_BASE[resource] ??
+      EXTRA_RESOURCES.get(resource)?.idBase;
+    if (base === undefined) throw new Error(`the simulator serves no resource ${resource}`);
+    return base + this.#idOffset + index * ID_STEP;
   }
 
   /** Index of the highest slot whose id is strictly below `id` (may be -1). */
@@ -229,8 +277,8 @@ export class Dataset {
   /** The record at `index` as the API would send it (a malformed one included). */
   record(resource: SimResource, index: number): unknown {
     if (this.isMalformed(index)) return this.#malformed(resource, index);
-    const declaration = this.#of(this.#resources, resource);
-    const record = declaration.simulate(this.#context, index);
+    const simulated = this.#resources.get(resource) ?? this.#of(this.#extras, resource);
+    const record = simulated.simulate(this.#context, index);
     return this.hasNul(index) ? { ...record, note: `NUL \u0000 inside ${index}` } : record;
   }
 
