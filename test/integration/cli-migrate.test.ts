@@ -19,7 +19,7 @@ describe('hiresync migrate', () => {
       expect(first).toMatchObject({
         code: 0,
         stdout:
-          'schema hiresync: applied 1 migration(s): 0001_accounts\n' +
+          'schema hiresync: applied 2 migration(s): 0001_accounts, 0002_partner_tokens\n' +
           'schema public: applied 4 migration(s): 0001_initial, 0002_reliability, 0003_drop_lookup_indexes, 0004_drop_reference_constraints\n',
       });
       const second = await runCli(['migrate'], env);
