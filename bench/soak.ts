@@ -6,40 +6,54 @@
  * at random moments, restarts Redis and Postgres, and deletes every Redis key
  * of a deployment (a failover to an empty replica). A second
  * deployment on another Redis prefix runs full syncs of the same tables at the
- * same time (only Postgres can keep the two apart). After every cycle the
- * tables are compared with the simulator's data: no row missing, none extra or
- * duplicated, none stale, every rejected record in rejected_records.
+ * same time (only Postgres can keep the two apart). Besides `default`, each
+ * cycle syncs registered accounts (--accounts, default 2: acct001.., each with
+ * its own credentials, data and schema; their full runs are queued on the main
+ * deployment) through the same faults, and some faults hit one account only
+ * (its tokens revoked, a 5xx, 429 or oversized page of its own). After every cycle each account's tables are compared with
+ * that account's simulated data: no row missing, none extra or duplicated,
+ * none stale, every rejected record in its rejected_records; and no schema
+ * holds a row of another account.
  *
  *   npm run soak                       # 180 s
- *   npm run soak -- --seconds 40       # the short form CI runs
+ *   npm run soak -- --seconds 45       # the short form CI runs
  *
  * Prints cycles, faults by kind and mismatches; exits 1 on any mismatch.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
+import { DEFAULT_ACCOUNT, schemaOf } from '../src/accounts/account.js';
+import { AccountStore } from '../src/accounts/account-store.js';
 import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../src/config.js';
 import { deletePrefix } from '../src/queue/redis.js';
-import { createSyncQueue, enqueueRun } from '../src/queue/sync-queue.js';
+import { createSyncQueue, enqueueRun, type ScheduleTarget } from '../src/queue/sync-queue.js';
 import { validateRecord } from '../src/resources/index.js';
-import { ApiSimulator } from '../src/simulator/api-simulator.js';
+import { Secret } from '../src/secret.js';
+import { ApiSimulator, type Fault, simulatedAccounts } from '../src/simulator/api-simulator.js';
 import { mix } from '../src/simulator/dataset.js';
+import { migrateAll } from '../src/warehouse/account-schemas.js';
 import { createDatabase } from '../src/warehouse/database.js';
-import { migrateToLatest } from '../src/warehouse/migrate.js';
 import type { Database } from '../src/warehouse/schema.js';
 import { PrivatePostgres, PrivateRedis } from './private-servers.js';
 import { freshDatabase, REDIS_URL } from './support.js';
 
 const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
 const { values } = parseArgs({
-  options: { seconds: { type: 'string' }, workers: { type: 'string' }, seed: { type: 'string' } },
+  options: {
+    seconds: { type: 'string' },
+    workers: { type: 'string' },
+    seed: { type: 'string' },
+    accounts: { type: 'string' },
+  },
 });
 const seconds = Number(values.seconds ?? 180);
 const workerCount = Number(values.workers ?? 2);
+const accountCount = Number(values.accounts ?? 2);
 let random = Number(values.seed ?? Date.now() % 100_000);
 const seed = random;
 
@@ -62,12 +76,22 @@ const shared = postgres ? undefined : await freshDatabase('soak');
 const databaseUrl = postgres?.url ?? (shared?.url as string);
 const redisUrl = redis?.url ?? REDIS_URL;
 
+// Registered accounts: acct001.. with data of their own (ids a million apart
+// from default's and from each other's), smaller than default's.
+const simulated = simulatedAccounts(accountCount, {
+  counts: { jobs: 60, job_posts: 60, tracking_links: 150 },
+  dataset: { malformedEvery: 53, nulEvery: 97 },
+});
+const accounts = simulated.map((a) => a.name);
+/** Every account a cycle syncs: default (schema public) first. */
+const everyAccount = [DEFAULT_ACCOUNT, ...accounts];
 const sim = await ApiSimulator.start({
   dataset: {
     counts: { jobs: 400, job_posts: 400, tracking_links: 1200 },
     malformedEvery: 53,
     nulEvery: 97,
   },
+  accounts: simulated,
   revokePreviousToken: true,
   tokenTtlSeconds: 30,
   randomFaults: {
@@ -86,6 +110,7 @@ const env: Record<string, string> = {
   HIRESYNC_AUTH_URL: sim.authUrl,
   HIRESYNC_CLIENT_ID: 'demo-client',
   HIRESYNC_CLIENT_SECRET: 'demo-secret',
+  HIRESYNC_SECRET_KEY: randomBytes(32).toString('base64'),
   DATABASE_URL: databaseUrl,
   REDIS_URL: redisUrl,
   HIRESYNC_REDIS_PREFIX: `soak-${randomUUID().slice(0, 8)}`,
@@ -109,7 +134,26 @@ const otherEnv: Record<string, string> = {
 const config = loadConfig(env);
 const otherConfig = loadConfig(otherEnv);
 const db: Kysely<Database> = createDatabase(databaseUrl, { max: 2 });
-await migrateToLatest(db);
+await migrateAll(db);
+const store = new AccountStore(db, config.secretBox);
+for (const account of simulated) {
+  await store.add({
+    name: account.name,
+    baseUrl: sim.url,
+    auth: {
+      mode: 'client_credentials',
+      authUrl: sim.authUrl,
+      clientId: account.clientId as string,
+      clientSecret: new Secret(account.clientSecrets?.[0] as string),
+    },
+  });
+}
+await migrateAll(db);
+/** Every (account, resource) a cycle runs. */
+const targets: ScheduleTarget[] = everyAccount.flatMap((account) =>
+  RESOURCE_NAMES.map((resource) => ({ account, resource })),
+);
+const keyOf = ({ account, resource }: ScheduleTarget) => `${account}/${resource}`;
 const queueRedis = new Redis(redisUrl, { maxRetriesPerRequest: null });
 queueRedis.on('error', () => {});
 const queue = createSyncQueue(queueRedis, config.redisPrefix);
@@ -128,9 +172,9 @@ function startWorker(slot: number): void {
 }
 for (let i = 0; i <= workerCount; i += 1) startWorker(i);
 
-/** The simulator's truth for a resource: live ids with their records, and the records to reject. */
-function truth(resource: ResourceName) {
-  const ds = sim.dataset;
+/** The simulator's truth for an account's resource: live ids with their records, and the records to reject. */
+function truth(account: string, resource: ResourceName) {
+  const ds = sim.datasetOf(account);
   const live = new Map<string, unknown>();
   let rejected = 0;
   for (const index of ds.presentIndexes(resource)) {
@@ -143,64 +187,113 @@ function truth(resource: ResourceName) {
   return { live, rejected };
 }
 
-/** Mismatches between the tables and the simulator, after the given full runs. */
-async function compare(runs: Map<ResourceName, string>): Promise<string[]> {
-  const problems: string[] = [];
+/** Which account's data holds each id the simulator ever served, by resource. */
+function owners(): Map<ResourceName, Map<string, string>> {
+  const byResource = new Map<ResourceName, Map<string, string>>();
   for (const resource of RESOURCE_NAMES) {
-    const expected = truth(resource);
+    const owner = new Map<string, string>();
+    for (const account of everyAccount) {
+      const ds = sim.datasetOf(account);
+      for (let index = 0; index < ds.size(resource); index += 1) {
+        const id = String(ds.idOf(resource, index));
+        const other = owner.get(id);
+        if (other !== undefined && other !== account)
+          throw new Error(`${resource} ${id} is in the data of ${other} and of ${account}`);
+        owner.set(id, account);
+      }
+    }
+    byResource.set(resource, owner);
+  }
+  return byResource;
+}
+
+/**
+ * Mismatches between an account's tables (its schema) and its simulated
+ * data, after the given full runs; and rows of another account's data in
+ * its schema.
+ */
+async function compare(
+  account: string,
+  runs: Map<ResourceName, string>,
+  owner: Map<ResourceName, Map<string, string>>,
+): Promise<string[]> {
+  const problems: string[] = [];
+  const schema = schemaOf(account);
+  for (const resource of RESOURCE_NAMES) {
+    const expected = truth(account, resource);
     const column = resource === 'tracking_links' ? 'raw' : 'data';
+    const what = `${account} ${resource}`;
     const rows = await sql<{ id: string; record: unknown; deleted: boolean }>`
       select id::text as id, ${sql.ref(column)} as record, deleted_at is not null as deleted
-      from ${sql.table(resource)}`.execute(db);
+      from ${sql.id(schema, resource)}`.execute(db);
+    const foreign = rows.rows.filter((r) => {
+      const of = owner.get(resource)?.get(r.id);
+      return of !== undefined && of !== account;
+    });
+    for (const row of foreign.slice(0, 3))
+      problems.push(`${what} ${row.id}: a row of account ${owner.get(resource)?.get(row.id)}`);
+    if (foreign.length > 3) problems.push(`${what}: ${foreign.length} rows of other accounts`);
     const live = rows.rows.filter((r) => !r.deleted);
     for (const row of live) {
       const want = expected.live.get(row.id);
-      if (want === undefined) problems.push(`${resource} ${row.id}: in the table, not in the API`);
-      else if (!isDeepStrictEqual(row.record, want)) problems.push(`${resource} ${row.id}: stale`);
+      if (want === undefined) problems.push(`${what} ${row.id}: in the table, not in the API`);
+      else if (!isDeepStrictEqual(row.record, want)) problems.push(`${what} ${row.id}: stale`);
     }
     const seen = new Set(live.map((r) => r.id));
     for (const id of expected.live.keys())
-      if (!seen.has(id)) problems.push(`${resource} ${id}: missing`);
+      if (!seen.has(id)) problems.push(`${what} ${id}: missing`);
     const deleted = rows.rows.filter((r) => r.deleted && expected.live.has(r.id));
     for (const row of deleted.slice(0, 3))
-      problems.push(`${resource} ${row.id}: live in the API, soft-deleted in the table`);
+      problems.push(`${what} ${row.id}: live in the API, soft-deleted in the table`);
     const runId = runs.get(resource) as string;
-    const rejected = await db
-      .selectFrom('rejected_records')
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('resource', '=', resource)
-      .where('run_id', '=', runId)
-      .executeTakeFirstOrThrow();
-    if (Number(rejected.n) !== expected.rejected) {
+    const rejected = await sql<{ n: string }>`
+      select count(*)::text as n from ${sql.id(schema, 'rejected_records')}
+      where resource = ${resource} and run_id = ${runId}`.execute(db);
+    const n = rejected.rows[0]?.n;
+    if (Number(n) !== expected.rejected) {
       problems.push(
-        `${resource}: ${rejected.n} rejected records for run ${runId}, ${expected.rejected} malformed in the API`,
+        `${what}: ${n} rejected records for run ${runId}, ${expected.rejected} malformed in the API`,
       );
     }
   }
   return problems;
 }
 
-/** Full runs of every resource that started at or after `since` and succeeded. */
-async function succeededSince(since: string): Promise<Map<ResourceName, string>> {
-  const rows = await db
-    .selectFrom('sync_runs')
-    .select(['resource', 'id'])
-    .where('mode', '=', 'full')
-    .where('outcome', '=', 'succeeded')
-    .where('started_at', '>=', since)
-    .orderBy('id')
-    .execute();
-  return new Map(rows.map((r) => [r.resource as ResourceName, r.id]));
+/** Full runs of every (account, resource) that started at or after `since` and succeeded, by target. */
+async function succeededSince(since: string): Promise<Map<string, string>> {
+  const done = new Map<string, string>();
+  for (const account of everyAccount) {
+    const rows = await sql<{ resource: ResourceName; id: string }>`
+      select resource, id::text as id from ${sql.id(schemaOf(account), 'sync_runs')}
+      where mode = 'full' and outcome = 'succeeded' and started_at >= ${since}
+      order by id`.execute(db);
+    for (const r of rows.rows) done.set(keyOf({ account, resource: r.resource }), r.id);
+  }
+  return done;
 }
 
-async function enqueueFull(resources: readonly ResourceName[]): Promise<void> {
-  for (const resource of resources) {
-    for (const q of [queue, otherQueue]) {
-      await enqueueRun(q, { resource, requested: 'full', origin: 'cli' }, config).catch(
-        () => undefined,
-      );
+async function enqueueFull(runs: readonly ScheduleTarget[]): Promise<void> {
+  for (const { account, resource } of runs) {
+    const data = {
+      ...(account === DEFAULT_ACCOUNT ? {} : { account }),
+      resource,
+      requested: 'full' as const,
+      origin: 'cli' as const,
+    };
+    // The second deployment's full runs are default's only, as before (its
+    // worker still runs the accounts' scheduled runs): the accounts' full runs
+    // on both deployments made the 45 s soak of CI last a third longer.
+    for (const q of account === DEFAULT_ACCOUNT ? [queue, otherQueue] : [queue]) {
+      await enqueueRun(q, data, config).catch(() => undefined);
     }
   }
+}
+
+/** A fault for the next list request of anyone (undefined) or of one registered account. */
+function injectSomewhere(kind: string, fault: Fault): void {
+  const account = rand() < 0.5 ? undefined : accounts[Math.floor(rand() * accounts.length)];
+  count(account === undefined ? kind : `${kind}, one account's`);
+  sim.inject(fault, 1, account);
 }
 
 /**
@@ -217,11 +310,17 @@ async function chaos(until: () => boolean): Promise<void> {
       await deletePrefix(queueRedis, config.redisPrefix).catch(() => undefined);
     } else if (roll < 0.14) {
       // A page past HIRESYNC_MAX_PAGE_BYTES (4 MiB): that run fails, the next one completes.
-      count('oversized page (8 MiB, gzip)');
-      sim.inject({ kind: 'oversized-body', bytes: 8 * 1024 ** 2, gzip: true });
+      injectSomewhere('oversized page (8 MiB, gzip)', {
+        kind: 'oversized-body',
+        bytes: 8 * 1024 ** 2,
+        gzip: true,
+      });
     } else if (roll < 0.2) {
-      count('429 with an epoch Retry-After');
-      sim.inject({ kind: 'rate-limit', retryAfterS: 1, format: 'epoch' });
+      injectSomewhere('429 with an epoch Retry-After', {
+        kind: 'rate-limit',
+        retryAfterS: 1,
+        format: 'epoch',
+      });
     } else if (roll < 0.5) {
       const slot = Math.floor(rand() * (workerCount + 1));
       workers[slot]?.kill('SIGKILL');
@@ -234,6 +333,12 @@ async function chaos(until: () => boolean): Promise<void> {
     } else if (roll < 0.78 && postgres) {
       count('postgres restart');
       postgres.restart();
+    } else if (roll < 0.84 && accounts.length > 0) {
+      // One account's tokens refused (401): only its runs renew theirs.
+      count("one account's tokens revoked");
+      sim.revokeTokens(accounts[Math.floor(rand() * accounts.length)]);
+    } else if (roll < 0.88 && accounts.length > 0) {
+      injectSomewhere('503', { kind: 'status', status: 503 });
     }
   }
 }
@@ -245,40 +350,54 @@ const examples: string[] = [];
 while (Date.now() < deadline) {
   cycles += 1;
   const cycleStarted = Date.now();
-  // The API changes between cycles: new records, deletions and updates.
-  for (const resource of RESOURCE_NAMES) {
-    const ds = sim.dataset;
-    ds.grow(resource, Math.floor(rand() * 40));
-    for (let i = 0; i < 3; i += 1) ds.remove(resource, Math.floor(rand() * ds.size(resource)));
-    for (let i = 0; i < 5; i += 1) ds.touch(resource, Math.floor(rand() * ds.size(resource)));
+  // The API changes between cycles: new records, deletions and updates, in every account's data.
+  for (const account of everyAccount) {
+    const ds = sim.datasetOf(account);
+    for (const resource of RESOURCE_NAMES) {
+      ds.grow(resource, Math.floor(rand() * (account === DEFAULT_ACCOUNT ? 40 : 10)));
+      for (let i = 0; i < 3; i += 1) ds.remove(resource, Math.floor(rand() * ds.size(resource)));
+      for (let i = 0; i < 5; i += 1) ds.touch(resource, Math.floor(rand() * ds.size(resource)));
+    }
   }
   const since = (await sql<{ now: string }>`select now()::text as now`.execute(db)).rows[0]
     ?.now as string;
-  await enqueueFull(RESOURCE_NAMES);
-  let done: Map<ResourceName, string> = new Map();
+  await enqueueFull(targets);
+  let done: Map<string, string> = new Map();
   let finished = false;
   const chaosDone = chaos(() => finished);
   const cycleDeadline = Date.now() + 90_000;
   let nudged = Date.now();
   while (Date.now() < cycleDeadline) {
     done = await succeededSince(since).catch(() => done);
-    if (done.size === RESOURCE_NAMES.length) break;
+    if (done.size === targets.length) break;
     // A killed worker's job waits for BullMQ's stalled-job check; queue the missing runs again.
     if (Date.now() - nudged > 4000) {
-      await enqueueFull(RESOURCE_NAMES.filter((r) => !done.has(r)));
+      await enqueueFull(targets.filter((t) => !done.has(keyOf(t))));
       nudged = Date.now();
     }
     await sleep(200);
   }
   finished = true;
   await chaosDone;
-  let problems: string[];
-  if (done.size < RESOURCE_NAMES.length) {
+  let problems: string[] = [];
+  if (done.size < targets.length) {
     problems = [
-      `cycle ${cycles}: no successful full run of ${RESOURCE_NAMES.filter((r) => !done.has(r)).join(', ')} within 90 s`,
+      `cycle ${cycles}: no successful full run of ${targets
+        .filter((t) => !done.has(keyOf(t)))
+        .map(keyOf)
+        .join(', ')} within 90 s`,
     ];
   } else {
-    problems = await compare(done);
+    const owner = owners();
+    for (const account of everyAccount) {
+      const runs = new Map(
+        RESOURCE_NAMES.map((resource) => [
+          resource,
+          done.get(keyOf({ account, resource })) as string,
+        ]),
+      );
+      problems.push(...(await compare(account, runs, owner)));
+    }
   }
   mismatches += problems.length;
   examples.push(...problems.slice(0, 3));
@@ -289,7 +408,13 @@ while (Date.now() < deadline) {
 
 for (const [kind, n] of Object.entries(sim.stats.faultsInjected)) faults[`api ${kind}`] = n;
 faults['api 401 (token revoked or expired)'] = sim.stats.byStatus['401'] ?? 0;
-faults['malformed records served'] = [...RESOURCE_NAMES].reduce((n, r) => n + truth(r).rejected, 0);
+faults['malformed records served'] = everyAccount.reduce(
+  (n, account) => RESOURCE_NAMES.reduce((m, r) => m + truth(account, r).rejected, n),
+  0,
+);
+for (const account of accounts)
+  faults[`api 401 of ${account} (its tokens revoked or expired)`] =
+    sim.statsOf(account).byStatus['401'] ?? 0;
 for (const w of workers) w?.kill('SIGTERM');
 await sleep(500);
 for (const w of workers) w?.kill('SIGKILL');
@@ -307,7 +432,8 @@ postgres?.close();
 await shared?.drop();
 
 process.stdout.write(
-  `\nsoak: ${seconds} s, seed ${seed}, ${workerCount} worker processes + 1 of a second deployment (another Redis prefix)\n`,
+  `\nsoak: ${seconds} s, seed ${seed}, ${workerCount} worker processes + 1 of a second deployment (another Redis prefix); ` +
+    `accounts ${everyAccount.join(', ')}, each compared with its own data after every cycle\n`,
 );
 process.stdout.write(`cycles run: ${cycles}\nfaults injected:\n`);
 for (const [kind, n] of Object.entries(faults).sort()) process.stdout.write(`  ${kind}: ${n}\n`);
