@@ -13,6 +13,8 @@ const MAX_ROTATING = 100;
 const pinned = new Set<string>();
 /** Rotating secrets (access tokens), oldest first; bounded by MAX_ROTATING. */
 const rotating = new Set<string>();
+/** The token each holder has in use now (a token provider), by holder: one value per holder, never evicted. */
+const slots = new Map<string, string>();
 let pattern: RegExp | undefined;
 let patternStale = false;
 
@@ -35,8 +37,23 @@ function encodingsOf(value: string): string[] {
  * the life of the process; others (access tokens, which rotate) only while
  * they are among the last {@link MAX_ROTATING} registered.
  */
-export function registerSecret(value: string, options: { pinned?: boolean } = {}): void {
+export function registerSecret(
+  value: string,
+  options: { pinned?: boolean; slot?: string } = {},
+): void {
   if (value.length < MIN_SECRET_LENGTH) return;
+  if (options.slot !== undefined) {
+    // A holder's value in use: replaced when it changes, kept however many
+    // other holders (accounts) register theirs; the pattern is rebuilt only
+    // when the value changes, not each time it is handed out.
+    const previous = slots.get(options.slot);
+    if (previous === value) return;
+    slots.set(options.slot, value);
+    // The token it replaces may still echo in an answer in flight: kept among the recent ones.
+    if (previous !== undefined) registerSecret(previous);
+    patternStale = true;
+    return;
+  }
   if (options.pinned) {
     if (pinned.has(value)) return;
     pinned.add(value);
@@ -59,7 +76,7 @@ export function registerSecret(value: string, options: { pinned?: boolean } = {}
 
 /** How many values the registry holds (pinned and rotating). */
 export function registeredSecretCount(): number {
-  return pinned.size + rotating.size;
+  return pinned.size + rotating.size + slots.size;
 }
 
 function escapeRegExp(text: string): string {
@@ -68,7 +85,7 @@ function escapeRegExp(text: string): string {
 
 function currentPattern(): RegExp | undefined {
   if (patternStale) {
-    const forms = [...pinned, ...rotating].flatMap(encodingsOf);
+    const forms = [...new Set([...pinned, ...rotating, ...slots.values()])].flatMap(encodingsOf);
     // Longest first, so a value's base64 is not cut short by a shorter secret inside it.
     const unique = [...new Set(forms)].sort((a, b) => b.length - a.length);
     pattern = unique.length > 0 ? new RegExp(unique.map(escapeRegExp).join('|'), 'g') : undefined;

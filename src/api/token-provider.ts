@@ -155,11 +155,8 @@ function describeTokenError(auth: AuthConfig, status: number, body: string): str
   return `token request to ${path} was refused (${status})${detail}; ${fix}`;
 }
 
-/** Every token handed out is known to the redaction of logs, errors and stored text. */
-function registerToken(token: string): string {
-  registerSecret(token);
-  return token;
-}
+/** Numbers the providers of a process (their redaction slots). */
+let providers = 0;
 
 /**
  * Gives out the access token in force. Tokens are shared through a store (Redis
@@ -186,7 +183,7 @@ export class TokenProvider {
     // Registered again each time it is handed out: the redaction keeps the
     // newest tokens, and a token in use must stay among them however many
     // accounts' tokens were minted since.
-    if (current && this.#isFresh(current)) return registerToken(current.accessToken);
+    if (current && this.#isFresh(current)) return this.#handOut(current.accessToken);
     return this.#refresh(undefined, signal);
   }
 
@@ -196,7 +193,7 @@ export class TokenProvider {
    */
   async renew(refused: string, signal?: AbortSignal): Promise<string> {
     if (this.#current && this.#current.accessToken !== refused && this.#isFresh(this.#current)) {
-      return registerToken(this.#current.accessToken);
+      return this.#handOut(this.#current.accessToken);
     }
     return this.#refresh(refused, signal);
   }
@@ -208,6 +205,15 @@ export class TokenProvider {
   async refreshNow(signal?: AbortSignal): Promise<void> {
     const stored = await this.#options.store.read();
     await this.#refresh(stored?.accessToken ?? this.#current?.accessToken, signal);
+  }
+
+  /** Slot of this provider in the redaction registry: the token it hands out stays redacted. */
+  readonly #slot = `token-provider:${++providers}`;
+
+  /** The token handed out, kept in this provider's redaction slot (a no-op while it is unchanged). */
+  #handOut(token: string): string {
+    registerSecret(token, { slot: this.#slot });
+    return token;
   }
 
   #isFresh(token: CachedToken): boolean {
@@ -238,7 +244,7 @@ export class TokenProvider {
     if (!shared) {
       const controller = new AbortController();
       const promise = this.#refreshShared(refused, controller.signal)
-        .then(registerToken)
+        .then((token) => this.#handOut(token))
         .finally(() => {
           if (this.#inflight === created) this.#inflight = undefined;
         });
