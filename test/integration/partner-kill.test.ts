@@ -15,6 +15,7 @@ import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { migrateAll } from '../../src/warehouse/account-schemas.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { grantRefreshToken as grant } from '../support/partner-grant.js';
 import { CLI } from '../support/run-cli.js';
 import { captureIo } from '../unit/commands/capture-io.js';
 
@@ -23,37 +24,6 @@ const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** The customer `acme` approves the partner app; its web app exchanges the code: the refresh token. */
-async function grant(sim: ApiSimulator): Promise<string> {
-  const authorize = new URL(sim.authorizeUrl);
-  for (const [k, v] of Object.entries({
-    response_type: 'code',
-    client_id: 'partner-client',
-    redirect_uri: 'http://127.0.0.1:1/callback',
-    state: 'st',
-    sim_account: 'acme',
-  }))
-    authorize.searchParams.set(k, v);
-  const code = new URL(
-    (await fetch(authorize, { redirect: 'manual' })).headers.get('location') as string,
-  ).searchParams.get('code') as string;
-  const granted = (await (
-    await fetch(`${sim.authUrl}/token`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${Buffer.from('partner-client:partner-secret').toString('base64')}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: 'http://127.0.0.1:1/callback',
-      }).toString(),
-    })
-  ).json()) as { refresh_token: string };
-  return granted.refresh_token;
-}
 
 /** A simulator with a customer `acme`, a database with `acme` connected as a partner account. */
 async function setUp(simulator: Parameters<typeof ApiSimulator.start>[0] = {}) {

@@ -24,41 +24,13 @@ import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { migrateAll } from '../../src/warehouse/account-schemas.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase } from '../support/databases.js';
+import { grantRefreshToken as grant } from '../support/partner-grant.js';
 
 const counts = { jobs: 30, job_posts: 30, tracking_links: 30 };
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-async function grant(sim: ApiSimulator): Promise<string> {
-  const redirectUri = 'http://127.0.0.1:1/callback';
-  const authorize = new URL(sim.authorizeUrl);
-  for (const [k, v] of Object.entries({
-    response_type: 'code',
-    client_id: 'partner-client',
-    redirect_uri: redirectUri,
-    state: 'st',
-    sim_account: 'acme',
-  }))
-    authorize.searchParams.set(k, v);
-  const code = new URL(
-    (await fetch(authorize, { redirect: 'manual' })).headers.get('location') as string,
-  ).searchParams.get('code') as string;
-  const res = await fetch(`${sim.authUrl}/token`, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from('partner-client:partner-secret').toString('base64')}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: redirectUri,
-    }).toString(),
-  });
-  return ((await res.json()) as { refresh_token: string }).refresh_token;
-}
 
 async function setUp() {
   const sim = await ApiSimulator.start({
