@@ -8,6 +8,7 @@ import {
   schemaOf,
 } from './accounts/account.js';
 import { assertRegistered } from './accounts/account-store.js';
+import type { ApiClient } from './api/api-client.js';
 import { ApiPageSource } from './api/api-page-source.js';
 import { createApiClient } from './api/create-api-client.js';
 import { createHttp } from './api/http.js';
@@ -120,6 +121,8 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
 
   /** An account's context, made once per version of the account (its credentials, its URLs). */
   const contexts = new Map<string, { version: string; context: Promise<AccountContext> }>();
+  /** Every API client made, so that closing waits for their token requests under way. */
+  const clients = new Set<ApiClient>();
   const contextOf = async (name: string): Promise<AccountContext> => {
     let account: Account;
     try {
@@ -142,6 +145,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
       http,
       refreshTokens: account.refreshTokens,
     });
+    clients.add(client);
     const context = Promise.resolve<AccountContext>({
       source: new ApiPageSource(client, api, resources),
       store: new KyselyRunStore(inSchema(db, account.schema), {
@@ -199,6 +203,10 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     close: async () => {
       shutdown.abort(new Error('shutting down'));
       for (const worker of workers) await worker.close();
+      // A refresh grant that has left runs to its answer, whose rotated
+      // refresh token is committed on its own connection: wait for it
+      // (bounded by HIRESYNC_HTTP_TIMEOUT) before the pool closes.
+      await Promise.all([...clients].map((client) => client.settled()));
       await queue.close();
       await db.destroy();
       redis.disconnect();

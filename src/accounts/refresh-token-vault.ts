@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Generated, type Kysely, sql } from 'kysely';
-import type { RefreshTokenVault } from '../api/refresh-token-vault.js';
+import type { GrantAnswer, RefreshTokenVault } from '../api/refresh-token-vault.js';
 import { HiresyncError, ReauthorizationRequiredError, RefreshRefusedError } from '../errors.js';
 import { redactSecrets, registerSecret } from '../secret.js';
 import type { Database } from '../warehouse/schema.js';
@@ -85,14 +85,15 @@ const LOCK_NOT_AVAILABLE = '55P03';
  * time runs per account across every process (and every deployment on the
  * database), and records in Postgres where it stands:
  *
- * - `refresh_started_at` is set and committed before the grant is sent;
- * - a success stores the rotated token (or the same one), clears the marker
- *   and sets `refreshed_at` in one statement, and only then hands the access
- *   token back: it is never used before the new refresh token is safe;
- * - a refusal (RefreshRefusedError) puts the account in state
+ * - `refresh_started_at` is set and committed right before the grant is sent;
+ * - an answer stores the rotated token (or the same one), clears the marker
+ *   and, when the grant was accepted, sets `refreshed_at`, in one statement,
+ *   and only then hands the access token back (or throws what was wrong with
+ *   the answer): it is never used before the new refresh token is safe;
+ * - a refusal (RefreshRefusedError) puts an enabled account in state
  *   `needs_reauthorization` with the reason, and throws ReauthorizationRequiredError;
- * - any other failure (network, 5xx, a timeout: the endpoint may have rotated
- *   the token) leaves the marker set.
+ * - no answer (network, 5xx, a timeout: the endpoint may have rotated the
+ *   token) leaves the marker set.
  *
  * A process killed between the token response and the commit leaves the
  * marker too. The next exchange then tries the stored token: if the endpoint
@@ -119,7 +120,7 @@ export class PostgresRefreshTokenVault implements RefreshTokenVault {
   }
 
   exchange<T>(
-    send: (refreshToken: string) => Promise<{ value: T; rotated: string | undefined }>,
+    send: (refreshToken: string, sending: () => Promise<void>) => Promise<GrantAnswer<T>>,
   ): Promise<T> {
     const key = refreshLockKey(this.#account).toString();
     return this.#db.connection().execute(async (conn) => {
@@ -153,7 +154,7 @@ export class PostgresRefreshTokenVault implements RefreshTokenVault {
 
   async #exchangeLocked<T>(
     conn: Kysely<Database>,
-    send: (refreshToken: string) => Promise<{ value: T; rotated: string | undefined }>,
+    send: (refreshToken: string, sending: () => Promise<void>) => Promise<GrantAnswer<T>>,
   ): Promise<T> {
     const name = this.#account;
     const purpose = refreshTokenPurpose(name);
@@ -183,25 +184,28 @@ export class PostgresRefreshTokenVault implements RefreshTokenVault {
     const interrupted = stored.refresh_started_at !== null;
 
     const tokens = conn.withTables<RefreshTokenTables>();
-    // Committed before the grant is sent: should this process die before the
-    // outcome is recorded, the next exchange knows a rotation may be lost.
-    await tokens
-      .updateTable('hiresync.refresh_tokens')
-      .set({ refresh_started_at: sql<string>`now()` })
-      .where('account', '=', name)
-      .execute();
+    // Committed right before the grant leaves: should this process die before
+    // the outcome is recorded, the next exchange knows a rotation may be lost.
+    // A grant given up before it was sent (a shutdown) never sets it.
+    let marked = false;
+    const sending = async () => {
+      if (marked) return;
+      await tokens
+        .updateTable('hiresync.refresh_tokens')
+        .set({ refresh_started_at: sql<string>`now()` })
+        .where('account', '=', name)
+        .execute();
+      marked = true;
+    };
 
-    let answer: { value: T; rotated: string | undefined };
-    try {
-      answer = await send(refreshToken);
-    } catch (error) {
-      if (!(error instanceof RefreshRefusedError)) {
-        // The outcome is unknown (the endpoint may have rotated the token):
-        // the marker stays for the next exchange to settle.
-        throw error;
-      }
-      const reason = refusalReason(error.message, interrupted);
+    // Thrown: the outcome is unknown (the endpoint may have rotated the
+    // token); the marker stays for the next exchange to settle.
+    const answer = await send(refreshToken, sending);
+    if ('error' in answer && answer.error instanceof RefreshRefusedError) {
+      const reason = refusalReason(answer.error.message, interrupted);
       // One statement: the account's state and the token's reason together.
+      // Only an enabled account changes state: a disabled one stays disabled
+      // (enabling is the operator's decision), its reason kept for `list`.
       await sql`
         with token as (
           update hiresync.refresh_tokens
@@ -210,18 +214,20 @@ export class PostgresRefreshTokenVault implements RefreshTokenVault {
           returning account
         )
         update hiresync.accounts set state = 'needs_reauthorization'
-        where name = ${name} and state <> 'needs_reauthorization'`.execute(conn);
+        where name = ${name} and state = 'enabled'`.execute(conn);
       throw new ReauthorizationRequiredError(name, reason);
     }
 
+    // Answered: the outcome is known. A rotated token is committed even when
+    // the rest of the answer is unusable, as the endpoint has retired the old one.
+    const granted = 'value' in answer || answer.rotated !== undefined;
     if (answer.rotated !== undefined) registerSecret(answer.rotated);
     const result = await tokens
       .updateTable('hiresync.refresh_tokens')
       .set({
         token: this.#box.seal(answer.rotated ?? refreshToken, purpose),
         refresh_started_at: null,
-        refreshed_at: sql<string>`now()`,
-        reauthorization_reason: null,
+        ...(granted ? { refreshed_at: sql<string>`now()`, reauthorization_reason: null } : {}),
       })
       .where('account', '=', name)
       .executeTakeFirst();
@@ -230,6 +236,7 @@ export class PostgresRefreshTokenVault implements RefreshTokenVault {
         `account ${name} was removed while its token was being refreshed`,
       );
     }
+    if ('error' in answer) throw answer.error;
     return answer.value;
   }
 }

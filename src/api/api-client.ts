@@ -74,7 +74,6 @@ export class ApiClient {
     this.origin = new URL(options.config.baseUrl).origin;
   }
 
-  /** Refuses any URL outside the configured origin before a byte is sent there. */
   /**
    * Obtains a new access token now (for a partner account, a refresh grant,
    * which keeps its refresh token from expiring unused), unless another
@@ -84,6 +83,12 @@ export class ApiClient {
     await this.#options.tokens.refreshNow(signal);
   }
 
+  /** Resolves once no token request is under way (see TokenProvider.settled). */
+  settled(): Promise<void> {
+    return this.#options.tokens.settled();
+  }
+
+  /** Refuses any URL outside the configured origin before a byte is sent there. */
   assertSameOrigin(url: string): void {
     const origin = new URL(url).origin;
     if (origin !== this.origin) throw new CrossOriginLinkError(this.origin, origin);

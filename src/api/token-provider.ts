@@ -155,6 +155,71 @@ function describeTokenError(auth: AuthConfig, status: number, body: string): str
   return `token request to ${path} was refused (${status})${detail}; ${fix}`;
 }
 
+/** A token endpoint's 2xx answer, before its access token is judged. */
+interface TokenAnswer {
+  status: number;
+  body: string;
+  /** The endpoint's path, for messages. */
+  path: string;
+}
+
+/** The `refresh_token` of a token answer, if it carries a usable one. */
+export function rotatedRefreshToken(body: string): string | undefined {
+  try {
+    const fields = JSON.parse(body) as { refresh_token?: unknown } | null;
+    const token = fields?.refresh_token;
+    return typeof token === 'string' && token !== '' ? token : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether an error answer says the client's own authentication failed (RFC 6749 5.2 `invalid_client`). */
+export function isClientAuthError(body: string): boolean {
+  try {
+    return (JSON.parse(body) as { error?: unknown } | null)?.error === 'invalid_client';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A signal that follows `outer` except while a request is on the wire: an
+ * abort that arrives then takes effect once the answer is in, so a request
+ * that may have changed state on the server (a refresh grant rotating its
+ * token) is never cut off before its answer is read. Waits between attempts
+ * (a 429's Retry-After) still end at once.
+ */
+export function holdWhileSent(outer: AbortSignal): {
+  signal: AbortSignal;
+  /** The request is about to leave: throws if the outer signal was aborted first. */
+  sending: () => void;
+  /** Its answer is in: an abort held meanwhile takes effect now. */
+  answered: () => void;
+  /** Stops following `outer`. */
+  release: () => void;
+} {
+  const controller = new AbortController();
+  let onWire = false;
+  const follow = () => {
+    if (!onWire) controller.abort(outer.reason);
+  };
+  if (outer.aborted) controller.abort(outer.reason);
+  else outer.addEventListener('abort', follow, { once: true });
+  return {
+    signal: controller.signal,
+    sending: () => {
+      controller.signal.throwIfAborted();
+      onWire = true;
+    },
+    answered: () => {
+      onWire = false;
+      if (outer.aborted) controller.abort(outer.reason);
+    },
+    release: () => outer.removeEventListener('abort', follow),
+  };
+}
+
 /** Numbers the providers of a process (their redaction slots). */
 let providers = 0;
 
@@ -205,6 +270,15 @@ export class TokenProvider {
   async refreshNow(signal?: AbortSignal): Promise<void> {
     const stored = await this.#options.store.read();
     await this.#refresh(stored?.accessToken ?? this.#current?.accessToken, signal);
+  }
+
+  /**
+   * Resolves once no token request of this provider is under way, whatever
+   * its outcome: a closing process waits for it, as a refresh grant that has
+   * left runs to its answer (which may carry a rotated refresh token).
+   */
+  async settled(): Promise<void> {
+    await this.#inflight?.promise.catch(() => {});
   }
 
   /** Slot of this provider in the redaction registry: the token it hands out stays redacted. */
@@ -287,10 +361,14 @@ export class TokenProvider {
           // a token-endpoint 429); should it be lost, the request stops and
           // the loop looks again, so two processes never mint at once.
           let minted: CachedToken;
+          const attempt = { sent: false };
           try {
-            minted = await this.#mint(AbortSignal.any([signal, lock.lost]));
+            minted = await this.#mint(AbortSignal.any([signal, lock.lost]), attempt);
           } catch (error) {
-            if (lock.lost.aborted && !signal.aborted) continue;
+            // Looking again is safe unless a refresh grant left: its answer
+            // may have rotated the refresh token, which must not be sent twice.
+            const partner = this.#options.auth.mode === 'partner';
+            if (lock.lost.aborted && !signal.aborted && !(partner && attempt.sent)) continue;
             throw error;
           }
           await store.write(minted);
@@ -317,9 +395,9 @@ export class TokenProvider {
     }
   }
 
-  async #mint(signal: AbortSignal): Promise<CachedToken> {
+  async #mint(signal: AbortSignal, attempt: { sent: boolean }): Promise<CachedToken> {
     const { auth } = this.#options;
-    if (auth.mode === 'partner') return this.#refreshGrant(auth, signal);
+    if (auth.mode === 'partner') return this.#refreshGrant(auth, signal, attempt);
     const headers: Record<string, string> = { accept: 'application/json' };
     let body: string | undefined;
     if (auth.mode === 'client_credentials') {
@@ -331,21 +409,26 @@ export class TokenProvider {
     } else {
       headers.authorization = basicAuthorization(auth.apiKey.reveal(), '');
     }
-    return (await this.#request(headers, body, signal)).token;
+    const answer = await this.#post(headers, body, { signal });
+    return this.#readToken(answer);
   }
 
   /**
    * A partner account's token: a refresh grant with its stored refresh token,
    * through the vault, which commits a rotated refresh token before the access
-   * token that came with it is handed out (see RefreshTokenVault).
+   * token that came with it is handed out (see RefreshTokenVault). Once the
+   * grant has left, it runs to its answer whatever its callers do (a
+   * shutdown, a lost Redis lock): the answer may carry a rotated refresh token
+   * that only this process will ever see. The request timeout bounds it.
    */
   async #refreshGrant(
     auth: Extract<AuthConfig, { mode: 'partner' }>,
     signal: AbortSignal,
+    attempt: { sent: boolean },
   ): Promise<CachedToken> {
     const vault = this.#options.refreshTokens;
     if (!vault) throw new HiresyncError(`account ${auth.account} has no refresh-token store`);
-    return vault.exchange(async (refreshToken) => {
+    return vault.exchange<CachedToken>(async (refreshToken, sending) => {
       registerSecret(refreshToken);
       const headers = {
         accept: 'application/json',
@@ -356,26 +439,59 @@ export class TokenProvider {
         grant_type: 'refresh_token',
         refresh_token: refreshToken,
       });
-      // Never sent twice: a grant whose answer was lost may have rotated the
-      // token, and sending the old one again would be refused as a reuse.
-      // The attempt fails instead; the vault's mark says the outcome is unknown.
-      const { token, fields } = await this.#request(headers, form.toString(), signal, 0);
-      const rotated =
-        typeof fields.refresh_token === 'string' && fields.refresh_token !== ''
-          ? fields.refresh_token
-          : undefined;
+      const held = holdWhileSent(signal);
+      // Never sent twice (maxRetries 0): a grant whose answer was lost may
+      // have rotated the token, and sending the old one again would be
+      // refused as a reuse. The attempt fails instead; the vault's mark says
+      // the outcome is unknown. A 429 was not processed: it is waited out.
+      let answer: TokenAnswer;
+      try {
+        answer = await this.#post(headers, form.toString(), {
+          signal: held.signal,
+          maxRetries: 0,
+          beforeSend: async () => {
+            held.signal.throwIfAborted();
+            await sending();
+            held.sending();
+            attempt.sent = true;
+          },
+          onAnswer: () => held.answered(),
+        });
+      } catch (error) {
+        // A refusal is an answer too: the vault marks the account.
+        if (error instanceof RefreshRefusedError) return { rotated: undefined, error };
+        throw error;
+      } finally {
+        held.release();
+      }
+      // Read before the access token is judged: a rotation must be kept even
+      // when the rest of the answer is unusable.
+      const rotated = rotatedRefreshToken(answer.body);
       if (rotated !== undefined) registerSecret(rotated);
-      return { value: token, rotated };
+      try {
+        return { rotated, value: this.#readToken(answer) };
+      } catch (error) {
+        return { rotated, error: error as Error };
+      }
     });
   }
 
-  /** POSTs to the token endpoint; returns the token and the answer's fields. */
-  async #request(
+  /**
+   * POSTs to the token endpoint and returns a 2xx answer; a redirect or any
+   * other status throws an error naming the cause and the fix.
+   */
+  async #post(
     headers: Record<string, string>,
     body: string | undefined,
-    signal: AbortSignal,
-    maxRetries = this.#options.maxRetries,
-  ): Promise<{ token: CachedToken; fields: Record<string, unknown> }> {
+    options: {
+      signal: AbortSignal;
+      maxRetries?: number;
+      /** Awaited right before each request leaves. */
+      beforeSend?: () => Promise<void>;
+      /** Called with each answer, whatever its status. */
+      onAnswer?: () => void;
+    },
+  ): Promise<TokenAnswer> {
     const { auth } = this.#options;
     const response = await sendWithRetries({
       http: this.#options.http,
@@ -383,14 +499,18 @@ export class TokenProvider {
       url: auth.tokenUrl,
       headers,
       body,
-      maxRetries,
+      maxRetries: options.maxRetries ?? this.#options.maxRetries,
       defaultRetryAfterMs: this.#options.defaultRetryAfterMs,
       maxRetryAfterMs: this.#options.maxRetryAfterMs ?? 3_600_000,
       maxResponseBytes: this.#options.maxResponseBytes ?? 1024 ** 2,
       timeoutMs: this.#options.timeoutMs,
       endpointVariable: tokenUrlVariable(auth),
       logger: this.#options.logger,
-      signal,
+      signal: options.signal,
+      hooks: {
+        ...(options.beforeSend ? { beforeAttempt: options.beforeSend } : {}),
+        ...(options.onAnswer ? { onResponse: options.onAnswer } : {}),
+      },
     });
     const path = new URL(auth.tokenUrl).pathname;
     const variable = tokenUrlVariable(auth);
@@ -404,6 +524,16 @@ export class TokenProvider {
       );
     }
     if (response.status < 200 || response.status >= 300) {
+      if (auth.mode === 'partner' && isClientAuthError(response.body)) {
+        // RFC 6749 5.2: the partner app's own credentials were refused, not
+        // the customer's grant; fixing them restores every account.
+        throw new AuthError(
+          response.status,
+          path,
+          `token request to ${path} refused the partner app's own credentials (${response.status} invalid_client): check HIRESYNC_PARTNER_CLIENT_ID and HIRESYNC_PARTNER_CLIENT_SECRET (account ${auth.account}'s authorization is kept)`,
+          undefined,
+        );
+      }
       const message = describeTokenError(auth, response.status, response.body);
       // A refresh refused (RFC 6749 5.2: invalid_grant is a 400; some answer
       // 401): the customer's authorization is gone, not the partner app's.
@@ -412,12 +542,18 @@ export class TokenProvider {
       }
       throw new AuthError(response.status, path, message, undefined);
     }
-    const parsed = parseTokenResponse(response.body, this.#now());
+    return { status: response.status, body: response.body, path };
+  }
+
+  /** The access token of a 2xx answer, with a lifetime it can be planned by. */
+  #readToken(answer: TokenAnswer): CachedToken {
+    const { status, path } = answer;
+    const parsed = parseTokenResponse(answer.body, this.#now());
     if (!parsed) {
       throw new AuthError(
-        response.status,
+        status,
         path,
-        `token response from ${path} has no access_token; check that ${variable} points at the token service`,
+        `token response from ${path} has no access_token; check that ${tokenUrlVariable(this.#options.auth)} points at the token service`,
         undefined,
       );
     }
@@ -426,7 +562,7 @@ export class TokenProvider {
     } catch {
       // The token itself is never part of the message.
       throw new AuthError(
-        response.status,
+        status,
         path,
         `the token endpoint returned an access token that cannot be sent in a header (it holds a character such as CR or LF that HTTP headers do not allow); ${path} is answering wrongly: report it to the API vendor`,
         undefined,
@@ -440,6 +576,6 @@ export class TokenProvider {
         'token lifetime stated by the token endpoint is unusable; using the token until the API refuses it',
       );
     }
-    return { token, fields: JSON.parse(response.body) as Record<string, unknown> };
+    return token;
   }
 }

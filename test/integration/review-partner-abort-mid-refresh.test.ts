@@ -1,10 +1,8 @@
-// Open defect of issue 13 (partner integrations), found by review: skipped until fixed; see the closing note of the session that found it.
-// Review (partner integrations): a refresh grant already sent is aborted when
-// its callers give up (SIGTERM's shutdown signal, a run lock lost, a job
-// cancelled). The token endpoint has rotated the refresh token by then, but
-// hiresync never reads the answer, so the rotated token is lost and the next
-// refresh presents the retired one: the account ends in needs_reauthorization
-// after an ordinary graceful shutdown (a deploy), not only after a kill -9.
+// Found by review (partner integrations): a refresh grant already sent was
+// aborted when its callers gave up (SIGTERM's shutdown signal, a lost run
+// lock), so the rotated refresh token in its answer was lost and an ordinary
+// deploy could break an account. A grant that has left now runs to its
+// answer, and closing the app waits for it.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -88,7 +86,7 @@ async function providerOf(store: AccountStore): Promise<TokenProvider> {
   });
 }
 
-describe.skip('review: a refresh grant in flight when its callers give up', () => {
+describe('review: a refresh grant in flight when its callers give up', () => {
   it('keeps the rotated refresh token when the only caller aborts after the grant was sent', async () => {
     const { sim, store } = await setUp();
     const caller = new AbortController();

@@ -1,11 +1,7 @@
-// Open defect of issue 13 (partner integrations), found by review: skipped until fixed; see the closing note of the session that found it.
-// Review (partner integrations): the vault's refusal statement sets
-// `state = 'needs_reauthorization' where state <> 'needs_reauthorization'`,
-// so an account the operator DISABLED is switched to needs_reauthorization
-// when a refresh of it is refused (a run or keep-alive in flight when it was
-// disabled, a context cached before). `accounts authorize` then ENABLES it,
-// against the README: "A disabled account stays disabled when it is
-// authorized again: enabling it is the operator's decision."
+// Found by review (partner integrations): a refused refresh turned a
+// DISABLED account into needs_reauthorization, and `accounts authorize` then
+// enabled it. Only an enabled account changes state on a refusal; enabling
+// stays the operator's decision.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
@@ -72,7 +68,7 @@ const noSharing: TokenStore = {
   tryLock: async () => ({ release: async () => {}, lost: new AbortController().signal }),
 };
 
-describe.skip('review: a disabled partner account whose refresh is refused', () => {
+describe('review: a disabled partner account whose refresh is refused', () => {
   it('stays disabled, and stays disabled after accounts authorize', async () => {
     const { sim, store } = await setUp();
     // A run resolved the account (and its vault) while it was enabled.

@@ -1,15 +1,7 @@
-// Open defect of issue 13 (partner integrations), found by review: skipped until fixed; see the closing note of the session that found it.
-// Review (partner integrations): any 401 from the token endpoint is a
-// RefreshRefusedError, so a 401 `invalid_client` (the PARTNER APP's
-// credentials are wrong: a typo in HIRESYNC_PARTNER_CLIENT_SECRET, a secret
-// rotated on one side first) puts every partner account that refreshes in
-// needs_reauthorization. The customers' refresh tokens are still valid, yet
-// fixing the secret does not bring the accounts back: `enable` refuses them,
-// and only each customer's administrator re-authorizing does. RFC 6749 5.2
-// tells invalid_client (client authentication) from invalid_grant (the
-// customer's grant); the README's own explanation of needs_reauthorization
-// ("the customer revoked access, or the token expired unused or was used
-// elsewhere") does not cover it.
+// Found by review (partner integrations): a 401 invalid_client (the partner
+// APP's own credentials wrong) put every customer account that refreshed in
+// needs_reauthorization. RFC 6749 5.2 tells invalid_client from invalid_grant:
+// the former is the partner app's error, and fixing the secret is enough.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
@@ -76,7 +68,7 @@ const noSharing: TokenStore = {
   tryLock: async () => ({ release: async () => {}, lost: new AbortController().signal }),
 };
 
-describe.skip("review: the partner app's own credentials refused (401 invalid_client)", () => {
+describe("review: the partner app's own credentials refused (401 invalid_client)", () => {
   it('does not put the customer accounts in needs_reauthorization: fixing the secret restores them', async () => {
     const { sim, config, store } = await setUp();
     // The operator deploys with a mistyped partner client secret.

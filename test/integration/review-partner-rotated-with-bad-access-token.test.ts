@@ -1,11 +1,7 @@
-// Open defect of issue 13 (partner integrations), found by review: skipped until fixed; see the closing note of the session that found it.
-// Review (partner integrations): a token endpoint answer 200 that carries a
-// new refresh_token but an access token hiresync cannot use (empty, missing,
-// or holding CR/LF) throws inside #request before the rotated refresh token
-// is read, so the vault never commits it. The endpoint has rotated the
-// token all the same; the stored one is now retired and the account breaks
-// at its next refresh. The rotated refresh token should be committed
-// whenever the answer carries one, whatever else is wrong with the answer.
+// Found by review (partner integrations): a 200 answer carrying a rotated
+// refresh token but an access token hiresync cannot use threw before the
+// rotated token was read, so the vault never committed it. The rotation is
+// now read first and committed whatever else is wrong with the answer.
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -74,7 +70,7 @@ const noSharing: TokenStore = {
   tryLock: async () => ({ release: async () => {}, lost: new AbortController().signal }),
 };
 
-describe.skip('review: a refresh answer with a rotated refresh token but an unusable access token', () => {
+describe('review: a refresh answer with a rotated refresh token but an unusable access token', () => {
   it('still commits the rotated refresh token', async () => {
     const { store } = await setUp();
     // A token endpoint that rotates, and answers an access token holding a CR LF.

@@ -1,11 +1,7 @@
-// Open defect of issue 13 (partner integrations), found by review: skipped until fixed; see the closing note of the session that found it.
-// Review (partner integrations): TokenProvider#refreshShared aborts the token
-// request when the Redis token lock is lost, then `continue`s and mints again.
-// For a partner account that second mint is a second refresh grant with the
-// refresh token the first one may already have rotated away ("never sent
-// twice" is broken): the endpoint refuses it and the account ends in
-// needs_reauthorization, although the Postgres advisory lock alone already
-// keeps refreshes single-flight.
+// Found by review (partner integrations): losing the Redis token lock during
+// a refresh grant made the provider mint again, presenting a refresh token
+// the first grant may have rotated away. A grant that has left is never sent
+// again; the Postgres advisory lock alone keeps refreshes single-flight.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -103,7 +99,7 @@ async function providerOf(store: AccountStore, tokens: TokenStore): Promise<Toke
   });
 }
 
-describe.skip('review: the Redis token lock lost during a partner refresh grant', () => {
+describe('review: the Redis token lock lost during a partner refresh grant', () => {
   it('never presents a refresh token a second time: the account stays enabled', async () => {
     const { sim, store } = await setUp();
     const locks = losableLocks();
