@@ -1,9 +1,6 @@
-// Open defect of issue 13 (partner integrations), found by review: skipped until fixed; see the closing note of the session that found it.
-// Review (accounts authorize): the browser that brought the callback goes away
-// while hiresync exchanges the code (the tab is closed, the user navigates
-// away). The account is authorized and stored, but the command never exits:
-// its callback outcome is settled only when the answer page finishes, and
-// --timeout and SIGINT/SIGTERM are ignored once a callback was answered.
+// Found by review (accounts authorize): when the browser went away while the
+// code was being exchanged, the command never exited (its outcome waited for
+// the answer page to finish). It now exits once the code is redeemed.
 // Runs the built CLI (npm run build first).
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -34,7 +31,7 @@ function browserThatLeaves(url: string, afterMs: number): Promise<void> {
   });
 }
 
-describe.skip('review: accounts authorize when the browser leaves during the code exchange', () => {
+describe('review: accounts authorize when the browser leaves during the code exchange', () => {
   it('exits (at the latest after --timeout) instead of hanging', async () => {
     const sim = await ApiSimulator.start({
       clientSecrets: ['sync-secret'],

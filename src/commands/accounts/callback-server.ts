@@ -37,15 +37,25 @@ export interface CallbackServer {
   close(): Promise<void>;
 }
 
-/** A short plain-text page: nothing in it is ever interpreted by the browser. */
+/**
+ * A short plain-text page: nothing in it is ever interpreted by the browser.
+ * `done` is called once the page is delivered, or once the browser has gone
+ * (the tab closed while the code was being redeemed): the outcome never
+ * waits on a browser.
+ */
 function page(res: ServerResponse, status: number, text: string, done?: () => void): void {
+  if (done) {
+    if (res.destroyed) done();
+    else res.once('close', done);
+  }
+  if (res.destroyed) return;
   res.writeHead(status, {
     'content-type': 'text/plain; charset=utf-8',
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
   });
-  res.end(`${text}\n`, done);
+  res.end(`${text}\n`);
 }
 
 /**
@@ -55,7 +65,8 @@ function page(res: ServerResponse, status: number, text: string, done?: () => vo
  *   goes on (a forged or stale answer changes nothing);
  * - `error=…` answers 400 and ends the wait as refused;
  * - a `code` is redeemed (`redeem`): the browser is answered "authorized; you
- *   can close this page" once the token is stored, or with the failure.
+ *   can close this page" once the token is stored, or with the failure; the
+ *   wait ends when that page is delivered, or at once if the browser left.
  * Any other path is 404; a second answer once one is handled is 409. Throws
  * when the port cannot be listened on.
  */

@@ -42,7 +42,8 @@ function describeAnswer(status: number, body: string): string {
  * Exchanges an authorization code for the customer's refresh token (RFC 6749
  * 4.1.3): POST `tokenUrl`, form `grant_type=authorization_code`, `code`,
  * `redirect_uri`, the partner app's client by HTTP Basic, through
- * sendWithRetries (its retries, response-size limit and redaction apply). The
+ * sendWithRetries (no retry after a request that may have been processed;
+ * its 429 waits, response-size limit and redaction apply). The
  * code, the tokens and the Basic credential are registered for redaction
  * before anything could print them. Throws a HiresyncError saying what to fix
  * when the endpoint refuses, redirects, or answers without a refresh token.
@@ -68,9 +69,10 @@ export async function exchangeCode(options: ExchangeCodeOptions): Promise<Secret
       code: options.code,
       redirect_uri: options.redirectUri,
     }).toString(),
-    // A code is short-lived and single-use: a few quick retries of a failing
-    // endpoint, never a long wait.
-    maxRetries: 2,
+    // A code is single-use: never sent twice (a code redeemed whose answer
+    // was lost would be refused on a second try, and the server may revoke
+    // what it issued for it). A 429 was not processed: a short one is waited.
+    maxRetries: 0,
     defaultRetryAfterMs: 1000,
     maxRetryAfterMs: 30_000,
     maxResponseBytes: 1024 ** 2,

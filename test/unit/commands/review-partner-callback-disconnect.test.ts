@@ -1,11 +1,7 @@
-// Open defect of issue 13 (partner integrations), found by review: skipped until fixed; see the closing note of the session that found it.
-// Review (accounts authorize): the callback server settles its outcome only in
-// the callback of `res.end` (the 'finish' of the answer page). When the browser
-// goes away while the code is being exchanged (tab closed, navigated away, a
-// proxy timeout), the page is never finished, the outcome never settles, and
-// since `answered` is already true, authorize's wait ignores --timeout and
-// SIGINT/SIGTERM: the command hangs forever, even though the refresh token
-// may already be stored.
+// Found by review (accounts authorize): the callback server settled its
+// outcome only when the answer page finished, so a browser gone during the
+// code exchange left it pending forever. It settles once the page is
+// delivered or the browser has gone.
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -26,7 +22,7 @@ function browserThatLeaves(url: string, afterMs: number): Promise<void> {
   });
 }
 
-describe.skip('review: the loopback callback when the browser leaves before the answer', () => {
+describe('review: the loopback callback when the browser leaves before the answer', () => {
   it('still settles the outcome once the code is redeemed', async () => {
     let redeemed = false;
     const server = await listenForCallback({

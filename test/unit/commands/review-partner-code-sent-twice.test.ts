@@ -1,11 +1,7 @@
-// Open defect of issue 13 (partner integrations), found by review: skipped until fixed; see the closing note of the session that found it.
-// Review (accounts authorize): exchangeCode sends the authorization code
-// through sendWithRetries with maxRetries 2, so a network failure after the
-// token endpoint redeemed the code (the connection dropped, a timeout) makes
-// hiresync present the same single-use code again. RFC 6749 4.1.2: the server
-// MUST deny it and SHOULD revoke every token issued from it (the simulator
-// does). The refresh grant already refuses to resend for this very reason
-// ("never sent twice"); the code, just as single-use, is resent.
+// Found by review (accounts authorize): the authorization code was sent with
+// retries, so a lost answer made hiresync present the single-use code again
+// (RFC 6749 4.1.2: the server must deny it and should revoke what it issued).
+// Like the refresh grant, the code exchange is never sent twice.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -22,7 +18,7 @@ afterEach(async () => {
   }
 });
 
-describe.skip('review: the authorization code exchange', () => {
+describe('review: the authorization code exchange', () => {
   it('never presents the same code twice, even when the first answer is lost', async () => {
     const presented: string[] = [];
     const endpoint = http.createServer((req, res) => {
