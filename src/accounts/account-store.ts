@@ -13,6 +13,7 @@ import {
   DEFAULT_ACCOUNT,
   schemaOf,
 } from './account.js';
+import { keepaliveTickMs } from './keepalive-tick.js';
 import {
   PostgresRefreshTokenVault,
   type RefreshTokenTables,
@@ -431,11 +432,14 @@ export class AccountStore implements AccountDirectory {
 
   /**
    * Names of the enabled partner accounts whose refresh token was neither
-   * refreshed nor authorized within the last `keepaliveMs`, sorted: the
-   * worker refreshes them so that an unused token does not expire
-   * (HIRESYNC_REFRESH_KEEPALIVE). None before `migrate` made the tables.
+   * refreshed nor authorized within the last `keepaliveMs` less one
+   * keep-alive tick, sorted: the worker, ticking every {@link keepaliveTickMs},
+   * refreshes them so that none goes unrefreshed longer than `keepaliveMs`
+   * (HIRESYNC_REFRESH_KEEPALIVE) and an unused token does not expire. None
+   * before `migrate` made the tables.
    */
   async partnerAccountsDue(keepaliveMs: number): Promise<string[]> {
+    const dueAfterMs = Math.max(0, keepaliveMs - keepaliveTickMs(keepaliveMs));
     try {
       const { rows } = await sql<{ name: string }>`
         select a.name
@@ -443,7 +447,7 @@ export class AccountStore implements AccountDirectory {
         join hiresync.refresh_tokens t on t.account = a.name
         where a.auth_mode = 'partner' and a.state = 'enabled'
           and coalesce(greatest(t.refreshed_at, t.authorized_at), '-infinity')
-              <= now() - ${keepaliveMs} * interval '1 millisecond'
+              <= now() - ${dueAfterMs} * interval '1 millisecond'
         order by a.name`.execute(this.#db);
       return rows.map((r) => r.name);
     } catch (error) {

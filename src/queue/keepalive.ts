@@ -1,5 +1,6 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { keepaliveTickMs } from '../accounts/keepalive-tick.js';
 import { coerceError, ReauthorizationRequiredError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { throttledWarn } from './throttled-warn.js';
@@ -10,18 +11,11 @@ export const KEEPALIVE_QUEUE = 'keepalive';
 /** Key of its job scheduler. */
 export const KEEPALIVE_SCHEDULER = 'partner-keepalive';
 
-/**
- * How often the keep-alive looks for partner accounts due a refresh: a sixth
- * of HIRESYNC_REFRESH_KEEPALIVE, from 1 minute to 1 hour, so no account goes
- * much past its keep-alive even when a tick is missed.
- */
-export function keepaliveTickMs(keepaliveMs: number): number {
-  return Math.min(Math.max(Math.floor(keepaliveMs / 6), 60_000), 3_600_000);
-}
+export { keepaliveTickMs } from '../accounts/keepalive-tick.js';
 
 /** What a keep-alive tick needs. */
 export interface KeepaliveDeps {
-  /** Enabled partner accounts whose last refresh is older than HIRESYNC_REFRESH_KEEPALIVE. */
+  /** Enabled partner accounts whose last refresh passes HIRESYNC_REFRESH_KEEPALIVE before the next tick. */
   due: () => Promise<string[]>;
   /** Obtains a new access token for the account: a refresh grant, which rotates its refresh token. */
   renew: (account: string) => Promise<void>;

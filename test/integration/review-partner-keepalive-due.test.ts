@@ -1,12 +1,7 @@
-// Open defect of issue 13 (partner integrations), found by review: skipped until fixed; see the closing note of the session that found it.
-// Review (partner keep-alive): the contract says the worker refreshes each
-// enabled partner account "at least every HIRESYNC_REFRESH_KEEPALIVE". The
-// keep-alive ticks every keepalive/6 (at most 1 h) and an account is due only
-// once its last refresh is a whole keep-alive old, so an account that is
-// 5h59m old at one tick is refreshed at the next one, up to 6h59m after its
-// last refresh (with the default 6h; up to 2 min with a 1m keep-alive). The
-// due check must allow for the tick: refresh what would pass its keep-alive
-// before the next tick.
+// Found by review (partner keep-alive): an account was due only once a whole
+// keep-alive old, so with a tick of keepalive/6 it could go up to keepalive +
+// one tick unrefreshed. It is now due one tick early: refreshed at least
+// every HIRESYNC_REFRESH_KEEPALIVE, as the contract says.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
@@ -64,7 +59,7 @@ async function setUp() {
   return { sim, config, store, database };
 }
 
-describe.skip('review: the keep-alive due computation', () => {
+describe('review: the keep-alive due computation', () => {
   it('takes an account that would pass HIRESYNC_REFRESH_KEEPALIVE before the next tick', async () => {
     const { store, database } = await setUp();
     const keepaliveMs = 6 * 3_600_000; // the default 6h
