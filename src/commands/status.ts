@@ -8,6 +8,7 @@ import { redactSecrets } from '../secret.js';
 import { readStatus } from '../status.js';
 import { createDatabase } from '../warehouse/database.js';
 import { parseAccounts } from './account-options.js';
+import { reauthorizationNote } from './accounts/list.js';
 import { defineCommand, EXIT } from './command.js';
 import { formatTable } from './format-table.js';
 import type { OptionTable } from './options.js';
@@ -30,7 +31,8 @@ export const status = defineCommand({
   description: `One line per account and resource: the last run (mode, started, finished,
     pages, records, outcome, error), the last success, and whether a checkpoint is
     pending. With registered accounts, an account column comes first and a
-    disabled account's state shows in its outcome. Needs DATABASE_URL and REDIS_URL.
+    disabled account's state shows in its outcome; a partner account that needs
+    re-authorizing is named below the table, with why and what to do. Needs DATABASE_URL and REDIS_URL.
     Exit 0, 1 when Postgres or Redis cannot be read, 2 for an account name that
     is malformed or not registered.`,
   options,
@@ -94,6 +96,11 @@ export const status = defineCommand({
       stdout.write(
         `${formatTable([...(withAccount ? ['account'] : []), 'resource', 'last run', 'started', 'finished', 'pages', 'records', 'outcome', 'last success', 'checkpoint pending', 'error'], rows)}\n`,
       );
+      // Why each shown account needs re-authorizing, as `accounts list` says it.
+      const waiting = registered.filter(
+        (a) => a.state === 'needs_reauthorization' && accounts.includes(a.name),
+      );
+      if (waiting.length > 0) stdout.write(`\n${waiting.map(reauthorizationNote).join('\n')}\n`);
       return EXIT.ok;
     } catch (error) {
       stderr.write(`hiresync status: ${redactSecrets(coerceError(error).message)}\n`);

@@ -1,9 +1,5 @@
-// Open defect of issue 13 (partner integrations), found by review: skipped until fixed; see the closing note of the session that found it.
-// Review (partner integrations): the README says of an account in state
-// needs_reauthorization that "`accounts list` and `status` show it, with the
-// reason". `status` shows only "needs re-authorizing: run 'hiresync accounts
-// authorize NAME'": why (revoked, expired unused, a rotation lost to an
-// interrupted refresh) is in `accounts list` only.
+// Found by review (partner integrations): `status` said an account needs
+// re-authorizing but not why; `accounts list` did. Both now give the reason.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
@@ -72,7 +68,7 @@ const noSharing: TokenStore = {
   tryLock: async () => ({ release: async () => {}, lost: new AbortController().signal }),
 };
 
-describe.skip('review: status of an account that needs re-authorizing', () => {
+describe('review: status of an account that needs re-authorizing', () => {
   it('shows the reason, as accounts list does', async () => {
     const { sim, store, env } = await setUp();
     const resolved = await store.resolve('acme');
