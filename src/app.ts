@@ -25,8 +25,9 @@ import {
   type SyncProcessorDeps,
 } from './queue/sync-queue.js';
 import { throttledWarn } from './queue/throttled-warn.js';
-import { BUILT_IN_RESOURCES, type ResourceCatalog } from './resources/index.js';
+import { BUILT_IN_RESOURCES, catalogFor, type ResourceCatalog } from './resources/index.js';
 import type { RunProgress } from './sync/run-resource.js';
+import { ensureListResources } from './warehouse/account-schemas.js';
 import { createDatabase, inSchema } from './warehouse/database.js';
 import { ResourceLock } from './warehouse/resource-lock.js';
 import { KyselyRunStore } from './warehouse/run-store.js';
@@ -101,7 +102,7 @@ function directoryOf(config: Config, registry: AccountDirectory | undefined): Ac
 
 export function createApp(config: Config, logger: Logger, options: AppOptions = {}): App {
   const concurrency = options.concurrency ?? config.concurrency;
-  const resources = options.resources ?? BUILT_IN_RESOURCES;
+  const resources = catalogFor(config.resources, options.resources ?? BUILT_IN_RESOURCES);
   // Each running run holds one connection for its Postgres resource lock and
   // uses up to one more for its page writes; two spare for everything else.
   // Accounts share this pool: connections never grow with their number.
@@ -152,6 +153,12 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
         resources,
         recordsKey: config.api.recordsKey,
         maxDeleteFraction: config.maxDeleteFraction,
+        history: config.history,
+        ensureListResource: async (resource) => {
+          const created = await ensureListResources(db, [resource]);
+          if (created.length > 0)
+            logger.info({ resource, created }, 'list resource tables created');
+        },
         resourceLock,
         account: name,
         ...(name === DEFAULT_ACCOUNT

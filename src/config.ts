@@ -49,6 +49,8 @@ export interface ApiConfig {
   jobsStatus: string | undefined;
   /** List path of tracking links. Default `/v3/tracking_links`. */
   trackingLinksPath: string;
+  /** `HIRESYNC_RESOURCE_PATHS`: list paths of other resources by name; default `/v3/NAME`. */
+  resourcePaths: Readonly<Record<string, string>>;
   /** Property of a JSON object body that holds the records; undefined: the body is the array. */
   recordsKey: string | undefined;
   /** First guess of the API's rate-limit window, until X-RateLimit-Reset states it or it is learned. Default 10 s. */
@@ -118,6 +120,8 @@ export interface Config extends StatusConfig {
   updatedFilter: string | undefined;
   /** `HIRESYNC_UPDATED_LOOKBACK`: subtracted from the last successful run's start. Default 5 min. */
   updatedLookbackMs: number;
+  /** `HIRESYNC_HISTORY`: keep a version of every record that changes in `<resource>_history`. Default on. */
+  history: boolean;
   resources: readonly ResourceName[];
   /** `HIRESYNC_CONCURRENCY`: runs one worker process runs at once. Default 4. */
   concurrency: number;
@@ -293,7 +297,37 @@ function integer(fallback: number, min: number, max: number) {
   );
 }
 
-/** `HIRESYNC_RESOURCES`: a comma-separated list of names among `known`. */
+/** A switch: `on` or `off` (also true/false, yes/no, 1/0), any case; unset is `fallback`. */
+function onOff(fallback: boolean) {
+  const values: Record<string, boolean> = {
+    on: true,
+    true: true,
+    yes: true,
+    '1': true,
+    off: false,
+    false: false,
+    no: false,
+    '0': false,
+  };
+  return z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      const value =
+        text === undefined || text.trim() === '' ? fallback : values[text.trim().toLowerCase()];
+      if (value === undefined) {
+        ctx.addIssue({ code: 'custom', message: `must be on or off, got ${JSON.stringify(text)}` });
+        return z.NEVER;
+      }
+      return value;
+    });
+}
+
+/**
+ * `HIRESYNC_RESOURCES`: a comma-separated list of resource names: the
+ * declared ones (`known`) and any other list resource of the API, stored as
+ * sent (see {@link resourceNameProblem}). Default: the declared ones.
+ */
 function resourceList(known: readonly string[]) {
   return z
     .string()
@@ -303,17 +337,76 @@ function resourceList(known: readonly string[]) {
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
-      const unknown = names.filter((n) => !known.includes(n));
-      if (unknown.length > 0 || names.length === 0) {
+      if (names.length === 0) {
         ctx.addIssue({
           code: 'custom',
-          message: `must list resources among ${known.join(', ')}; unknown: ${unknown.join(', ') || '(empty list)'}`,
+          message: `must list at least one resource (the built-in ones are ${known.join(', ')})`,
         });
         return z.NEVER;
+      }
+      for (const name of names) {
+        const problem = known.includes(name) ? undefined : resourceNameProblem(name);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
       }
       return [...new Set(names)] as ResourceName[];
     });
 }
+
+/**
+ * Relations hiresync keeps in every account schema beside the resources'
+ * own: a resource of these names would collide with them.
+ */
+const OWN_RELATIONS = [
+  'job_boards',
+  'referrers',
+  'sources',
+  'sync_runs',
+  'rejected_records',
+  'typed_view_columns',
+  'kysely_migration',
+  'kysely_migration_lock',
+];
+
+/**
+ * Why `name` cannot be a resource hiresync stores as sent (table `NAME_data`,
+ * history `NAME_history`, views `NAME` and `NAME_flat`), or undefined.
+ */
+export function resourceNameProblem(name: string): string | undefined {
+  if (!/^[a-z][a-z0-9_]{0,39}$/.test(name)) {
+    return `${JSON.stringify(name)} is not a resource name: lower-case letters, digits and _, starting with a letter, at most 40 characters`;
+  }
+  const rename = `name it otherwise and give its path in HIRESYNC_RESOURCE_PATHS (e.g. api_${name}=/v3/${name})`;
+  if (OWN_RELATIONS.includes(name)) {
+    return `${name} is the name of one of hiresync's own tables; ${rename}`;
+  }
+  const suffix = /_(data|history|flat)$/.exec(name)?.[0];
+  if (suffix) {
+    return `${name} ends in ${suffix}, which hiresync keeps for the tables and views of resources; ${rename}`;
+  }
+  return undefined;
+}
+
+/** `HIRESYNC_RESOURCE_PATHS`: `name=/path,…`, the list paths of resources that are not at `/v3/NAME`. */
+const resourcePaths = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    const paths: Record<string, string> = {};
+    for (const entry of (text ?? '').split(',').map((s) => s.trim())) {
+      if (entry === '') continue;
+      const match = /^([^=\s]+)\s*=\s*(\S+)$/.exec(entry);
+      const [, name = '', path = ''] = match ?? [];
+      if (!match || !path.startsWith('/') || path.includes('?') || path.includes('#')) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be name=/path pairs separated by commas (a path starts with / and has no query), got ${JSON.stringify(entry)}`,
+        });
+        continue;
+      }
+      paths[name] = path;
+    }
+    return paths;
+  });
 
 const databaseFields = {
   DATABASE_URL: connectionUrl(['postgres:', 'postgresql:']),
@@ -371,6 +464,7 @@ const fullFields = {
     .refine((v) => v.startsWith('/') && !v.includes('?') && !v.includes('#'), {
       message: 'must be a path starting with / and without a query',
     }),
+  HIRESYNC_RESOURCE_PATHS: resourcePaths,
   HIRESYNC_RECORDS_KEY: optionalText,
   HIRESYNC_INCREMENTAL_EVERY: durationMs('15m', 1000, MAX_TIMER_MS),
   HIRESYNC_FULL_CRON: z
@@ -416,6 +510,7 @@ const fullFields = {
     },
   ),
   HIRESYNC_UPDATED_LOOKBACK: durationMs('5m', 1, 7 * 86_400_000),
+  HIRESYNC_HISTORY: onOff(true),
 };
 
 function problemsOf(error: z.ZodError): ConfigProblem[] {
@@ -435,6 +530,25 @@ function parseOrThrow<S extends z.ZodRawShape>(shape: S, env: Env) {
 export function loadDatabaseConfig(env: Env): DatabaseConfig {
   const v = parseOrThrow(databaseFields, env);
   return Object.freeze({ databaseUrl: v.DATABASE_URL, logLevel: v.LOG_LEVEL });
+}
+
+/** Configuration of `hiresync migrate`. */
+export interface MigrateConfig extends DatabaseConfig {
+  /** `HIRESYNC_RESOURCES` (optional): the list resources among them get their tables too. */
+  resources: readonly ResourceName[];
+}
+
+/** Configuration of `hiresync migrate`: DATABASE_URL, and HIRESYNC_RESOURCES when set. */
+export function loadMigrateConfig(env: Env): MigrateConfig {
+  const v = parseOrThrow(
+    { ...databaseFields, HIRESYNC_RESOURCES: resourceList(RESOURCE_NAMES) },
+    env,
+  );
+  return Object.freeze({
+    databaseUrl: v.DATABASE_URL,
+    logLevel: v.LOG_LEVEL,
+    resources: Object.freeze(v.HIRESYNC_RESOURCES),
+  });
 }
 
 /** Configuration of `hiresync status`: DATABASE_URL and REDIS_URL. */
@@ -517,6 +631,21 @@ export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_N
   }
   const { partner, problems: partnerProblems } = readPartner(env);
   problems.push(...partnerProblems);
+  if (parsed.success) {
+    for (const name of Object.keys(parsed.data.HIRESYNC_RESOURCE_PATHS)) {
+      if (known.includes(name)) {
+        problems.push({
+          variable: 'HIRESYNC_RESOURCE_PATHS',
+          message: `${name} is a built-in resource with a path of its own${name === 'tracking_links' ? ' (set HIRESYNC_TRACKING_LINKS_PATH)' : ''}; this variable gives the paths of other resources`,
+        });
+      } else if (!parsed.data.HIRESYNC_RESOURCES.includes(name)) {
+        problems.push({
+          variable: 'HIRESYNC_RESOURCE_PATHS',
+          message: `names ${name}, which HIRESYNC_RESOURCES does not list: add it there, or drop its path`,
+        });
+      }
+    }
+  }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const v = parsed.data;
 
@@ -549,6 +678,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_N
       perPage: v.HIRESYNC_PER_PAGE,
       jobsStatus: v.HIRESYNC_JOBS_STATUS,
       trackingLinksPath: v.HIRESYNC_TRACKING_LINKS_PATH,
+      resourcePaths: Object.freeze(v.HIRESYNC_RESOURCE_PATHS),
       recordsKey: v.HIRESYNC_RECORDS_KEY,
       rateLimitWindowMs: v.HIRESYNC_RATE_LIMIT_WINDOW,
       rateLimitReserve: v.HIRESYNC_RATE_LIMIT_RESERVE,
@@ -561,6 +691,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_N
     maxDeleteFraction: v.HIRESYNC_MAX_DELETE_FRACTION,
     updatedFilter: v.HIRESYNC_UPDATED_FILTER,
     updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,
+    history: v.HIRESYNC_HISTORY,
     resources: Object.freeze(v.HIRESYNC_RESOURCES),
     concurrency: v.HIRESYNC_CONCURRENCY,
     partner,

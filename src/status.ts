@@ -19,8 +19,9 @@ export interface ResourceStatus {
 }
 
 /**
- * Per account and resource: its last run, its last successful run and its
- * pending checkpoint, if any; errors redacted. `accounts` defaults to
+ * Per account and resource (the built-in ones, and any other the account has
+ * runs of): its last run, its last successful run and its pending checkpoint,
+ * if any; errors redacted. `accounts` defaults to
  * `default` alone; each is read from its own schema.
  */
 export async function readStatus(
@@ -30,11 +31,12 @@ export async function readStatus(
   accounts: readonly string[] = ['default'],
 ): Promise<ResourceStatus[]> {
   const rows = await Promise.all(
-    accounts.map((account) => {
+    accounts.map(async (account) => {
       const checkpoints = new RedisCheckpointStore(redis, prefix, account);
       const schemaDb = inSchema(db, schemaOf(account));
+      const resources = await resourcesOf(schemaDb);
       return Promise.all(
-        RESOURCE_NAMES.map(async (resource): Promise<ResourceStatus> => {
+        resources.map(async (resource): Promise<ResourceStatus> => {
           const runs = schemaDb
             .selectFrom('sync_runs')
             .selectAll()
@@ -79,6 +81,21 @@ export async function readStatus(
     }),
   );
   return rows.flat();
+}
+
+/**
+ * The built-in resources, then every other resource the schema has runs of
+ * (list resources named in HIRESYNC_RESOURCES), sorted.
+ */
+async function resourcesOf(db: Kysely<Database>): Promise<ResourceName[]> {
+  try {
+    const rows = await db.selectFrom('sync_runs').select('resource').distinct().execute();
+    const others = rows.map((r) => r.resource).filter((r) => !RESOURCE_NAMES.includes(r));
+    return [...RESOURCE_NAMES, ...others.sort()];
+  } catch (error) {
+    if ((error as { code?: string }).code !== '42P01') throw error;
+    return [...RESOURCE_NAMES];
+  }
 }
 
 /** Whether the instance's schema holds sync_runs. */

@@ -1,4 +1,4 @@
-import { loadDatabaseConfig } from '../config.js';
+import { loadMigrateConfig, RESOURCE_NAMES } from '../config.js';
 import { coerceError, HiresyncError } from '../errors.js';
 import {
   type MigrateOutcome,
@@ -20,13 +20,15 @@ export const migrate = defineCommand({
   description: `Applies pending database migrations; safe to run any number of times, from
     several processes at once. Brings up to date hiresync's control schema (hiresync),
     public (the default account's tables), then the schema of every registered account,
-    and rebuilds the all_accounts views; prints what it applied to each schema. When a
+    makes the tables of the list resources named in HIRESYNC_RESOURCES (or made before)
+    in every schema, and rebuilds the all_accounts views; prints what it applied to each
+    schema. When a
     schema fails, the ones after it are left for the next run, and the all_accounts
     views are rebuilt without that account (with a warning). Needs DATABASE_URL. Exit 0
     when the database is up to date, 1 on failure.`,
   options,
   async execute(_values, { env, stdout, stderr }) {
-    const config = loadDatabaseConfig(env);
+    const config = loadMigrateConfig(env);
     const db = createDatabase(config.databaseUrl, { max: 1, applicationName: 'hiresync migrate' });
     /** What was applied to each schema, and the warnings; `done` when the run went through. */
     const report = (
@@ -53,8 +55,14 @@ export const migrate = defineCommand({
       for (const warning of warnings) stderr.write(`hiresync migrate: warning: ${warning}\n`);
     };
     try {
-      const { schemas, warnings } = await migrateAll(db);
+      const listResources = config.resources.filter((name) => !RESOURCE_NAMES.includes(name));
+      const { schemas, warnings, listResourceTables } = await migrateAll(db, undefined, {
+        listResources,
+      });
       report(schemas, warnings, true);
+      if (listResourceTables.length > 0) {
+        stdout.write(`list resource tables made: ${listResourceTables.join(', ')}\n`);
+      }
       return EXIT.ok;
     } catch (error) {
       // A schema failed: what came before it stands, and the views were rebuilt without it.

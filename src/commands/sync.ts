@@ -1,10 +1,11 @@
 import { DEFAULT_ACCOUNT } from '../accounts/account.js';
 import { createApp } from '../app.js';
-import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../config.js';
+import { loadConfig, RESOURCE_NAMES, type ResourceName, resourceNameProblem } from '../config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { checkConnections } from '../preflight.js';
 import { runOnce } from '../queue/run-once.js';
+import { catalogFor } from '../resources/index.js';
 import type { RunProgress } from '../sync/run-resource.js';
 import { parseAccounts, registryOf, resolveAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
@@ -28,7 +29,7 @@ export const options = {
     type: 'string',
     value: 'NAME',
     multiple: true,
-    description: `${RESOURCE_NAMES.join(', ')}; repeat, or separate with commas (default: HIRESYNC_RESOURCES)`,
+    description: `${RESOURCE_NAMES.join(', ')}, or another list of the API (stored as sent); repeat, or separate with commas (default: HIRESYNC_RESOURCES)`,
   },
   'allow-mass-delete': {
     type: 'boolean',
@@ -37,7 +38,11 @@ export const options = {
   },
 } as const satisfies OptionTable;
 
-/** The resources named by `--resource` (repeated or comma-separated), else `fallback`. */
+/**
+ * The resources named by `--resource` (repeated or comma-separated), else
+ * `fallback`: the built-in ones, and any other list resource of the API
+ * (stored as sent, see HIRESYNC_RESOURCES).
+ */
 export function parseResources(
   values: readonly string[] | undefined,
   fallback: readonly ResourceName[],
@@ -46,14 +51,12 @@ export function parseResources(
   const names = values.flatMap((v) => v.split(',')).map((v) => v.trim());
   if (names.some((n) => n === '')) {
     throw new UsageError(
-      `--resource was given an empty resource name; choose from ${RESOURCE_NAMES.join(', ')}`,
+      `--resource was given an empty resource name; choose from ${RESOURCE_NAMES.join(', ')} or another list of the API`,
     );
   }
-  const unknown = names.filter((n) => !(RESOURCE_NAMES as readonly string[]).includes(n));
-  if (unknown.length > 0) {
-    throw new UsageError(
-      `unknown resource ${unknown.join(', ')}; choose from ${RESOURCE_NAMES.join(', ')}`,
-    );
+  for (const name of names) {
+    const problem = RESOURCE_NAMES.includes(name) ? undefined : resourceNameProblem(name);
+    if (problem) throw new UsageError(`--resource: ${problem}`);
   }
   return [...new Set(names)] as ResourceName[];
 }
@@ -106,6 +109,8 @@ export const sync = defineCommand({
       onProgress,
       defaultMetrics: false,
       registry: registryOf(config),
+      // Lists named by --resource beyond HIRESYNC_RESOURCES are synced too.
+      resources: catalogFor(resources),
     });
     let interrupted = false;
     const stop = () => {

@@ -1,6 +1,7 @@
 import type { ResourceName } from '../sync/ports.js';
 import { jobPosts } from './job-posts.js';
 import { jobs } from './jobs.js';
+import { defineListResource } from './json-resource.js';
 import type { ResourceDeclaration } from './resource.js';
 import { trackingLinks } from './tracking-links.js';
 
@@ -16,6 +17,19 @@ export function catalogOf(...declarations: ResourceDeclaration[]): ResourceCatal
 
 /** The resources hiresync knows, in the order `sync` and `status` list them. */
 export const BUILT_IN_RESOURCES: ResourceCatalog = catalogOf(jobs, jobPosts, trackingLinks);
+
+/**
+ * The resources a deployment syncs: the declared ones (default the built-in
+ * ones), and a list resource (defineListResource) for each other name of
+ * HIRESYNC_RESOURCES.
+ */
+export function catalogFor(
+  resources: readonly ResourceName[],
+  declared: ResourceCatalog = BUILT_IN_RESOURCES,
+): ResourceCatalog {
+  const extra = resources.filter((name) => !declared.has(name)).map(defineListResource);
+  return extra.length === 0 ? declared : catalogOf(...declared.values(), ...extra);
+}
 
 /** Names of the built-in resources. */
 export const RESOURCE_NAMES: readonly ResourceName[] = [...BUILT_IN_RESOURCES.keys()];

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ApiConfig } from '../config.js';
+import { listResourceTable } from '../warehouse/list-resource-tables.js';
 import { storeJsonRecords } from '../warehouse/store-json-records.js';
 import {
   defineResource,
@@ -25,6 +26,24 @@ export interface JsonResourceOptions {
   schema?: z.ZodType;
   /** Default: a record with the id and its times. */
   simulate?: (sim: SimulationContext, index: number) => Record<string, unknown>;
+  /** Its tables are made on demand, not by a migration. Default false. */
+  onDemand?: boolean;
+}
+
+/**
+ * Any other list resource of the API, named in HIRESYNC_RESOURCES: stored as
+ * sent in `NAME_data` (tables made on demand, see ensureListResources), read
+ * through the view `NAME`, at `/v3/NAME` unless HIRESYNC_RESOURCE_PATHS gives
+ * its path.
+ */
+export function defineListResource(name: string): ResourceDeclaration {
+  return defineJsonResource({
+    name,
+    description: `${name}, a list of the API stored as sent (named in HIRESYNC_RESOURCES)`,
+    table: listResourceTable(name),
+    path: (api) => api.resourcePaths?.[name] ?? `/v3/${name}`,
+    onDemand: true,
+  });
 }
 
 /**
@@ -42,6 +61,7 @@ export function defineJsonResource(options: JsonResourceOptions): ResourceDeclar
     filters: options.filters,
     schema: options.schema ?? jsonRecordSchema,
     write: storeJsonRecords(table),
+    onDemand: options.onDemand,
     simulate:
       options.simulate ??
       ((sim, index) => ({ id: sim.idOf(options.name, index), ...sim.times(options.name, index) })),

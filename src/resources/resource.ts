@@ -5,7 +5,8 @@ import type { PageStatement, StoredResource } from '../warehouse/page-statement.
 import { validatorFor } from './validate-record.js';
 
 /** What decides the list paths: the configuration, or the simulator's own options. */
-export type ResourcePaths = Pick<ApiConfig, 'trackingLinksPath'>;
+export type ResourcePaths = Pick<ApiConfig, 'trackingLinksPath'> &
+  Partial<Pick<ApiConfig, 'resourcePaths'>>;
 
 /** What the simulator gives a resource to build its records from. */
 export interface SimulationContext {
@@ -58,11 +59,15 @@ export interface ResourceDefinition {
   filters?: (api: ApiConfig) => Readonly<Record<string, string | undefined>>;
   schema: z.ZodType;
   write: PageStatement;
+  /** The column of `table` holding the record as sent: `data` (default) or `raw`. */
+  recordColumn?: 'data' | 'raw';
   sweeps?: boolean;
+  /** Its tables are made on demand (a list resource named in HIRESYNC_RESOURCES). Default false: by a migration. */
+  onDemand?: boolean;
   simulate: (sim: SimulationContext, index: number) => Record<string, unknown>;
 }
 
-/** Builds a declaration: the validator comes from the schema; filters drop unset values; sweeps by default. */
+/** Builds a declaration: the validator comes from the schema; filters drop unset values; sweeps by default; history in `<name>_history`. */
 export function defineResource(definition: ResourceDefinition): ResourceDeclaration {
   const validate = validatorFor(definition.schema);
   return Object.freeze({
@@ -80,7 +85,11 @@ export function defineResource(definition: ResourceDefinition): ResourceDeclarat
     schema: definition.schema,
     validate,
     write: definition.write,
+    // Named after the resource, as analysts know it: jobs_history, tracking_links_history.
+    historyTable: `${definition.name}_history`,
+    recordColumn: definition.recordColumn ?? 'data',
     sweeps: definition.sweeps ?? true,
+    onDemand: definition.onDemand ?? false,
     simulate: definition.simulate,
   });
 }

@@ -94,5 +94,6 @@ export const trackingLinks = defineResource({
   path: (api) => api.trackingLinksPath,
   schema: trackingLinkSchema,
   write: storeTrackingLinks,
+  recordColumn: 'raw',
   simulate: (sim, index) => (sim.flat ? simulateFlat(sim, index) : simulateNested(sim, index)),
 });

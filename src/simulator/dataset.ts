@@ -246,6 +246,13 @@ export class Dataset {
     return this.idOf(resource, index);
   }
 
+  /** Brings back a removed record, unchanged: the next full sync should undelete it. */
+  restore(resource: SimResource, index: number): number {
+    this.version += 1;
+    this.#changed(resource).removed.delete(index);
+    return this.idOf(resource, index);
+  }
+
   /** Changes a record (new updated_at and content): the next full sync should pick it up. */
   touch(resource: SimResource, index: number): number {
     this.version += 1;

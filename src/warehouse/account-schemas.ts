@@ -2,6 +2,7 @@ import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { accountNameProblem, DEFAULT_ACCOUNT, schemaOf } from '../accounts/account.js';
 import { coerceError, HiresyncError } from '../errors.js';
 import { PUBLIC_SCHEMA } from './database.js';
+import { createListResourceTables, listResourcesIn } from './list-resource-tables.js';
 import {
   ALL_ACCOUNTS_LOCK,
   ALL_ACCOUNTS_SCHEMA,
@@ -11,7 +12,7 @@ import {
   migrateToLatest,
   migrationNames,
 } from './migrate.js';
-import { LOCK_SPACE } from './resource-lock.js';
+import { LOCK_SPACE, lockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
 
 export { ALL_ACCOUNTS_SCHEMA, CONTROL_SCHEMA, type MigrateOutcome } from './migrate.js';
@@ -26,6 +27,9 @@ export const ALL_ACCOUNTS_VIEWS: readonly string[] = [
   'job_posts',
   'sync_runs',
   'rejected_records',
+  'tracking_links_history',
+  'jobs_history',
+  'job_posts_history',
 ];
 
 /**
@@ -89,14 +93,64 @@ export function migrateControl(db: Kysely<Database>): Promise<MigrateOutcome> {
 
 /** Names of the registered accounts (every state), sorted; none before the control schema exists. */
 export async function registeredAccounts(db: Kysely<Database>): Promise<string[]> {
-  try {
-    const rows = await db.selectFrom('hiresync.accounts').select('name').orderBy('name').execute();
-    return rows.map((r) => r.name);
-  } catch (error) {
-    if ((error as { code?: string }).code === '42P01') return [];
-    throw error;
-  }
+  // Looked up rather than caught: a failed statement would abort the caller's transaction.
+  const { rows: found } = await sql<{ present: boolean }>`
+    select to_regclass('hiresync.accounts') is not null as present`.execute(db);
+  if (!found[0]?.present) return [];
+  const rows = await db.selectFrom('hiresync.accounts').select('name').orderBy('name').execute();
+  return rows.map((r) => r.name);
 }
+
+/** Options of {@link migrateAll}. */
+export interface MigrateAllOptions {
+  /**
+   * List resources (HIRESYNC_RESOURCES beyond the declared ones) whose tables
+   * every schema must hold, besides those public holds already.
+   */
+  listResources?: readonly string[];
+}
+
+/**
+ * Makes every schema (public and each registered account's) hold the tables
+ * and view of each list resource in `names` and of each one public holds
+ * already (see createListResourceTables), creating only what is missing, then
+ * rebuilds the all_accounts views when anything was created (unless
+ * `refreshViews` is false: the caller rebuilds them). One transaction under a
+ * transaction-level advisory lock: concurrent calls from several processes
+ * create each table once. Returns the `schema.name` pairs created.
+ */
+export async function ensureListResources(
+  db: Kysely<Database>,
+  names: readonly string[],
+  { refreshViews = true }: { refreshViews?: boolean } = {},
+): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${LIST_RESOURCES_LOCK}::int)`.execute(
+      trx,
+    );
+    const wanted = [...new Set([...names, ...(await listResourcesIn(trx, PUBLIC_SCHEMA))])];
+    if (wanted.length === 0) return [];
+    const schemas = [PUBLIC_SCHEMA, ...(await registeredAccounts(trx)).map(schemaOf)];
+    const created: string[] = [];
+    for (const schema of schemas) {
+      const { rows } = await sql<{ present: boolean }>`
+        select to_regnamespace(${schema}) is not null as present`.execute(trx);
+      // A registered account whose schema is not made yet gets it from its migration.
+      if (!rows[0]?.present) continue;
+      const have = new Set(await listResourcesIn(trx, schema));
+      for (const name of wanted) {
+        if (have.has(name)) continue;
+        await createListResourceTables(trx, schema, name);
+        created.push(`${schema}.${name}`);
+      }
+    }
+    if (created.length > 0 && refreshViews) await rebuildViews(trx, undefined);
+    return created;
+  });
+}
+
+/** Second key of the advisory lock serialising {@link ensureListResources}. */
+const LIST_RESOURCES_LOCK = lockKey('list resource tables');
 
 /** What {@link migrateAll} did. */
 export interface MigrateAllOutcome {
@@ -104,6 +158,8 @@ export interface MigrateAllOutcome {
   schemas: MigrateOutcome[];
   /** Accounts the `all_accounts` views leave out, and why (see {@link refreshAllAccountsViews}). */
   warnings: string[];
+  /** The list resources whose tables were made, as `schema.name` (see {@link ensureListResources}). */
+  listResourceTables: string[];
 }
 
 /**
@@ -205,12 +261,15 @@ export async function migrateSchemas(
 export async function migrateAll(
   db: Kysely<Database>,
   accounts?: readonly string[],
+  options: MigrateAllOptions = {},
 ): Promise<MigrateAllOutcome> {
   const control = await migrateControl(db);
   const names = accounts ?? (await registeredAccounts(db));
   let schemas: MigrateOutcome[];
+  let created: string[];
   try {
     schemas = await migrateSchemas(db, [PUBLIC_SCHEMA, ...names.map(schemaOf)]);
+    created = await ensureListResources(db, options.listResources ?? [], { refreshViews: false });
   } catch (error) {
     if (!(error instanceof SchemaMigrationError)) throw error;
     const failed = names.find((name) => schemaOf(name) === error.schema);
@@ -237,7 +296,7 @@ export async function migrateAll(
   }
   // Without a list, the views cover the accounts registered when they are built.
   const { warnings } = await refreshAllAccountsViews(db, accounts);
-  return { schemas: [control, ...schemas], warnings };
+  return { schemas: [control, ...schemas], warnings, listResourceTables: created };
 }
 
 /**
@@ -397,12 +456,17 @@ async function rebuildViews(
   await sql`comment on schema ${sql.id(ALL_ACCOUNTS_SCHEMA)} is ${sql.lit(
     "hiresync's views across accounts: each unions the relation of the same name of every account (default from schema public), with a first column account. Rebuilt by hiresync migrate and accounts add/remove; hiresync owns this schema.",
   )}`.execute(trx);
+  // The list resources public holds, each with its view and its history.
+  const relations = [
+    ...ALL_ACCOUNTS_VIEWS,
+    ...(await listResourcesIn(trx, PUBLIC_SCHEMA)).flatMap((name) => [name, `${name}_history`]),
+  ];
   const columns = await columnsOf(
     trx,
     [ALL_ACCOUNTS_SCHEMA, ...members.map((m) => m.schema)],
-    ALL_ACCOUNTS_VIEWS,
+    relations,
   );
-  for (const relation of ALL_ACCOUNTS_VIEWS) {
+  for (const relation of relations) {
     const view = sql.id(ALL_ACCOUNTS_SCHEMA, relation);
     const wanted = columns.get(PUBLIC_SCHEMA)?.get(relation);
     if (!wanted) {

@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { RejectedRecord } from '../sync/ports.js';
+import type { HistoryTarget } from './history.js';
 
 /** What one page statement is given. */
 export interface PageStatementInput {
@@ -14,6 +15,11 @@ export interface PageStatementInput {
   rejected: RejectedRecord[];
   /** True when the good records are known to carry distinct ids: no de-duplication sort needed. */
   distinctIds?: boolean;
+  /**
+   * Where to record a version of each record that changed; undefined when
+   * history is off (HIRESYNC_HISTORY=off).
+   */
+  history?: HistoryTarget | undefined;
 }
 
 /** What a page statement returns: one row. */
@@ -28,7 +34,7 @@ export interface WrittenRow {
  * checked, and the statement that stores a page of them. The resource
  * declarations (src/resources) provide it.
  */
-export interface StoredResource {
+export interface StoredResource extends HistoryTarget {
   /** The resource's name (rejected_records.resource, sync_runs.resource). */
   readonly name: string;
   /** The table its records land in; full runs sweep it. */
@@ -38,6 +44,11 @@ export interface StoredResource {
   readonly write: PageStatement;
   /** Whether a completed, unfiltered full run soft-deletes the rows it did not see. */
   readonly sweeps: boolean;
+  /**
+   * True for a list resource named only in HIRESYNC_RESOURCES: its tables are
+   * created when first needed (ensureListResources), not by a migration.
+   */
+  readonly onDemand: boolean;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { DEFAULT_ACCOUNT, runKey } from '../accounts/account.js';
 import type {
   Page,
@@ -38,6 +38,14 @@ export interface KyselyRunStoreOptions {
   recordsKey?: string | undefined;
   /** The deletion guard: most of a resource's live rows one sweep may mark. Default 0.5. */
   maxDeleteFraction?: number;
+  /** Keep a version of every record that changes in its history table (HIRESYNC_HISTORY). Default true. */
+  history?: boolean;
+  /**
+   * Makes the tables of list resource `name` in every schema (see
+   * ensureListResources); called when a run starts on a resource whose
+   * tables this schema lacks.
+   */
+  ensureListResource?: (name: string) => Promise<void>;
   /** When given, a sweep runs only while its run holds the resource's Postgres lock. */
   resourceLock?: ResourceLock;
   /** The account whose schema `db` writes (its locks are named by account and resource). Default `default`. */
@@ -59,12 +67,25 @@ export class KyselyRunStore implements RunStore {
     this.#options = options;
   }
 
-  createRun(run: {
+  async createRun(run: {
     resource: ResourceName;
     mode: RunMode;
     filter?: string | undefined;
   }): Promise<string> {
+    const stored = this.#resource(run.resource);
+    if (stored.onDemand) await this.#ensureTables(stored);
     return createRun(this.#db, run);
+  }
+
+  /** Makes a list resource's tables when this schema lacks them (a name new to HIRESYNC_RESOURCES). */
+  async #ensureTables(stored: StoredResource): Promise<void> {
+    const { rows } = await sql<{ present: boolean }>`
+      select to_regclass(${stored.table}) is not null as present`.execute(this.#db);
+    if (rows[0]?.present) return;
+    if (!this.#options.ensureListResource) {
+      throw new Error(`table ${stored.table} of resource ${stored.name} does not exist`);
+    }
+    await this.#options.ensureListResource(stored.name);
   }
 
   async runOutcome(runId: string): Promise<'running' | 'succeeded' | 'failed' | undefined> {
@@ -107,6 +128,7 @@ export class KyselyRunStore implements RunStore {
         records: page.records,
         recordsKey: this.#options.recordsKey,
         assertLocked: this.#assertLocked(resource),
+        history: this.#options.history,
       },
       // A verdict this store made for this page (see preparePage), else made now.
       isVerdict(prepared) ? prepared : undefined,
@@ -146,6 +168,7 @@ export class KyselyRunStore implements RunStore {
       maxDeleteFraction: this.#options.maxDeleteFraction,
       allowMassDelete: options.allowMassDelete,
       assertLocked: this.#assertLocked(resource),
+      history: this.#options.history === false ? undefined : stored,
     });
   }
 

@@ -59,6 +59,8 @@ export interface TrackingLinksTable extends Bookkeeping {
   raw: Json;
   deleted_at: NullableTimestamp;
   last_seen_run_id: string | null;
+  /** When the current version began (valid_from of its open version in tracking_links_history). */
+  changed_at: Generated<string>;
 }
 
 export interface RecordTable extends Bookkeeping {
@@ -66,6 +68,29 @@ export interface RecordTable extends Bookkeeping {
   data: Json;
   deleted_at: NullableTimestamp;
   last_seen_run_id: string | null;
+  /** When the current version began (valid_from of its open version in `<name>_history`). */
+  changed_at: Generated<string>;
+}
+
+/** A row of a `<resource>_history` table: one version of a record (migrations/0005_history.ts). */
+export interface HistoryRow {
+  id: string;
+  valid_from: string;
+  /** Null for the current version. */
+  valid_to: string | null;
+  run_id: string | null;
+  /** True for the version that records a deletion. */
+  deleted: Generated<boolean>;
+}
+
+/** History of a JSON-stored resource: the record as sent in `data`. */
+export interface RecordHistoryTable extends HistoryRow {
+  data: Json;
+}
+
+/** History of tracking links: the record as sent in `raw`. */
+export interface TrackingLinksHistoryTable extends HistoryRow {
+  raw: Json;
 }
 
 export type { RunMode } from '../sync/ports.js';
@@ -148,6 +173,9 @@ export interface Database {
   sync_runs: SyncRunsTable;
   rejected_records: RejectedRecordsTable;
   tracking_links_flat: TrackingLinksFlatView;
+  tracking_links_history: TrackingLinksHistoryTable;
+  jobs_history: RecordHistoryTable;
+  job_posts_history: RecordHistoryTable;
   /** In schema hiresync whatever the search_path: always named with its schema. */
   'hiresync.accounts': AccountsTable;
 }

@@ -1,4 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
+import { changedAtOnConflict, returningVersion, versionCtes } from './history.js';
 import { type PageStatementInput, pageCte, type WrittenRow } from './page-statement.js';
 
 /**
@@ -50,7 +51,8 @@ function nestedCte(
 
 /**
  * Stores a page of tracking links: the nested job boards, referrers and
- * sources first, then the links, in one statement.
+ * sources first, then the links, and a version of each link that changed, in
+ * one statement.
  */
 export function storeTrackingLinks(input: PageStatementInput): RawBuilder<WrittenRow> {
   return sql`with ${pageCte(input)},
@@ -70,7 +72,7 @@ export function storeTrackingLinks(input: PageStatementInput): RawBuilder<Writte
     insert into tracking_links as t (
       id, token, job_id, job_post_id, job_board_id, related_post_id, related_post_type,
       credited_to_id, credited_to_name, credited_to_employee_id, source_id,
-      created_at, updated_at, raw, deleted_at, synced_at, last_seen_run_id
+      created_at, updated_at, raw, deleted_at, synced_at, last_seen_run_id, changed_at
     )
     select ${input.distinctIds ? sql`` : sql`distinct on (id)`}
       id, token, job_id, job_post_id,
@@ -80,7 +82,7 @@ export function storeTrackingLinks(input: PageStatementInput): RawBuilder<Writte
       case when credited_to ->> 'id' is null then credited_to ->> 'name' end,
       case when credited_to ->> 'id' is null then credited_to ->> 'employee_id' end,
       coalesce((source ->> 'id')::bigint, source_id),
-      created_at, updated_at, r, null::timestamptz, now(), ${input.runId}::bigint
+      created_at, updated_at, r, null::timestamptz, now(), ${input.runId}::bigint, statement_timestamp()
     from decoded
     ${input.distinctIds ? sql`` : sql`order by id, idx desc`}
     on conflict (id) do update set
@@ -90,8 +92,8 @@ export function storeTrackingLinks(input: PageStatementInput): RawBuilder<Writte
       credited_to_name = excluded.credited_to_name, credited_to_employee_id = excluded.credited_to_employee_id,
       source_id = excluded.source_id, created_at = excluded.created_at, updated_at = excluded.updated_at,
       raw = excluded.raw, deleted_at = null, synced_at = excluded.synced_at,
-      last_seen_run_id = excluded.last_seen_run_id
-    returning id
-  )
+      last_seen_run_id = excluded.last_seen_run_id, ${changedAtOnConflict('raw')}
+    returning id, ${returningVersion('raw')}
+  )${input.history ? sql`, ${versionCtes(input.history, 'links', input.runId, false)}` : sql``}
   select count(*)::int as written, max(id)::text as max_id, min(id)::text as min_id from links`;
 }

@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { HiresyncError } from '../errors.js';
 import type { ResourceName, RunMode } from '../sync/ports.js';
+import { type HistoryTarget, versionCtes } from './history.js';
 import type { Database, SyncRun } from './schema.js';
 
 /** Starts a run: a `running` row in sync_runs. Returns its id. */
@@ -96,6 +97,8 @@ export interface SweepOptions {
   maxDeleteFraction?: number;
   /** The operator confirmed a sweep above the fraction (`sync --full --allow-mass-delete`). */
   allowMassDelete?: boolean;
+  /** Where each deletion is recorded as a version; undefined when history is off. */
+  history?: HistoryTarget | undefined;
   /**
    * Runs inside the sweep's transaction before anything is marked; throws if
    * the run no longer holds its resource (a lost lock).
@@ -105,7 +108,7 @@ export interface SweepOptions {
 
 /**
  * The deletion sweep of a completed full run: rows of the resource that the run
- * did not see get deleted_at set. Refuses runs that are not full, carried a
+ * did not see get deleted_at set, and their history a deletion version. Refuses runs that are not full, carried a
  * filter, or did not complete, since their unseen rows are not deletions.
  *
  * Postgres is the last line of defence against overlapping runs: only rows that
@@ -137,9 +140,14 @@ export async function sweepDeletions(
     if (wouldDelete > maxFraction * live && options.allowMassDelete !== true) {
       throw new DeletionGuardError(run.resource, wouldDelete, live, maxFraction);
     }
-    const result = await sql`update ${sql.table(table)} set deleted_at = now()
-      where deleted_at is null and ${unseen}`.execute(trx);
-    const deleted = Number(result.numAffectedRows ?? 0);
+    const history = options.history;
+    const { rows: swept } = await sql<{ deleted: string }>`with swept as (
+        update ${sql.table(table)} as t set deleted_at = now(), changed_at = statement_timestamp()
+        where deleted_at is null and ${unseen}
+        returning t.id, true as changed${history ? sql`, t.${sql.ref(history.recordColumn)} as rec` : sql``}
+      )${history ? sql`, ${versionCtes(history, 'swept', runId, true)}` : sql``}
+      select count(*) as deleted from swept`.execute(trx);
+    const deleted = Number(swept[0]?.deleted ?? 0);
     // Counted in the sweep's own transaction: a run resumed after a crash
     // between the sweep and its end sweeps nothing more, and keeps the count.
     await trx

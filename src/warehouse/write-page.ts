@@ -6,6 +6,7 @@ import {
   type Transaction,
 } from 'kysely';
 import type { PageWriteResult, RejectedRecord } from '../sync/ports.js';
+import { versionCtes } from './history.js';
 import { type PageStatementInput, pageRows, type StoredResource } from './page-statement.js';
 import { recordTexts, topLevelId } from './record-texts.js';
 import type { Database } from './schema.js';
@@ -26,6 +27,8 @@ export interface PageToWrite {
    * holds its resource (the Postgres lock): a run that lost it commits nothing more.
    */
   assertLocked?: (trx: Transaction<Database>) => Promise<void>;
+  /** Record a version of each record that changed in its history table (HIRESYNC_HISTORY). Default true. */
+  history?: boolean;
 }
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -90,25 +93,44 @@ function isRecordLevelError(error: unknown): boolean {
  */
 async function markRejectedSeen(db: Db, input: PageWrite): Promise<void> {
   if (input.rejected.length === 0) return;
-  const table = sql.table(input.store.table);
-  await sql`update ${table} as t
-    set synced_at = now(), deleted_at = null
-    from (
-      select distinct n::bigint as id from (
+  await markSeen(
+    db,
+    input,
+    sql`select distinct n::bigint as id from (
         select case when jsonb_typeof(p.r -> 'id') = 'number' then (p.r ->> 'id')::numeric end as n
         from (${pageRows(input)}) p
         where p.idx = any(${input.rejected.map((r) => r.index)}::int[])
       ) ids
-      where n = trunc(n) and n between -9223372036854775808 and 9223372036854775807
-    ) s
-    where t.id = s.id`.execute(db);
+      where n = trunc(n) and n between -9223372036854775808 and 9223372036854775807`,
+  );
+}
+
+/**
+ * Marks the rows whose ids `ids` selects (one column, `id`) as seen by the
+ * run. A row that was deleted comes back: its history gets a live version
+ * again, holding the record last stored.
+ */
+async function markSeen(db: Db, input: PageWrite, ids: RawBuilder<unknown>): Promise<void> {
+  const table = sql.table(input.store.table);
+  const column = sql.ref(input.store.recordColumn);
+  await sql`with seen as (
+      update ${table} as t
+      set synced_at = now(), deleted_at = null,
+        changed_at = case when t.deleted_at is not null then statement_timestamp() else t.changed_at end
+      from (${ids}) s
+      where t.id = s.id
+      returning t.id, t.changed_at = statement_timestamp() as changed,
+        case when t.changed_at = statement_timestamp() then t.${column} end as rec
+    )${input.history ? sql`, ${versionCtes(input.history, 'seen', input.runId, false)}` : sql``}
+    select count(*) from seen`.execute(db);
 }
 
 /**
  * Writes one page in one transaction: records are validated, the bad ones go to
  * rejected_records with their reason, the nested rows are upserted, then the
- * records, all with set-based statements. Writing the same page again changes
- * no content. Rows seen again get deleted_at cleared.
+ * records, all with set-based statements, and a version of each record that
+ * changed goes to its history table. Writing the same page again changes no
+ * content and adds no version. Rows seen again get deleted_at cleared.
  *
  * If Postgres still refuses a value the validator let through, the page is
  * written again record by record under savepoints, and the refused records
@@ -130,6 +152,7 @@ export async function writePage(
     recordsKey: page.recordsKey ?? null,
     rejected,
     distinctIds,
+    history: page.history === false ? undefined : page.resource,
   };
   try {
     const result = await db.transaction().execute(async (trx) => {
@@ -197,9 +220,7 @@ async function writeRecordByRecord(
       .map((r) => topLevelId(texts[r.index] ?? ''))
       .filter((id): id is string => id !== undefined);
     if (seen.length > 0) {
-      await sql`update ${sql.table(input.store.table)}
-        set synced_at = now(), deleted_at = null
-        where id = any(${seen}::bigint[])`.execute(trx);
+      await markSeen(trx, input, sql`select unnest(${seen}::bigint[]) as id`);
     }
     const result = {
       written,

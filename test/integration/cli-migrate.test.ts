@@ -20,7 +20,7 @@ describe('hiresync migrate', () => {
         code: 0,
         stdout:
           'schema hiresync: applied 2 migration(s): 0001_accounts, 0002_partner_tokens\n' +
-          'schema public: applied 4 migration(s): 0001_initial, 0002_reliability, 0003_drop_lookup_indexes, 0004_drop_reference_constraints\n',
+          'schema public: applied 5 migration(s): 0001_initial, 0002_reliability, 0003_drop_lookup_indexes, 0004_drop_reference_constraints, 0005_history\n',
       });
       const second = await runCli(['migrate'], env);
       expect(second).toMatchObject({ code: 0, stdout: 'database is up to date (2 schemas)\n' });

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
-import { BUILT_IN_RESOURCES, catalogOf } from '../../src/resources/index.js';
+import { BUILT_IN_RESOURCES, catalogFor, catalogOf } from '../../src/resources/index.js';
 import { defineJsonResource } from '../../src/resources/json-resource.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
@@ -22,8 +22,18 @@ const CREATE_TABLE = sql`
     deleted_at timestamptz,
     first_synced_at timestamptz not null default now(),
     synced_at timestamptz not null default now(),
-    last_seen_run_id bigint
-  ) with (fillfactor = 80)`;
+    last_seen_run_id bigint,
+    changed_at timestamptz not null default now()
+  ) with (fillfactor = 80);
+  create table scorecards_history (
+    id bigint not null,
+    valid_from timestamptz not null,
+    valid_to timestamptz,
+    run_id bigint,
+    deleted boolean not null default false,
+    data jsonb not null,
+    primary key (id, valid_from)
+  )`;
 
 let h: SyncHarness | undefined;
 afterEach(async () => {
@@ -70,15 +80,21 @@ describe('a resource stored as JSON, declared once', () => {
     expect(gone.rows.map((r) => r.id)).toEqual([String(ds.idOf('scorecards', 5))]);
   });
 
-  it('is refused in HIRESYNC_RESOURCES by a deployment that does not declare it', () => {
-    expect(() =>
-      loadConfig({
-        HIRESYNC_BASE_URL: 'https://harvest.example.com',
-        HIRESYNC_API_KEY: 'k',
-        DATABASE_URL: 'postgres://u@db/x',
-        REDIS_URL: 'redis://r',
-        HIRESYNC_RESOURCES: 'scorecards',
-      }),
-    ).toThrow(/HIRESYNC_RESOURCES: must list resources among jobs, job_posts, tracking_links/);
+  it('is a list resource stored as sent, in tables made on demand, for a deployment that does not declare it', () => {
+    const config = loadConfig({
+      HIRESYNC_BASE_URL: 'https://harvest.example.com',
+      HIRESYNC_API_KEY: 'k',
+      DATABASE_URL: 'postgres://u@db/x',
+      REDIS_URL: 'redis://r',
+      HIRESYNC_RESOURCES: 'scorecards',
+    });
+    expect(config.resources).toEqual(['scorecards']);
+    const declaration = catalogFor(config.resources).get('scorecards');
+    expect(declaration).toMatchObject({
+      table: 'scorecards_data',
+      historyTable: 'scorecards_history',
+      onDemand: true,
+    });
+    expect(declaration?.path(config.api)).toBe('/v3/scorecards');
   });
 });

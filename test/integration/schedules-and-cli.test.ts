@@ -89,8 +89,8 @@ describe('hiresync sync and status', () => {
     expect(status.stdout).toMatch(/^jobs\s+full.*failed.*403 from \/v3\/jobs/m);
   });
 
-  it('exits 2 on an unknown resource and on bad configuration, before connecting', async () => {
-    const bad = await runCli(['sync', '--resource', 'candidates'], {
+  it('exits 2 on a resource name that cannot be one and on bad configuration, before connecting', async () => {
+    const bad = await runCli(['sync', '--resource', 'sync_runs'], {
       HIRESYNC_BASE_URL: 'https://x.example',
       HIRESYNC_API_KEY: 'k',
       DATABASE_URL: 'postgres://nobody@127.0.0.1:1/x',
@@ -98,7 +98,7 @@ describe('hiresync sync and status', () => {
     });
     expect(bad).toMatchObject({
       code: 2,
-      stderr: expect.stringContaining('unknown resource candidates'),
+      stderr: expect.stringContaining("sync_runs is the name of one of hiresync's own tables"),
     });
     const config = await runCli(['sync'], {
       HIRESYNC_BASE_URL: 'http://example.com',
@@ -163,7 +163,7 @@ describe('command-line usage', () => {
       expect(empty).toMatchObject({
         code: 2,
         stderr:
-          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links\n',
+          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links or another list of the API\n',
       });
     }
   });

@@ -96,6 +96,7 @@ describe('migrations', () => {
         '0002_reliability',
         '0003_drop_lookup_indexes',
         '0004_drop_reference_constraints',
+        '0005_history',
       ]);
     } finally {
       await Promise.all(dbs.map((db) => db.destroy()));

@@ -79,7 +79,7 @@ describe('loadConfig', () => {
       REDIS_URL: 'postgres://nope',
       HIRESYNC_PER_PAGE: '501',
       HIRESYNC_SUB: 'abc',
-      HIRESYNC_RESOURCES: 'jobs,candidates',
+      HIRESYNC_RESOURCES: 'jobs,rejected_records',
       HIRESYNC_INCREMENTAL_EVERY: 'often',
       HIRESYNC_FULL_CRON: 'every night',
       LOG_LEVEL: 'loud',

@@ -8,6 +8,7 @@ import {
 import { coerceError, HiresyncError } from '../../errors.js';
 import {
   claimAccountSchema,
+  ensureListResources,
   migrateSchemas,
   refreshAllAccountsViews,
   schemaOwner,
@@ -65,6 +66,8 @@ export async function registerAccount(
     await migrateSchemas(db, [PUBLIC_SCHEMA]);
     await claimAccountSchema(db, added.schema);
     await migrateSchemas(db, [added.schema]);
+    // The list resources public holds (HIRESYNC_RESOURCES beyond the built-in ones).
+    await ensureListResources(db, [], { refreshViews: false });
     migrated = true;
     const { warnings } = await refreshAllAccountsViews(db);
     for (const warning of warnings) warn(warning);

@@ -33,16 +33,16 @@ describe('usage and configuration errors, in process', () => {
         code: 2,
         stdout: '',
         stderr:
-          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links\n',
+          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links or another list of the API\n',
       });
     }
   });
 
-  it('sync --resource with an unknown name exits 2', async () => {
-    const result = await run(['sync', '--resource', 'candidates']);
+  it('sync --resource with a name that cannot be a resource exits 2', async () => {
+    const result = await run(['sync', '--resource', 'Candidates!']);
     expect(result).toMatchObject({
       code: 2,
-      stderr: expect.stringContaining('unknown resource candidates'),
+      stderr: expect.stringContaining('"Candidates!" is not a resource name'),
     });
   });
 
