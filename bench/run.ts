@@ -9,6 +9,7 @@ import { cpus, totalmem } from 'node:os';
 import pg from 'pg';
 import { accountsScale, describeAccountsScale, idealSeconds } from './accounts-scale.js';
 import { childSync, clearPrefix, endToEnd, startSimulatorProcess, syncEnv } from './end-to-end.js';
+import { historyCost } from './history-cost.js';
 import { incrementalUpdates } from './incremental-updates.js';
 import { describeWalk, rateLimitedWalk } from './rate-limited-walk.js';
 import { resumeCost } from './resume-cost.js';
@@ -34,6 +35,21 @@ row(
   `${fmt(wh.rewritePerS)} records/s = ${(wh.rewritePerS / wh.rewriteCopyPerS).toFixed(2)} × COPY (${fmt(wh.rewriteCopyPerS)} rows/s, interleaved); peak RSS of the benchmark process ${wh.peakRssMb.toFixed(0)} MB`,
   '≥ 0.45 × COPY',
 );
+
+// History: the page write with history against the same write without it.
+const history = await historyCost(100_000);
+for (const { resource, passes } of history.resources) {
+  row(
+    `history: writePage of 100,000 ${resource.replace('_', ' ')} with history ÷ without (pages of 500, interleaved)`,
+    passes
+      .map(
+        (p) =>
+          `${p.pass} ${(p.withPerS / p.withoutPerS).toFixed(2)} × (${fmt(p.withPerS)} vs ${fmt(p.withoutPerS)} records/s, ${fmt(p.versions)} versions)`,
+      )
+      .join('; '),
+    '≥ 0.9 ×',
+  );
+}
 
 const e2e = await endToEnd(200_000);
 const e2eRate = e2e.endToEnd.records / e2e.endToEnd.seconds;

@@ -10,8 +10,9 @@ export interface HistoryTarget {
 
 /**
  * CTEs `closed_versions` and `new_versions` that record a version for each row
- * of the CTE `source` (columns `id`, `changed`, `rec`) whose `changed` is true:
- * the open version is closed and the new one opened at the statement's time,
+ * of the CTE `source` (columns `id`, `changed`, `replaced`, `rec`) whose
+ * `changed` is true: the open version, if `replaced` says there is one (not a
+ * row just inserted), is closed and the new one opened at the statement's time,
  * so `valid_to` of the one is exactly `valid_from` of the next. Part of the
  * statement that changed the rows, hence of the page's (or the sweep's)
  * transaction: a version is never lost or doubled.
@@ -25,10 +26,12 @@ export function versionCtes(
   deleted: boolean,
 ): RawBuilder<unknown> {
   const history = sql.table(target.historyTable);
+  // The ids as an array: the planner then probes the primary key for the few
+  // changed records instead of scanning the whole history (a join would).
   return sql`closed_versions as (
     update ${history} as h set valid_to = statement_timestamp()
-    from ${sql.table(source)} as s
-    where s.changed and h.id = s.id and h.valid_to is null
+    where h.id = any(array(select s.id from ${sql.table(source)} as s where s.replaced))
+      and h.valid_to is null
   ),
   new_versions as (
     insert into ${history} (id, valid_from, run_id, deleted, ${sql.ref(target.recordColumn)})
@@ -50,10 +53,13 @@ export function changedAtOnConflict(recordColumn: 'data' | 'raw'): RawBuilder<un
 }
 
 /**
- * RETURNING columns `changed` and `rec` (the record, only when it changed) of
- * an upsert that set `changed_at` with {@link changedAtOnConflict}.
+ * RETURNING columns `changed`, `replaced` and `rec` (the record, only when it
+ * changed) of an upsert that set `changed_at` with {@link changedAtOnConflict}.
+ * A row the upsert inserted (xmax 0: no version before it) replaces nothing,
+ * which spares the first sync a probe of the history per record.
  */
 export function returningVersion(recordColumn: 'data' | 'raw'): RawBuilder<unknown> {
   return sql`changed_at = statement_timestamp() as changed,
+    changed_at = statement_timestamp() and xmax <> 0 as replaced,
     case when changed_at = statement_timestamp() then ${sql.ref(recordColumn)} end as rec`;
 }

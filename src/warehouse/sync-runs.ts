@@ -144,7 +144,7 @@ export async function sweepDeletions(
     const { rows: swept } = await sql<{ deleted: string }>`with swept as (
         update ${sql.table(table)} as t set deleted_at = now(), changed_at = statement_timestamp()
         where deleted_at is null and ${unseen}
-        returning t.id, true as changed${history ? sql`, t.${sql.ref(history.recordColumn)} as rec` : sql``}
+        returning t.id, true as changed, true as replaced${history ? sql`, t.${sql.ref(history.recordColumn)} as rec` : sql``}
       )${history ? sql`, ${versionCtes(history, 'swept', runId, true)}` : sql``}
       select count(*) as deleted from swept`.execute(trx);
     const deleted = Number(swept[0]?.deleted ?? 0);

@@ -120,6 +120,7 @@ async function markSeen(db: Db, input: PageWrite, ids: RawBuilder<unknown>): Pro
       from (${ids}) s
       where t.id = s.id
       returning t.id, t.changed_at = statement_timestamp() as changed,
+        t.changed_at = statement_timestamp() as replaced,
         case when t.changed_at = statement_timestamp() then t.${column} end as rec
     )${input.history ? sql`, ${versionCtes(input.history, 'seen', input.runId, false)}` : sql``}
     select count(*) from seen`.execute(db);
