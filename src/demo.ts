@@ -80,11 +80,32 @@ group by l.account order by l.account`,
   },
 ];
 
+/** The list resource the demo syncs besides the built-in ones (HIRESYNC_RESOURCES). */
+export const DEMO_LIST_RESOURCE = 'applications';
+
+/** Queries of the history of the job changed twice and of the job dropped. */
+function historyQueries(changed: number, dropped: number): Array<{ title: string; sql: string }> {
+  return [
+    {
+      title: `History: every version of job ${changed} (changed twice) and of job ${dropped} (deleted)`,
+      sql: `select id, valid_from, coalesce(valid_to::text, '(current)') as valid_to, deleted, data ->> 'name' as name
+from jobs_history where id in (${changed}, ${dropped}) order by id, valid_from`,
+    },
+    {
+      title: 'A list resource stored as sent: applications per status (view applications)',
+      sql: `select data ->> 'status' as status, count(*) as applications
+from applications where deleted_at is null group by 1 order by applications desc, status`,
+    },
+  ];
+}
+
 /**
  * `npm run demo`: the main job on built-in defaults. Starts the simulator,
  * creates and migrates a database of its own (hiresync_demo, on the server of
  * DATABASE_URL, so no existing data is touched), syncs every resource through
- * the queue, and runs three analyst queries.
+ * the queue (a list resource, applications, besides the built-in ones), lets
+ * the API change and drop jobs and syncs them again, and runs analyst
+ * queries (history included).
  * `default` uses the environment's client credentials, `acme` registered
  * client credentials, and `globex` is a partner account connected through the
  * authorization code grant by `hiresync accounts authorize`, the demo playing
@@ -113,7 +134,7 @@ export async function runDemo(options: {
   url.pathname = `/${DEMO_DATABASE}`;
   const databaseUrl = url.href;
 
-  const counts = (n: number) => ({ jobs: n, job_posts: n, tracking_links: n });
+  const counts = (n: number) => ({ jobs: n, job_posts: n, tracking_links: n, applications: n });
   const sim = await ApiSimulator.start({
     dataset: { counts: counts(options.records), malformedEvery: 250 },
     partnerAccessTokenTtlSeconds: DEMO_PARTNER_TOKEN_TTL_SECONDS,
@@ -156,6 +177,8 @@ export async function runDemo(options: {
     HIRESYNC_PARTNER_CLIENT_ID: 'partner-client',
     HIRESYNC_PARTNER_CLIENT_SECRET: 'partner-secret',
     LOG_LEVEL: 'error',
+    // The built-in resources, and a list resource stored as sent.
+    HIRESYNC_RESOURCES: [...RESOURCE_NAMES, DEMO_LIST_RESOURCE].join(','),
   };
   const config = loadConfig(env);
   const app = createApp(config, options.logger, {
@@ -178,11 +201,23 @@ export async function runDemo(options: {
     await authorizeInBrowser(env, DEMO_PARTNER_ACCOUNT);
     await migrateAll(app.db);
     const targets = [DEFAULT_ACCOUNT, DEMO_ACCOUNT, DEMO_PARTNER_ACCOUNT].flatMap((account) =>
-      RESOURCE_NAMES.map((resource) => ({ account, resource })),
+      config.resources.map((resource) => ({ account, resource })),
     );
     const outcomes = await runOnce(app, targets, 'auto');
+    // The API changes a job twice and drops another; the next full run keeps
+    // every version (jobs_history).
+    const data = sim.datasetOf(DEFAULT_ACCOUNT);
+    const changed = data.touch('jobs', 1);
+    const dropped = data.remove('jobs', 2);
+    outcomes.push(
+      ...(await runOnce(app, [{ account: DEFAULT_ACCOUNT, resource: 'jobs' }], 'full')),
+    );
+    data.touch('jobs', 1);
+    outcomes.push(
+      ...(await runOnce(app, [{ account: DEFAULT_ACCOUNT, resource: 'jobs' }], 'full')),
+    );
     const queries: DemoQuery[] = [];
-    for (const q of QUERIES) {
+    for (const q of [...QUERIES, ...historyQueries(changed, dropped)]) {
       const { rows } = await sql.raw<Record<string, unknown>>(q.sql).execute(app.db);
       const columns = Object.keys(rows[0] ?? {});
       queries.push({

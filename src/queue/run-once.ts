@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -161,6 +162,11 @@ export async function runOnce(
   });
   const events = new QueueEvents(queueName, { connection: eventsRedis, prefix });
   const stopPolling = new AbortController();
+  // Each run waits with a listener on both: as many listeners as runs, which
+  // is no leak (Node would warn past ten: four accounts' three resources).
+  setMaxListeners(targets.length + 10, stopPolling.signal);
+  events.setMaxListeners(targets.length + 10);
+  queue.setMaxListeners(targets.length + 10);
   let worker: SyncWorker | undefined;
   try {
     await events.waitUntilReady();

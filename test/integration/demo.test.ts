@@ -56,6 +56,21 @@ describe('npm run demo', () => {
       // header, rule, then at least one row with a count
       expect(section).toMatch(/-----\n.+\s\d+\n/);
     }
+    // History: the job changed twice has three versions, the dropped one a deletion version.
+    const history = result.stdout.split('History: every version of job')[1]?.split('\n\n')[1] ?? '';
+    const versions = history.split('\n').slice(2);
+    expect(versions.map((row) => row.split(/\s{2,}/).slice(-2))).toEqual([
+      ['false', 'Job 1'],
+      ['false', 'Job 1 (rev 1)'],
+      ['false', 'Job 1 (rev 2)'],
+      ['false', 'Job 2'],
+      ['true', 'Job 2'],
+    ]);
+    expect(versions[2]).toContain('(current)');
+    // A list resource named in HIRESYNC_RESOURCES, stored as sent.
+    expect(result.stdout).toMatch(/^default\s+applications\s+full\s+\d+\s/m);
+    const statuses = result.stdout.split('applications per status')[1] ?? '';
+    expect(statuses).toMatch(/^active\s+[1-9]\d*$/m);
     expect(result.stdout).toContain('psql postgres://');
   });
 });
