@@ -363,6 +363,7 @@ const OWN_RELATIONS = [
   'sync_runs',
   'rejected_records',
   'typed_view_columns',
+  'typed_views',
   'kysely_migration',
   'kysely_migration_lock',
 ];

@@ -62,6 +62,7 @@ export function defineJsonResource(options: JsonResourceOptions): ResourceDeclar
     schema: options.schema ?? jsonRecordSchema,
     write: storeJsonRecords(table),
     onDemand: options.onDemand,
+    typedView: `${options.name}_flat`,
     simulate:
       options.simulate ??
       ((sim, index) => ({ id: sim.idOf(options.name, index), ...sim.times(options.name, index) })),

@@ -64,6 +64,8 @@ export interface ResourceDefinition {
   sweeps?: boolean;
   /** Its tables are made on demand (a list resource named in HIRESYNC_RESOURCES). Default false: by a migration. */
   onDemand?: boolean;
+  /** Its typed view over `data` (`jobs_flat`, …); default none. */
+  typedView?: string;
   simulate: (sim: SimulationContext, index: number) => Record<string, unknown>;
 }
 
@@ -90,6 +92,7 @@ export function defineResource(definition: ResourceDefinition): ResourceDeclarat
     recordColumn: definition.recordColumn ?? 'data',
     sweeps: definition.sweeps ?? true,
     onDemand: definition.onDemand ?? false,
+    typedView: definition.typedView,
     simulate: definition.simulate,
   });
 }

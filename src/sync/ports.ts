@@ -106,6 +106,16 @@ export interface PageSource {
 }
 
 /** What a run needs of the warehouse. */
+/** What a refresh of a typed view changed (see RunStore.refreshTypedView). */
+export interface TypedViewRefresh {
+  /** Keys that got a column. */
+  added: string[];
+  /** Columns whose type widened, as `key: old → new`. */
+  retyped: string[];
+  /** Why the view was left as it was, if it was. */
+  warning?: string;
+}
+
 export interface RunStore {
   createRun(run: {
     resource: ResourceName;
@@ -145,6 +155,11 @@ export interface RunStore {
     runId: string,
     options?: { allowMassDelete?: boolean },
   ): Promise<number>;
+  /**
+   * Brings the resource's typed view up to date with what a completed full
+   * run stored; undefined for a resource without one (tracking links).
+   */
+  refreshTypedView(resource: ResourceName, runId: string): Promise<TypedViewRefresh | undefined>;
   finishRun(
     runId: string,
     outcome: { outcome: 'succeeded' } | { outcome: 'failed'; error: string },

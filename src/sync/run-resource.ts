@@ -259,6 +259,7 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
       allowMassDelete: options.allowMassDelete === true || checkpoint.allowMassDelete === true,
     });
   }
+  if (checkpoint.mode === 'full') await refreshTypedView(store, resource, checkpoint.runId, logger);
   await store.finishRun(checkpoint.runId, { outcome: 'succeeded' });
   await checkpoints.clear(resource);
   const totals = await store.runTotals(checkpoint.runId);
@@ -273,4 +274,30 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
     ...totals,
     seconds,
   };
+}
+
+/**
+ * Brings the resource's typed view up to date at the end of a full run,
+ * logging what changed. Never fails the run: the data is stored, and the
+ * next full run tries again.
+ */
+async function refreshTypedView(
+  store: RunStore,
+  resource: ResourceName,
+  runId: string,
+  logger: Logger,
+): Promise<void> {
+  try {
+    const change = await store.refreshTypedView(resource, runId);
+    if (!change) return;
+    if (change.added.length > 0 || change.retyped.length > 0) {
+      logger.info({ added: change.added, retyped: change.retyped }, 'typed view gained columns');
+    }
+    if (change.warning) logger.warn({ reason: change.warning }, 'typed view left as it was');
+  } catch (error) {
+    logger.error(
+      { err: error },
+      'typed view could not be refreshed; the run succeeded, the next full run tries again',
+    );
+  }
 }

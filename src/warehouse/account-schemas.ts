@@ -509,7 +509,90 @@ async function rebuildViews(
       )}`.execute(trx);
     }
   }
+  for (const view of await typedViewsOf(trx)) await rebuildTypedUnion(trx, view);
   return { warnings };
+}
+
+/**
+ * Builds `all_accounts.<view>` over the typed view `view` (jobs_flat, …) of
+ * `default` and every registered account whose schema has it. Typed views
+ * follow each account's data, so their columns differ: the union has
+ * `account`, `id`, every column any account's view has (by name, sorted;
+ * null where an account lacks it; text where accounts' types differ), then
+ * `deleted_at`. Runs in the caller's transaction; takes the views' lock.
+ */
+export async function rebuildTypedUnion(trx: Transaction<Database>, view: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
+    trx,
+  );
+  const members = [
+    { account: DEFAULT_ACCOUNT, schema: PUBLIC_SCHEMA },
+    ...(await registeredAccounts(trx)).map((account) => ({ account, schema: schemaOf(account) })),
+  ];
+  const columns = await columnsOf(
+    trx,
+    members.map((m) => m.schema),
+    [view],
+  );
+  const present = members.filter((m) => columns.get(m.schema)?.has(view));
+  const target = sql.id(ALL_ACCOUNTS_SCHEMA, view);
+  await sql`create schema if not exists ${sql.id(ALL_ACCOUNTS_SCHEMA)}`.execute(trx);
+  await sql`drop view if exists ${target}`.execute(trx);
+  if (present.length === 0) return;
+  const types = new Map<string, Set<string>>();
+  for (const { schema } of present) {
+    for (const column of columns.get(schema)?.get(view) ?? []) {
+      if (column.name === 'id' || column.name === 'deleted_at') continue;
+      types.set(column.name, (types.get(column.name) ?? new Set()).add(column.type));
+    }
+  }
+  const union = [...types.keys()].sort();
+  const typeOfColumn = (name: string) => {
+    const seen = types.get(name) ?? new Set<string>();
+    return seen.size === 1 ? ([...seen][0] ?? 'text') : 'text';
+  };
+  const parts = present.map(({ account, schema }) => {
+    const own = new Map((columns.get(schema)?.get(view) ?? []).map((c) => [c.name, c.type]));
+    const list = union.map((name) => {
+      const type = typeOfColumn(name);
+      const own_type = own.get(name);
+      const value =
+        own_type === undefined
+          ? sql`null::${sql.raw(type)}`
+          : own_type === type
+            ? sql.id(name)
+            : sql`${sql.id(name)}::text`;
+      return sql`${value} as ${sql.id(name)}`;
+    });
+    return sql`select ${sql.lit(account)}::text as account, id, ${sql.join([...list, sql`deleted_at`])}
+      from ${sql.id(schema, view)}`;
+  });
+  await sql`create view ${target} as ${sql.join(parts, sql` union all `)}`.execute(trx);
+  await sql`comment on view ${target} is ${sql.lit(
+    `${view} of every account, one after another, with the account first: every column any account's view has (null where an account's data never had the key; text where accounts' types differ). Rebuilt when one of them changes, and by hiresync migrate and accounts add/remove.`,
+  )}`.execute(trx);
+  // Each column keeps the comment an account's view gives it (the key it shows).
+  const notes = new Map<string, string>([[ACCOUNT_COLUMN.name, ACCOUNT_COLUMN.comment ?? '']]);
+  for (const { schema } of present) {
+    for (const column of columns.get(schema)?.get(view) ?? []) {
+      if (!notes.has(column.name) && column.comment) notes.set(column.name, column.comment);
+    }
+  }
+  for (const name of [ACCOUNT_COLUMN.name, 'id', ...union, 'deleted_at']) {
+    await sql`comment on column ${sql.id(ALL_ACCOUNTS_SCHEMA, view, name)} is ${sql.lit(
+      notes.get(name) ?? `${name} of ${view}, as in each account's schema.`,
+    )}`.execute(trx);
+  }
+}
+
+/** The typed views of public (jobs_flat, job_posts_flat, each list resource's NAME_flat). */
+async function typedViewsOf(trx: Transaction<Database>): Promise<string[]> {
+  const { rows: found } = await sql<{ present: boolean }>`
+    select to_regclass('public.typed_views') is not null as present`.execute(trx);
+  if (!found[0]?.present) return [];
+  const { rows } = await sql<{ view: string }>`
+    select view from public.typed_views order by view`.execute(trx);
+  return rows.map((r) => r.view);
 }
 
 /**

@@ -38,7 +38,8 @@ export async function listResourcesIn(db: Db, schema: string): Promise<string[]>
  * - `NAME_data`: one row per record id, the record as sent in `data`, with
  *   `deleted_at`, `changed_at` and bookkeeping: the shape of `jobs`;
  * - `NAME_history`: one row per version of a record, as `jobs_history`;
- * - the view `NAME`: what analysts read.
+ * - the view `NAME`: what analysts read;
+ * - the typed view `NAME_flat` (id and deleted_at until a full run fills it).
  *
  * Every table, view and column is commented. A relation of one of these names
  * that hiresync did not make (an analyst's own table `applications`) makes it
@@ -73,6 +74,20 @@ export async function createListResourceTables(
   await sql`create or replace view ${view} as
     select id, data, deleted_at, changed_at, first_synced_at, synced_at, last_seen_run_id
     from ${data}`.execute(trx);
+  // Its typed view, filled at the end of its first full run (see typed-view.ts).
+  const flat = `${name}_flat`;
+  await sql`insert into ${sql.id(schema, 'typed_views')} (view, source_table)
+    values (${flat}, ${listResourceTable(name)}) on conflict (view) do nothing`.execute(trx);
+  const { rows } = await sql<{ present: boolean }>`
+    select to_regclass(${`${schema}.${flat}`}) is not null as present`.execute(trx);
+  if (!rows[0]?.present) {
+    await sql`create view ${sql.id(schema, flat)} as select id, deleted_at from ${data}`.execute(
+      trx,
+    );
+    await sql`comment on view ${sql.id(schema, flat)} is ${sql.lit(
+      `${name} with one typed column per top-level key of the records, filled at the end of the first full run.`,
+    )}`.execute(trx);
+  }
 
   const comments: Array<[kind: 'table' | 'view', relation: string, text: string]> = [
     [

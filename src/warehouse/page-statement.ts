@@ -49,6 +49,8 @@ export interface StoredResource extends HistoryTarget {
    * created when first needed (ensureListResources), not by a migration.
    */
   readonly onDemand: boolean;
+  /** Its typed view (`jobs_flat`, …), for records stored as sent in `data`; undefined for none. */
+  readonly typedView?: string | undefined;
 }
 
 /**

@@ -7,6 +7,7 @@ import type {
   ResourceName,
   RunMode,
   RunStore,
+  TypedViewRefresh,
 } from '../sync/ports.js';
 import type { StoredResource } from './page-statement.js';
 import type { ResourceLock } from './resource-lock.js';
@@ -21,6 +22,7 @@ import {
   sweepDeletions,
   updatedSince,
 } from './sync-runs.js';
+import { refreshTypedView } from './typed-view.js';
 import { type PageVerdict, validatePage, writePage } from './write-page.js';
 
 function isVerdict(prepared: PreparedPage | undefined): prepared is PageVerdict {
@@ -170,6 +172,15 @@ export class KyselyRunStore implements RunStore {
       assertLocked: this.#assertLocked(resource),
       history: this.#options.history === false ? undefined : stored,
     });
+  }
+
+  async refreshTypedView(
+    resource: ResourceName,
+    runId: string,
+  ): Promise<TypedViewRefresh | undefined> {
+    const stored = this.#resource(resource);
+    if (stored.typedView === undefined) return undefined;
+    return refreshTypedView(this.#db, { view: stored.typedView, table: stored.table }, runId);
   }
 
   finishRun(

@@ -34,6 +34,7 @@ const WAREHOUSE_MIGRATIONS = [
   '0003_drop_lookup_indexes',
   '0004_drop_reference_constraints',
   '0005_history',
+  '0006_typed_views',
 ];
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -99,7 +100,7 @@ describe('migrations of every schema', () => {
     expect(await main(['migrate'], env, first)).toBe(0);
     expect(first.out()).toBe(
       [
-        'schema hiresync: applied 2 migration(s): 0001_accounts, 0002_partner_tokens',
+        'schema hiresync: applied 3 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts',
         `schema public: applied ${WAREHOUSE_MIGRATIONS.length} migration(s): ${WAREHOUSE_MIGRATIONS.join(', ')}`,
         '',
       ].join('\n'),
@@ -121,7 +122,11 @@ describe('migrations of every schema', () => {
     for (const schema of ['public', 'acme', 'beta']) {
       expect(await appliedIn(db, schema), schema).toEqual(WAREHOUSE_MIGRATIONS);
     }
-    expect(await appliedIn(db, 'hiresync')).toEqual(['0001_accounts', '0002_partner_tokens']);
+    expect(await appliedIn(db, 'hiresync')).toEqual([
+      '0001_accounts',
+      '0002_partner_tokens',
+      '0003_safe_casts',
+    ]);
     const third = captureIo();
     expect(await main(['migrate'], env, third)).toBe(0);
     expect(third.out()).toBe('database is up to date (4 schemas)\n');
@@ -163,7 +168,8 @@ describe('migrations of every schema', () => {
     const { rows } = await sql<{ table_schema: string }>`
       select table_schema from information_schema.tables
       where table_name = 'kysely_migration' order by 1`.execute(db);
-    expect(rows.map((r) => r.table_schema)).toEqual(['acme', 'public']);
+    // hiresync's own schema keeps its own (the template has it, as after `hiresync migrate`).
+    expect(rows.map((r) => r.table_schema)).toEqual(['acme', 'hiresync', 'public']);
   });
 
   it('lets a migration drop and recreate a view the all_accounts views select from', async () => {
@@ -296,7 +302,8 @@ describe('the all_accounts views', () => {
     expect(rows).toEqual([]);
     const { rows: views } = await sql<{ n: number }>`
       select count(*)::int as n from pg_views where schemaname = 'all_accounts'`.execute(db);
-    expect(views[0]?.n).toBe(ALL_ACCOUNTS_VIEWS.length);
+    // And the typed views' unions: jobs_flat and job_posts_flat.
+    expect(views[0]?.n).toBe(ALL_ACCOUNTS_VIEWS.length + 2);
   });
 
   it("refuse to drop a schema that is not an account's, or one still in the views", async () => {

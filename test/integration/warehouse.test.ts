@@ -97,6 +97,7 @@ describe('migrations', () => {
         '0003_drop_lookup_indexes',
         '0004_drop_reference_constraints',
         '0005_history',
+        '0006_typed_views',
       ]);
     } finally {
       await Promise.all(dbs.map((db) => db.destroy()));

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import {
+  columnNameFor,
+  type KeyProfile,
+  typeOf,
+  widen,
+} from '../../../src/warehouse/typed-view.js';
+
+const none = {
+  values: 0,
+  numbers: 0,
+  integers: 0,
+  booleans: 0,
+  strings: 0,
+  timestamps: 0,
+  dates: 0,
+  structured: 0,
+};
+const profile = (key: string, counts: Partial<Omit<KeyProfile, 'key'>>): KeyProfile => ({
+  key,
+  ...none,
+  ...counts,
+});
+
+describe('typed view column types', () => {
+  it('types a key by every value it holds', () => {
+    expect(typeOf(profile('n', { values: 3, numbers: 3, integers: 3 }))).toBe('bigint');
+    expect(typeOf(profile('n', { values: 3, numbers: 3, integers: 2 }))).toBe('numeric');
+    expect(typeOf(profile('b', { values: 2, booleans: 2 }))).toBe('boolean');
+    expect(typeOf(profile('seen_at', { values: 2, strings: 2, timestamps: 2 }))).toBe(
+      'timestamptz',
+    );
+    expect(typeOf(profile('start_on', { values: 2, strings: 2, dates: 2 }))).toBe('date');
+    expect(typeOf(profile('s', { values: 2, strings: 2 }))).toBe('text');
+    expect(typeOf(profile('o', { values: 2, structured: 1, strings: 1 }))).toBe('jsonb');
+    expect(typeOf(profile('only_nulls', {}))).toBe('unknown');
+  });
+
+  it('keeps an _at key whose values do not all parse as timestamps as text', () => {
+    expect(typeOf(profile('seen_at', { values: 3, strings: 3, timestamps: 2 }))).toBe('text');
+    expect(typeOf(profile('start_on', { values: 3, strings: 3, dates: 2 }))).toBe('text');
+    // A timestamp-looking value in a key that is not an _at key is text.
+    expect(typeOf(profile('when', { values: 1, strings: 1, timestamps: 0 }))).toBe('text');
+  });
+
+  it('keeps mixed scalars as text', () => {
+    expect(typeOf(profile('ref', { values: 3, numbers: 2, integers: 2, strings: 1 }))).toBe(
+      'text',
+    );
+    expect(typeOf(profile('flag', { values: 2, booleans: 1, numbers: 1, integers: 1 }))).toBe(
+      'text',
+    );
+  });
+
+  it('only ever widens a column', () => {
+    expect(widen('bigint', 'numeric')).toBe('numeric');
+    expect(widen('numeric', 'bigint')).toBe('numeric');
+    expect(widen('bigint', 'text')).toBe('text');
+    expect(widen('timestamptz', 'text')).toBe('text');
+    expect(widen('text', 'jsonb')).toBe('jsonb');
+    expect(widen('unknown', 'date')).toBe('date');
+    expect(widen('date', 'unknown')).toBe('date');
+    expect(widen('boolean', 'boolean')).toBe('boolean');
+    expect(widen('boolean', 'bigint')).toBe('text');
+  });
+});
+
+describe('typed view column names', () => {
+  it('uses a plain key as it is', () => {
+    expect(columnNameFor('candidate_id', new Set())).toBe('candidate_id');
+  });
+
+  it('makes a safe, unique name for any other key', () => {
+    expect(columnNameFor('Weird Key', new Set())).toBe('weird_key');
+    expect(columnNameFor('2nd', new Set())).toBe('k_2nd');
+    expect(columnNameFor('é', new Set())).toBe('k_');
+    expect(columnNameFor('deleted_at', new Set())).toBe('deleted_at_2');
+    expect(columnNameFor('id', new Set())).toBe('id_2');
+    expect(columnNameFor('Weird Key', new Set(['weird_key', 'weird_key_2']))).toBe('weird_key_3');
+    const long = 'x'.repeat(80);
+    expect(columnNameFor(long, new Set()).length).toBeLessThanOrEqual(63);
+  });
+});
