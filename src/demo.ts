@@ -83,7 +83,7 @@ group by l.account order by l.account`,
 /** The list resource the demo syncs besides the built-in ones (HIRESYNC_RESOURCES). */
 export const DEMO_LIST_RESOURCE = 'applications';
 
-/** Queries of the history of the job changed twice and of the job dropped. */
+/** Queries of the history of the job changed twice and of the job dropped, and of a typed view. */
 function historyQueries(changed: number, dropped: number): Array<{ title: string; sql: string }> {
   return [
     {
@@ -92,9 +92,11 @@ function historyQueries(changed: number, dropped: number): Array<{ title: string
 from jobs_history where id in (${changed}, ${dropped}) order by id, valid_from`,
     },
     {
-      title: 'A list resource stored as sent: applications per status (view applications)',
-      sql: `select data ->> 'status' as status, count(*) as applications
-from applications where deleted_at is null group by 1 order by applications desc, status`,
+      title:
+        'A list resource through its typed view: applications per status (applications_flat, one typed column per key, no casts)',
+      sql: `select status, count(*) as applications, round(avg(score), 2) as avg_score,
+  count(*) filter (where prospect) as prospects, max(applied_at)::date::text as last_applied
+from applications_flat where deleted_at is null group by status order by applications desc, status`,
     },
   ];
 }

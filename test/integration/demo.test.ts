@@ -70,7 +70,7 @@ describe('npm run demo', () => {
     // A list resource named in HIRESYNC_RESOURCES, stored as sent.
     expect(result.stdout).toMatch(/^default\s+applications\s+full\s+\d+\s/m);
     const statuses = result.stdout.split('applications per status')[1] ?? '';
-    expect(statuses).toMatch(/^active\s+[1-9]\d*$/m);
+    expect(statuses).toMatch(/^active\s+[1-9]\d*\s+\d\.\d\d\s+[1-9]\d*\s+\d{4}-\d\d-\d\d$/m);
     expect(result.stdout).toContain('psql postgres://');
   });
 });
