@@ -10,7 +10,16 @@
  * cycle syncs registered accounts (--accounts, default 2: acct001.., each with
  * its own credentials, data and schema; their full runs are queued on the main
  * deployment) through the same faults, and some faults hit one account only
- * (its tokens revoked, a 5xx, 429 or oversized page of its own). After every cycle each account's tables are compared with
+ * (its tokens revoked, a 5xx, 429 or oversized page of its own). Partner
+ * accounts (--partner-accounts, default 1: partner01..) are synced the same
+ * way through the authorization code grant, with 12-second access tokens, so
+ * their refresh tokens rotate every few seconds, under the same kills and
+ * restarts; now and then the customer revokes one, which must put it in
+ * needs_reauthorization, after which the soak authorizes it again. Any other
+ * account left needing re-authorization is a failure, unless its reason says
+ * a refresh was interrupted (a worker killed with the grant in flight: the
+ * account is then marked, never stuck; counted, and authorized again).
+ * After every cycle each account's tables are compared with
  * that account's simulated data: no row missing, none extra or duplicated,
  * none stale, every rejected record in its rejected_records; and no schema
  * holds a row of another account.
@@ -34,8 +43,15 @@ import { deletePrefix } from '../src/queue/redis.js';
 import { createSyncQueue, enqueueRun, type ScheduleTarget } from '../src/queue/sync-queue.js';
 import { validateRecord } from '../src/resources/index.js';
 import { Secret } from '../src/secret.js';
-import { ApiSimulator, type Fault, simulatedAccounts } from '../src/simulator/api-simulator.js';
+import {
+  ApiSimulator,
+  type Fault,
+  PARTNER_CLIENT_ID,
+  PARTNER_CLIENT_SECRET,
+  simulatedAccounts,
+} from '../src/simulator/api-simulator.js';
 import { mix } from '../src/simulator/dataset.js';
+import { grantRefreshToken } from '../src/simulator/partner-browser.js';
 import { migrateAll } from '../src/warehouse/account-schemas.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import type { Database } from '../src/warehouse/schema.js';
@@ -49,11 +65,15 @@ const { values } = parseArgs({
     workers: { type: 'string' },
     seed: { type: 'string' },
     accounts: { type: 'string' },
+    'partner-accounts': { type: 'string' },
   },
 });
 const seconds = Number(values.seconds ?? 180);
 const workerCount = Number(values.workers ?? 2);
 const accountCount = Number(values.accounts ?? 2);
+const partnerCount = Number(values['partner-accounts'] ?? 1);
+/** Lifetime of the partner accounts' access tokens: short, so refresh tokens rotate often. */
+const PARTNER_TOKEN_TTL_S = 12;
 let random = Number(values.seed ?? Date.now() % 100_000);
 const seed = random;
 
@@ -83,17 +103,31 @@ const simulated = simulatedAccounts(accountCount, {
   dataset: { malformedEvery: 53, nulEvery: 97 },
 });
 const accounts = simulated.map((a) => a.name);
+// Partner accounts: customers reached only through the partner app (no
+// client credentials of their own), with data of their own.
+const partners = Array.from({ length: partnerCount }, (_, k) => ({
+  name: `partner${String(k + 1).padStart(2, '0')}`,
+  dataset: {
+    counts: { jobs: 60, job_posts: 60, tracking_links: 150 },
+    malformedEvery: 53,
+    nulEvery: 97,
+    seed: 500 + k,
+    idOffset: (500 + k) * 1_000_000,
+  },
+}));
+const partnerNames = partners.map((p) => p.name);
 /** Every account a cycle syncs: default (schema public) first. */
-const everyAccount = [DEFAULT_ACCOUNT, ...accounts];
+const everyAccount = [DEFAULT_ACCOUNT, ...accounts, ...partnerNames];
 const sim = await ApiSimulator.start({
   dataset: {
     counts: { jobs: 400, job_posts: 400, tracking_links: 1200 },
     malformedEvery: 53,
     nulEvery: 97,
   },
-  accounts: simulated,
+  accounts: [...simulated, ...partners],
   revokePreviousToken: true,
   tokenTtlSeconds: 30,
+  partnerAccessTokenTtlSeconds: PARTNER_TOKEN_TTL_S,
   randomFaults: {
     serverError: 0.03,
     rateLimit: 0.03,
@@ -111,6 +145,8 @@ const env: Record<string, string> = {
   HIRESYNC_CLIENT_ID: 'demo-client',
   HIRESYNC_CLIENT_SECRET: 'demo-secret',
   HIRESYNC_SECRET_KEY: randomBytes(32).toString('base64'),
+  HIRESYNC_PARTNER_CLIENT_ID: PARTNER_CLIENT_ID,
+  HIRESYNC_PARTNER_CLIENT_SECRET: PARTNER_CLIENT_SECRET,
   DATABASE_URL: databaseUrl,
   REDIS_URL: redisUrl,
   HIRESYNC_REDIS_PREFIX: `soak-${randomUUID().slice(0, 8)}`,
@@ -135,7 +171,16 @@ const config = loadConfig(env);
 const otherConfig = loadConfig(otherEnv);
 const db: Kysely<Database> = createDatabase(databaseUrl, { max: 2 });
 await migrateAll(db);
-const store = new AccountStore(db, config.secretBox);
+const store = new AccountStore(db, config.secretBox, { partner: config.partner });
+for (const name of partnerNames) {
+  // As a partner's own web app connects a customer: `accounts add NAME --partner`.
+  await store.addPartner(
+    name,
+    sim.url,
+    sim.authUrl,
+    new Secret(await grantRefreshToken(sim, name)),
+  );
+}
 for (const account of simulated) {
   await store.add({
     name: account.name,
@@ -272,6 +317,37 @@ async function succeededSince(since: string): Promise<Map<string, string>> {
   return done;
 }
 
+/** Partner accounts whose authorization this soak revoked on purpose (the customer did). */
+const revoked = new Set<string>();
+/** Partner accounts authorized again, by why they needed it. */
+const reauthorized: Record<string, number> = {};
+const unexpected: string[] = [];
+
+/**
+ * Looks at every partner account's state: one that needs re-authorizing
+ * because the soak revoked it, or because a refresh was interrupted (a worker
+ * killed with the grant in flight), is authorized again, as a customer's
+ * administrator would; any other reason is a failure.
+ */
+async function tendPartners(): Promise<void> {
+  for (const name of partnerNames) {
+    const account = await store.get(name).catch(() => undefined);
+    if (account?.state !== 'needs_reauthorization') continue;
+    const reason = account.partner?.reauthorizationReason ?? '';
+    const cause = revoked.has(name)
+      ? 'revoked by the customer'
+      : /interrupted/.test(reason)
+        ? 'a refresh interrupted by a kill'
+        : undefined;
+    if (cause === undefined) {
+      unexpected.push(`${name} needs re-authorizing: ${reason}`);
+    }
+    revoked.delete(name);
+    reauthorized[cause ?? 'unexpected'] = (reauthorized[cause ?? 'unexpected'] ?? 0) + 1;
+    await store.authorize(name, new Secret(await grantRefreshToken(sim, name)));
+  }
+}
+
 async function enqueueFull(runs: readonly ScheduleTarget[]): Promise<void> {
   for (const { account, resource } of runs) {
     const data = {
@@ -339,6 +415,12 @@ async function chaos(until: () => boolean): Promise<void> {
       sim.revokeTokens(accounts[Math.floor(rand() * accounts.length)]);
     } else if (roll < 0.88 && accounts.length > 0) {
       injectSomewhere('503', { kind: 'status', status: 503 });
+    } else if (roll < 0.92 && partnerNames.length > 0) {
+      // The customer revokes the partner app: that account alone must stop, marked.
+      const name = partnerNames[Math.floor(rand() * partnerNames.length)] as string;
+      count("one partner account's authorization revoked");
+      revoked.add(name);
+      sim.revokeAuthorization(name);
     }
   }
 }
@@ -370,6 +452,7 @@ while (Date.now() < deadline) {
   while (Date.now() < cycleDeadline) {
     done = await succeededSince(since).catch(() => done);
     if (done.size === targets.length) break;
+    await tendPartners().catch(() => undefined);
     // A killed worker's job waits for BullMQ's stalled-job check; queue the missing runs again.
     if (Date.now() - nudged > 4000) {
       await enqueueFull(targets.filter((t) => !done.has(keyOf(t))));
@@ -399,6 +482,7 @@ while (Date.now() < deadline) {
       problems.push(...(await compare(account, runs, owner)));
     }
   }
+  problems.push(...unexpected.splice(0));
   mismatches += problems.length;
   examples.push(...problems.slice(0, 3));
   process.stdout.write(
@@ -415,6 +499,11 @@ faults['malformed records served'] = everyAccount.reduce(
 for (const account of accounts)
   faults[`api 401 of ${account} (its tokens revoked or expired)`] =
     sim.statsOf(account).byStatus['401'] ?? 0;
+const partnerTotals = sim.partnerStats();
+faults['partner refresh grants answered (each rotating a refresh token)'] = partnerTotals.refreshes;
+faults['partner refresh grants refused (invalid_grant)'] = partnerTotals.invalidGrants;
+for (const [cause, n] of Object.entries(reauthorized))
+  faults[`partner accounts authorized again: ${cause}`] = n;
 for (const w of workers) w?.kill('SIGTERM');
 await sleep(500);
 for (const w of workers) w?.kill('SIGKILL');
@@ -433,7 +522,7 @@ await shared?.drop();
 
 process.stdout.write(
   `\nsoak: ${seconds} s, seed ${seed}, ${workerCount} worker processes + 1 of a second deployment (another Redis prefix); ` +
-    `accounts ${everyAccount.join(', ')}, each compared with its own data after every cycle\n`,
+    `accounts ${everyAccount.join(', ')} (${partnerNames.join(', ') || 'none'} through the authorization code grant, ${PARTNER_TOKEN_TTL_S} s access tokens), each compared with its own data after every cycle\n`,
 );
 process.stdout.write(`cycles run: ${cycles}\nfaults injected:\n`);
 for (const [kind, n] of Object.entries(faults).sort()) process.stdout.write(`  ${kind}: ${n}\n`);
