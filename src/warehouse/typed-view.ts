@@ -244,6 +244,9 @@ export async function refreshTypedView(
   runId?: string,
 ): Promise<TypedViewChange> {
   return db.transaction().execute(async (trx) => {
+    // An analyst's long query on the view would hold the rebuild (and the
+    // run's end) back: give up after a while instead; the next full run tries again.
+    await sql`select set_config('lock_timeout', '10s', true)`.execute(trx);
     const { rows: here } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
       trx,
     );

@@ -7,8 +7,8 @@ import { main } from '../../src/main.js';
 import { defineListResource } from '../../src/resources/json-resource.js';
 import { Secret } from '../../src/secret.js';
 import type { Dataset } from '../../src/simulator/dataset.js';
-import { migrateAll } from '../../src/warehouse/account-schemas.js';
-import { inSchema } from '../../src/warehouse/database.js';
+import { ensureListResources, migrateAll } from '../../src/warehouse/account-schemas.js';
+import { createDatabase, inSchema } from '../../src/warehouse/database.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 import { captureIo } from '../unit/commands/capture-io.js';
@@ -180,6 +180,21 @@ describe('list resources named in HIRESYNC_RESOURCES', () => {
     const { rows: union } = await sql<{ view: string | null }>`
       select to_regclass('all_accounts.candidates')::text as view`.execute(t.database.db);
     expect(union[0]?.view).toBe('all_accounts.candidates');
+  });
+
+  it('are made once when several processes make them at the same time', async () => {
+    const t = await startAccountsHarness({ accounts: ['alpha', 'beta'] });
+    harnesses.push(t);
+    const pools = [0, 1, 2].map(() => createDatabase(t.database.url, { max: 1 }));
+    try {
+      const made = await Promise.all(pools.map((db) => ensureListResources(db, ['offers'])));
+      expect(made.flat().sort()).toEqual(['alpha.offers', 'beta.offers', 'public.offers']);
+    } finally {
+      await Promise.all(pools.map((db) => db.destroy()));
+    }
+    const { rows } = await sql<{ view: string | null }>`
+      select to_regclass('all_accounts.offers_history')::text as view`.execute(t.database.db);
+    expect(rows[0]?.view).toBe('all_accounts.offers_history');
   });
 
   it("refuses names that would collide with hiresync's own tables, before connecting", () => {
