@@ -44,9 +44,7 @@ describe('typed view column types', () => {
   });
 
   it('keeps mixed scalars as text', () => {
-    expect(typeOf(profile('ref', { values: 3, numbers: 2, integers: 2, strings: 1 }))).toBe(
-      'text',
-    );
+    expect(typeOf(profile('ref', { values: 3, numbers: 2, integers: 2, strings: 1 }))).toBe('text');
     expect(typeOf(profile('flag', { values: 2, booleans: 1, numbers: 1, integers: 1 }))).toBe(
       'text',
     );
