@@ -75,12 +75,17 @@ export async function createListResourceTables(
     select id, data, deleted_at, changed_at, first_synced_at, synced_at, last_seen_run_id
     from ${data}`.execute(trx);
   // Its typed view, filled at the end of its first full run (see typed-view.ts).
+  // A schema whose migrations lag behind (no typed_views yet) gets it from
+  // the first refresh after `hiresync migrate`.
   const flat = `${name}_flat`;
-  await sql`insert into ${sql.id(schema, 'typed_views')} (view, source_table)
-    values (${flat}, ${listResourceTable(name)}) on conflict (view) do nothing`.execute(trx);
-  const { rows } = await sql<{ present: boolean }>`
-    select to_regclass(${`${schema}.${flat}`}) is not null as present`.execute(trx);
-  if (!rows[0]?.present) {
+  const { rows } = await sql<{ registry: boolean; present: boolean }>`
+    select to_regclass(${`${schema}.typed_views`}) is not null as registry,
+      to_regclass(${`${schema}.${flat}`}) is not null as present`.execute(trx);
+  if (rows[0]?.registry) {
+    await sql`insert into ${sql.id(schema, 'typed_views')} (view, source_table)
+      values (${flat}, ${listResourceTable(name)}) on conflict (view) do nothing`.execute(trx);
+  }
+  if (rows[0]?.registry && !rows[0].present) {
     await sql`create view ${sql.id(schema, flat)} as select id, deleted_at from ${data}`.execute(
       trx,
     );

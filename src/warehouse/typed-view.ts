@@ -67,6 +67,13 @@ export function widen(a: ColumnType, b: ColumnType): ColumnType {
   return 'text';
 }
 
+/**
+ * Most key columns a typed view gets: Postgres allows 1,664 columns in a
+ * select list, and records whose keys are data (a map keyed by ids) would
+ * pass that. Keys beyond it stay in `data` only, with a warning.
+ */
+export const MAX_TYPED_COLUMNS = 1000;
+
 /** Column names a key never takes: the view's own columns. */
 const RESERVED = new Set(['id', 'deleted_at']);
 
@@ -269,10 +276,13 @@ export async function refreshTypedView(
     const taken = new Set(kept.map((c) => c.column_name));
     const added: string[] = [];
     const retyped: string[] = [];
+    let leftOut = 0;
     for (const profile of [...profiles].sort((a, b) => (a.key < b.key ? -1 : 1))) {
       const inferred = typeOf(profile);
       const column = columns.get(profile.key);
-      if (!column) {
+      if (!column && columns.size >= MAX_TYPED_COLUMNS) {
+        leftOut += 1;
+      } else if (!column) {
         const name = columnNameFor(profile.key, taken);
         taken.add(name);
         columns.set(profile.key, { key: profile.key, column_name: name, type: inferred });
@@ -313,6 +323,13 @@ export async function refreshTypedView(
     await sql`update typed_views
       set seen_through = ${seenThrough}::timestamptz${rebuild ? sql`, rebuilt_at = now()` : sql``}
       where view = ${target.view}`.execute(trx);
+    if (leftOut > 0) {
+      return {
+        added,
+        retyped,
+        warning: `typed view ${schema}.${target.view} has ${MAX_TYPED_COLUMNS} key columns, the most it gets: ${leftOut} more key(s) stay in ${target.table}.data only (records whose keys are data, such as a map keyed by ids, are better read from data)`,
+      };
+    }
     return { added, retyped };
   });
 }

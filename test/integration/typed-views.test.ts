@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { schemaOf } from '../../src/accounts/account.js';
 import { inSchema } from '../../src/warehouse/database.js';
-import { refreshTypedView } from '../../src/warehouse/typed-view.js';
+import { MAX_TYPED_COLUMNS, refreshTypedView } from '../../src/warehouse/typed-view.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
@@ -190,6 +190,28 @@ describe('typed views', () => {
       { id: '1', k_2nd: true, weird_key: '1', deleted_at_2: 'x', id_2: null, deleted_at: null },
     ]);
     expect(await refreshTypedView(db, target)).toEqual({ added: [], retyped: [] });
+  });
+
+  it('stop at MAX_TYPED_COLUMNS key columns, saying how many keys stay in data only', async () => {
+    const t = await startApplications();
+    const record = Object.fromEntries(
+      Array.from({ length: MAX_TYPED_COLUMNS + 5 }, (_, i) => [
+        `k${String(i).padStart(4, '0')}`,
+        i,
+      ]),
+    );
+    await sql`insert into jobs (id, data) values (1, ${JSON.stringify({ id: 1, ...record })}::jsonb)`.execute(
+      t.database.db,
+    );
+    const change = await refreshTypedView(inSchema(t.database.db, 'public'), {
+      view: 'jobs_flat',
+      table: 'jobs',
+    });
+    expect(change.added).toHaveLength(MAX_TYPED_COLUMNS);
+    expect(change.warning).toMatch(
+      /has 1000 key columns, the most it gets: 5 more key\(s\) stay in jobs\.data only/,
+    );
+    expect(await columnsOf(t.database.db, 'jobs_flat')).toHaveLength(MAX_TYPED_COLUMNS + 2);
   });
 
   it("leave the view as it is, with a warning saying what to do, when an analyst's own view depends on it", async () => {
