@@ -74,14 +74,17 @@ export function widen(a: ColumnType, b: ColumnType): ColumnType {
  */
 export const MAX_TYPED_COLUMNS = 1000;
 
-/** Column names a key never takes: the view's own columns. */
-const RESERVED = new Set(['id', 'deleted_at']);
+/**
+ * Column names a key never takes: the view's own columns, and `account`,
+ * which the all_accounts union puts first.
+ */
+const RESERVED = new Set(['id', 'deleted_at', 'account']);
 
 /**
  * The view column of `key`: the key itself when it is a plain lower-case
  * identifier of at most 63 bytes, else a safe name made from it (`Weird Key`
  * → `weird_key`, `2nd` → `k_2nd`), suffixed `_2`, `_3`, … while it is
- * `taken` or reserved (`id`, `deleted_at`).
+ * `taken` or reserved (`id`, `deleted_at`, `account`).
  */
 export function columnNameFor(key: string, taken: ReadonlySet<string>): string {
   const plain = /^[a-z_][a-z0-9_]*$/.test(key) && Buffer.byteLength(key) <= 63;

@@ -74,6 +74,8 @@ describe('typed view column names', () => {
     expect(columnNameFor('é', new Set())).toBe('k_');
     expect(columnNameFor('deleted_at', new Set())).toBe('deleted_at_2');
     expect(columnNameFor('id', new Set())).toBe('id_2');
+    // all_accounts puts its own account column first.
+    expect(columnNameFor('account', new Set())).toBe('account_2');
     expect(columnNameFor('Weird Key', new Set(['weird_key', 'weird_key_2']))).toBe('weird_key_3');
     const long = 'x'.repeat(80);
     expect(columnNameFor(long, new Set()).length).toBeLessThanOrEqual(63);
