@@ -1,8 +1,10 @@
+import { type Kysely, sql } from 'kysely';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { DEFAULT_ACCOUNT } from './accounts/account.js';
 import type { ApiClientMetrics } from './api/api-client.js';
 import type { ResourceName } from './config.js';
 import type { RunMetrics } from './sync/run-resource.js';
+import type { Database } from './warehouse/schema.js';
 
 /** What one account's runs and requests report: the process's metrics with the `account` label set. */
 export type AccountMetrics = ApiClientMetrics &
@@ -88,9 +90,30 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(options: { defaultMetrics?: boolean } = {}) {
+  /**
+   * `defaultMetrics`: Node's process metrics (default true). `db`: where
+   * series kept in Postgres are read at each scrape (hiresync_typed_view_blocked),
+   * so they are right from the first scrape after a restart.
+   */
+  constructor(options: { defaultMetrics?: boolean; db?: Kysely<Database> } = {}) {
     if (options.defaultMetrics ?? true)
       collectDefaultMetrics({ register: this.registry, prefix: 'hiresync_' });
+    const db = options.db;
+    if (db) {
+      new Gauge({
+        name: 'hiresync_typed_view_blocked',
+        help: "1 while objects of others (an analyst's view) keep a typed view from widening a column (see hiresync status), 0 once it is rebuilt; account all_accounts for the unions",
+        labelNames: ['account', 'view'],
+        registers: [this.registry],
+        async collect() {
+          const blocks = await readTypedViewBlockStates(db);
+          // Postgres unreachable: the last values read stay.
+          if (blocks === undefined) return;
+          this.reset();
+          for (const b of blocks) this.set({ account: b.account, view: b.view }, b.blocked ? 1 : 0);
+        },
+      });
+    }
   }
 
   /** The metrics of `account`'s runs and requests. */
@@ -114,5 +137,26 @@ export class Metrics {
           this.#lastSuccess.set({ account, resource }, Date.now() / 1000);
       },
     };
+  }
+}
+
+/**
+ * Each typed view hiresync.typed_view_blocks knows, blocked or not; none
+ * before the table exists; undefined when Postgres cannot be read.
+ */
+async function readTypedViewBlockStates(
+  db: Kysely<Database>,
+): Promise<Array<{ account: string; view: string; blocked: boolean }> | undefined> {
+  try {
+    const { rows } = await sql<{ schema: string; view: string; blocked: boolean }>`
+      select schema, view, message is not null as blocked from hiresync.typed_view_blocks
+      order by schema, view`.execute(db);
+    return rows.map((r) => ({
+      account: r.schema === 'public' ? DEFAULT_ACCOUNT : r.schema,
+      view: r.view,
+      blocked: r.blocked,
+    }));
+  } catch (error) {
+    return (error as { code?: string }).code === '42P01' ? [] : undefined;
   }
 }

@@ -104,3 +104,39 @@ async function schemaHasRuns(db: Kysely<Database>): Promise<boolean> {
     select to_regclass('sync_runs') is not null as found`.execute(db);
   return rows[0]?.found === true;
 }
+
+/** A typed view whose rebuild objects of others block (hiresync.typed_view_blocks). */
+export interface TypedViewBlock {
+  /** The account whose view it is, or `all_accounts` for a union. */
+  account: string;
+  /** `schema.view`. */
+  view: string;
+  /** Which columns, which objects, and what resolves it. */
+  message: string;
+  since: string;
+}
+
+/**
+ * The typed views of `accounts` (and the all_accounts unions) that objects of
+ * others keep from widening a column now; none before the control schema has
+ * the table.
+ */
+export async function readTypedViewBlocks(
+  db: Kysely<Database>,
+  accounts: readonly string[],
+): Promise<TypedViewBlock[]> {
+  const { rows: found } = await sql<{ present: boolean }>`
+    select to_regclass('hiresync.typed_view_blocks') is not null as present`.execute(db);
+  if (!found[0]?.present) return [];
+  const schemas = [...accounts.map(schemaOf), 'all_accounts'];
+  const { rows } = await sql<{ schema: string; view: string; message: string; since: string }>`
+    select schema, view, message, blocked_since::text as since from hiresync.typed_view_blocks
+    where message is not null and schema = any(${schemas}::text[])
+    order by schema, view`.execute(db);
+  return rows.map((r) => ({
+    account: accounts.find((a) => schemaOf(a) === r.schema) ?? r.schema,
+    view: `${r.schema}.${r.view}`,
+    message: r.message,
+    since: r.since,
+  }));
+}

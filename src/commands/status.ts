@@ -5,7 +5,7 @@ import { loadStatusConfig } from '../config.js';
 import { coerceError, HiresyncError } from '../errors.js';
 import { checkConnections } from '../preflight.js';
 import { redactSecrets } from '../secret.js';
-import { readStatus } from '../status.js';
+import { readStatus, readTypedViewBlocks } from '../status.js';
 import { createDatabase } from '../warehouse/database.js';
 import { parseAccounts } from './account-options.js';
 import { reauthorizationNote } from './accounts/list.js';
@@ -32,7 +32,9 @@ export const status = defineCommand({
     pages, records, outcome, error), the last success, and whether a checkpoint is
     pending. With registered accounts, an account column comes first and a
     disabled account's state shows in its outcome; a partner account that needs
-    re-authorizing is named below the table, with why and what to do. Needs DATABASE_URL and REDIS_URL.
+    re-authorizing is named below the table, with why and what to do, and so is
+    a typed view whose column an analyst's view keeps from widening (the
+    column, the view in the way and the command that resolves it). Needs DATABASE_URL and REDIS_URL.
     Exit 0, 1 when Postgres or Redis cannot be read, 2 for an account name that
     is malformed or not registered.`,
   options,
@@ -101,6 +103,11 @@ export const status = defineCommand({
         (a) => a.state === 'needs_reauthorization' && accounts.includes(a.name),
       );
       if (waiting.length > 0) stdout.write(`\n${waiting.map(reauthorizationNote).join('\n')}\n`);
+      // Typed views whose columns an analyst's view keeps from widening.
+      const blocked = await readTypedViewBlocks(db, accounts);
+      if (blocked.length > 0) {
+        stdout.write(`\n${blocked.map((b) => `${b.message} (since ${b.since})`).join('\n')}\n`);
+      }
       return EXIT.ok;
     } catch (error) {
       stderr.write(`hiresync status: ${redactSecrets(coerceError(error).message)}\n`);

@@ -112,6 +112,8 @@ export interface TypedViewRefresh {
   added: string[];
   /** Columns whose type widened, as `key: old → new`. */
   retyped: string[];
+  /** Columns renamed under today's naming rule, as `key: old → new`, if any. */
+  renamed?: string[];
   /** Why the view was left as it was, if it was. */
   warning?: string;
 }

@@ -293,7 +293,10 @@ async function refreshTypedView(
     if (change.added.length > 0 || change.retyped.length > 0) {
       logger.info({ added: change.added, retyped: change.retyped }, 'typed view gained columns');
     }
-    if (change.warning) logger.warn({ reason: change.warning }, 'typed view left as it was');
+    if (change.renamed && change.renamed.length > 0) {
+      logger.info({ renamed: change.renamed }, 'typed view columns renamed under the naming rule');
+    }
+    if (change.warning) logger.warn({ reason: change.warning }, 'typed view not fully rebuilt');
   } catch (error) {
     logger.error(
       { err: error },

@@ -1,4 +1,4 @@
-import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { accountNameProblem, DEFAULT_ACCOUNT, schemaOf } from '../accounts/account.js';
 import { coerceError, HiresyncError } from '../errors.js';
 import { PUBLIC_SCHEMA } from './database.js';
@@ -14,6 +14,23 @@ import {
 } from './migrate.js';
 import { LOCK_SPACE, lockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
+import {
+  blockMessage,
+  type ColumnType,
+  columnNamesOf,
+  columnSelect,
+  noteTypedViewBlock,
+  PG_TYPES,
+  type TypedColumn,
+  widen,
+} from './typed-view.js';
+import {
+  dependentsOf,
+  emptyView,
+  placeView,
+  type ViewColumn,
+  viewColumns,
+} from './view-placement.js';
 
 export { ALL_ACCOUNTS_SCHEMA, CONTROL_SCHEMA, type MigrateOutcome } from './migrate.js';
 
@@ -389,11 +406,6 @@ function mismatch(
     : `lacks column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (or holds another type)`;
 }
 
-const same = (a: readonly Column[], b: readonly Column[] | undefined) =>
-  b !== undefined &&
-  a.length === b.length &&
-  a.every((c, i) => c.name === b[i]?.name && c.type === b[i]?.type);
-
 /**
  * Rebuilds schema `all_accounts`: for each relation of {@link ALL_ACCOUNTS_VIEWS},
  * a view `all_accounts.<relation>` that unions `default`'s (schema public) and
@@ -468,48 +480,68 @@ async function rebuildViews(
   );
   for (const relation of relations) {
     const view = sql.id(ALL_ACCOUNTS_SCHEMA, relation);
+    const target = { schema: ALL_ACCOUNTS_SCHEMA, name: relation };
     const wanted = columns.get(PUBLIC_SCHEMA)?.get(relation);
     if (!wanted) {
       warnings.push(
         `${ALL_ACCOUNTS_SCHEMA}.${relation} not built: schema public has no ${relation} (run 'hiresync migrate')`,
       );
-      await sql`drop view if exists ${view}`.execute(trx);
+      // Objects of others built on it are kept, over an empty view.
+      if ((await dependentsOf(trx, target)).length > 0) await emptyView(trx, target);
+      else await sql`drop view if exists ${view}`.execute(trx);
       continue;
     }
-    const list = sql.join(wanted.map((c) => sql.id(c.name)));
-    const parts: RawBuilder<unknown>[] = [];
+    const parts: Array<{ account: string; schema: string; have: Map<string, string> }> = [];
     for (const { account, schema } of members) {
-      const problem =
-        schema === PUBLIC_SCHEMA ? undefined : mismatch(wanted, columns.get(schema)?.get(relation));
+      const own = columns.get(schema)?.get(relation);
+      const problem = schema === PUBLIC_SCHEMA ? undefined : mismatch(wanted, own);
       if (problem) {
         warnings.push(
           `${ALL_ACCOUNTS_SCHEMA}.${relation} leaves out account ${account}: its ${relation} ${problem} (run 'hiresync migrate')`,
         );
         continue;
       }
-      parts.push(
-        sql`select ${sql.lit(account)}::text as account, ${list} from ${sql.id(schema, relation)}`,
-      );
+      parts.push({ account, schema, have: new Map((own ?? []).map((c) => [c.name, c.type])) });
     }
-    const body = sql.join(parts, sql` union all `);
-    const viewColumns = [ACCOUNT_COLUMN, ...wanted];
-    if (same(viewColumns, columns.get(ALL_ACCOUNTS_SCHEMA)?.get(relation))) {
-      await sql`create or replace view ${view} as ${body}`.execute(trx);
-    } else {
-      await sql`drop view if exists ${view}`.execute(trx);
-      await sql`create view ${view} as ${body}`.execute(trx);
+    const unionColumns = [ACCOUNT_COLUMN, ...wanted];
+    // Kept in place when objects of others depend on it (see placeView):
+    // columns a migration added are appended, one whose type changed keeps its old type.
+    const placed = await placeView(trx, target, unionColumns, (layout) =>
+      sql.join(
+        parts.map(({ account, schema, have }) => {
+          const list = layout.map((c) =>
+            c.name === ACCOUNT_COLUMN.name
+              ? sql`${sql.lit(account)}::text as account`
+              : have.get(c.name) === c.type
+                ? sql.id(c.name)
+                : sql`null::${sql.raw(c.type)} as ${sql.id(c.name)}`,
+          );
+          return sql`select ${sql.join(list)} from ${sql.id(schema, relation)}`;
+        }),
+        sql` union all `,
+      ),
+    );
+    if (placed.kept) {
+      warnings.push(
+        `${ALL_ACCOUNTS_SCHEMA}.${relation} keeps column${placed.kept.conflicts.length > 1 ? 's' : ''} ${placed.kept.conflicts.join(', ')} at the old type, null, because ${placed.kept.dependents.join(', ')} depend${placed.kept.dependents.length === 1 ? 's' : ''} on it: drop ${placed.kept.dependents.join(', ')}, run 'hiresync migrate', then create ${placed.kept.dependents.length === 1 ? 'it' : 'them'} again`,
+      );
     }
     await sql`comment on view ${view} is ${sql.lit(
       `${relation} of every account, one after another (default's from schema public, each registered account's from the schema of its name; disabled accounts included), with the account first. Rebuilt by hiresync migrate and accounts add/remove.`,
     )}`.execute(trx);
-    for (const column of viewColumns) {
-      const note = column.comment ?? `${column.name} of ${relation}, as in each account's schema.`;
+    const notes = new Map(unionColumns.map((c) => [c.name, c.comment]));
+    for (const column of placed.layout) {
+      const note =
+        notes.get(column.name) ?? `${column.name} of ${relation}, as in each account's schema.`;
       await sql`comment on column ${sql.id(ALL_ACCOUNTS_SCHEMA, relation, column.name)} is ${sql.lit(
         note,
       )}`.execute(trx);
     }
   }
-  for (const view of await typedViewsOf(trx)) await rebuildTypedUnion(trx, view);
+  for (const view of await typedViewsOf(trx)) {
+    const { warning } = await rebuildTypedUnion(trx, view);
+    if (warning) warnings.push(warning);
+  }
   return { warnings };
 }
 
@@ -517,11 +549,21 @@ async function rebuildViews(
  * Builds `all_accounts.<view>` over the typed view `view` (jobs_flat, …) of
  * `default` and every registered account whose schema has it. Typed views
  * follow each account's data, so their columns differ: the union has
- * `account`, `id`, every column any account's view has (by name, sorted;
- * null where an account lacks it; text where accounts' types differ), then
- * `deleted_at`. Runs in the caller's transaction; takes the views' lock.
+ * `account`, `id`, a column for every key any account's view has (named as
+ * in every account, see columnNamesOf; sorted; null where an account lacks
+ * the key), then `deleted_at`. A column takes the widest type of the
+ * accounts' (see widen: bigint and numeric give numeric, date and
+ * timestamptz timestamptz, text only when kinds conflict), and each account's
+ * rows are read from its table (`data`) at that type, so the union depends on
+ * no account's view. Objects of others built on the union are kept (see
+ * placeView): new columns are appended; a column that must widen keeps its
+ * type, and `warning` (and hiresync.typed_view_blocks) say so and what
+ * resolves it. Runs in the caller's transaction; takes the views' lock.
  */
-export async function rebuildTypedUnion(trx: Transaction<Database>, view: string): Promise<void> {
+export async function rebuildTypedUnion(
+  trx: Transaction<Database>,
+  view: string,
+): Promise<{ warning?: string }> {
   await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
     trx,
   );
@@ -529,60 +571,107 @@ export async function rebuildTypedUnion(trx: Transaction<Database>, view: string
     { account: DEFAULT_ACCOUNT, schema: PUBLIC_SCHEMA },
     ...(await registeredAccounts(trx)).map((account) => ({ account, schema: schemaOf(account) })),
   ];
-  const columns = await columnsOf(
-    trx,
-    members.map((m) => m.schema),
-    [view],
-  );
-  const present = members.filter((m) => columns.get(m.schema)?.has(view));
-  const target = sql.id(ALL_ACCOUNTS_SCHEMA, view);
+  const present: Array<{ account: string; schema: string; table: string; columns: TypedColumn[] }> =
+    [];
+  for (const { account, schema } of members) {
+    const { rows: found } = await sql<{ present: boolean }>`
+      select to_regclass(${`${schema}.typed_views`}) is not null
+        and to_regclass(${`${schema}.typed_view_columns`}) is not null as present`.execute(trx);
+    if (!found[0]?.present) continue;
+    const { rows: made } = await sql<{ table: string }>`
+      select source_table as table from ${sql.id(schema, 'typed_views')}
+      where view = ${view} and to_regclass(${schema} || '.' || source_table) is not null`.execute(
+      trx,
+    );
+    const table = made[0]?.table;
+    // A view not made in this schema yet (no full run of its resource).
+    if (table === undefined || (await viewColumns(trx, { schema, name: view })) === undefined) {
+      continue;
+    }
+    const { rows: columns } = await sql<TypedColumn>`
+      select key, column_name, type from ${sql.id(schema, 'typed_view_columns')}
+      where view = ${view} order by key`.execute(trx);
+    present.push({ account, schema, table, columns });
+  }
+  const target = { schema: ALL_ACCOUNTS_SCHEMA, name: view };
   await sql`create schema if not exists ${sql.id(ALL_ACCOUNTS_SCHEMA)}`.execute(trx);
-  await sql`drop view if exists ${target}`.execute(trx);
-  if (present.length === 0) return;
-  const types = new Map<string, Set<string>>();
-  for (const { schema } of present) {
-    for (const column of columns.get(schema)?.get(view) ?? []) {
-      if (column.name === 'id' || column.name === 'deleted_at') continue;
-      types.set(column.name, (types.get(column.name) ?? new Set()).add(column.type));
+  if (present.length === 0) {
+    if ((await dependentsOf(trx, target)).length > 0) await emptyView(trx, target);
+    else await sql`drop view if exists ${sql.id(ALL_ACCOUNTS_SCHEMA, view)}`.execute(trx);
+    return {};
+  }
+  const names = await columnNamesOf(
+    trx,
+    view,
+    present.flatMap((m) => m.columns.map((c) => c.key)),
+  );
+  const union = new Map<string, { key: string; type: ColumnType }>();
+  for (const { columns } of present) {
+    for (const column of columns) {
+      const name = names.get(column.key) ?? column.column_name;
+      const seen = union.get(name);
+      union.set(name, {
+        key: column.key,
+        type: seen ? widen(seen.type, column.type) : column.type,
+      });
     }
   }
-  const union = [...types.keys()].sort();
-  const typeOfColumn = (name: string) => {
-    const seen = types.get(name) ?? new Set<string>();
-    return seen.size === 1 ? ([...seen][0] ?? 'text') : 'text';
-  };
-  const parts = present.map(({ account, schema }) => {
-    const own = new Map((columns.get(schema)?.get(view) ?? []).map((c) => [c.name, c.type]));
-    const list = union.map((name) => {
-      const type = typeOfColumn(name);
-      const own_type = own.get(name);
-      const value =
-        own_type === undefined
-          ? sql`null::${sql.raw(type)}`
-          : own_type === type
-            ? sql.id(name)
-            : sql`${sql.id(name)}::text`;
-      return sql`${value} as ${sql.id(name)}`;
-    });
-    return sql`select ${sql.lit(account)}::text as account, id, ${sql.join([...list, sql`deleted_at`])}
-      from ${sql.id(schema, view)}`;
-  });
-  await sql`create view ${target} as ${sql.join(parts, sql` union all `)}`.execute(trx);
-  await sql`comment on view ${target} is ${sql.lit(
-    `${view} of every account, one after another, with the account first: every column any account's view has (null where an account's data never had the key; text where accounts' types differ). Rebuilt when one of them changes, and by hiresync migrate and accounts add/remove.`,
+  const ordered = [...union.keys()].sort();
+  const desired: ViewColumn[] = [
+    { name: ACCOUNT_COLUMN.name, type: 'text' },
+    { name: 'id', type: 'bigint' },
+    ...ordered.map((name) => ({ name, type: PG_TYPES[union.get(name)?.type ?? 'text'] })),
+    { name: 'deleted_at', type: 'timestamp with time zone' },
+  ];
+  const select = (layout: readonly ViewColumn[]) =>
+    sql.join(
+      present.map(({ account, schema, table, columns }) => {
+        const has = new Set(columns.map((c) => c.key));
+        const list = layout.map((c) => {
+          if (c.name === ACCOUNT_COLUMN.name) return sql`${sql.lit(account)}::text as account`;
+          if (c.name === 'id' || c.name === 'deleted_at') return sql.id(c.name);
+          const key = union.get(c.name)?.key;
+          return sql`${columnSelect(key !== undefined && has.has(key) ? key : undefined, c.type)} as ${sql.id(c.name)}`;
+        });
+        return sql`select ${sql.join(list)} from ${sql.id(schema, table)}`;
+      }),
+      sql` union all `,
+    );
+  const placed = await placeView(trx, target, desired, select);
+  await sql`comment on view ${sql.id(ALL_ACCOUNTS_SCHEMA, view)} is ${sql.lit(
+    `${view} of every account, one after another, with the account first: a column for every key any account's view has, named the same in every account (null where an account's data never had the key), at the widest type of the accounts' (text only where kinds conflict), read from each account's records. Columns added while objects of others depended on it come last. Rebuilt when one of them changes, and by hiresync migrate and accounts add/remove.`,
   )}`.execute(trx);
-  // Each column keeps the comment an account's view gives it (the key it shows).
-  const notes = new Map<string, string>([[ACCOUNT_COLUMN.name, ACCOUNT_COLUMN.comment ?? '']]);
-  for (const { schema } of present) {
-    for (const column of columns.get(schema)?.get(view) ?? []) {
-      if (!notes.has(column.name) && column.comment) notes.set(column.name, column.comment);
-    }
+  for (const column of placed.layout) {
+    const key = union.get(column.name)?.key;
+    const note =
+      column.name === ACCOUNT_COLUMN.name
+        ? (ACCOUNT_COLUMN.comment ?? '')
+        : column.name === 'id'
+          ? 'Record id (API).'
+          : column.name === 'deleted_at'
+            ? 'Set when a completed full sync no longer saw the record (soft delete).'
+            : key === undefined
+              ? 'No account has this key any more.'
+              : `Key ${JSON.stringify(key)} of the record as sent (data -> ${JSON.stringify(key)}), as ${column.type}${column.type === 'timestamp with time zone' ? ' (without a UTC offset: read as UTC)' : ''}.`;
+    await sql`comment on column ${sql.id(ALL_ACCOUNTS_SCHEMA, view, column.name)} is ${sql.lit(note)}`.execute(
+      trx,
+    );
   }
-  for (const name of [ACCOUNT_COLUMN.name, 'id', ...union, 'deleted_at']) {
-    await sql`comment on column ${sql.id(ALL_ACCOUNTS_SCHEMA, view, name)} is ${sql.lit(
-      notes.get(name) ?? `${name} of ${view}, as in each account's schema.`,
-    )}`.execute(trx);
+  if (!placed.kept) {
+    await noteTypedViewBlock(trx, ALL_ACCOUNTS_SCHEMA, view);
+    return {};
   }
+  const message = blockMessage(
+    `${ALL_ACCOUNTS_SCHEMA}.${view}`,
+    placed.kept.conflicts,
+    placed.kept.dependents,
+    'hiresync migrate',
+  );
+  await noteTypedViewBlock(trx, ALL_ACCOUNTS_SCHEMA, view, {
+    message,
+    blocking: placed.kept.dependents,
+  });
+  return { warning: message };
 }
 
 /** The typed views of public (jobs_flat, job_posts_flat, each list resource's NAME_flat). */
@@ -618,6 +707,12 @@ export async function dropSchema(
       );
     }
     await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(trx);
+    // Its typed views are gone: nothing of theirs is blocked any more.
+    const { rows: blocks } = await sql<{ present: boolean }>`
+      select to_regclass('hiresync.typed_view_blocks') is not null as present`.execute(trx);
+    if (blocks[0]?.present) {
+      await sql`delete from hiresync.typed_view_blocks where schema = ${schema}`.execute(trx);
+    }
     return refreshed;
   });
 }

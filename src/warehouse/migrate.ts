@@ -13,6 +13,7 @@ import { HiresyncError } from '../errors.js';
 import { inSchema, PUBLIC_SCHEMA } from './database.js';
 import { LOCK_SPACE, lockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
+import { dependentsOf, emptyView } from './view-placement.js';
 
 /**
  * The warehouse migrations: `migrations/` beside `src/`, in the source tree and
@@ -63,9 +64,9 @@ export interface MigrateOptions {
  * relations. Runs inside the migration's transaction, so the lock is held
  * until it commits and no refresh rebuilds the views on relations being
  * changed; the refresh at the end of `migrateAll` rebuilds them. A new
- * account's schema, which no view selects from yet, drops none. Objects of
- * others built on these views make it fail (Postgres refuses to drop a view
- * something depends on): schema all_accounts is hiresync's.
+ * account's schema, which no view selects from yet, drops none. A view that
+ * objects of others are built on is not dropped but emptied in place (see
+ * emptyView), so they survive; it reads no rows until the refresh.
  */
 // biome-ignore lint/suspicious/noExplicitAny: called with a migration's Kysely<any>
 export async function dropAllAccountsViews(db: Kysely<any>, schema: string): Promise<void> {
@@ -85,7 +86,11 @@ export async function dropAllAccountsViews(db: Kysely<any>, schema: string): Pro
     db,
   );
   for (const { name } of rows) {
-    await sql`drop view if exists ${sql.id(ALL_ACCOUNTS_SCHEMA, name)}`.execute(db);
+    const view = { schema: ALL_ACCOUNTS_SCHEMA, name };
+    // An analyst's view on it must neither fail the migration nor be dropped
+    // with it: it stays, over an empty view, until the refresh rebuilds it.
+    if ((await dependentsOf(db, view)).length > 0) await emptyView(db, view);
+    else await sql`drop view if exists ${sql.id(ALL_ACCOUNTS_SCHEMA, name)}`.execute(db);
   }
 }
 

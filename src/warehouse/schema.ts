@@ -110,6 +110,8 @@ export interface SyncRunsTable {
   max_id: string | null;
   outcome: Generated<RunOutcome>;
   error: string | null;
+  /** What a succeeded run could not do, and what resolves it (migration 0007). */
+  warnings: string | null;
 }
 
 export interface RejectedRecordsTable {

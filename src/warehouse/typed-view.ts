@@ -1,8 +1,16 @@
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { HiresyncError } from '../errors.js';
 import { rebuildTypedUnion } from './account-schemas.js';
 import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA } from './migrate.js';
 import { LOCK_SPACE, lockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
+import {
+  dependentsOf,
+  emptyView,
+  placeView,
+  type ViewColumn,
+  viewColumns,
+} from './view-placement.js';
 
 /**
  * The type of a typed view's column. `unknown`: the key has held only nulls
@@ -56,14 +64,18 @@ export function typeOf(p: KeyProfile): ColumnType {
 
 /**
  * The narrowest type holding the values of both: types only ever widen, so a
- * value seen once keeps its column able to show it.
+ * value seen once keeps its column able to show it. `unknown` (only nulls)
+ * gives way to anything; bigint and numeric give numeric, date and
+ * timestamptz timestamptz (a date read as midnight UTC); jsonb holds
+ * anything; other mixes are text.
  */
 export function widen(a: ColumnType, b: ColumnType): ColumnType {
   if (a === b || b === 'unknown') return a;
   if (a === 'unknown') return b;
   if (a === 'jsonb' || b === 'jsonb') return 'jsonb';
-  const numeric = new Set<ColumnType>(['bigint', 'numeric']);
-  if (numeric.has(a) && numeric.has(b)) return 'numeric';
+  const within = (kinds: ColumnType[]) => kinds.includes(a) && kinds.includes(b);
+  if (within(['bigint', 'numeric'])) return 'numeric';
+  if (within(['date', 'timestamptz'])) return 'timestamptz';
   return 'text';
 }
 
@@ -80,28 +92,108 @@ export const MAX_TYPED_COLUMNS = 1000;
  */
 const RESERVED = new Set(['id', 'deleted_at', 'account']);
 
+/** The form of a changed name (`name__1`): no key keeps a name of that form as it is. */
+const CHANGED_FORM = /__[0-9]+$/;
+
 /**
- * The view column of `key`: the key itself when it is a plain lower-case
- * identifier of at most 63 bytes, else a safe name made from it (`Weird Key`
- * → `weird_key`, `2nd` → `k_2nd`), suffixed `_2`, `_3`, … while it is
- * `taken` or reserved (`id`, `deleted_at`, `account`).
+ * Whether `key` is its own column: a plain lower-case identifier of at most
+ * 63 bytes, not reserved (`id`, `deleted_at`, `account`) and not of the form
+ * of a changed name (`…__N`).
+ */
+export function isOwnColumnName(key: string): boolean {
+  return (
+    /^[a-z_][a-z0-9_]*$/.test(key) &&
+    Buffer.byteLength(key) <= 63 &&
+    !RESERVED.has(key) &&
+    !CHANGED_FORM.test(key)
+  );
+}
+
+/**
+ * The view column of `key`: the key itself when {@link isOwnColumnName},
+ * else a changed name `stem__N`, the stem made from the key (`Weird Key` →
+ * `weird_key`, `2nd` → `k_2nd`, `Name` → `name`), N the smallest from 1 whose
+ * name is not in `taken` (the changed names already given in the view). A
+ * changed name never equals a name a plain key keeps, so a plain key met later,
+ * in any account, never finds its name taken.
  */
 export function columnNameFor(key: string, taken: ReadonlySet<string>): string {
-  const plain = /^[a-z_][a-z0-9_]*$/.test(key) && Buffer.byteLength(key) <= 63;
-  let base = plain
-    ? key
-    : key
-        .toLowerCase()
-        .replace(/[^a-z0-9_]+/g, '_')
-        .replace(/^_+|_+$/g, '')
-        .slice(0, 55);
-  if (base === '' || /^[0-9]/.test(base)) base = `k_${base}`.slice(0, 55);
-  if (!RESERVED.has(base) && !taken.has(base)) return base;
-  const stem = base.slice(0, 55);
-  for (let n = 2; ; n += 1) {
-    const name = `${stem}_${n}`;
-    if (!RESERVED.has(name) && !taken.has(name)) return name;
+  if (isOwnColumnName(key)) return key;
+  let stem = key
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 48)
+    .replace(/_+$/, '');
+  if (stem === '') stem = 'key';
+  else if (/^[0-9]/.test(stem)) stem = `k_${stem}`.slice(0, 48);
+  for (let n = 1; ; n += 1) {
+    const name = `${stem}__${n}`;
+    if (!taken.has(name)) return name;
   }
+}
+
+/**
+ * The column of each of `keys` in typed view `view`, the same in every
+ * account: a plain key its own name, any other the name kept for it in
+ * hiresync.typed_column_names, given (and kept there) at its first sight.
+ * The caller holds the all_accounts views' lock, which serialises the
+ * numbering.
+ */
+export async function columnNamesOf(
+  trx: Transaction<Database>,
+  view: string,
+  keys: Iterable<string>,
+): Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  const changed: string[] = [];
+  for (const key of new Set(keys)) {
+    if (isOwnColumnName(key)) names.set(key, key);
+    else changed.push(key);
+  }
+  if (changed.length === 0) return names;
+  const { rows: present } = await sql<{ present: boolean }>`
+    select to_regclass('hiresync.typed_column_names') is not null as present`.execute(trx);
+  if (!present[0]?.present) {
+    throw new HiresyncError(
+      "hiresync.typed_column_names is missing: run 'hiresync migrate' before refreshing typed views",
+    );
+  }
+  const { rows } = await sql<{ key: string; column_name: string }>`
+    select key, column_name from hiresync.typed_column_names where view = ${view}`.execute(trx);
+  const kept = new Map(rows.map((r) => [r.key, r.column_name]));
+  const taken = new Set(rows.map((r) => r.column_name));
+  for (const key of changed.sort()) {
+    let name = kept.get(key);
+    if (name === undefined) {
+      name = columnNameFor(key, taken);
+      taken.add(name);
+      await sql`insert into hiresync.typed_column_names (view, key, column_name)
+        values (${view}, ${key}, ${name})`.execute(trx);
+    }
+    names.set(key, name);
+  }
+  return names;
+}
+
+/** The type of a column of type `type` in Postgres's words (format_type). */
+export const PG_TYPES: Readonly<Record<ColumnType, string>> = {
+  unknown: 'text',
+  bigint: 'bigint',
+  numeric: 'numeric',
+  boolean: 'boolean',
+  timestamptz: 'timestamp with time zone',
+  date: 'date',
+  text: 'text',
+  jsonb: 'jsonb',
+};
+
+/** The ColumnType of a Postgres type, when it is one. */
+function columnTypeOf(pgType: string): ColumnType | undefined {
+  const found = (Object.entries(PG_TYPES) as [ColumnType, string][]).find(
+    ([kind, pg]) => pg === pgType && kind !== 'unknown',
+  );
+  return found?.[0];
 }
 
 /** A column of a typed view, as kept in typed_view_columns. */
@@ -111,21 +203,38 @@ export interface TypedColumn {
   type: ColumnType;
 }
 
-/** How a column reads its key from `data`, never raising (see migrations/hiresync/0003_safe_casts.ts). */
-function columnExpression(column: TypedColumn): RawBuilder<unknown> {
-  const value = sql`data -> ${sql.lit(column.key)}`;
-  switch (column.type) {
+/**
+ * How a column of type `type` reads `key` from `data`, never raising (see
+ * migrations/hiresync/0003_safe_casts.ts and 0004_typed_column_names.ts):
+ * timestamps without a UTC offset read as UTC, whoever reads.
+ */
+export function columnExpression(key: string, type: ColumnType): RawBuilder<unknown> {
+  const value = sql`data -> ${sql.lit(key)}`;
+  switch (type) {
     case 'bigint':
     case 'numeric':
     case 'boolean':
-    case 'timestamptz':
     case 'date':
-      return sql`${sql.id('hiresync', `try_${column.type}`)}(${value})`;
+      return sql`${sql.id('hiresync', `try_${type}`)}(${value})`;
+    case 'timestamptz':
+      return sql`hiresync.try_timestamptz_utc(${value})`;
     case 'jsonb':
       return value;
     default:
-      return sql`data ->> ${sql.lit(column.key)}`;
+      return sql`data ->> ${sql.lit(key)}`;
   }
+}
+
+/**
+ * The select of a view column of Postgres type `pgType` showing `key`, or
+ * null of that type when no key is given or the type is none of a typed
+ * view's.
+ */
+export function columnSelect(key: string | undefined, pgType: string): RawBuilder<unknown> {
+  const kind = columnTypeOf(pgType);
+  return key === undefined || kind === undefined
+    ? sql`null::${sql.raw(pgType)}`
+    : columnExpression(key, kind);
 }
 
 /** What {@link refreshTypedView} did. */
@@ -134,7 +243,13 @@ export interface TypedViewChange {
   added: string[];
   /** Keys whose column's type widened, as `key: old → new`. */
   retyped: string[];
-  /** Why the view was left as it was (an object of someone else's depends on it), if so. */
+  /** Keys whose column got its name under today's rule, as `key: old → new` (present when any). */
+  renamed?: string[];
+  /**
+   * What could not be done and what resolves it, if anything: a column an
+   * object of someone else's keeps from widening (in the account's view or
+   * the all_accounts union), or keys beyond {@link MAX_TYPED_COLUMNS}.
+   */
   warning?: string;
 }
 
@@ -166,7 +281,7 @@ async function profileKeys(
       count(*) filter (where t = 'boolean') as booleans,
       count(*) filter (where t = 'string') as strings,
       count(*) filter (where t = 'string' and key like '%\\_at'
-        and hiresync.try_timestamptz(value) is not null) as timestamps,
+        and hiresync.try_timestamptz_utc(value) is not null) as timestamps,
       count(*) filter (where t = 'string' and key like '%\\_on'
         and hiresync.try_date(value) is not null) as dates,
       count(*) filter (where t in ('object', 'array')) as structured
@@ -190,63 +305,102 @@ async function profileKeys(
   };
 }
 
-/**
- * Objects that depend on the view and are not hiresync's (an analyst's own
- * view on jobs_flat): dropping the view would take them along.
- */
-async function foreignDependents(trx: Transaction<Database>, view: string): Promise<string[]> {
-  const { rows } = await sql<{ name: string }>`
-    select distinct vn.nspname || '.' || v.relname as name
-    from pg_depend d
-    join pg_rewrite w on w.oid = d.objid
-    join pg_class v on v.oid = w.ev_class
-    join pg_namespace vn on vn.oid = v.relnamespace
-    where d.classid = 'pg_rewrite'::regclass and d.refclassid = 'pg_class'::regclass
-      and d.refobjid = to_regclass(${view}) and v.oid <> d.refobjid
-      and vn.nspname <> ${ALL_ACCOUNTS_SCHEMA}
-    order by 1`.execute(trx);
-  return rows.map((r) => r.name);
-}
-
-/** Drops and creates the view from its columns, each commented with the key it shows. */
-async function buildView(
-  trx: Transaction<Database>,
-  target: TypedViewTarget,
-  columns: readonly TypedColumn[],
-): Promise<void> {
-  const view = sql.table(target.view);
-  const list = columns.map((c) => sql`${columnExpression(c)} as ${sql.id(c.column_name)}`);
-  await sql`drop view if exists ${view}`.execute(trx);
-  await sql`create view ${view} as
-    select id, ${sql.join([...list, sql`deleted_at`])}
-    from ${sql.table(target.table)}`.execute(trx);
-  await sql`comment on view ${view} is ${sql.lit(
-    `${target.table} with one typed column per top-level key of the records (data), in key order, then deleted_at. Types are inferred from every value seen and only widen; a value that does not parse as its column's type shows as null here (it stays in ${target.table}.data) until the next full run widens the column. Rebuilt by hiresync at the end of a full run when a key appears; a key that disappears keeps its column.`,
-  )}`.execute(trx);
-  await sql`comment on column ${sql.id(target.view, 'id')} is ${sql.lit('Record id (API).')}`.execute(
+/** Whether the definition of `view` still reads timestamps in the session's zone (built before try_timestamptz_utc). */
+async function readsSessionZone(trx: Transaction<Database>, view: string): Promise<boolean> {
+  const { rows } = await sql<{ old: boolean }>`
+    select coalesce(pg_get_viewdef(to_regclass(${view})) ~ 'try_timestamptz\\(', false) as old`.execute(
     trx,
   );
-  await sql`comment on column ${sql.id(target.view, 'deleted_at')} is ${sql.lit(
-    'Set when a completed full sync no longer saw the record (soft delete).',
-  )}`.execute(trx);
-  for (const c of columns) {
-    const shown = c.type === 'unknown' ? 'text (only nulls seen so far)' : c.type;
-    await sql`comment on column ${sql.id(target.view, c.column_name)} is ${sql.lit(
-      `Key ${JSON.stringify(c.key)} of the record as sent (data -> ${JSON.stringify(c.key)}), as ${shown}.`,
-    )}`.execute(trx);
+  return rows[0]?.old === true;
+}
+
+/**
+ * Records that objects of others keep `schema.view` from widening columns
+ * (message says which, and what resolves it), or, without `block`, that it
+ * is blocked no more. Kept in hiresync.typed_view_blocks, which `status` and
+ * the metric hiresync_typed_view_blocked read.
+ */
+export async function noteTypedViewBlock(
+  trx: Transaction<Database>,
+  schema: string,
+  view: string,
+  block?: { message: string; blocking: readonly string[] },
+): Promise<void> {
+  const { rows } = await sql<{ present: boolean }>`
+    select to_regclass('hiresync.typed_view_blocks') is not null as present`.execute(trx);
+  if (!rows[0]?.present) return;
+  if (block) {
+    await sql`insert into hiresync.typed_view_blocks (schema, view, message, blocking, blocked_since)
+      values (${schema}, ${view}, ${block.message}, ${[...block.blocking]}::text[], now())
+      on conflict (schema, view) do update set message = excluded.message,
+        blocking = excluded.blocking, resolved_at = null,
+        blocked_since = coalesce(hiresync.typed_view_blocks.blocked_since, excluded.blocked_since)`.execute(
+      trx,
+    );
+  } else {
+    await sql`update hiresync.typed_view_blocks
+      set message = null, blocked_since = null, resolved_at = now()
+      where schema = ${schema} and view = ${view} and message is not null`.execute(trx);
   }
+}
+
+/** Why `view` keeps old column types, and what resolves it: drop the dependents, rebuild with `command`, create them again. */
+export function blockMessage(
+  view: string,
+  conflicts: readonly string[],
+  dependents: readonly string[],
+  command: string,
+): string {
+  const them = dependents.length === 1 ? 'it' : 'them';
+  return `typed view ${view} keeps column${conflicts.length > 1 ? 's' : ''} ${conflicts.join(', ')} at the old type because ${dependents.join(', ')} depend${dependents.length === 1 ? 's' : ''} on it: values that do not fit the old type read null there (they are kept as sent in the records' data). To resolve: drop ${dependents.join(', ')}, run '${command}', then create ${them} again`;
+}
+
+/** Comments the view and each of its columns with the key it shows. */
+async function commentView(
+  trx: Transaction<Database>,
+  target: TypedViewTarget,
+  layout: readonly ViewColumn[],
+  keyOf: ReadonlyMap<string, string>,
+): Promise<void> {
+  await sql`comment on view ${sql.table(target.view)} is ${sql.lit(
+    `${target.table} with one typed column per top-level key of the records (data), in key order (keys added while other objects depended on the view come last), then deleted_at. Types are inferred from every value seen and only widen; a value that does not parse as its column's type shows as null here (it stays in ${target.table}.data) until the next full run widens the column. Timestamps without a UTC offset, and dates in _at keys, read as UTC. Rebuilt by hiresync at the end of a full run when a key appears; a key that disappears keeps its column.`,
+  )}`.execute(trx);
+  for (const column of layout) {
+    const key = keyOf.get(column.name);
+    const note =
+      column.name === 'id'
+        ? 'Record id (API).'
+        : column.name === 'deleted_at'
+          ? 'Set when a completed full sync no longer saw the record (soft delete).'
+          : key === undefined
+            ? 'No key shows here any more.'
+            : `Key ${JSON.stringify(key)} of the record as sent (data -> ${JSON.stringify(key)}), as ${shownType(column.type)}.`;
+    await sql`comment on column ${sql.id(target.view, column.name)} is ${sql.lit(note)}`.execute(
+      trx,
+    );
+  }
+}
+
+/** A column type as its comment names it. */
+function shownType(pgType: string): string {
+  if (pgType === 'timestamp with time zone')
+    return 'timestamptz (without a UTC offset: read as UTC)';
+  return pgType;
 }
 
 /**
  * Brings a typed view up to date with the records changed since it last
  * looked: a new key adds a column, a value that does not parse as its
  * column's type widens it (bigint → numeric → text; anything → jsonb with
- * objects), a key no longer seen keeps its column. The view is dropped and
- * created again only when something changed (with the all_accounts union
- * built on it), in one transaction under an advisory lock of the view, so a
- * reader sees the old view or the new one. When an object that is not
- * hiresync's depends on the view, nothing changes and `warning` says what to
- * do. `db` is bound to the account's schema (search_path).
+ * objects), a key no longer seen keeps its column. Column names follow
+ * {@link columnNamesOf} (a column named under an older rule is renamed). The
+ * view is rebuilt only when something changed, in one transaction under an
+ * advisory lock of the view, so a reader sees the old view or the new one;
+ * then the all_accounts union. When objects of others depend on the view,
+ * they are kept (see placeView): new columns are appended, and a column that
+ * must widen keeps its type until they are gone; `warning`,
+ * hiresync.typed_view_blocks and the run's sync_runs.warnings say so and
+ * what to do. `db` is bound to the account's schema (search_path).
  */
 export async function refreshTypedView(
   db: Kysely<Database>,
@@ -272,11 +426,14 @@ export async function refreshTypedView(
     );
     const since = state[0]?.seen_through ?? null;
     const { profiles, seenThrough } = await profileKeys(trx, target.table, since);
+    // Column names are given across accounts, and the union built, under this lock.
+    await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
+      trx,
+    );
     const { rows: kept } = await sql<TypedColumn>`
       select key, column_name, type from typed_view_columns
       where view = ${target.view} order by key`.execute(trx);
     const columns = new Map(kept.map((c) => [c.key, { ...c }]));
-    const taken = new Set(kept.map((c) => c.column_name));
     const added: string[] = [];
     const retyped: string[] = [];
     let leftOut = 0;
@@ -286,9 +443,7 @@ export async function refreshTypedView(
       if (!column && columns.size >= MAX_TYPED_COLUMNS) {
         leftOut += 1;
       } else if (!column) {
-        const name = columnNameFor(profile.key, taken);
-        taken.add(name);
-        columns.set(profile.key, { key: profile.key, column_name: name, type: inferred });
+        columns.set(profile.key, { key: profile.key, column_name: '', type: inferred });
         added.push(profile.key);
       } else if (widen(column.type, inferred) !== column.type) {
         const wider = widen(column.type, inferred);
@@ -296,43 +451,112 @@ export async function refreshTypedView(
         column.type = wider;
       }
     }
-    const { rows: exists } = await sql<{ present: boolean }>`
-      select to_regclass(${target.view}) is not null as present`.execute(trx);
-    const rebuild = added.length > 0 || retyped.length > 0 || !exists[0]?.present;
-    if (rebuild) {
-      const dependents = await foreignDependents(trx, target.view);
-      if (dependents.length > 0) {
-        // Left as it was, seen_through included: the next full run tries again.
-        return {
-          added: [],
-          retyped: [],
-          warning: `typed view ${schema}.${target.view} not rebuilt (new keys: ${added.join(', ') || 'none'}; widened: ${retyped.join(', ') || 'none'}): ${dependents.join(', ')} depend${dependents.length === 1 ? 's' : ''} on it; drop ${dependents.length === 1 ? 'it' : 'them'} (and create ${dependents.length === 1 ? 'it' : 'them'} again after the next full run), or build on ${target.table} instead`,
-        };
+    const names = await columnNamesOf(trx, target.view, columns.keys());
+    const renamed: string[] = [];
+    for (const column of columns.values()) {
+      const name = names.get(column.key) ?? column.column_name;
+      if (column.column_name !== '' && column.column_name !== name) {
+        renamed.push(`${column.key}: ${column.column_name} → ${name}`);
       }
-      // The all_accounts union selects from this view: dropped first, built again after.
-      await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
-        trx,
-      );
-      await sql`drop view if exists ${sql.id(ALL_ACCOUNTS_SCHEMA, target.view)}`.execute(trx);
-      const ordered = [...columns.values()].sort((a, b) => (a.key < b.key ? -1 : 1));
-      await buildView(trx, target, ordered);
-      for (const c of ordered) {
+      column.column_name = name;
+    }
+    // Stored before the views are built: the union reads them.
+    if (added.length > 0 || retyped.length > 0 || renamed.length > 0) {
+      if (renamed.length > 0) {
+        // One key's new name may be another's old one: out of the way first.
+        await sql`update typed_view_columns set column_name = '~' || column_name
+          where view = ${target.view}`.execute(trx);
+      }
+      for (const c of columns.values()) {
         await sql`insert into typed_view_columns (view, key, column_name, type, added_run_id)
           values (${target.view}, ${c.key}, ${c.column_name}, ${c.type}, ${runId ?? null}::bigint)
-          on conflict (view, key) do update set type = excluded.type`.execute(trx);
+          on conflict (view, key) do update set column_name = excluded.column_name, type = excluded.type`.execute(
+          trx,
+        );
       }
-      await rebuildTypedUnion(trx, target.view);
+    }
+    const ordered = [...columns.values()].sort((a, b) => (a.key < b.key ? -1 : 1));
+    const desired: ViewColumn[] = [
+      { name: 'id', type: 'bigint' },
+      ...ordered.map((c) => ({ name: c.column_name, type: PG_TYPES[c.type] })),
+      { name: 'deleted_at', type: 'timestamp with time zone' },
+    ];
+    const existing = await viewColumns(trx, { schema, name: target.view });
+    const matches =
+      existing !== undefined &&
+      existing.length === desired.length &&
+      desired.every((c) => existing.some((e) => e.name === c.name && e.type === c.type)) &&
+      !(await readsSessionZone(trx, target.view));
+    const warnings: string[] = [];
+    if (!matches) {
+      // Which key each name shows: today's names, then (kept while objects
+      // of others depend on them) the names the columns had before.
+      const keyOf = new Map<string, string>(kept.map((c) => [c.column_name, c.key]));
+      for (const c of columns.values()) keyOf.set(c.column_name, c.key);
+      // A union built before it read the tables would hold this view in place.
+      const union = { schema: ALL_ACCOUNTS_SCHEMA, name: target.view };
+      const above = await dependentsOf(trx, { schema, name: target.view });
+      if (above.includes(`${union.schema}.${union.name}`)) await emptyView(trx, union);
+      const placed = await placeView(trx, { schema, name: target.view }, desired, (layout) => {
+        const list = layout.map((c) =>
+          c.name === 'id' || c.name === 'deleted_at'
+            ? sql.id(c.name)
+            : sql`${columnSelect(keyOf.get(c.name), c.type)} as ${sql.id(c.name)}`,
+        );
+        return sql`select ${sql.join(list)} from ${sql.table(target.table)}`;
+      });
+      await commentView(trx, target, placed.layout, keyOf);
+      if (placed.kept) {
+        const resource = target.view.replace(/_flat$/, '');
+        const account = schema === 'public' ? '' : ` --account ${schema}`;
+        const message = blockMessage(
+          `${schema}.${target.view}`,
+          placed.kept.conflicts,
+          placed.kept.dependents,
+          `hiresync sync --full${account} --resource ${resource}`,
+        );
+        await noteTypedViewBlock(trx, schema, target.view, {
+          message,
+          blocking: placed.kept.dependents,
+        });
+        warnings.push(message);
+      } else {
+        await noteTypedViewBlock(trx, schema, target.view);
+      }
+    }
+    if (!matches || added.length > 0 || retyped.length > 0 || renamed.length > 0) {
+      const union = await rebuildTypedUnion(trx, target.view);
+      if (union.warning) warnings.push(union.warning);
     }
     await sql`update typed_views
-      set seen_through = ${seenThrough}::timestamptz${rebuild ? sql`, rebuilt_at = now()` : sql``}
+      set seen_through = ${seenThrough}::timestamptz${matches ? sql`` : sql`, rebuilt_at = now()`}
       where view = ${target.view}`.execute(trx);
     if (leftOut > 0) {
-      return {
-        added,
-        retyped,
-        warning: `typed view ${schema}.${target.view} has ${MAX_TYPED_COLUMNS} key columns, the most it gets: ${leftOut} more key(s) stay in ${target.table}.data only (records whose keys are data, such as a map keyed by ids, are better read from data)`,
-      };
+      warnings.push(
+        `typed view ${schema}.${target.view} has ${MAX_TYPED_COLUMNS} key columns, the most it gets: ${leftOut} more key(s) stay in ${target.table}.data only (records whose keys are data, such as a map keyed by ids, are better read from data)`,
+      );
     }
-    return { added, retyped };
+    if (warnings.length > 0 && runId !== undefined) await noteRunWarnings(trx, runId, warnings);
+    return {
+      added,
+      retyped,
+      ...(renamed.length > 0 ? { renamed } : {}),
+      ...(warnings.length > 0 ? { warning: warnings.join('; ') } : {}),
+    };
   });
+}
+
+/** Adds `warnings` to the run's sync_runs.warnings (a schema migrated before 0007 has no such column: skipped). */
+async function noteRunWarnings(
+  trx: Transaction<Database>,
+  runId: string,
+  warnings: readonly string[],
+): Promise<void> {
+  const { rows } = await sql<{ present: boolean }>`
+    select exists (select 1 from pg_attribute where attrelid = to_regclass('sync_runs')
+      and attname = 'warnings' and not attisdropped) as present`.execute(trx);
+  if (!rows[0]?.present) return;
+  const text = warnings.join('; ').slice(0, 8000);
+  await sql`update sync_runs set warnings = concat_ws('; ', warnings, ${text}::text)
+    where id = ${runId}::bigint`.execute(trx);
 }

@@ -35,6 +35,7 @@ const WAREHOUSE_MIGRATIONS = [
   '0004_drop_reference_constraints',
   '0005_history',
   '0006_typed_views',
+  '0007_typed_view_signals',
 ];
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -100,7 +101,7 @@ describe('migrations of every schema', () => {
     expect(await main(['migrate'], env, first)).toBe(0);
     expect(first.out()).toBe(
       [
-        'schema hiresync: applied 3 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts',
+        'schema hiresync: applied 4 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names',
         `schema public: applied ${WAREHOUSE_MIGRATIONS.length} migration(s): ${WAREHOUSE_MIGRATIONS.join(', ')}`,
         '',
       ].join('\n'),
@@ -126,6 +127,7 @@ describe('migrations of every schema', () => {
       '0001_accounts',
       '0002_partner_tokens',
       '0003_safe_casts',
+      '0004_typed_column_names',
     ]);
     const third = captureIo();
     expect(await main(['migrate'], env, third)).toBe(0);

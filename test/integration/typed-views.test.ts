@@ -1,10 +1,16 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { schemaOf } from '../../src/accounts/account.js';
-import { inSchema } from '../../src/warehouse/database.js';
+import { main } from '../../src/main.js';
+import { Metrics } from '../../src/metrics.js';
+import { Secret } from '../../src/secret.js';
+import { migrateAll } from '../../src/warehouse/account-schemas.js';
+import { createDatabase, inSchema } from '../../src/warehouse/database.js';
+import { dropAllAccountsViews } from '../../src/warehouse/migrate.js';
 import { MAX_TYPED_COLUMNS, refreshTypedView } from '../../src/warehouse/typed-view.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
+import { captureIo } from '../unit/commands/capture-io.js';
 
 const harnesses: Array<SyncHarness | AccountsHarness> = [];
 afterEach(async () => {
@@ -179,15 +185,22 @@ describe('typed views', () => {
     });
     expect((await columnsOf(t.database.db, 'jobs_flat')).map(([n]) => n)).toEqual([
       'id',
-      'k_2nd',
-      'weird_key',
-      'deleted_at_2',
-      'id_2',
+      'k_2nd__1',
+      'weird_key__1',
+      'deleted_at__1',
+      'id__1',
       'deleted_at',
     ]);
     const { rows } = await sql`select * from jobs_flat`.execute(t.database.db);
     expect(rows).toEqual([
-      { id: '1', k_2nd: true, weird_key: '1', deleted_at_2: 'x', id_2: null, deleted_at: null },
+      {
+        id: '1',
+        k_2nd__1: true,
+        weird_key__1: '1',
+        deleted_at__1: 'x',
+        id__1: null,
+        deleted_at: null,
+      },
     ]);
     expect(await refreshTypedView(db, target)).toEqual({ added: [], retyped: [] });
   });
@@ -214,7 +227,7 @@ describe('typed views', () => {
     expect(await columnsOf(t.database.db, 'jobs_flat')).toHaveLength(MAX_TYPED_COLUMNS + 2);
   });
 
-  it("leave the view as it is, with a warning saying what to do, when an analyst's own view depends on it", async () => {
+  it("keep an analyst's own view on them, appending a column for a key that appears", async () => {
     const t = await startApplications();
     await t.sync(['jobs']);
     await sql`create view my_report as select id, status from jobs_flat`.execute(t.database.db);
@@ -225,21 +238,22 @@ describe('typed views', () => {
       view: 'jobs_flat',
       table: 'jobs',
     });
-    expect(change.added).toEqual([]);
-    expect(change.warning).toMatch(
-      /^typed view public\.jobs_flat not rebuilt \(new keys: office; widened: none\): public\.my_report depends on it; drop it/,
+    expect(change).toEqual({ added: ['office'], retyped: [] });
+    expect((await columnsOf(t.database.db, 'jobs_flat')).map(([n]) => n).slice(-2)).toEqual([
+      'deleted_at',
+      'office',
+    ]);
+    const { rows } = await sql<{ n: string }>`select count(*) as n from my_report`.execute(
+      t.database.db,
     );
-    expect((await columnsOf(t.database.db, 'jobs_flat')).map(([n]) => n)).not.toContain('office');
-    // Dropped, the next refresh catches up with what it skipped.
+    expect(Number(rows[0]?.n)).toBeGreaterThan(0);
+    // Once it is gone, the next change puts the columns back in key order.
     await sql`drop view my_report`.execute(t.database.db);
-    expect(
-      (
-        await refreshTypedView(inSchema(t.database.db, 'public'), {
-          view: 'jobs_flat',
-          table: 'jobs',
-        })
-      ).added,
-    ).toEqual(['office']);
+    await sql`update jobs set data = data || '{"floor": 3}', changed_at = clock_timestamp()`.execute(
+      t.database.db,
+    );
+    await refreshTypedView(inSchema(t.database.db, 'public'), { view: 'jobs_flat', table: 'jobs' });
+    expect((await columnsOf(t.database.db, 'jobs_flat')).map(([n]) => n).at(-1)).toBe('deleted_at');
   });
 
   it('are unioned across accounts with every column any account has', async () => {
@@ -260,7 +274,7 @@ describe('typed views', () => {
     expect((await columnsOf(t.database.db, 'jobs_flat', 'all_accounts')).map(([n]) => n)).toEqual([
       'account',
       'id',
-      'account_2',
+      'account__1',
       'created_at',
       'name',
       'office',
@@ -276,5 +290,293 @@ describe('typed views', () => {
       ['alpha', true, true],
       ['default', false, true],
     ]);
+  });
+});
+
+const jobsFlat = { view: 'jobs_flat', table: 'jobs' };
+
+describe('typed view column names', () => {
+  it('give a plain key its own name, and a key that must change a suffixed one, the same in every account and every refresh', async () => {
+    const t = await startAccountsHarness({ accounts: ['alpha'] });
+    harnesses.push(t);
+    const db = t.database.db;
+    // alpha meets the changed keys first, alone.
+    await sql`insert into alpha.jobs (id, data) values
+      (1, '{"id": 1, "Name": "upper", "first-name": "dash", "account": "acc"}')`.execute(db);
+    await refreshTypedView(inSchema(db, 'alpha'), jobsFlat);
+    await sql`insert into jobs (id, data) values
+      (1, '{"id": 1, "Name": "upper", "name": "lower", "first-name": "dash", "first_name": "under", "name__1": "odd"}')`.execute(
+      db,
+    );
+    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    // Later, alpha gets the plain keys too.
+    await sql`insert into alpha.jobs (id, data) values
+      (2, '{"id": 2, "name": "lower", "first_name": "under"}')`.execute(db);
+    await refreshTypedView(inSchema(db, 'alpha'), jobsFlat);
+    const expected = {
+      name: 'lower',
+      name__1: 'upper',
+      first_name: 'under',
+      first_name__1: 'dash',
+    };
+    const { rows: own } = await sql<Record<string, string>>`
+      select name, name__1, first_name, first_name__1, name__1__1 from jobs_flat`.execute(db);
+    expect(own).toEqual([{ ...expected, name__1__1: 'odd' }]);
+    const { rows: alpha } = await sql<Record<string, string | null>>`
+      select id, name, name__1, first_name, first_name__1, account__1 from alpha.jobs_flat order by id`.execute(
+      db,
+    );
+    expect(alpha).toEqual([
+      {
+        id: '1',
+        name: null,
+        name__1: 'upper',
+        first_name: null,
+        first_name__1: 'dash',
+        account__1: 'acc',
+      },
+      {
+        id: '2',
+        name: 'lower',
+        name__1: null,
+        first_name: 'under',
+        first_name__1: null,
+        account__1: null,
+      },
+    ]);
+    // The union never puts two keys in one column.
+    const { rows: union } = await sql<{ name: string | null; name__1: string | null }>`
+      select distinct name, name__1 from all_accounts.jobs_flat
+      where id in (1, 2) order by 1, 2`.execute(db);
+    expect(union).toEqual([
+      { name: 'lower', name__1: 'upper' },
+      { name: 'lower', name__1: null },
+      { name: null, name__1: 'upper' },
+    ]);
+  });
+
+  it('rename a column named under the old rule at the next refresh, and say so', async () => {
+    const t = await startApplications();
+    const db = t.database.db;
+    await sql`insert into jobs (id, data) values (1, '{"id": 1, "Name": "upper"}')`.execute(db);
+    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    // As the old rule left it: the changed key Name took the bare name.
+    await sql`update typed_view_columns set column_name = 'name' where view = 'jobs_flat' and key = 'Name'`.execute(
+      db,
+    );
+    await sql`drop view all_accounts.jobs_flat`.execute(db);
+    await sql`drop view jobs_flat`.execute(db);
+    await sql`create view jobs_flat as select id, data ->> 'Name' as name, deleted_at from jobs`.execute(
+      db,
+    );
+    const change = await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    expect(change.renamed).toEqual(['Name: name → name__1']);
+    expect((await columnsOf(db, 'jobs_flat')).map(([n]) => n)).toContain('name__1');
+    expect((await columnsOf(db, 'jobs_flat')).map(([n]) => n)).not.toContain('name');
+  });
+});
+
+describe('typed view timestamps', () => {
+  it('read _at values without an offset as UTC, the same under any TimeZone and DateStyle', async () => {
+    const t = await startApplications();
+    const db = t.database.db;
+    await sql`insert into jobs (id, data) values
+      (1, '{"id": 1, "local_at": "2024-03-01T10:00:00", "day_at": "2024-03-01", "zulu_at": "2024-03-01T10:00:00Z", "spaced_at": "2024-03-01 10:00:00.123456"}')`.execute(
+      db,
+    );
+    // Typed in a session of another zone and style than the readers'.
+    const url = new URL(t.database.url);
+    url.searchParams.set('options', '-c TimeZone=America/Los_Angeles -c DateStyle=SQL,DMY');
+    const elsewhere = createDatabase(url.href, { max: 1 });
+    try {
+      await refreshTypedView(elsewhere, jobsFlat);
+    } finally {
+      await elsewhere.destroy();
+    }
+    const read = (zone: string, style: string) =>
+      db.transaction().execute(async (trx) => {
+        await sql`select set_config('timezone', ${zone}, true), set_config('datestyle', ${style}, true)`.execute(
+          trx,
+        );
+        const { rows } = await sql<Record<string, string>>`
+          select extract(epoch from local_at)::text as local_at, extract(epoch from day_at)::text as day_at,
+                 extract(epoch from zulu_at)::text as zulu_at, extract(epoch from spaced_at)::text as spaced_at
+          from jobs_flat where id = 1`.execute(trx);
+        return rows[0];
+      });
+    const utc = await read('UTC', 'ISO, MDY');
+    expect(await read('Asia/Tokyo', 'ISO, MDY')).toEqual(utc);
+    expect(await read('Asia/Tokyo', 'SQL, DMY')).toEqual(utc);
+    const epoch = (iso: string) => String(Date.parse(iso) / 1000);
+    expect(utc).toEqual({
+      local_at: `${epoch('2024-03-01T10:00:00Z')}.000000`,
+      day_at: `${epoch('2024-03-01T00:00:00Z')}.000000`,
+      zulu_at: `${epoch('2024-03-01T10:00:00Z')}.000000`,
+      spaced_at: `${epoch('2024-03-01T10:00:00Z')}.123456`,
+    });
+    expect((await columnsOf(db, 'jobs_flat')).find(([n]) => n === 'local_at')?.[1]).toBe(
+      'timestamp with time zone',
+    );
+  });
+});
+
+describe("typed views an analyst's view depends on", () => {
+  it('add new columns at the end, and name the widening it blocks in status, the run and the metric', async () => {
+    const t = await startApplications();
+    const db = t.database.db;
+    await t.sync(['jobs']);
+    await sql`insert into jobs (id, data) values (1, '{"id": 1, "headcount": 1}')`.execute(db);
+    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await sql`create view my_report as select id, headcount from jobs_flat`.execute(db);
+    // A value the column cannot show, and a key the view lacks.
+    await sql`insert into jobs (id, data) values (2, '{"id": 2, "headcount": 2.5, "office": "Berlin"}')`.execute(
+      db,
+    );
+    const [run] = await t.sync(['jobs'], 'full');
+    expect(run?.ok).toBe(true);
+    // The new key's column is appended; the analyst's view is still there.
+    const names = (await columnsOf(db, 'jobs_flat')).map(([n]) => n);
+    expect(names.at(-1)).toBe('office');
+    const { rows: office } = await sql<{ office: string | null }>`
+      select office from jobs_flat where id = 2`.execute(db);
+    expect(office).toEqual([{ office: 'Berlin' }]);
+    expect((await sql`select * from my_report`.execute(db)).rows.length).toBeGreaterThan(0);
+    // The run's row names the view, the column, the blocking object and the fix.
+    const { rows: runs } = await sql<{ warnings: string | null }>`
+      select warnings from sync_runs where resource = 'jobs' order by id desc limit 1`.execute(db);
+    const warning = runs[0]?.warnings ?? '';
+    expect(warning).toContain('public.jobs_flat');
+    expect(warning).toContain('headcount: bigint → numeric');
+    expect(warning).toContain('public.my_report');
+    expect(warning).toContain('hiresync sync --full --resource jobs');
+    // status says it too.
+    const io = captureIo();
+    expect(await main(['status'], t.env, io)).toBe(0);
+    expect(io.out()).toContain('public.jobs_flat');
+    expect(io.out()).toContain('headcount: bigint → numeric');
+    expect(io.out()).toContain('public.my_report');
+    // The metric, read from Postgres (as after a restart).
+    const metrics = new Metrics({ defaultMetrics: false, db });
+    expect(await metrics.registry.metrics()).toContain(
+      'hiresync_typed_view_blocked{account="default",view="jobs_flat"} 1',
+    );
+    // Once the analyst's view is out of the way, the next full run widens the column.
+    await sql`drop view my_report`.execute(db);
+    await t.sync(['jobs'], 'full');
+    expect((await columnsOf(db, 'jobs_flat')).find(([n]) => n === 'headcount')?.[1]).toBe(
+      'numeric',
+    );
+    expect(await metrics.registry.metrics()).toContain(
+      'hiresync_typed_view_blocked{account="default",view="jobs_flat"} 0',
+    );
+    const after = captureIo();
+    expect(await main(['status'], t.env, after)).toBe(0);
+    expect(after.out()).not.toContain('public.my_report');
+  });
+});
+
+describe('all_accounts typed views', () => {
+  it('take the widest common type of the accounts columns', async () => {
+    const t = await startAccountsHarness({ accounts: ['alpha'] });
+    harnesses.push(t);
+    const db = t.database.db;
+    await sql`insert into jobs (id, data) values (1, '{"id": 1, "score": 3}')`.execute(db);
+    await sql`insert into alpha.jobs (id, data) values (1, '{"id": 1, "score": 2.5}')`.execute(db);
+    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(inSchema(db, 'alpha'), jobsFlat);
+    expect((await columnsOf(db, 'jobs_flat', 'all_accounts')).find(([n]) => n === 'score')).toEqual(
+      ['score', 'numeric'],
+    );
+    const { rows } = await sql<{ account: string; score: string }>`
+      select account, score::text from all_accounts.jobs_flat where id = 1 order by account`.execute(
+      db,
+    );
+    expect(rows).toEqual([
+      { account: 'alpha', score: '2.5' },
+      { account: 'default', score: '3' },
+    ]);
+  });
+
+  it("never make migrate, accounts add or a run fail, and keep the analyst's view on them", async () => {
+    const t = await startAccountsHarness({ accounts: ['alpha'] });
+    harnesses.push(t);
+    const db = t.database.db;
+    await t.sync([
+      { account: 'default', resource: 'jobs' },
+      { account: 'alpha', resource: 'jobs' },
+    ]);
+    await sql`create view public.my_union as select account, id, name from all_accounts.jobs_flat`.execute(
+      db,
+    );
+    await sql`create view public.my_runs as select account, id from all_accounts.sync_runs`.execute(
+      db,
+    );
+    const still = async () => {
+      const { rows } = await sql<{ n: string }>`select count(*) as n from public.my_union`.execute(
+        db,
+      );
+      return Number(rows[0]?.n);
+    };
+    // migrate
+    await migrateAll(db);
+    expect(await still()).toBeGreaterThan(0);
+    // A migration of a schema puts the views over it out of the way first.
+    await db.transaction().execute((trx) => dropAllAccountsViews(trx, 'alpha'));
+    await migrateAll(db);
+    expect(await still()).toBeGreaterThan(0);
+    // accounts add
+    await t.store.add({
+      name: 'beta',
+      baseUrl: t.sim.url,
+      auth: {
+        mode: 'client_credentials',
+        authUrl: t.sim.authUrl,
+        clientId: 'beta-client',
+        clientSecret: new Secret('beta-secret'),
+      },
+    });
+    await migrateAll(db);
+    expect(await still()).toBeGreaterThan(0);
+    // A full run whose data brings a new key.
+    await sql`insert into alpha.jobs (id, data) values (1, '{"id": 1, "office": "Berlin"}')`.execute(
+      db,
+    );
+    const [run] = await t.sync([{ account: 'alpha', resource: 'jobs' }], 'full');
+    expect(run?.ok).toBe(true);
+    expect(await still()).toBeGreaterThan(0);
+    expect((await columnsOf(db, 'jobs_flat', 'all_accounts')).map(([n]) => n).at(-1)).toBe(
+      'office',
+    );
+    const { rows } = await sql<{ office: string }>`
+      select office from all_accounts.jobs_flat where account = 'alpha' and id = 1`.execute(db);
+    expect(rows).toEqual([{ office: 'Berlin' }]);
+  });
+
+  it('keep the old union and say why when a column must widen under an analyst view', async () => {
+    const t = await startAccountsHarness({ accounts: ['alpha'] });
+    harnesses.push(t);
+    const db = t.database.db;
+    await sql`insert into jobs (id, data) values (1, '{"id": 1, "score": 3}')`.execute(db);
+    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await sql`create view public.my_scores as select account, score from all_accounts.jobs_flat`.execute(
+      db,
+    );
+    await sql`insert into alpha.jobs (id, data) values (1, '{"id": 1, "score": 2.5}')`.execute(db);
+    const change = await refreshTypedView(inSchema(db, 'alpha'), jobsFlat);
+    expect(change.warning).toMatch(
+      /all_accounts\.jobs_flat.*score: bigint → numeric.*public\.my_scores/,
+    );
+    // alpha's own view shows the value; the union keeps its type and its dependent.
+    const { rows } = await sql<{ score: string }>`select score::text from alpha.jobs_flat`.execute(
+      db,
+    );
+    expect(rows).toEqual([{ score: '2.5' }]);
+    expect((await columnsOf(db, 'jobs_flat', 'all_accounts')).find(([n]) => n === 'score')).toEqual(
+      ['score', 'bigint'],
+    );
+    const metrics = new Metrics({ defaultMetrics: false, db });
+    expect(await metrics.registry.metrics()).toContain(
+      'hiresync_typed_view_blocked{account="all_accounts",view="jobs_flat"} 1',
+    );
   });
 });
