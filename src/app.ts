@@ -184,6 +184,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
       config.updatedFilter === undefined
         ? undefined
         : { template: config.updatedFilter, lookbackMs: config.updatedLookbackMs },
+    maxClockSkewMs: config.updatedLookbackMs,
   };
   const workers: ReturnType<typeof createSyncWorker>[] = [];
   return {

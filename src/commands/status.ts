@@ -2,10 +2,10 @@ import { Redis } from 'ioredis';
 import { DEFAULT_ACCOUNT } from '../accounts/account.js';
 import { AccountStore } from '../accounts/account-store.js';
 import { loadStatusConfig } from '../config.js';
-import { coerceError, HiresyncError } from '../errors.js';
+import { coerceError, describeWait, HiresyncError } from '../errors.js';
 import { checkConnections } from '../preflight.js';
 import { redactSecrets } from '../secret.js';
-import { readStatus } from '../status.js';
+import { type ResourceStatus, readStatus } from '../status.js';
 import { createDatabase } from '../warehouse/database.js';
 import { parseAccounts } from './account-options.js';
 import { reauthorizationNote } from './accounts/list.js';
@@ -24,6 +24,29 @@ export const options = {
   },
 } as const satisfies OptionTable;
 
+/**
+ * The line saying that the API's clock was further from the worker's than
+ * HIRESYNC_UPDATED_LOOKBACK at the first response of the resource's last run
+ * that read one (beyond the `Date` header's one-second resolution), or
+ * undefined.
+ */
+export function clockSkewNote(
+  status: ResourceStatus,
+  lookbackMs: number,
+  withAccount: boolean,
+): string | undefined {
+  const run = [status.lastRun, status.lastSuccess].find((r) => r?.api_clock_skew_ms != null);
+  if (!run) return undefined;
+  const skewMs = Number(run.api_clock_skew_ms);
+  if (Math.abs(skewMs) <= lookbackMs + 1000) return undefined;
+  const where = withAccount ? `${status.account}/${status.resource}` : status.resource;
+  return (
+    `${where}: the API's clock was ${describeWait(Math.abs(skewMs))} ${skewMs < 0 ? 'behind' : 'ahead of'} this worker's ` +
+    `at the first response of run ${run.id}, more than HIRESYNC_UPDATED_LOOKBACK (${describeWait(lookbackMs)}); ` +
+    "the updated filter starts from the API's clock, but check the worker's time (NTP)"
+  );
+}
+
 /** `hiresync status`: a table of each account's and resource's last run and pending checkpoint. */
 export const status = defineCommand({
   name: 'status',
@@ -32,7 +55,9 @@ export const status = defineCommand({
     pages, records, outcome, error), the last success, and whether a checkpoint is
     pending. With registered accounts, an account column comes first and a
     disabled account's state shows in its outcome; a partner account that needs
-    re-authorizing is named below the table, with why and what to do. Needs DATABASE_URL and REDIS_URL.
+    re-authorizing is named below the table, with why and what to do, and so is a
+    resource whose last run found the API's clock further from the worker's than
+    HIRESYNC_UPDATED_LOOKBACK. Needs DATABASE_URL and REDIS_URL.
     Exit 0, 1 when Postgres or Redis cannot be read, 2 for an account name that
     is malformed or not registered.`,
   options,
@@ -72,7 +97,8 @@ export const status = defineCommand({
       }
       const accounts = named ?? [...states.keys()];
       const withAccount = accounts.some((a) => a !== DEFAULT_ACCOUNT);
-      const rows = (await readStatus(db, redis, config.redisPrefix, accounts)).map((s) => {
+      const statuses = await readStatus(db, redis, config.redisPrefix, accounts);
+      const rows = statuses.map((s) => {
         const r = s.lastRun;
         const state = states.get(s.account) ?? 'enabled';
         return [
@@ -101,6 +127,11 @@ export const status = defineCommand({
         (a) => a.state === 'needs_reauthorization' && accounts.includes(a.name),
       );
       if (waiting.length > 0) stdout.write(`\n${waiting.map(reauthorizationNote).join('\n')}\n`);
+      const skewed = statuses.flatMap((s) => {
+        const note = clockSkewNote(s, config.updatedLookbackMs, withAccount);
+        return note === undefined ? [] : [note];
+      });
+      if (skewed.length > 0) stdout.write(`\n${skewed.join('\n')}\n`);
       return EXIT.ok;
     } catch (error) {
       stderr.write(`hiresync status: ${redactSecrets(coerceError(error).message)}\n`);

@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { DEFAULT_ACCOUNT, runKey } from '../accounts/account.js';
 import type {
+  ApiClockReading,
   Page,
   PageWriteResult,
   PreparedPage,
@@ -18,6 +19,7 @@ import {
   getRun,
   hasCompletedFullRun,
   highestCompletedId,
+  recordApiClock,
   resetRunProgress,
   sweepDeletions,
   updatedSince,
@@ -108,6 +110,10 @@ export class KyselyRunStore implements RunStore {
     filterPrefix?: string,
   ): Promise<string | undefined> {
     return updatedSince(this.#db, resource, lookbackMs, filterPrefix);
+  }
+
+  recordApiClock(runId: string, reading: ApiClockReading): Promise<void> {
+    return recordApiClock(this.#db, runId, reading);
   }
 
   preparePage(resource: ResourceName, page: Page): PageVerdict {

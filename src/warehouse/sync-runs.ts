@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { HiresyncError } from '../errors.js';
-import type { ResourceName, RunMode } from '../sync/ports.js';
+import type { ApiClockReading, ResourceName, RunMode } from '../sync/ports.js';
 import { type HistoryTarget, versionCtes } from './history.js';
 import type { Database, SyncRun } from './schema.js';
 
@@ -184,9 +184,14 @@ export async function highestCompletedId(
 /**
  * Where an incremental run's updated filter starts: the start of the
  * resource's last successful run that saw every update (a full run, or one
- * that sent the filter; not a run that stopped by id) less `lookbackMs`, in ISO 8601 UTC with
- * microseconds, computed by Postgres (its timestamps never pass through a JS
- * Date). Undefined before any successful run.
+ * that sent the filter; not a run that stopped by id) less `lookbackMs`, in
+ * ISO 8601 UTC with microseconds, computed by Postgres (its timestamps never
+ * pass through a JS Date). The start is the API's `Date` of that run's first
+ * response (`api_started_at`), so a worker or database clock ahead of the
+ * API's skips no update; never later than the run's `started_at`, so a
+ * `Date` ahead of the API's data (a proxy's clock) skips none either; and
+ * `started_at` alone for runs without it (older runs, a response without
+ * `Date`). Undefined before any successful run.
  */
 export async function updatedSince(
   db: Kysely<Database>,
@@ -197,7 +202,8 @@ export async function updatedSince(
 ): Promise<string | undefined> {
   const { rows } = await sql<{ since: string }>`
     select to_char(
-      (started_at - make_interval(secs => ${lookbackMs / 1000}::float8)) at time zone 'UTC',
+      (least(api_started_at, started_at) - make_interval(secs => ${lookbackMs / 1000}::float8))
+        at time zone 'UTC',
       'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
     ) as since
     from sync_runs
@@ -206,6 +212,25 @@ export async function updatedSince(
     order by started_at desc
     limit 1`.execute(db);
   return rows[0]?.since;
+}
+
+/**
+ * Records the API's clock at a run's first response (see
+ * RunStore.recordApiClock); the first reading of a run is kept.
+ */
+export async function recordApiClock(
+  db: Kysely<Database>,
+  runId: string,
+  reading: ApiClockReading,
+): Promise<void> {
+  await db
+    .updateTable('sync_runs')
+    .set({
+      api_started_at: sql<string>`coalesce(api_started_at, ${reading.date}::timestamptz)`,
+      api_clock_skew_ms: sql<string>`coalesce(api_clock_skew_ms, ${Math.round(reading.skewMs)}::bigint)`,
+    })
+    .where('id', '=', runId)
+    .execute();
 }
 
 /** Clears a run's counts when it restarts from its first page. */

@@ -35,6 +35,7 @@ const WAREHOUSE_MIGRATIONS = [
   '0004_drop_reference_constraints',
   '0005_history',
   '0006_typed_views',
+  '0008_api_clock',
 ];
 
 const cleanups: Array<() => Promise<unknown>> = [];

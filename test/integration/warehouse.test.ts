@@ -98,6 +98,7 @@ describe('migrations', () => {
         '0004_drop_reference_constraints',
         '0005_history',
         '0006_typed_views',
+        '0008_api_clock',
       ]);
     } finally {
       await Promise.all(dbs.map((db) => db.destroy()));
