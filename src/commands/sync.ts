@@ -5,7 +5,6 @@ import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { checkConnections } from '../preflight.js';
 import { runOnce } from '../queue/run-once.js';
-import { catalogFor } from '../resources/index.js';
 import type { RunProgress } from '../sync/run-resource.js';
 import { parseAccounts, registryOf, resolveAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
@@ -29,7 +28,8 @@ export const options = {
     type: 'string',
     value: 'NAME',
     multiple: true,
-    description: `${RESOURCE_NAMES.join(', ')}, or another list of the API (stored as sent); repeat, or separate with commas (default: HIRESYNC_RESOURCES)`,
+    description:
+      'a resource of HIRESYNC_RESOURCES; repeat, or separate with commas (default: all of HIRESYNC_RESOURCES)',
   },
   'allow-mass-delete': {
     type: 'boolean',
@@ -40,23 +40,27 @@ export const options = {
 
 /**
  * The resources named by `--resource` (repeated or comma-separated), else
- * `fallback`: the built-in ones, and any other list resource of the API
- * (stored as sent, see HIRESYNC_RESOURCES).
+ * `configured` (HIRESYNC_RESOURCES). A name that is not configured is a usage
+ * error, found before anything connects.
  */
 export function parseResources(
   values: readonly string[] | undefined,
-  fallback: readonly ResourceName[],
+  configured: readonly ResourceName[],
 ): ResourceName[] {
-  if (!values || values.length === 0) return [...fallback];
+  if (!values || values.length === 0) return [...configured];
   const names = values.flatMap((v) => v.split(',')).map((v) => v.trim());
   if (names.some((n) => n === '')) {
     throw new UsageError(
-      `--resource was given an empty resource name; choose from ${RESOURCE_NAMES.join(', ')} or another list of the API`,
+      `--resource was given an empty resource name; choose from ${configured.join(', ')} (HIRESYNC_RESOURCES)`,
     );
   }
   for (const name of names) {
+    if (configured.includes(name)) continue;
     const problem = RESOURCE_NAMES.includes(name) ? undefined : resourceNameProblem(name);
     if (problem) throw new UsageError(`--resource: ${problem}`);
+    throw new UsageError(
+      `--resource ${name} is not a configured resource; HIRESYNC_RESOURCES has ${configured.join(', ')} (add it there to sync it)`,
+    );
   }
   return [...new Set(names)] as ResourceName[];
 }
@@ -109,8 +113,6 @@ export const sync = defineCommand({
       onProgress,
       defaultMetrics: false,
       registry: registryOf(config),
-      // Lists named by --resource beyond HIRESYNC_RESOURCES are synced too.
-      resources: catalogFor(resources),
     });
     let interrupted = false;
     const stop = () => {

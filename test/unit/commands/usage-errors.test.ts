@@ -33,7 +33,7 @@ describe('usage and configuration errors, in process', () => {
         code: 2,
         stdout: '',
         stderr:
-          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links or another list of the API\n',
+          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links (HIRESYNC_RESOURCES)\n',
       });
     }
   });
@@ -43,6 +43,25 @@ describe('usage and configuration errors, in process', () => {
     expect(result).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('"Candidates!" is not a resource name'),
+    });
+  });
+
+  it('sync --resource with a name that is not a configured resource exits 2 naming it and the configured ones, without connecting', async () => {
+    expect(await run(['sync', '--resource', 'jobs,applications'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'hiresync: --resource applications is not a configured resource; HIRESYNC_RESOURCES has jobs, job_posts, tracking_links (add it there to sync it)\n',
+    });
+    const configured = await run(['sync', '--resource', 'tracking_links'], {
+      ...ENV,
+      HIRESYNC_RESOURCES: 'jobs,applications',
+    });
+    expect(configured).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        '--resource tracking_links is not a configured resource; HIRESYNC_RESOURCES has jobs, applications',
+      ),
     });
   });
 
