@@ -177,6 +177,7 @@ export class KyselyRunStore implements RunStore {
       allowMassDelete: options.allowMassDelete,
       assertLocked: this.#assertLocked(resource),
       history: this.#options.history === false ? undefined : stored,
+      hint: { account: this.#options.account, pathVariable: stored.pathVariable },
     });
   }
 

@@ -69,19 +69,38 @@ export async function lastSucceededRun(
   return query.orderBy('id', 'desc').limit(1).executeTakeFirst();
 }
 
+/** What the deletion guard's hint names: the run's account and the variable that sets its list's path. */
+export interface DeletionGuardHint {
+  /** The run's account (`default`: the environment's). Default `default`. */
+  account?: string | undefined;
+  /** The variable that sets the resource's list path; undefined for a fixed path. */
+  pathVariable?: string | undefined;
+}
+
 /** A full run's sweep would soft-delete more of a resource's live rows than the guard allows. */
 export class DeletionGuardError extends HiresyncError {
   readonly resource: string;
   readonly wouldDelete: number;
   readonly live: number;
-  constructor(resource: string, wouldDelete: number, live: number, maxFraction: number) {
+  constructor(
+    resource: string,
+    wouldDelete: number,
+    live: number,
+    maxFraction: number,
+    hint: DeletionGuardHint = {},
+  ) {
     const percent = (n: number) => `${Math.round(n * 1000) / 10}%`;
+    const account = hint.account ?? 'default';
+    // A path variable is named only for the resource whose path it sets.
+    const settings = hint.pathVariable
+      ? `the list's path and body settings (${hint.pathVariable}, HIRESYNC_RECORDS_KEY)`
+      : "the list's body setting (HIRESYNC_RECORDS_KEY)";
     super(
-      `the full run of ${resource} would soft-delete ${wouldDelete} of ${live} live rows ` +
+      `the full run of ${resource} of account ${account} would soft-delete ${wouldDelete} of ${live} live rows ` +
         `(${percent(wouldDelete / live)}, above HIRESYNC_MAX_DELETE_FRACTION=${maxFraction}); none were marked. ` +
-        'If the API really no longer lists them, confirm with ' +
-        `'hiresync sync --full --resource ${resource} --allow-mass-delete'; ` +
-        "otherwise check the API (a short or empty answer) and the list's path and body settings (HIRESYNC_TRACKING_LINKS_PATH, HIRESYNC_RECORDS_KEY)",
+        'If the API really no longer lists them, confirm this run only with ' +
+        `'hiresync sync --full --account ${account} --resource ${resource} --allow-mass-delete'; ` +
+        `otherwise check the API (a short or empty answer) and ${settings}`,
     );
     this.resource = resource;
     this.wouldDelete = wouldDelete;
@@ -104,6 +123,8 @@ export interface SweepOptions {
    * the run no longer holds its resource (a lost lock).
    */
   assertLocked?: (trx: Transaction<Database>, resource: string) => Promise<void>;
+  /** What the deletion guard's error names (the run's account, the list's path variable). */
+  hint?: DeletionGuardHint;
 }
 
 /**
@@ -138,7 +159,7 @@ export async function sweepDeletions(
     const wouldDelete = Number(rows[0]?.unseen ?? 0);
     if (wouldDelete === 0) return 0;
     if (wouldDelete > maxFraction * live && options.allowMassDelete !== true) {
-      throw new DeletionGuardError(run.resource, wouldDelete, live, maxFraction);
+      throw new DeletionGuardError(run.resource, wouldDelete, live, maxFraction, options.hint);
     }
     const history = options.history;
     const { rows: swept } = await sql<{ deleted: string }>`with swept as (
