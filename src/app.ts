@@ -15,7 +15,7 @@ import { createHttp } from './api/http.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
-import { createQueueRedis, createRedis } from './queue/redis.js';
+import { closeRedis, createQueueRedis, createRedis } from './queue/redis.js';
 import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
 import { RunLock } from './queue/run-lock.js';
 import {
@@ -184,6 +184,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
       config.updatedFilter === undefined
         ? undefined
         : { template: config.updatedFilter, lookbackMs: config.updatedLookbackMs },
+    maxClockSkewMs: config.updatedLookbackMs,
   };
   const workers: ReturnType<typeof createSyncWorker>[] = [];
   return {
@@ -216,8 +217,8 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
       await Promise.all([...clients].map((client) => client.settled()));
       await queue.close();
       await db.destroy();
-      redis.disconnect();
-      queueRedis.disconnect();
+      // Waits for the sockets to close, so nothing of the app outlives close().
+      await Promise.all([closeRedis(redis), closeRedis(queueRedis)]);
     },
   };
 }

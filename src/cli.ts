@@ -9,7 +9,9 @@ import { redactSecrets } from './secret.js';
 main(process.argv.slice(2), readEnv()).then(
   (code) => {
     process.exitCode = code;
-    // Everything is closed by now; should a stray handle linger, do not hang.
+    // Every command closes what it opened and the process ends by itself
+    // (test/integration/sync-exits-by-itself.test.ts); this is only a net
+    // should a stray handle ever linger.
     setTimeout(() => process.exit(code), 3000).unref();
   },
   (error: unknown) => {

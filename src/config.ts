@@ -94,6 +94,12 @@ export interface StatusConfig extends DatabaseConfig {
    * accounts; undefined when the variable is unset (only `default` can run).
    */
   secretBox: SecretBox | undefined;
+  /**
+   * `HIRESYNC_UPDATED_LOOKBACK`: subtracted from the last successful run's
+   * start (on the API's clock); a larger skew between the API's clock and the
+   * worker's is a warning in the log and in `status`. Default 5 min.
+   */
+  updatedLookbackMs: number;
 }
 
 export interface Config extends StatusConfig {
@@ -118,8 +124,6 @@ export interface Config extends StatusConfig {
    * runs stop by id instead.
    */
   updatedFilter: string | undefined;
-  /** `HIRESYNC_UPDATED_LOOKBACK`: subtracted from the last successful run's start. Default 5 min. */
-  updatedLookbackMs: number;
   /** `HIRESYNC_HISTORY`: keep a version of every record that changes in `<resource>_history`. Default on. */
   history: boolean;
   resources: readonly ResourceName[];
@@ -444,6 +448,7 @@ const statusFields = {
     .refine((v) => /^[A-Za-z0-9_.-]+$/.test(v), {
       message: 'may hold only letters, digits, _ . and -',
     }),
+  HIRESYNC_UPDATED_LOOKBACK: durationMs('5m', 1, 7 * 86_400_000),
 };
 
 const fullFields = {
@@ -510,7 +515,6 @@ const fullFields = {
         'must be a query string holding {since}, such as updated_at=gte|{since} (no cursor or per_page)',
     },
   ),
-  HIRESYNC_UPDATED_LOOKBACK: durationMs('5m', 1, 7 * 86_400_000),
   HIRESYNC_HISTORY: onOff(true),
 };
 
@@ -561,6 +565,7 @@ export function loadStatusConfig(env: Env): StatusConfig {
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
     secretBox: v.HIRESYNC_SECRET_KEY,
     logLevel: v.LOG_LEVEL,
+    updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,
   });
 }
 

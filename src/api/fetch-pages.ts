@@ -3,6 +3,7 @@ import { PaginationLoopError, UnexpectedBodyError } from '../errors.js';
 import { containsSecret, excerpt } from '../secret.js';
 import type { Page } from '../sync/ports.js';
 import type { ApiClient } from './api-client.js';
+import { readApiClock } from './api-clock.js';
 import { findNextLink } from './link-header.js';
 
 export type { Page } from '../sync/ports.js';
@@ -116,6 +117,7 @@ async function fetchPage(
     cursor,
     maxSlotWaitMs: options.maxSlotWaitMs,
   });
+  const apiClock = readApiClock(response.headers.date, Date.now());
   const path = new URL(url).pathname;
   const records = parseRecords(
     response.body,
@@ -146,7 +148,7 @@ async function fetchPage(
     }
     visited.add(nextUrl, number + 1);
   }
-  const page = { number, url, records, body: response.body, nextUrl };
+  const page: Page = { number, url, records, body: response.body, nextUrl, apiClock };
   options.prepare?.(page);
   return page;
 }

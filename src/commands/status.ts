@@ -2,10 +2,10 @@ import { Redis } from 'ioredis';
 import { DEFAULT_ACCOUNT } from '../accounts/account.js';
 import { AccountStore } from '../accounts/account-store.js';
 import { loadStatusConfig } from '../config.js';
-import { coerceError, HiresyncError } from '../errors.js';
+import { coerceError, describeWait, HiresyncError } from '../errors.js';
 import { checkConnections } from '../preflight.js';
 import { redactSecrets } from '../secret.js';
-import { readStatus, readTypedViewBlocks } from '../status.js';
+import { type ResourceStatus, readStatus, readTypedViewBlocks } from '../status.js';
 import { createDatabase } from '../warehouse/database.js';
 import { parseAccounts } from './account-options.js';
 import { reauthorizationNote } from './accounts/list.js';
@@ -24,6 +24,29 @@ export const options = {
   },
 } as const satisfies OptionTable;
 
+/**
+ * The line saying that the API's clock was further from the worker's than
+ * HIRESYNC_UPDATED_LOOKBACK at the first response of the resource's last run
+ * that read one (beyond the `Date` header's one-second resolution), or
+ * undefined.
+ */
+export function clockSkewNote(
+  status: ResourceStatus,
+  lookbackMs: number,
+  withAccount: boolean,
+): string | undefined {
+  const run = [status.lastRun, status.lastSuccess].find((r) => r?.api_clock_skew_ms != null);
+  if (!run) return undefined;
+  const skewMs = Number(run.api_clock_skew_ms);
+  if (Math.abs(skewMs) <= lookbackMs + 1000) return undefined;
+  const where = withAccount ? `${status.account}/${status.resource}` : status.resource;
+  return (
+    `${where}: the API's clock was ${describeWait(Math.abs(skewMs))} ${skewMs < 0 ? 'behind' : 'ahead of'} this worker's ` +
+    `at the first response of run ${run.id}, more than HIRESYNC_UPDATED_LOOKBACK (${describeWait(lookbackMs)}); ` +
+    "the updated filter starts from the API's clock, but check the worker's time (NTP)"
+  );
+}
+
 /** `hiresync status`: a table of each account's and resource's last run and pending checkpoint. */
 export const status = defineCommand({
   name: 'status',
@@ -34,7 +57,9 @@ export const status = defineCommand({
     disabled account's state shows in its outcome; a partner account that needs
     re-authorizing is named below the table, with why and what to do, and so is
     a typed view whose column an analyst's view keeps from widening (the
-    column, the view in the way and the command that resolves it). Needs DATABASE_URL and REDIS_URL.
+    column, the view in the way and the command that resolves it), and a
+    resource whose last run found the API's clock further from the worker's than
+    HIRESYNC_UPDATED_LOOKBACK. Needs DATABASE_URL and REDIS_URL.
     Exit 0, 1 when Postgres or Redis cannot be read, 2 for an account name that
     is malformed or not registered.`,
   options,
@@ -74,7 +99,8 @@ export const status = defineCommand({
       }
       const accounts = named ?? [...states.keys()];
       const withAccount = accounts.some((a) => a !== DEFAULT_ACCOUNT);
-      const rows = (await readStatus(db, redis, config.redisPrefix, accounts)).map((s) => {
+      const statuses = await readStatus(db, redis, config.redisPrefix, accounts);
+      const rows = statuses.map((s) => {
         const r = s.lastRun;
         const state = states.get(s.account) ?? 'enabled';
         return [
@@ -108,6 +134,11 @@ export const status = defineCommand({
       if (blocked.length > 0) {
         stdout.write(`\n${blocked.map((b) => `${b.message} (since ${b.since})`).join('\n')}\n`);
       }
+      const skewed = statuses.flatMap((s) => {
+        const note = clockSkewNote(s, config.updatedLookbackMs, withAccount);
+        return note === undefined ? [] : [note];
+      });
+      if (skewed.length > 0) stdout.write(`\n${skewed.join('\n')}\n`);
       return EXIT.ok;
     } catch (error) {
       stderr.write(`hiresync status: ${redactSecrets(coerceError(error).message)}\n`);

@@ -29,7 +29,7 @@ export const options = {
     type: 'string',
     value: 'NAME',
     multiple: true,
-    description: `${RESOURCE_NAMES.join(', ')}, or another list of the API (stored as sent); repeat, or separate with commas (default: HIRESYNC_RESOURCES)`,
+    description: `a resource of HIRESYNC_RESOURCES, or a built-in one (${RESOURCE_NAMES.join(', ')}), or one named in HIRESYNC_RESOURCE_PATHS; repeat, or separate with commas (default: all of HIRESYNC_RESOURCES)`,
   },
   'allow-mass-delete': {
     type: 'boolean',
@@ -40,23 +40,31 @@ export const options = {
 
 /**
  * The resources named by `--resource` (repeated or comma-separated), else
- * `fallback`: the built-in ones, and any other list resource of the API
- * (stored as sent, see HIRESYNC_RESOURCES).
+ * `configured` (HIRESYNC_RESOURCES). A name must be configured, built in, or
+ * given a path by HIRESYNC_RESOURCE_PATHS (`pathNamed`): anything else (a
+ * typo) is a usage error, found before anything connects.
  */
 export function parseResources(
   values: readonly string[] | undefined,
-  fallback: readonly ResourceName[],
+  configured: readonly ResourceName[],
+  pathNamed: readonly string[] = [],
 ): ResourceName[] {
-  if (!values || values.length === 0) return [...fallback];
+  if (!values || values.length === 0) return [...configured];
   const names = values.flatMap((v) => v.split(',')).map((v) => v.trim());
   if (names.some((n) => n === '')) {
     throw new UsageError(
-      `--resource was given an empty resource name; choose from ${RESOURCE_NAMES.join(', ')} or another list of the API`,
+      `--resource was given an empty resource name; choose from ${configured.join(', ')} (HIRESYNC_RESOURCES)`,
     );
   }
   for (const name of names) {
+    if (configured.includes(name) || RESOURCE_NAMES.includes(name) || pathNamed.includes(name)) {
+      continue;
+    }
     const problem = RESOURCE_NAMES.includes(name) ? undefined : resourceNameProblem(name);
     if (problem) throw new UsageError(`--resource: ${problem}`);
+    throw new UsageError(
+      `--resource ${name} is not a configured resource; HIRESYNC_RESOURCES has ${configured.join(', ')} (add it there, or give it a path in HIRESYNC_RESOURCE_PATHS, to sync it)`,
+    );
   }
   return [...new Set(names)] as ResourceName[];
 }
@@ -78,7 +86,11 @@ export const sync = defineCommand({
       );
     }
     const config = loadConfig(env);
-    const resources = parseResources(values.resource, config.resources);
+    const resources = parseResources(
+      values.resource,
+      config.resources,
+      Object.keys(config.api.resourcePaths),
+    );
     const named = parseAccounts(values.account);
     if (named?.some((n) => n !== DEFAULT_ACCOUNT) && !config.secretBox) {
       throw new ConfigError([
@@ -109,7 +121,7 @@ export const sync = defineCommand({
       onProgress,
       defaultMetrics: false,
       registry: registryOf(config),
-      // Lists named by --resource beyond HIRESYNC_RESOURCES are synced too.
+      // Built-in lists and lists given a path, named by --resource beyond HIRESYNC_RESOURCES.
       resources: catalogFor(resources),
     });
     let interrupted = false;

@@ -48,6 +48,23 @@ export function createQueueRedis(url: string, logger: Logger, name: string): Red
   return connect(url, logger, name, null);
 }
 
+/**
+ * Closes a connection and waits until its socket is closed: ioredis's
+ * `disconnect` ends the socket and leaves a timer (up to its
+ * disconnectTimeout, 2 s) that would otherwise outlive the caller's work.
+ */
+export async function closeRedis(redis: Redis): Promise<void> {
+  // Only a live socket ends with 'end' (within disconnectTimeout at worst);
+  // one never connected, reconnecting or closed has nothing to wait for.
+  if (!['connecting', 'connect', 'ready'].includes(redis.status)) {
+    redis.disconnect();
+    return;
+  }
+  const ended = new Promise<void>((resolve) => redis.once('end', () => resolve()));
+  redis.disconnect();
+  await ended;
+}
+
 /** Deletes every key under `prefix:` with SCAN (never KEYS, which blocks Redis). */
 export async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
   let cursor = '0';

@@ -164,6 +164,8 @@ export interface SyncProcessorDeps {
   maxSlotWaitMs?: number;
   /** Incremental runs' updated filter (HIRESYNC_UPDATED_FILTER, _LOOKBACK), if configured. */
   updatedFilter?: { template: string; lookbackMs: number } | undefined;
+  /** `HIRESYNC_UPDATED_LOOKBACK`: a larger skew of the API's clock is logged as a warning (see RunResourceOptions). */
+  maxClockSkewMs?: number | undefined;
 }
 
 /**
@@ -246,6 +248,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         onProgress: onProgress && ((progress) => onProgress({ ...progress, account })),
         allowMassDelete: job.data.allowMassDelete === true,
         updatedFilter: deps.updatedFilter,
+        maxClockSkewMs: deps.maxClockSkewMs,
         maxSlotWaitMs: deps.maxSlotWaitMs,
       });
       return { ...summary, account };

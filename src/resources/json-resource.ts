@@ -21,6 +21,8 @@ export interface JsonResourceOptions {
   table?: string;
   /** List path; default `/v3/<name>`. */
   path?: (api: ResourcePaths) => string;
+  /** The variable that sets `path`, if one does. */
+  pathVariable?: string;
   filters?: (api: ApiConfig) => Readonly<Record<string, string | undefined>>;
   /** Default: an object with an integer id. */
   schema?: z.ZodType;
@@ -42,6 +44,7 @@ export function defineListResource(name: string): ResourceDeclaration {
     description: `${name}, a list of the API stored as sent (named in HIRESYNC_RESOURCES)`,
     table: listResourceTable(name),
     path: (api) => api.resourcePaths?.[name] ?? `/v3/${name}`,
+    pathVariable: 'HIRESYNC_RESOURCE_PATHS',
     onDemand: true,
   });
 }
@@ -58,6 +61,7 @@ export function defineJsonResource(options: JsonResourceOptions): ResourceDeclar
     description: options.description,
     table,
     path: options.path ?? (() => `/v3/${options.name}`),
+    pathVariable: options.pathVariable,
     filters: options.filters,
     schema: options.schema ?? jsonRecordSchema,
     write: storeJsonRecords(table),

@@ -56,6 +56,8 @@ export interface ResourceDefinition {
   description: string;
   table: string;
   path: (api: ResourcePaths) => string;
+  /** The variable that sets `path`, if one does (named in the deletion guard's hint). */
+  pathVariable?: string;
   filters?: (api: ApiConfig) => Readonly<Record<string, string | undefined>>;
   schema: z.ZodType;
   write: PageStatement;
@@ -77,6 +79,7 @@ export function defineResource(definition: ResourceDefinition): ResourceDeclarat
     description: definition.description,
     table: definition.table,
     path: definition.path,
+    pathVariable: definition.pathVariable,
     filters: (api: ApiConfig) => {
       const out: Record<string, string> = {};
       for (const [key, value] of Object.entries(definition.filters?.(api) ?? {})) {

@@ -92,6 +92,7 @@ export const trackingLinks = defineResource({
   description: 'tracking links, with their job boards, referrers and sources normalised',
   table: 'tracking_links',
   path: (api) => api.trackingLinksPath,
+  pathVariable: 'HIRESYNC_TRACKING_LINKS_PATH',
   schema: trackingLinkSchema,
   write: storeTrackingLinks,
   recordColumn: 'raw',

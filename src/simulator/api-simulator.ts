@@ -233,6 +233,13 @@ export interface SimulatorOptions {
   cachePages?: boolean;
   randomFaults?: RandomFaults;
   /**
+   * How far the API's clock runs ahead of real time (negative: behind), in
+   * ms: the `Date` header of every response, and the times of records changed
+   * after start (the default of every account's `DatasetOptions.clockSkewMs`).
+   * Default 0: Node's own `Date`.
+   */
+  clockSkewMs?: number;
+  /**
    * More accounts, served beside the default one the options above describe
    * (see {@link simulatedAccounts}). Names, client ids and API keys must be
    * unique across all accounts.
@@ -528,6 +535,7 @@ export class ApiSimulator {
         ? account.dataset
         : new Dataset({
             ...account.dataset,
+            clockSkewMs: account.dataset?.clockSkewMs ?? this.#options.clockSkewMs,
             extraResources: account.dataset?.extraResources ?? [...this.#extraNames],
           });
     const state: AccountState = {
@@ -752,6 +760,9 @@ export class ApiSimulator {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const skew = this.#options.clockSkewMs ?? 0;
+    // Node sends its own Date unless one is set: this API's clock is off.
+    if (skew !== 0) res.setHeader('date', new Date(Date.now() + skew).toUTCString());
     const target = req.url ?? '/';
     const url = new URL(target, 'http://simulator.invalid');
     const authPath = `${this.#options.authPath ?? '/oauth'}/token`;

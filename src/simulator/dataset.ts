@@ -42,6 +42,12 @@ export interface DatasetOptions {
    * 0 for none. Default 0.
    */
   nulEvery?: number;
+  /**
+   * How far the API's clock runs ahead of real time (negative: behind), in
+   * ms: records changed after start (touch, grow) carry times on that clock.
+   * Default 0.
+   */
+  clockSkewMs?: number;
 }
 
 /**
@@ -112,6 +118,8 @@ export class Dataset {
   readonly flatTrackingLinks: boolean;
   readonly malformedEvery: number;
   readonly nulEvery: number;
+  /** The API's clock less real time, in ms (see DatasetOptions.clockSkewMs). */
+  readonly clockSkewMs: number;
   /** Bumped by every change, so cached pages of an older version are not served. */
   version = 0;
   readonly #seed: number;
@@ -135,6 +143,7 @@ export class Dataset {
     this.flatTrackingLinks = options.flatTrackingLinks ?? false;
     this.malformedEvery = options.malformedEvery ?? 0;
     this.nulEvery = options.nulEvery ?? 0;
+    this.clockSkewMs = options.clockSkewMs ?? 0;
     this.#resources = options.resources ?? BUILT_IN_RESOURCES;
     const extras = extraResourcesNamed(options.extraResources ?? EXTRA_RESOURCE_NAMES).filter(
       (extra) => !this.#resources.has(extra.name),
@@ -258,7 +267,7 @@ export class Dataset {
     this.version += 1;
     const { versions, touchedAt } = this.#changed(resource);
     versions.set(index, (versions.get(index) ?? 0) + 1);
-    touchedAt.set(index, Date.now());
+    touchedAt.set(index, Date.now() + this.clockSkewMs);
     return this.idOf(resource, index);
   }
 
@@ -266,7 +275,7 @@ export class Dataset {
   grow(resource: SimResource, n: number): number[] {
     this.version += 1;
     const start = this.size(resource);
-    this.#changed(resource).grown.push({ from: start, at: Date.now() });
+    this.#changed(resource).grown.push({ from: start, at: Date.now() + this.clockSkewMs });
     this.#counts.set(resource, start + n);
     return Array.from({ length: n }, (_, k) => this.idOf(resource, start + k));
   }

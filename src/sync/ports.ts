@@ -11,6 +11,18 @@ export type ResourceName = string;
 /** `full` reads every page and sweeps deletions; `incremental` reads new records only. */
 export type RunMode = 'full' | 'incremental';
 
+/** The API's clock as one response showed it (its `Date` header). */
+export interface ApiClockReading {
+  /** The response's `Date`, as ISO 8601 UTC (whole seconds, as the header has them). */
+  date: string;
+  /**
+   * The API's clock less this worker's when the response arrived, in ms
+   * (negative: the API is behind), taking the header's second at its middle;
+   * good to about a second.
+   */
+  skewMs: number;
+}
+
 /** One page of a list endpoint. */
 export interface Page {
   /** 1-based position in this walk (a resumed walk counts on from its checkpoint). */
@@ -23,6 +35,8 @@ export interface Page {
   body: string;
   /** The `next` link exactly as received; undefined on the last page. */
   nextUrl: string | undefined;
+  /** The API's clock at this response; undefined when it sent no readable `Date`. */
+  apiClock?: ApiClockReading | undefined;
 }
 
 /** A record that could not be stored as a row, and why. */
@@ -133,13 +147,21 @@ export interface RunStore {
   /**
    * The start of the resource's last successful run that saw every update (a
    * full run, or one whose filter holds `filterPrefix`) less `lookbackMs`, as
-   * an ISO 8601 UTC timestamp (microseconds); undefined before any.
+   * an ISO 8601 UTC timestamp (microseconds): on the API's clock (the `Date`
+   * of that run's first response), or, when that is unknown, on the
+   * database's (the run's start); undefined before any.
    */
   updatedSince(
     resource: ResourceName,
     lookbackMs: number,
     filterPrefix?: string,
   ): Promise<string | undefined>;
+  /**
+   * Records the API's clock at the run's first response (its `Date`), from
+   * which the next incremental run's updated filter starts. The first reading
+   * of a run is kept: a run that restarts from its first page keeps it.
+   */
+  recordApiClock(runId: string, reading: ApiClockReading): Promise<void>;
   /** Validates a page's records (CPU only), so it can happen while the previous page is written. */
   preparePage(resource: ResourceName, page: Page): PreparedPage;
   /** Writes a page in one transaction; `prepared` is its {@link preparePage} result, if made. */

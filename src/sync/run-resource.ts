@@ -1,6 +1,7 @@
 import { CursorRejectedError, RunInterruptedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type {
+  ApiClockReading,
   Checkpoint,
   CheckpointStore,
   Page,
@@ -44,6 +45,13 @@ export interface RunResourceOptions {
    * request. Unset: incremental runs stop by id.
    */
   updatedFilter?: { template: string; lookbackMs: number } | undefined;
+  /**
+   * `HIRESYNC_UPDATED_LOOKBACK`: a skew between the API's clock (its `Date`)
+   * and this worker's larger than this (beyond the header's one-second
+   * resolution) is logged as a warning at the run's first response.
+   * Undefined: not checked.
+   */
+  maxClockSkewMs?: number | undefined;
   /**
    * The operator confirmed that this full run may soft-delete more than
    * HIRESYNC_MAX_DELETE_FRACTION of the live rows (`--allow-mass-delete`).
@@ -186,6 +194,9 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
         maxSlotWaitMs: options.maxSlotWaitMs,
         prepare: (p) => prepared.set(p, store.preparePage(resource, p)),
       })) {
+        if (page.number === 1 && page.apiClock) {
+          await noteApiClock(options, checkpoint.runId, page.apiClock, logger);
+        }
         const result = await store.writePage(resource, checkpoint.runId, page, prepared.get(page));
         for (const r of result.rejected) {
           logger.warn({ page: page.number, index: r.index, reason: r.reason }, 'record rejected');
@@ -274,6 +285,33 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
     ...totals,
     seconds,
   };
+}
+
+/** How far a skew may pass the limit before it counts: the `Date` header names a whole second. */
+const DATE_RESOLUTION_MS = 1000;
+
+/**
+ * Keeps the API's clock at the run's first response, where the next
+ * incremental run's updated filter starts, and warns when it is further from
+ * this worker's than the lookback.
+ */
+async function noteApiClock(
+  options: RunResourceOptions,
+  runId: string,
+  reading: ApiClockReading,
+  logger: Logger,
+): Promise<void> {
+  await options.store.recordApiClock(runId, reading);
+  const limit = options.maxClockSkewMs;
+  if (limit === undefined || Math.abs(reading.skewMs) <= limit + DATE_RESOLUTION_MS) return;
+  logger.warn(
+    {
+      apiDate: reading.date,
+      skewSeconds: Math.round(reading.skewMs / 1000),
+      lookbackSeconds: limit / 1000,
+    },
+    "the API's clock and this worker's differ by more than HIRESYNC_UPDATED_LOOKBACK; the updated filter starts from the API's clock (check the worker's time: NTP)",
+  );
 }
 
 /**

@@ -51,6 +51,12 @@ export interface StoredResource extends HistoryTarget {
   readonly onDemand: boolean;
   /** Its typed view (`jobs_flat`, …), for records stored as sent in `data`; undefined for none. */
   readonly typedView?: string | undefined;
+  /**
+   * The variable that sets its list path (`HIRESYNC_TRACKING_LINKS_PATH`,
+   * `HIRESYNC_RESOURCE_PATHS`), named by the deletion guard's hint; undefined
+   * for a fixed path.
+   */
+  readonly pathVariable?: string | undefined;
 }
 
 /**

@@ -101,13 +101,13 @@ export class ResourceLock {
           return;
         }
         settle(row.pid);
-        let stop = false;
-        void released.then(() => {
-          stop = true;
-        });
-        while (!stop) {
-          await Promise.race([released, sleep(this.#heartbeatMs)]);
-          if (stop) break;
+        // Release cancels the sleep in progress: a timer left running would
+        // keep the process alive up to a heartbeat after the run ended.
+        const stop = new AbortController();
+        void released.then(() => stop.abort());
+        while (!stop.signal.aborted) {
+          await sleep(this.#heartbeatMs, undefined, { signal: stop.signal }).catch(() => {});
+          if (stop.signal.aborted) break;
           try {
             await sql`select 1`.execute(conn);
           } catch (error) {
@@ -147,8 +147,14 @@ export class ResourceLock {
       release: async () => {
         this.#held.delete(name);
         release();
-        // An unlock stuck on a half-open connection must not hold the run's end.
-        await Promise.race([done.catch(() => {}), sleep(RELEASE_TIMEOUT_MS)]);
+        // An unlock stuck on a half-open connection must not hold the run's
+        // end; once the unlock is done, the timeout is cancelled.
+        const unlocked = new AbortController();
+        await Promise.race([
+          done.catch(() => {}),
+          sleep(RELEASE_TIMEOUT_MS, undefined, { signal: unlocked.signal }).catch(() => {}),
+        ]);
+        unlocked.abort();
       },
     };
   }

@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { DEFAULT_ACCOUNT, runKey } from '../accounts/account.js';
 import type {
+  ApiClockReading,
   Page,
   PageWriteResult,
   PreparedPage,
@@ -18,6 +19,7 @@ import {
   getRun,
   hasCompletedFullRun,
   highestCompletedId,
+  recordApiClock,
   resetRunProgress,
   sweepDeletions,
   updatedSince,
@@ -110,6 +112,10 @@ export class KyselyRunStore implements RunStore {
     return updatedSince(this.#db, resource, lookbackMs, filterPrefix);
   }
 
+  recordApiClock(runId: string, reading: ApiClockReading): Promise<void> {
+    return recordApiClock(this.#db, runId, reading);
+  }
+
   preparePage(resource: ResourceName, page: Page): PageVerdict {
     return validatePage(this.#resource(resource), page.records);
   }
@@ -171,6 +177,7 @@ export class KyselyRunStore implements RunStore {
       allowMassDelete: options.allowMassDelete,
       assertLocked: this.#assertLocked(resource),
       history: this.#options.history === false ? undefined : stored,
+      hint: { account: this.#options.account, pathVariable: stored.pathVariable },
     });
   }
 

@@ -112,6 +112,10 @@ export interface SyncRunsTable {
   error: string | null;
   /** What a succeeded run could not do, and what resolves it (migration 0007). */
   warnings: string | null;
+  /** The `Date` of the run's first response (the API's clock); null when unknown. */
+  api_started_at: NullableTimestamp;
+  /** The API's clock less the worker's at the run's first response, in ms; null when unknown. */
+  api_clock_skew_ms: ColumnType<string | null, string | number | null | undefined, string | number>;
 }
 
 export interface RejectedRecordsTable {

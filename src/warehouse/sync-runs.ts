@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { HiresyncError } from '../errors.js';
-import type { ResourceName, RunMode } from '../sync/ports.js';
+import type { ApiClockReading, ResourceName, RunMode } from '../sync/ports.js';
 import { type HistoryTarget, versionCtes } from './history.js';
 import type { Database, SyncRun } from './schema.js';
 
@@ -69,19 +69,38 @@ export async function lastSucceededRun(
   return query.orderBy('id', 'desc').limit(1).executeTakeFirst();
 }
 
+/** What the deletion guard's hint names: the run's account and the variable that sets its list's path. */
+export interface DeletionGuardHint {
+  /** The run's account (`default`: the environment's). Default `default`. */
+  account?: string | undefined;
+  /** The variable that sets the resource's list path; undefined for a fixed path. */
+  pathVariable?: string | undefined;
+}
+
 /** A full run's sweep would soft-delete more of a resource's live rows than the guard allows. */
 export class DeletionGuardError extends HiresyncError {
   readonly resource: string;
   readonly wouldDelete: number;
   readonly live: number;
-  constructor(resource: string, wouldDelete: number, live: number, maxFraction: number) {
+  constructor(
+    resource: string,
+    wouldDelete: number,
+    live: number,
+    maxFraction: number,
+    hint: DeletionGuardHint = {},
+  ) {
     const percent = (n: number) => `${Math.round(n * 1000) / 10}%`;
+    const account = hint.account ?? 'default';
+    // A path variable is named only for the resource whose path it sets.
+    const settings = hint.pathVariable
+      ? `the list's path and body settings (${hint.pathVariable}, HIRESYNC_RECORDS_KEY)`
+      : "the list's body setting (HIRESYNC_RECORDS_KEY)";
     super(
-      `the full run of ${resource} would soft-delete ${wouldDelete} of ${live} live rows ` +
+      `the full run of ${resource} of account ${account} would soft-delete ${wouldDelete} of ${live} live rows ` +
         `(${percent(wouldDelete / live)}, above HIRESYNC_MAX_DELETE_FRACTION=${maxFraction}); none were marked. ` +
-        'If the API really no longer lists them, confirm with ' +
-        `'hiresync sync --full --resource ${resource} --allow-mass-delete'; ` +
-        "otherwise check the API (a short or empty answer) and the list's path and body settings (HIRESYNC_TRACKING_LINKS_PATH, HIRESYNC_RECORDS_KEY)",
+        'If the API really no longer lists them, confirm this run only with ' +
+        `'hiresync sync --full --account ${account} --resource ${resource} --allow-mass-delete'; ` +
+        `otherwise check the API (a short or empty answer) and ${settings}`,
     );
     this.resource = resource;
     this.wouldDelete = wouldDelete;
@@ -104,6 +123,8 @@ export interface SweepOptions {
    * the run no longer holds its resource (a lost lock).
    */
   assertLocked?: (trx: Transaction<Database>, resource: string) => Promise<void>;
+  /** What the deletion guard's error names (the run's account, the list's path variable). */
+  hint?: DeletionGuardHint;
 }
 
 /**
@@ -138,7 +159,7 @@ export async function sweepDeletions(
     const wouldDelete = Number(rows[0]?.unseen ?? 0);
     if (wouldDelete === 0) return 0;
     if (wouldDelete > maxFraction * live && options.allowMassDelete !== true) {
-      throw new DeletionGuardError(run.resource, wouldDelete, live, maxFraction);
+      throw new DeletionGuardError(run.resource, wouldDelete, live, maxFraction, options.hint);
     }
     const history = options.history;
     const { rows: swept } = await sql<{ deleted: string }>`with swept as (
@@ -184,9 +205,14 @@ export async function highestCompletedId(
 /**
  * Where an incremental run's updated filter starts: the start of the
  * resource's last successful run that saw every update (a full run, or one
- * that sent the filter; not a run that stopped by id) less `lookbackMs`, in ISO 8601 UTC with
- * microseconds, computed by Postgres (its timestamps never pass through a JS
- * Date). Undefined before any successful run.
+ * that sent the filter; not a run that stopped by id) less `lookbackMs`, in
+ * ISO 8601 UTC with microseconds, computed by Postgres (its timestamps never
+ * pass through a JS Date). The start is the API's `Date` of that run's first
+ * response (`api_started_at`), so a worker or database clock ahead of the
+ * API's skips no update; never later than the run's `started_at`, so a
+ * `Date` ahead of the API's data (a proxy's clock) skips none either; and
+ * `started_at` alone for runs without it (older runs, a response without
+ * `Date`). Undefined before any successful run.
  */
 export async function updatedSince(
   db: Kysely<Database>,
@@ -197,7 +223,8 @@ export async function updatedSince(
 ): Promise<string | undefined> {
   const { rows } = await sql<{ since: string }>`
     select to_char(
-      (started_at - make_interval(secs => ${lookbackMs / 1000}::float8)) at time zone 'UTC',
+      (least(api_started_at, started_at) - make_interval(secs => ${lookbackMs / 1000}::float8))
+        at time zone 'UTC',
       'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
     ) as since
     from sync_runs
@@ -206,6 +233,25 @@ export async function updatedSince(
     order by started_at desc
     limit 1`.execute(db);
   return rows[0]?.since;
+}
+
+/**
+ * Records the API's clock at a run's first response (see
+ * RunStore.recordApiClock); the first reading of a run is kept.
+ */
+export async function recordApiClock(
+  db: Kysely<Database>,
+  runId: string,
+  reading: ApiClockReading,
+): Promise<void> {
+  await db
+    .updateTable('sync_runs')
+    .set({
+      api_started_at: sql<string>`coalesce(api_started_at, ${reading.date}::timestamptz)`,
+      api_clock_skew_ms: sql<string>`coalesce(api_clock_skew_ms, ${Math.round(reading.skewMs)}::bigint)`,
+    })
+    .where('id', '=', runId)
+    .execute();
 }
 
 /** Clears a run's counts when it restarts from its first page. */

@@ -36,6 +36,7 @@ const WAREHOUSE_MIGRATIONS = [
   '0005_history',
   '0006_typed_views',
   '0007_typed_view_signals',
+  '0008_api_clock',
 ];
 
 const cleanups: Array<() => Promise<unknown>> = [];

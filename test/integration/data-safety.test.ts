@@ -7,6 +7,7 @@ import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
 import { jobs } from '../../src/resources/jobs.js';
+import { defineListResource } from '../../src/resources/json-resource.js';
 import { trackingLinks } from '../../src/resources/tracking-links.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { ResourceLock, ResourceLockLostError } from '../../src/warehouse/resource-lock.js';
@@ -130,6 +131,53 @@ describe('the deletion guard', () => {
       maxDeleteFraction: 0.75,
     });
     expect(await loose.sweepDeletions('tracking_links', next)).toBe(3);
+  });
+});
+
+describe("the deletion guard's hint", () => {
+  async function guardMessage(resource: 'jobs' | 'tracking_links', account: string) {
+    const seedRun = await createRun(fx.db, { resource, mode: 'full' });
+    if (resource === 'jobs') {
+      await writeJobs(JSON.stringify([{ id: 1 }, { id: 2 }, { id: 3 }]), seedRun);
+    } else {
+      await writeLinks([link(), link(), link()], seedRun);
+    }
+    await finishRun(fx.db, seedRun, { outcome: 'succeeded' });
+    const empty = await createRun(fx.db, { resource, mode: 'full' });
+    const store = new KyselyRunStore(fx.db, { resources: BUILT_IN_RESOURCES, account });
+    const error = await store.sweepDeletions(resource, empty).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DeletionGuardError);
+    return (error as Error).message;
+  }
+
+  it("names --account of the run's account and no other resource's path variable", async () => {
+    const message = await guardMessage('jobs', 'acme');
+    expect(message).toContain('the full run of jobs of account acme would soft-delete 3 of 3');
+    expect(message).toContain(
+      "'hiresync sync --full --account acme --resource jobs --allow-mass-delete'",
+    );
+    // Jobs are read at a fixed path: no path variable is named.
+    expect(message).not.toMatch(/HIRESYNC_TRACKING_LINKS_PATH|HIRESYNC_RESOURCE_PATHS/);
+    expect(message).toContain('HIRESYNC_RECORDS_KEY');
+  });
+
+  it("names --account default for the environment's account, and the tracking links path variable for tracking links", async () => {
+    const message = await guardMessage('tracking_links', 'default');
+    expect(message).toContain(
+      "'hiresync sync --full --account default --resource tracking_links --allow-mass-delete'",
+    );
+    expect(message).toContain('HIRESYNC_TRACKING_LINKS_PATH');
+  });
+
+  it('names HIRESYNC_RESOURCE_PATHS for a list resource', () => {
+    const declaration = defineListResource('applications');
+    const message = new DeletionGuardError('applications', 4, 5, 0.5, {
+      account: 'acme',
+      pathVariable: declaration.pathVariable,
+    }).message;
+    expect(message).toContain('--account acme --resource applications');
+    expect(message).toContain('HIRESYNC_RESOURCE_PATHS');
+    expect(message).not.toContain('HIRESYNC_TRACKING_LINKS_PATH');
   });
 });
 

@@ -99,6 +99,7 @@ describe('migrations', () => {
         '0005_history',
         '0006_typed_views',
         '0007_typed_view_signals',
+        '0008_api_clock',
       ]);
     } finally {
       await Promise.all(dbs.map((db) => db.destroy()));

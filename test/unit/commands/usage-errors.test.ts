@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { parseResources } from '../../../src/commands/sync.js';
 import { main } from '../../../src/main.js';
 import { captureIo } from './capture-io.js';
 
@@ -33,7 +34,7 @@ describe('usage and configuration errors, in process', () => {
         code: 2,
         stdout: '',
         stderr:
-          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links or another list of the API\n',
+          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links (HIRESYNC_RESOURCES)\n',
       });
     }
   });
@@ -44,6 +45,32 @@ describe('usage and configuration errors, in process', () => {
       code: 2,
       stderr: expect.stringContaining('"Candidates!" is not a resource name'),
     });
+  });
+
+  it('sync --resource with a name that is not a configured resource exits 2 naming it and the configured ones, without connecting', async () => {
+    expect(await run(['sync', '--resource', 'jobs,applications'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'hiresync: --resource applications is not a configured resource; HIRESYNC_RESOURCES has jobs, job_posts, tracking_links (add it there, or give it a path in HIRESYNC_RESOURCE_PATHS, to sync it)\n',
+    });
+    const typo = await run(['sync', '--resource', 'jbos'], {
+      ...ENV,
+      HIRESYNC_RESOURCES: 'jobs,applications',
+    });
+    expect(typo).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        '--resource jbos is not a configured resource; HIRESYNC_RESOURCES has jobs, applications',
+      ),
+    });
+  });
+
+  it('sync --resource takes a built-in resource or one given a path beyond HIRESYNC_RESOURCES', () => {
+    expect(parseResources(['tracking_links', 'offers'], ['jobs'], ['offers'])).toEqual([
+      'tracking_links',
+      'offers',
+    ]);
   });
 
   it('sync --allow-mass-delete without --full exits 2', async () => {
