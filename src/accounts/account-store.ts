@@ -490,9 +490,13 @@ export class AccountStore implements AccountDirectory {
     return { account: current, changed: false };
   }
 
-  /** Deletes an account's row (not its schema) and returns what it held. Throws UnknownAccountError. */
-  async remove(name: string): Promise<AccountInfo> {
-    const row = await this.#db
+  /**
+   * Deletes an account's row (not its schema), with `db` (default the store's
+   * pool; a transaction to make it part of one), and returns what it held.
+   * Throws UnknownAccountError.
+   */
+  async remove(name: string, db: Kysely<Database> = this.#db): Promise<AccountInfo> {
+    const row = await db
       .deleteFrom('hiresync.accounts')
       .where('name', '=', name)
       .returning(PUBLIC_COLUMNS)
