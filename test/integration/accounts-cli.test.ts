@@ -590,6 +590,110 @@ describe('hiresync accounts add never takes a schema hiresync did not create', (
   });
 });
 
+describe('hiresync accounts update', () => {
+  it('changes the credentials in place: the new key sealed, the base URL, the data and schema kept, the key never printed', async () => {
+    await accounts(['add', 'beta', '--api-key'], `${API_KEY}\n`);
+    await sql`insert into beta.jobs (id, data) values (1, '{}')`.execute(t.db);
+    const before = await t.db
+      .selectFrom('hiresync.accounts')
+      .selectAll()
+      .where('name', '=', 'beta')
+      .executeTakeFirstOrThrow();
+    const newKey = `api-key-${randomUUID()}`;
+    const oldToken = `${prefix}:token:${before.credential_namespace}`;
+    await redis.set(oldToken, 'cached');
+    const result = await accounts(
+      ['update', 'beta', '--base-url', 'https://eu.example.com/'],
+      `${newKey}\n`,
+    );
+    expect(result).toEqual({
+      code: 0,
+      stdout:
+        'updated account beta: API key, base URL; its data, schema and schedules are kept, and its next run mints a new access token\n',
+      stderr: '',
+    });
+    const after = await t.db
+      .selectFrom('hiresync.accounts')
+      .selectAll()
+      .where('name', '=', 'beta')
+      .executeTakeFirstOrThrow();
+    expect(after).toMatchObject({
+      created_at: before.created_at,
+      state: 'enabled',
+      base_url: 'https://eu.example.com',
+    });
+    expect(Number(after.version)).toBe(Number(before.version) + 1);
+    expect(after.credential_namespace).not.toBe(before.credential_namespace);
+    for (const form of formsOf(newKey)) expect(JSON.stringify(after)).not.toContain(form);
+    const account = await new AccountStore(t.db, boxOf(OLD_KEY)).resolve('beta');
+    expect(account.auth.mode === 'api_key' && account.auth.apiKey.reveal()).toBe(newKey);
+    expect(account.auth).toMatchObject({ tokenUrl: 'https://eu.example.com/auth/token' });
+    expect(await redis.exists(oldToken)).toBe(0);
+    const { rows } = await sql`select id from beta.jobs`.execute(t.db);
+    expect(rows).toHaveLength(1);
+  });
+
+  it('changes --sub alone, keeping the secret; refuses what the auth mode does not have, changing nothing', async () => {
+    await addAcme();
+    expect(await accounts(['update', 'acme', '--sub', '7'])).toMatchObject({ code: 0 });
+    const acme = await new AccountStore(t.db, boxOf(OLD_KEY)).resolve('acme');
+    expect(acme.auth).toMatchObject({ sub: '7' });
+    expect(acme.auth.mode === 'client_credentials' && acme.auth.clientSecret.reveal()).toBe(
+      CLIENT_SECRET,
+    );
+    await accounts(['add', 'beta', '--api-key'], `${API_KEY}\n`);
+    const before = await new AccountStore(t.db).get('beta');
+    for (const [flag, value, why] of [
+      ['--sub', '7', '--sub applies only to client credentials'],
+      ['--auth-url', 'https://a.example.com', '--auth-url does not apply'],
+    ] as const) {
+      const result = await accounts(['update', 'beta', flag, value]);
+      expect(result.code, flag).toBe(1);
+      expect(result.stderr, flag).toContain(why);
+    }
+    expect(await new AccountStore(t.db).get('beta')).toEqual(before);
+    expect(await accounts(['update', 'ghost', '--sub', '1'])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('no account ghost is registered'),
+    });
+  });
+
+  it('clears needs_reauthorization of a partner account only with a new refresh token', async () => {
+    const partner = {
+      HIRESYNC_PARTNER_CLIENT_ID: 'partner-app',
+      HIRESYNC_PARTNER_CLIENT_SECRET: 'partner-app-secret',
+    };
+    expect(
+      await accounts(['add', 'gamma', '--partner'], 'refresh-token-1\n', partner),
+    ).toMatchObject({ code: 0 });
+    await sql`update hiresync.accounts set state = 'needs_reauthorization' where name = 'gamma'`.execute(
+      t.db,
+    );
+    await sql`update hiresync.refresh_tokens set reauthorization_reason = 'invalid_grant' where account = 'gamma'`.execute(
+      t.db,
+    );
+    const moved = await accounts(
+      ['update', 'gamma', '--auth-url', 'https://auth2.example.com'],
+      '',
+      partner,
+    );
+    expect(moved).toMatchObject({ code: 0 });
+    expect(await new AccountStore(t.db).get('gamma')).toMatchObject({
+      state: 'needs_reauthorization',
+      authUrl: 'https://auth2.example.com',
+    });
+    const renewed = await accounts(['update', 'gamma'], 'refresh-token-2\n', partner);
+    expect(renewed).toMatchObject({ code: 0, stderr: '' });
+    expect(renewed.stdout).toContain('refresh token');
+    expect(renewed.stdout).toContain('it no longer needs reauthorization and is enabled');
+    expect(renewed.stdout).not.toContain('refresh-token-2');
+    expect(await new AccountStore(t.db).get('gamma')).toMatchObject({
+      state: 'enabled',
+      partner: { reauthorizationReason: null },
+    });
+  });
+});
+
 describe('hiresync accounts rekey', () => {
   it('with keys "new,old" re-seals every credential so that "new" alone then opens them', async () => {
     await addAcme();
