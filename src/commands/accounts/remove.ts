@@ -123,7 +123,11 @@ export const remove = defineSubcommand({
           if (!pending) throw new UnknownAccountError(name);
           const { schedulers, keys } = await cleanUp(pending.namespace);
           stdout.write(
-            `finished removing account ${name} (${schedulers} job scheduler(s), ${keys} Redis key(s)); it was already unregistered${pending.dropData ? ` and schema ${schemaOf(name)} dropped` : ''}\n`,
+            `finished removing account ${name} (${schedulers} job scheduler(s), ${keys} Redis key(s)); it was already unregistered${
+              pending.dropData
+                ? ` and schema ${schemaOf(name)} dropped`
+                : `; its data stays in schema ${schemaOf(name)}${dropData ? ' (the removal being finished kept it: --drop-data no longer applies)' : ''}`
+            }\n`,
           );
           return EXIT.ok;
         }
