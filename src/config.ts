@@ -18,12 +18,20 @@ export type AuthConfig =
       clientId: string;
       clientSecret: Secret;
       sub: string | undefined;
+      /**
+       * The registered account whose stored credentials these are: errors
+       * about them name it and `hiresync accounts update`. Undefined for
+       * `default` (the environment's), whose errors name its variables.
+       */
+      account?: string | undefined;
     }
   | {
       mode: 'api_key';
       /** `HIRESYNC_BASE_URL` + `/auth/token`. */
       tokenUrl: string;
       apiKey: Secret;
+      /** As for client credentials: the registered account, undefined for `default`. */
+      account?: string | undefined;
     }
   | {
       /** A partner integration's customer: refresh grants with the partner app's credentials. */
@@ -834,6 +842,18 @@ export function loadAccountUrls(
     : undefined;
   if (problems.length > 0 || baseUrl === undefined) throw new ConfigError(problems);
   return { baseUrl, authUrl };
+}
+
+/**
+ * Validates a URL given with `flag` (`--base-url`, `--auth-url` of `accounts
+ * update`) by the rule of HIRESYNC_BASE_URL: https unless loopback, no query,
+ * fragment or credentials. Returns it without a trailing slash; throws a
+ * ConfigError naming the flag.
+ */
+export function parseAccountUrl(flag: string, text: string): string {
+  const result = apiUrl(flag).safeParse(text);
+  if (result.success) return result.data;
+  throw new ConfigError(result.error.issues.map((i) => ({ variable: flag, message: i.message })));
 }
 
 /**

@@ -51,3 +51,53 @@ export async function deleteAccountKeys(
   }
   return deleted;
 }
+
+/** What `accounts remove` records in Redis before it unregisters an account, until its Redis cleanup is done. */
+export interface PendingRemoval {
+  /** The account's credential namespace (hiresync.accounts.credential_namespace), or null. */
+  namespace: string | null;
+  /** Whether its schema was to be dropped. */
+  dropData: boolean;
+}
+
+function removalKey(prefix: string, account: string): string {
+  return `${prefix}:removing:${account}`;
+}
+
+/**
+ * Records that `account` is being removed (`<prefix>:removing:<account>`),
+ * with what its Redis cleanup needs once its row is gone: a later `accounts
+ * remove` of the name finishes that cleanup when the first one could not.
+ */
+export async function markRemoval(
+  redis: Redis,
+  prefix: string,
+  account: string,
+  removal: PendingRemoval,
+): Promise<void> {
+  await redis.set(removalKey(prefix, account), JSON.stringify(removal));
+}
+
+/** The removal of `account` recorded by {@link markRemoval} and not yet cleared; undefined when none. */
+export async function pendingRemoval(
+  redis: Redis,
+  prefix: string,
+  account: string,
+): Promise<PendingRemoval | undefined> {
+  const text = await redis.get(removalKey(prefix, account));
+  if (text === null) return undefined;
+  try {
+    const value = JSON.parse(text) as Partial<PendingRemoval>;
+    return {
+      namespace: typeof value.namespace === 'string' ? value.namespace : null,
+      dropData: value.dropData === true,
+    };
+  } catch {
+    return { namespace: null, dropData: false };
+  }
+}
+
+/** Clears the record of {@link markRemoval}. */
+export async function clearRemoval(redis: Redis, prefix: string, account: string): Promise<void> {
+  await redis.del(removalKey(prefix, account));
+}

@@ -120,6 +120,38 @@ export class ReauthorizationNeededError extends HiresyncError {
   }
 }
 
+/** What `accounts update` changes of a registered account; what is absent stays. */
+export interface AccountChange {
+  /** A new client secret, API key, or (partner accounts) refresh token. */
+  secret?: Secret | undefined;
+  /** A new `sub` (client credentials), digits. */
+  sub?: string | undefined;
+  /** A new `{base_url}`, validated, without a trailing slash. */
+  baseUrl?: string | undefined;
+  /** A new `{auth_url}` (client credentials, partner), validated, without a trailing slash. */
+  authUrl?: string | undefined;
+}
+
+/** What {@link AccountStore.update} did. */
+export interface UpdateOutcome {
+  account: AccountInfo;
+  /** What changed, as people name it (`client secret`, `sub`, `base URL`, ...), in that order. */
+  changed: string[];
+  /** The credential namespace before: its cached token is to be dropped too. */
+  previousNamespace: string | null;
+  /** The state before: `needs_reauthorization` is enabled by a new refresh token. */
+  previousState: StoredAccountState;
+}
+
+/** An auth mode as messages name it. */
+function describeMode(mode: AccountRow['auth_mode']): string {
+  return mode === 'client_credentials'
+    ? 'client credentials'
+    : mode === 'api_key'
+      ? 'an API key'
+      : 'partner authorization';
+}
+
 /** What {@link AccountStore.rekey} did. */
 export interface RekeyOutcome {
   /** Secrets sealed again with the first key of HIRESYNC_SECRET_KEY. */
@@ -374,6 +406,137 @@ export class AccountStore implements AccountDirectory {
   }
 
   /**
+   * Changes a registered account's credentials in place, in one transaction:
+   * a new `secret` (client secret, API key, or a partner account's refresh
+   * token), `sub`, `baseUrl`, `authUrl`. Its data, schema, state and
+   * schedules are kept; its row's version changes (runs in flight resume with
+   * the new settings), and its credential namespace follows the credential.
+   * A partner account's new refresh token replaces the old one as
+   * {@link authorize} stores it, enabling an account in state
+   * `needs_reauthorization` (nothing else does). Throws UnknownAccountError,
+   * HiresyncError for a change its auth mode does not have (a sub without
+   * client credentials, an auth URL with an API key), and ConfigError without
+   * HIRESYNC_SECRET_KEY (or, to move a partner account's auth URL, the
+   * partner app).
+   */
+  async update(name: string, change: AccountChange): Promise<UpdateOutcome> {
+    const box = this.#requireBox('seal the credentials of an account');
+    return this.#tokens.transaction().execute(async (trx) => {
+      const current = await trx
+        .selectFrom('hiresync.accounts')
+        .selectAll()
+        .where('name', '=', name)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!current) throw new UnknownAccountError(name);
+      const mode = current.auth_mode;
+      if (change.sub !== undefined && mode !== 'client_credentials') {
+        throw new HiresyncError(
+          `account ${name} authenticates with ${describeMode(mode)}: --sub applies only to client credentials`,
+        );
+      }
+      if (change.authUrl !== undefined && mode === 'api_key') {
+        throw new HiresyncError(
+          `account ${name} authenticates with an API key, whose token endpoint is its base URL + /auth/token: --auth-url does not apply (use --base-url)`,
+        );
+      }
+      const baseUrl = change.baseUrl ?? current.base_url;
+      const authUrl = change.authUrl ?? current.auth_url;
+      const sub = change.sub ?? current.sub;
+      const changed = [
+        change.secret !== undefined &&
+          (mode === 'client_credentials'
+            ? 'client secret'
+            : mode === 'api_key'
+              ? 'API key'
+              : 'refresh token'),
+        change.sub !== undefined && 'sub',
+        change.baseUrl !== undefined && 'base URL',
+        change.authUrl !== undefined && 'auth URL',
+      ].filter((c): c is string => typeof c === 'string');
+
+      let token: Parameters<typeof tokenInfoOf>[0] | undefined;
+      let state = current.state;
+      let namespace = current.credential_namespace;
+      let sealed = current.secret;
+      if (mode === 'partner') {
+        if (change.secret !== undefined) {
+          await lockRefreshes(trx, name);
+          const refreshToken = box.seal(change.secret.reveal(), refreshTokenPurpose(name));
+          token = await trx
+            .insertInto('hiresync.refresh_tokens')
+            .values({ account: name, token: refreshToken })
+            .onConflict((oc) =>
+              oc.column('account').doUpdateSet({
+                token: refreshToken,
+                authorized_at: sql<string>`now()`,
+                refreshed_at: null,
+                refresh_started_at: null,
+                reauthorization_reason: null,
+              }),
+            )
+            .returning(TOKEN_COLUMNS)
+            .executeTakeFirstOrThrow();
+          if (state === 'needs_reauthorization') state = 'enabled';
+        }
+        if (change.authUrl !== undefined) {
+          const partner = this.#requirePartner("move a partner account's auth URL");
+          namespace = new TokenCipher(partnerAuth(authUrl ?? '', partner, name)).namespace;
+        }
+      } else {
+        if (current.secret === null) {
+          throw new SecretKeyError(`account ${name} has no stored credential; add it again`);
+        }
+        const secret = change.secret ?? new Secret(box.open(current.secret, secretPurpose(name)));
+        if (change.secret !== undefined) sealed = box.seal(secret.reveal(), secretPurpose(name));
+        const auth: NewAccount['auth'] =
+          mode === 'client_credentials'
+            ? {
+                mode,
+                authUrl: authUrl ?? '',
+                clientId: current.client_id ?? '',
+                clientSecret: secret,
+                sub: sub ?? undefined,
+              }
+            : { mode: 'api_key', apiKey: secret };
+        namespace = new TokenCipher(authConfig(baseUrl, auth, secret)).namespace;
+      }
+      const rowChanges = {
+        ...(change.baseUrl !== undefined ? { base_url: baseUrl } : {}),
+        ...(change.authUrl !== undefined ? { auth_url: authUrl } : {}),
+        ...(change.sub !== undefined ? { sub } : {}),
+        ...(sealed !== current.secret ? { secret: sealed } : {}),
+        ...(namespace !== current.credential_namespace ? { credential_namespace: namespace } : {}),
+        ...(state !== current.state ? { state } : {}),
+      };
+      const row =
+        Object.keys(rowChanges).length === 0
+          ? current
+          : await trx
+              .updateTable('hiresync.accounts')
+              .set(rowChanges)
+              .where('name', '=', name)
+              .returning(PUBLIC_COLUMNS)
+              .executeTakeFirstOrThrow();
+      const partnerToken =
+        token ??
+        (mode === 'partner'
+          ? await trx
+              .selectFrom('hiresync.refresh_tokens')
+              .select(TOKEN_COLUMNS)
+              .where('account', '=', name)
+              .executeTakeFirst()
+          : undefined);
+      return {
+        account: infoOf(row, partnerToken ? tokenInfoOf(partnerToken) : null),
+        changed,
+        previousNamespace: current.credential_namespace,
+        previousState: current.state,
+      };
+    });
+  }
+
+  /**
    * Every registered account, by name, without secrets (a partner account
    * with where its refresh token stands); none before `migrate` made the table.
    */
@@ -490,9 +653,13 @@ export class AccountStore implements AccountDirectory {
     return { account: current, changed: false };
   }
 
-  /** Deletes an account's row (not its schema) and returns what it held. Throws UnknownAccountError. */
-  async remove(name: string): Promise<AccountInfo> {
-    const row = await this.#db
+  /**
+   * Deletes an account's row (not its schema), with `db` (default the store's
+   * pool; a transaction to make it part of one), and returns what it held.
+   * Throws UnknownAccountError.
+   */
+  async remove(name: string, db: Kysely<Database> = this.#db): Promise<AccountInfo> {
+    const row = await db
       .deleteFrom('hiresync.accounts')
       .where('name', '=', name)
       .returning(PUBLIC_COLUMNS)
@@ -615,7 +782,7 @@ export class AccountStore implements AccountDirectory {
       name,
       schema: schemaOf(name),
       baseUrl: row.base_url,
-      auth: authConfig(row.base_url, auth, secret),
+      auth: authConfig(row.base_url, auth, secret, name),
       version,
     };
   }
@@ -721,8 +888,17 @@ async function rekeyRefreshTokens(
   return { resealed, current: rows.length - resealed };
 }
 
-/** The AuthConfig of an account, exactly as loadConfig builds the environment's. */
-function authConfig(baseUrl: string, auth: NewAccount['auth'], secret: Secret): AuthConfig {
+/**
+ * The AuthConfig of an account, exactly as loadConfig builds the environment's,
+ * naming the registered `account` it belongs to (when given: its errors then
+ * name it, not the environment's variables).
+ */
+function authConfig(
+  baseUrl: string,
+  auth: NewAccount['auth'],
+  secret: Secret,
+  account?: string,
+): AuthConfig {
   return auth.mode === 'client_credentials'
     ? {
         mode: 'client_credentials',
@@ -730,8 +906,14 @@ function authConfig(baseUrl: string, auth: NewAccount['auth'], secret: Secret): 
         clientId: auth.clientId,
         clientSecret: secret,
         sub: auth.sub,
+        ...(account === undefined ? {} : { account }),
       }
-    : { mode: 'api_key', tokenUrl: `${baseUrl}/auth/token`, apiKey: secret };
+    : {
+        mode: 'api_key',
+        tokenUrl: `${baseUrl}/auth/token`,
+        apiKey: secret,
+        ...(account === undefined ? {} : { account }),
+      };
 }
 
 /**

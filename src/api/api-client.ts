@@ -1,5 +1,5 @@
 import type { Got } from 'got';
-import type { ApiConfig } from '../config.js';
+import type { ApiConfig, AuthConfig } from '../config.js';
 import {
   ApiError,
   AuthError,
@@ -165,7 +165,11 @@ export class ApiClient {
           throw new AuthError(
             401,
             path,
-            `401 from ${path} even with a freshly obtained token; check the credential's scopes and that it is not revoked`,
+            `401 from ${path} even with a freshly obtained token; check the credential's scopes and that it is not revoked${
+              config.auth.account === undefined
+                ? ''
+                : ` (account ${config.auth.account}: 'hiresync accounts update ${config.auth.account}' stores another)`
+            }`,
             response.body,
           );
         }
@@ -179,13 +183,7 @@ export class ApiClient {
         throw new ForbiddenError(
           status,
           path,
-          `403 from ${path}: ${detail || 'forbidden'}; the authorizing user must be a site administrator ${
-            config.auth.mode === 'client_credentials'
-              ? "(set HIRESYNC_SUB to an administrator's user id, or use another credential)"
-              : config.auth.mode === 'partner'
-                ? '(have an administrator of the customer authorize again: hiresync accounts authorize)'
-                : '(use the key of an administrator, or client credentials with HIRESYNC_SUB)'
-          }`,
+          `403 from ${path}: ${detail || 'forbidden'}; the authorizing user must be a site administrator ${forbiddenFix(config.auth)}`,
           response.body,
         );
       }
@@ -209,7 +207,11 @@ export class ApiClient {
         throw new RedirectedError(
           status,
           path,
-          `${status} redirect from ${path} was not followed (the token must not follow redirects); check HIRESYNC_BASE_URL`,
+          `${status} redirect from ${path} was not followed (the token must not follow redirects); check ${
+            config.auth.account === undefined
+              ? 'HIRESYNC_BASE_URL'
+              : `account ${config.auth.account}'s base URL ('hiresync accounts update ${config.auth.account} --base-url URL' changes it)`
+          }`,
           undefined,
         );
       }
@@ -221,4 +223,23 @@ export class ApiClient {
       );
     }
   }
+}
+
+/**
+ * What a 403 asks of these credentials' owner: for `default`, the environment's
+ * variables; for a registered account, the command that changes what it stores.
+ */
+function forbiddenFix(auth: AuthConfig): string {
+  const account = auth.account;
+  if (auth.mode === 'partner') {
+    return `(have an administrator of the customer authorize again: hiresync accounts authorize ${account})`;
+  }
+  if (account === undefined) {
+    return auth.mode === 'client_credentials'
+      ? "(set HIRESYNC_SUB to an administrator's user id, or use another credential)"
+      : '(use the key of an administrator, or client credentials with HIRESYNC_SUB)';
+  }
+  return auth.mode === 'client_credentials'
+    ? `(account ${account}: set its sub to an administrator's user id with 'hiresync accounts update ${account} --sub N', or use another credential)`
+    : `(account ${account}: store an administrator's key with 'hiresync accounts update ${account}' (key on standard input), or register client credentials with a sub)`;
 }

@@ -114,9 +114,18 @@ export function parseTokenResponse(body: string, now: number): CachedToken | und
   return { accessToken: v.access_token, expiresAt, obtainedAt: now };
 }
 
-/** The variable that configures the token endpoint of this auth mode. */
+/**
+ * What configures the token endpoint of these credentials: for `default`, the
+ * variable of its auth mode; for a registered account, its stored URL and the
+ * command that changes it.
+ */
 function tokenUrlVariable(auth: AuthConfig): string {
-  return auth.mode === 'api_key' ? 'HIRESYNC_BASE_URL' : 'HIRESYNC_AUTH_URL';
+  const account = auth.account;
+  if (account === undefined) {
+    return auth.mode === 'api_key' ? 'HIRESYNC_BASE_URL' : 'HIRESYNC_AUTH_URL';
+  }
+  const flag = auth.mode === 'api_key' ? '--base-url' : '--auth-url';
+  return `account ${account}'s ${auth.mode === 'api_key' ? 'base' : 'auth'} URL ('hiresync accounts update ${account} ${flag} URL' changes it)`;
 }
 
 /** What hiresync appends to that variable to form the token endpoint. */
@@ -131,7 +140,12 @@ function basicAuthorization(user: string, password: string): string {
   return `Basic ${basic}`;
 }
 
-function describeTokenError(auth: AuthConfig, status: number, body: string): string {
+/**
+ * Why the token endpoint refused these credentials (`status`, its answer
+ * `body`), and what fixes it: for `default`, the environment's variables; for
+ * a registered account, the account and `hiresync accounts update NAME`.
+ */
+export function describeTokenError(auth: AuthConfig, status: number, body: string): string {
   let detail = '';
   try {
     const parsed = JSON.parse(body) as Record<string, unknown>;
@@ -145,6 +159,12 @@ function describeTokenError(auth: AuthConfig, status: number, body: string): str
   if (status === 404 || status === 405) {
     // No token endpoint there: the URL is wrong, not the credentials.
     return `token request to ${path} answered ${status}${detail}; no token endpoint at that address: check ${tokenUrlVariable(auth)} (hiresync appends ${tokenPathSuffix(auth)} to it)`;
+  }
+  if (auth.mode !== 'partner' && auth.account !== undefined) {
+    const account = auth.account;
+    return auth.mode === 'client_credentials'
+      ? `account ${account}: the token service refused its client secret (${status}${detail}): store the right one with 'hiresync accounts update ${account}' (secret on standard input); a wrong sub is changed with 'hiresync accounts update ${account} --sub N', a wrong client id by removing the account and adding it again (an old secret stays valid for at most a week after rotation)`
+      : `account ${account}: the token service refused its API key (${status}${detail}): store the right one with 'hiresync accounts update ${account}' (key on standard input; version 1/2 keys work only during the transition period)`;
   }
   const fix =
     auth.mode === 'client_credentials'
@@ -519,7 +539,7 @@ export class TokenProvider {
         response.status,
         path,
         `token request to ${path} was answered with a ${response.status} redirect, which is not followed (credentials never go to another address); ` +
-          `${variable} must name the token service itself (the token endpoint is ${variable} + ${tokenPathSuffix(auth)})`,
+          `${variable} must name the token service itself (hiresync appends ${tokenPathSuffix(auth)} to it)`,
         undefined,
       );
     }

@@ -16,8 +16,12 @@ export interface Signals {
   once(signal: 'SIGINT' | 'SIGTERM', listener: () => void): unknown;
 }
 
-/** Where a command reads what must not be an argument (a secret, shown by `ps`): process.stdin, or a test's stream. */
-export type Input = AsyncIterable<string | Buffer>;
+/**
+ * Where a command reads what must not be an argument (a secret, shown by
+ * `ps`), or an answer to a question: process.stdin, or a test's stream.
+ * `isTTY` is true on a terminal, where a person can answer.
+ */
+export type Input = AsyncIterable<string | Buffer> & { readonly isTTY?: boolean };
 
 /** A command's input and output besides its arguments. */
 export interface CommandIo {

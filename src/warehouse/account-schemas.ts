@@ -14,6 +14,7 @@ import {
 } from './migrate.js';
 import { LOCK_SPACE, lockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
+import { dependentsOutside } from './schema-dependents.js';
 import {
   blockMessage,
   type ColumnType,
@@ -58,32 +59,57 @@ export function accountSchemaComment(schema: string): string {
 }
 
 /**
- * Creates `schema` when it does not exist, and marks it as an account schema of
- * hiresync's ({@link accountSchemaComment}) when it has no comment yet. Throws,
- * marking nothing, when {@link schemaOwner} finds it another's: the mark is
- * what later lets hiresync take it back, or drop it. Lacking the privilege to
- * comment (a schema created empty by another role) leaves it unmarked: its
- * migrations, once applied, still tell it as hiresync's.
+ * Creates `schema` when it does not exist and marks it as an account schema
+ * of hiresync's ({@link accountSchemaComment}), both in one transaction: no
+ * schema of hiresync's is ever seen unmarked. A schema that exists already is
+ * taken only when {@link schemaOwner} finds it hiresync's (one hiresync built
+ * before it marked its schemas gets the mark now); any other, even an empty
+ * one, is refused with a {@link ForeignSchemaError}, marking nothing.
  */
 export async function claimAccountSchema(db: Kysely<Database>, schema: string): Promise<void> {
   const problem = accountNameProblem(schema);
   if (problem) throw new Error(`refusing to claim schema ${JSON.stringify(schema)}: ${problem}`);
-  await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
-  if ((await schemaOwner(db, schema)) === 'other') {
-    throw new HiresyncError(
-      `schema ${schema} already exists and holds tables hiresync did not create; hiresync does not take it`,
-    );
+  const mark = sql`comment on schema ${sql.id(schema)} is ${sql.lit(accountSchemaComment(schema))}`;
+  try {
+    await db.transaction().execute(async (trx) => {
+      await sql`create schema ${sql.id(schema)}`.execute(trx);
+      await mark.execute(trx);
+    });
+    return;
+  } catch (error) {
+    // Another's, or made by a concurrent claim: judged below.
+    const code = (error as { code?: string }).code;
+    if (code !== DUPLICATE_SCHEMA && code !== UNIQUE_VIOLATION) throw error;
   }
+  if ((await schemaOwner(db, schema)) !== 'hiresync') throw new ForeignSchemaError(schema);
   const { rows } = await sql<{ comment: string | null }>`
     select obj_description(oid, 'pg_namespace') as comment
     from pg_namespace where nspname = ${schema}`.execute(db);
   if (rows[0]?.comment != null) return;
   try {
-    await sql`comment on schema ${sql.id(schema)} is ${sql.lit(accountSchemaComment(schema))}`.execute(
-      db,
-    );
+    await mark.execute(db);
   } catch (error) {
+    // Its migrations, once applied, still tell it as hiresync's.
     if ((error as { code?: string }).code !== INSUFFICIENT_PRIVILEGE) throw error;
+  }
+}
+
+const DUPLICATE_SCHEMA = '42P06';
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * A schema of an account's name exists and hiresync did not create it: it
+ * carries neither hiresync's mark nor only hiresync's migrations. hiresync
+ * neither builds an account's tables in it nor drops it, even when it is empty
+ * (another application's comment or grants may be all it holds yet).
+ */
+export class ForeignSchemaError extends HiresyncError {
+  readonly schema: string;
+  constructor(schema: string) {
+    super(
+      `schema ${schema} already exists and hiresync did not create it (it carries no hiresync account-schema mark), so hiresync does not take it, even empty: choose another name for the account, or, if that schema is unused, drop it ('drop schema ${schema}') and add the account again`,
+    );
+    this.schema = schema;
   }
 }
 
@@ -318,26 +344,23 @@ export async function migrateAll(
 
 /**
  * Whose schema `schema` is:
- * - `absent` when it does not exist, or holds nothing (no relation, type or
- *   function): hiresync may build an account's tables there;
+ * - `absent` when it does not exist: hiresync may create it for an account;
  * - `hiresync` when it is an account schema of hiresync's: marked so by its
  *   comment ({@link accountSchemaComment}), or (schemas hiresync built before
  *   it marked them) its own `kysely_migration` lists only hiresync's warehouse
  *   migrations, at least one. So is one kept by `remove` without
  *   --drop-data, which an `add` of the same name takes back;
- * - `other` for any other schema holding something, whether or not another
- *   application keeps its own Kysely migrations there: hiresync must neither
- *   build its tables in it nor drop it.
+ * - `other` for any other schema, even an empty one (another application may
+ *   have made it, with its comment or grants, for tables yet to come), and
+ *   whether or not another application keeps its own Kysely migrations there:
+ *   hiresync must neither build its tables in it nor drop it.
  */
 export async function schemaOwner(
   db: Kysely<Database>,
   schema: string,
 ): Promise<'absent' | 'hiresync' | 'other'> {
-  const { rows } = await sql<{ comment: string | null; empty: boolean; tracked: boolean }>`
+  const { rows } = await sql<{ comment: string | null; tracked: boolean }>`
     select obj_description(n.oid, 'pg_namespace') as comment,
-           not exists (select 1 from pg_class c where c.relnamespace = n.oid)
-             and not exists (select 1 from pg_type t where t.typnamespace = n.oid)
-             and not exists (select 1 from pg_proc p where p.pronamespace = n.oid) as empty,
            exists (select 1 from pg_class c
                    join pg_attribute a on a.attrelid = c.oid and a.attname = 'name'
                                       and not a.attisdropped
@@ -347,7 +370,6 @@ export async function schemaOwner(
   const row = rows[0];
   if (!row) return 'absent';
   if (row.comment === accountSchemaComment(schema)) return 'hiresync';
-  if (row.empty) return 'absent';
   if (!row.tracked) return 'other';
   const known = new Set(await migrationNames());
   const { rows: applied } = await sql<{ name: string | null }>`
@@ -685,12 +707,12 @@ async function typedViewsOf(trx: Transaction<Database>): Promise<string[]> {
 }
 
 /**
- * Drops an account's schema and everything in it (`accounts remove
- * --drop-data`). The `all_accounts` views are rebuilt first, over `accounts`
- * (default: the registered accounts, which must no longer include this one),
- * so nothing depends on it; both in one transaction, under the views' lock.
- * Refuses (changing nothing) a schema that is not hiresync's (see
- * {@link schemaOwner}): never another application's.
+ * Drops an account's schema and everything in it. The `all_accounts` views are
+ * rebuilt first, over `accounts` (default: the registered accounts, which must
+ * no longer include this one), so nothing of hiresync's depends on it; both in
+ * one transaction, under the views' lock. Refuses, changing nothing, a schema
+ * that is not hiresync's (see {@link schemaOwner}), and one that objects of
+ * other schemas depend on (see {@link DependentObjectsError}).
  */
 export async function dropSchema(
   db: Kysely<Database>,
@@ -701,18 +723,92 @@ export async function dropSchema(
   if (problem) throw new Error(`refusing to drop schema ${JSON.stringify(schema)}: ${problem}`);
   return db.transaction().execute(async (trx) => {
     const refreshed = await rebuildViews(trx, accounts, { without: schema });
-    if ((await schemaOwner(trx, schema)) === 'other') {
-      throw new HiresyncError(
-        `refusing to drop schema ${schema}: it holds objects hiresync did not create (it is not marked as, nor migrated as, one of hiresync's account schemas)`,
-      );
-    }
-    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(trx);
-    // Its typed views are gone: nothing of theirs is blocked any more.
-    const { rows: blocks } = await sql<{ present: boolean }>`
-      select to_regclass('hiresync.typed_view_blocks') is not null as present`.execute(trx);
-    if (blocks[0]?.present) {
-      await sql`delete from hiresync.typed_view_blocks where schema = ${schema}`.execute(trx);
-    }
+    await dropAccountSchema(trx, schema, []);
     return refreshed;
   });
+}
+
+/**
+ * Objects of other schemas depend on the schema `accounts remove --drop-data`
+ * would drop (an analyst's view, a foreign key, ...): it is not dropped unless
+ * they may go too (`--cascade`).
+ */
+export class DependentObjectsError extends HiresyncError {
+  readonly schema: string;
+  /** As {@link dependentsOutside} names them. */
+  readonly objects: readonly string[];
+  constructor(schema: string, objects: readonly string[]) {
+    super(
+      `schema ${schema} is not dropped: objects outside it depend on it: ${objects.join(', ')}; drop or change them first, or give --cascade to drop them with it`,
+    );
+    this.schema = schema;
+    this.objects = objects;
+  }
+}
+
+/** Options of {@link unregisterAccount}. */
+export interface UnregisterAccountOptions {
+  /** Deletes the account's registration (its row of hiresync.accounts), in the transaction given. */
+  unregister: (trx: Transaction<Database>) => Promise<unknown>;
+  /** Drop the account's schema too. */
+  dropData: boolean;
+  /**
+   * With `dropData`: the objects of other schemas that may be dropped with it,
+   * as {@link dependentsOutside} names them (what the operator was shown and
+   * agreed to with --cascade). Any other dependent refuses the drop.
+   */
+  cascade?: readonly string[];
+}
+
+/**
+ * The Postgres part of `accounts remove`, all or nothing in one transaction:
+ * deletes the account's registration (`unregister`), rebuilds the
+ * `all_accounts` views without it, and with `dropData` drops its schema, which
+ * must be hiresync's and have no dependents outside it but those of `cascade`.
+ * Any failure rolls all of it back. Returns the views' warnings and the
+ * objects of other schemas dropped with the schema.
+ */
+export async function unregisterAccount(
+  db: Kysely<Database>,
+  schema: string,
+  options: UnregisterAccountOptions,
+): Promise<{ warnings: string[]; cascaded: string[] }> {
+  const problem = accountNameProblem(schema);
+  if (problem) throw new Error(`refusing to remove schema ${JSON.stringify(schema)}: ${problem}`);
+  return db.transaction().execute(async (trx) => {
+    await options.unregister(trx);
+    if (!options.dropData) return { ...(await rebuildViews(trx, undefined)), cascaded: [] };
+    const { warnings } = await rebuildViews(trx, undefined, { without: schema });
+    const cascaded = await dropAccountSchema(trx, schema, options.cascade ?? []);
+    return { warnings, cascaded };
+  });
+}
+
+/**
+ * Drops `schema` in `trx`, after checking that it is hiresync's and that
+ * nothing outside it depends on it but the objects of `cascade`, which go
+ * with it; returns those dropped so.
+ */
+async function dropAccountSchema(
+  trx: Transaction<Database>,
+  schema: string,
+  cascade: readonly string[],
+): Promise<string[]> {
+  if ((await schemaOwner(trx, schema)) === 'other') {
+    throw new HiresyncError(
+      `refusing to drop schema ${schema}: it holds objects hiresync did not create (it is not marked as, nor migrated as, one of hiresync's account schemas)`,
+    );
+  }
+  const outside = await dependentsOutside(trx, schema);
+  const allowed = new Set(cascade);
+  const refused = outside.filter((object) => !allowed.has(object));
+  if (refused.length > 0) throw new DependentObjectsError(schema, refused);
+  await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(trx);
+  // Its typed views are gone: nothing of theirs is blocked any more.
+  const { rows: blocks } = await sql<{ present: boolean }>`
+    select to_regclass('hiresync.typed_view_blocks') is not null as present`.execute(trx);
+  if (blocks[0]?.present) {
+    await sql`delete from hiresync.typed_view_blocks where schema = ${schema}`.execute(trx);
+  }
+  return outside;
 }

@@ -187,9 +187,7 @@ describe('hiresync accounts add', () => {
     await sql`create table crm.contacts (id int)`.execute(t.db);
     const result = await accounts(['add', 'crm', '--api-key'], `${API_KEY}\n`);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain(
-      'schema crm already exists and holds tables hiresync did not create',
-    );
+    expect(result.stderr).toContain('schema crm already exists and hiresync did not create it');
     expect(await new AccountStore(t.db).list()).toEqual([]);
   });
 });
@@ -354,15 +352,345 @@ describe('hiresync accounts disable, enable and remove', () => {
     expect(await accountsInView(t.db)).toEqual(['acme']);
   });
 
-  it('remove --drop-data drops the schema and everything in it', async () => {
+  it('remove --drop-data --yes drops the schema and everything in it', async () => {
     await addAcme();
     await sql`insert into acme.jobs (id, data) values (1, '{}')`.execute(t.db);
-    const result = await accounts(['remove', 'acme', '--drop-data']);
+    const result = await accounts(['remove', 'acme', '--drop-data', '--yes']);
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(result.stdout).toContain('dropped schema acme');
     expect(await schemaExists(t.db, 'acme')).toBe(false);
     expect(await accountsInView(t.db)).toEqual([]);
     expect(await new AccountStore(t.db).list()).toEqual([]);
+  });
+});
+
+/** `accounts ARGV` with a standard input that is a terminal, on which `answer` is typed. */
+async function accountsOnTerminal(argv: string[], answer: string) {
+  const io = captureIo(answer);
+  Object.assign(io.stdin as object, { isTTY: true });
+  const code = await main(['accounts', ...argv], env, io);
+  return { code, stdout: io.out(), stderr: io.err() };
+}
+
+/**
+ * Registers acme with a row in acme.jobs, Redis keys and a job scheduler, and
+ * returns a function that reads all of it back: what `remove` must leave
+ * exactly as it was when it fails.
+ */
+async function acmeWithState() {
+  await addAcme();
+  await sql`insert into acme.jobs (id, data) values (1, '{}')`.execute(t.db);
+  const ns = (await new AccountStore(t.db).get('acme'))?.credentialNamespace;
+  const keys = [`${prefix}:checkpoint:acme:jobs`, `${prefix}:token:${ns}`, `${prefix}:rate:${ns}`];
+  for (const key of keys) await redis.set(key, 'x');
+  const queue = new Queue('sync', { connection: redis, prefix });
+  await queue.upsertJobScheduler('full:acme:jobs', { every: 3_600_000 }, { name: 'x', data: {} });
+  await queue.close();
+  return async () => {
+    const q = new Queue('sync', { connection: redis, prefix });
+    const schedulers = (await q.getJobSchedulers()).map((j) => j.key).sort();
+    await q.close();
+    return {
+      registered: await new AccountStore(t.db).names(),
+      schema: await schemaExists(t.db, 'acme'),
+      jobs: await sql`select id from acme.jobs`.execute(t.db).then(
+        (r) => r.rows.length,
+        () => 'none',
+      ),
+      views: await accountsInView(t.db),
+      keys: await Promise.all(keys.map((key) => redis.exists(key))),
+      schedulers,
+    };
+  };
+}
+
+describe('hiresync accounts remove --drop-data: all or nothing, asked, and never dropping what others built', () => {
+  it('changes nothing when the schema drop fails: account, schema, views, Redis keys and schedulers stay as they were', async () => {
+    const state = await acmeWithState();
+    const before = await state();
+    expect(before).toMatchObject({ registered: ['acme'], schema: true, jobs: 1, views: ['acme'] });
+    // An object of the database that refuses the drop of a schema.
+    await sql`create function refuse_schema_drop() returns event_trigger language plpgsql as $$
+      begin
+        if exists (select 1 from pg_event_trigger_dropped_objects() where object_type = 'schema') then
+          raise exception 'schema drops are refused here';
+        end if;
+      end $$`.execute(t.db);
+    await sql`create event trigger refuse_schema_drop on sql_drop execute function refuse_schema_drop()`.execute(
+      t.db,
+    );
+    const result = await accounts(['remove', 'acme', '--drop-data', '--yes']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('schema drops are refused here');
+    expect(result.stderr).toContain('nothing was removed');
+    expect(await state()).toEqual(before);
+  });
+
+  it('changes nothing when Redis is down', async () => {
+    const state = await acmeWithState();
+    const before = await state();
+    const result = await accounts(['remove', 'acme', '--drop-data', '--yes'], '', {
+      REDIS_URL: 'redis://127.0.0.1:1',
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('cannot reach Redis');
+    expect(await state()).toEqual(before);
+  });
+
+  it('when Redis fails after the account is gone from Postgres, running remove again finishes the job', async () => {
+    const state = await acmeWithState();
+    // A Redis user that may not delete: the cleanup after the commit fails.
+    const user = `hiresync-test-${randomUUID()}`;
+    await redis.call(
+      'ACL',
+      'SETUSER',
+      user,
+      'on',
+      '>pw',
+      '~*',
+      '&*',
+      '+@all',
+      '-del',
+      '-unlink',
+      '-scan',
+    );
+    try {
+      const failed = await accounts(['remove', 'acme', '--drop-data', '--yes'], '', {
+        REDIS_URL: inject('redisUrl').replace('redis://', `redis://${user}:pw@`),
+      });
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toContain("run 'hiresync accounts remove acme' again to finish");
+    } finally {
+      await redis.call('ACL', 'DELUSER', user);
+    }
+    expect(await state()).toMatchObject({ registered: [], schema: false, views: [] });
+    const again = await accounts(['remove', 'acme']);
+    expect(again).toMatchObject({ code: 0, stderr: '' });
+    expect(again.stdout).toContain('finished removing account acme');
+    expect(await state()).toEqual({
+      registered: [],
+      schema: false,
+      jobs: 'none',
+      views: [],
+      keys: [0, 0, 0],
+      schedulers: [],
+    });
+    // Once finished, the name is unknown again.
+    expect((await accounts(['remove', 'acme'])).code).toBe(1);
+  });
+
+  it('without a terminal and without --yes exits 2 naming --yes, and changes nothing', async () => {
+    const state = await acmeWithState();
+    const before = await state();
+    const result = await accounts(['remove', 'acme', '--drop-data']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('--yes');
+    expect(await state()).toEqual(before);
+  });
+
+  it('on a terminal asks, naming the schema, its tables and rows, and drops only on y or yes', async () => {
+    const state = await acmeWithState();
+    const before = await state();
+    for (const answer of ['\n', 'n\n', 'no\n', 'yess\n', '']) {
+      const declined = await accountsOnTerminal(['remove', 'acme', '--drop-data'], answer);
+      expect(declined.code, JSON.stringify(answer)).toBe(1);
+      expect(declined.stderr).toMatch(
+        /^drop schema acme with \d+ tables and \d+ rows, and remove account acme\? \[y\/N\] /,
+      );
+      expect(declined.stderr).toContain('nothing was removed');
+      expect(await state()).toEqual(before);
+    }
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = 'acme' and c.relkind in ('r', 'p') and c.relname not like 'kysely_migration%'`.execute(
+      t.db,
+    );
+    const confirmed = await accountsOnTerminal(['remove', 'acme', '--drop-data'], 'YES\n');
+    expect(confirmed.stderr).toMatch(
+      new RegExp(`^drop schema acme with ${rows[0]?.n} tables and [1-9]\\d* rows`),
+    );
+    expect(confirmed.code).toBe(0);
+    expect(confirmed.stdout).toContain('dropped schema acme');
+    expect(await state()).toMatchObject({ registered: [], schema: false, keys: [0, 0, 0] });
+  });
+
+  it('refuses, naming each of them, when objects outside the schema depend on it; --cascade drops them and says which', async () => {
+    const state = await acmeWithState();
+    await sql`create schema analytics`.execute(t.db);
+    await sql`create view analytics.acme_jobs as select id from acme.jobs`.execute(t.db);
+    await sql`create view analytics.acme_job_count as select count(*) from analytics.acme_jobs`.execute(
+      t.db,
+    );
+    await sql`create table analytics.notes (job_id bigint references acme.jobs (id), note text)`.execute(
+      t.db,
+    );
+    // hiresync's own views, and an analyst's view over them, are not in the way.
+    await sql`create view analytics.everyone as select account, id from all_accounts.jobs`.execute(
+      t.db,
+    );
+    const before = await state();
+    const refused = await accounts(['remove', 'acme', '--drop-data', '--yes']);
+    expect(refused.code).toBe(1);
+    for (const name of [
+      'view analytics.acme_jobs',
+      'view analytics.acme_job_count',
+      'table constraint notes_job_id_fkey on analytics.notes',
+      '--cascade',
+    ]) {
+      expect(refused.stderr).toContain(name);
+    }
+    expect(refused.stderr).not.toContain('analytics.everyone');
+    expect(await state()).toEqual(before);
+
+    const cascaded = await accounts(['remove', 'acme', '--drop-data', '--yes', '--cascade']);
+    expect(cascaded).toMatchObject({ code: 0, stderr: '' });
+    expect(cascaded.stdout).toContain(
+      'also dropped: table constraint notes_job_id_fkey on analytics.notes, view analytics.acme_job_count, view analytics.acme_jobs',
+    );
+    expect(await state()).toMatchObject({ registered: [], schema: false });
+    const { rows } = await sql<{ r: string | null }>`
+      select to_regclass(x)::text as r from unnest(array['analytics.notes', 'analytics.everyone', 'analytics.acme_jobs']) x`.execute(
+      t.db,
+    );
+    expect(rows.map((r) => r.r)).toEqual(['analytics.notes', 'analytics.everyone', null]);
+  });
+});
+
+describe('hiresync accounts add never takes a schema hiresync did not create', () => {
+  it("refuses an empty schema carrying another application's comment, or grants, or nothing at all, naming it and what to do", async () => {
+    await sql`create role accts_reader nologin`.execute(t.db).catch(() => undefined);
+    await sql`create schema crm`.execute(t.db);
+    await sql`comment on schema crm is 'CRM sync: staging area (do not touch)'`.execute(t.db);
+    await sql`create schema ledger`.execute(t.db);
+    await sql`grant usage on schema ledger to accts_reader`.execute(t.db);
+    await sql`create schema spare`.execute(t.db);
+    for (const name of ['crm', 'ledger', 'spare']) {
+      const result = await accounts(['add', name, '--api-key'], `${API_KEY}\n`);
+      expect(result.code, name).toBe(1);
+      expect(result.stderr, name).toContain(
+        `schema ${name} already exists and hiresync did not create it`,
+      );
+      expect(result.stderr, name).toContain('choose another name');
+      const { rows } = await sql<{ comment: string | null; tables: number }>`
+        select obj_description(n.oid, 'pg_namespace') as comment,
+               (select count(*)::int from pg_class c where c.relnamespace = n.oid) as tables
+        from pg_namespace n where nspname = ${name}`.execute(t.db);
+      expect(rows[0]?.tables, name).toBe(0);
+      if (name === 'crm') expect(rows[0]?.comment).toBe('CRM sync: staging area (do not touch)');
+    }
+    expect(await new AccountStore(t.db).list()).toEqual([]);
+  });
+
+  it('takes back the schema of a name removed without --drop-data', async () => {
+    await addAcme();
+    expect((await accounts(['remove', 'acme'])).code).toBe(0);
+    await addAcme();
+    expect(await new AccountStore(t.db).names()).toEqual(['acme']);
+  });
+});
+
+describe('hiresync accounts update', () => {
+  it('changes the credentials in place: the new key sealed, the base URL, the data and schema kept, the key never printed', async () => {
+    await accounts(['add', 'beta', '--api-key'], `${API_KEY}\n`);
+    await sql`insert into beta.jobs (id, data) values (1, '{}')`.execute(t.db);
+    const before = await t.db
+      .selectFrom('hiresync.accounts')
+      .selectAll()
+      .where('name', '=', 'beta')
+      .executeTakeFirstOrThrow();
+    const newKey = `api-key-${randomUUID()}`;
+    const oldToken = `${prefix}:token:${before.credential_namespace}`;
+    await redis.set(oldToken, 'cached');
+    const result = await accounts(
+      ['update', 'beta', '--base-url', 'https://eu.example.com/'],
+      `${newKey}\n`,
+    );
+    expect(result).toEqual({
+      code: 0,
+      stdout:
+        'updated account beta: API key, base URL; its data, schema and schedules are kept, and its next run mints a new access token\n',
+      stderr: '',
+    });
+    const after = await t.db
+      .selectFrom('hiresync.accounts')
+      .selectAll()
+      .where('name', '=', 'beta')
+      .executeTakeFirstOrThrow();
+    expect(after).toMatchObject({
+      created_at: before.created_at,
+      state: 'enabled',
+      base_url: 'https://eu.example.com',
+    });
+    expect(Number(after.version)).toBe(Number(before.version) + 1);
+    expect(after.credential_namespace).not.toBe(before.credential_namespace);
+    for (const form of formsOf(newKey)) expect(JSON.stringify(after)).not.toContain(form);
+    const account = await new AccountStore(t.db, boxOf(OLD_KEY)).resolve('beta');
+    expect(account.auth.mode === 'api_key' && account.auth.apiKey.reveal()).toBe(newKey);
+    expect(account.auth).toMatchObject({ tokenUrl: 'https://eu.example.com/auth/token' });
+    expect(await redis.exists(oldToken)).toBe(0);
+    const { rows } = await sql`select id from beta.jobs`.execute(t.db);
+    expect(rows).toHaveLength(1);
+  });
+
+  it('changes --sub alone, keeping the secret; refuses what the auth mode does not have, changing nothing', async () => {
+    await addAcme();
+    expect(await accounts(['update', 'acme', '--sub', '7'])).toMatchObject({ code: 0 });
+    const acme = await new AccountStore(t.db, boxOf(OLD_KEY)).resolve('acme');
+    expect(acme.auth).toMatchObject({ sub: '7' });
+    expect(acme.auth.mode === 'client_credentials' && acme.auth.clientSecret.reveal()).toBe(
+      CLIENT_SECRET,
+    );
+    await accounts(['add', 'beta', '--api-key'], `${API_KEY}\n`);
+    const before = await new AccountStore(t.db).get('beta');
+    for (const [flag, value, why] of [
+      ['--sub', '7', '--sub applies only to client credentials'],
+      ['--auth-url', 'https://a.example.com', '--auth-url does not apply'],
+    ] as const) {
+      const result = await accounts(['update', 'beta', flag, value]);
+      expect(result.code, flag).toBe(1);
+      expect(result.stderr, flag).toContain(why);
+    }
+    expect(await new AccountStore(t.db).get('beta')).toEqual(before);
+    expect(await accounts(['update', 'ghost', '--sub', '1'])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('no account ghost is registered'),
+    });
+  });
+
+  it('clears needs_reauthorization of a partner account only with a new refresh token', async () => {
+    const partner = {
+      HIRESYNC_PARTNER_CLIENT_ID: 'partner-app',
+      HIRESYNC_PARTNER_CLIENT_SECRET: 'partner-app-secret',
+    };
+    expect(
+      await accounts(['add', 'gamma', '--partner'], 'refresh-token-1\n', partner),
+    ).toMatchObject({ code: 0 });
+    await sql`update hiresync.accounts set state = 'needs_reauthorization' where name = 'gamma'`.execute(
+      t.db,
+    );
+    await sql`update hiresync.refresh_tokens set reauthorization_reason = 'invalid_grant' where account = 'gamma'`.execute(
+      t.db,
+    );
+    const moved = await accounts(
+      ['update', 'gamma', '--auth-url', 'https://auth2.example.com'],
+      '',
+      partner,
+    );
+    expect(moved).toMatchObject({ code: 0 });
+    expect(await new AccountStore(t.db).get('gamma')).toMatchObject({
+      state: 'needs_reauthorization',
+      authUrl: 'https://auth2.example.com',
+    });
+    const renewed = await accounts(['update', 'gamma'], 'refresh-token-2\n', partner);
+    expect(renewed).toMatchObject({ code: 0, stderr: '' });
+    expect(renewed.stdout).toContain('refresh token');
+    expect(renewed.stdout).toContain('it no longer needs reauthorization and is enabled');
+    expect(renewed.stdout).not.toContain('refresh-token-2');
+    expect(await new AccountStore(t.db).get('gamma')).toMatchObject({
+      state: 'enabled',
+      partner: { reauthorizationReason: null },
+    });
   });
 });
 

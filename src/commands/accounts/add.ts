@@ -64,7 +64,8 @@ export const add = defineSubcommand({
     stored sealed with HIRESYNC_SECRET_KEY (required). The control schema, public
     and the new schema are migrated and the all_accounts views refreshed before it
     returns. A schema NAME left by 'accounts remove' without --drop-data is taken back
-    with its data; any other schema NAME that holds something is refused. When the new
+    with its data; any other existing schema NAME, even an empty one, is refused: only
+    a schema hiresync created (marked as its own) is taken. When the new
     schema cannot be made ready, the account is not registered.
 
     Needs DATABASE_URL and HIRESYNC_SECRET_KEY (and with --partner the partner app).

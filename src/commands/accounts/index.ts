@@ -9,10 +9,12 @@ import { rekey } from './rekey.js';
 import { remove } from './remove.js';
 import { disable, enable } from './state.js';
 import type { Subcommand } from './subcommand.js';
+import { update } from './update.js';
 
 /** The subcommands of `hiresync accounts`, in the order help lists them. */
 export const SUBCOMMANDS: readonly Subcommand[] = [
   add,
+  update,
   authorize,
   list,
   disable,
@@ -25,7 +27,8 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
 export const options = {} as const satisfies OptionTable;
 
 const name = 'accounts';
-const summary = 'register, authorize, list, disable, enable and remove accounts (customers)';
+const summary =
+  'register, update, authorize, list, disable, enable and remove accounts (customers)';
 const description = `Manages the accounts hiresync syncs besides default, the environment's own
   credentials (schema public): each registered account has its credentials sealed in
   hiresync.accounts and its tables in the schema of its name. The first argument picks

@@ -6,12 +6,11 @@ const MAX_LINE_BYTES = 64 * 1024;
 
 /**
  * Reads one line from `input` (standard input), up to its first newline or
- * its end, and returns it without its line ending and surrounding whitespace
- * (as the environment's variables are read). Never from the command line:
- * arguments show in `ps`. `what` names the value in the usage error of an
- * empty line (exit 2); the value itself is never part of a message.
+ * its end, and returns it without its line ending and surrounding whitespace:
+ * empty when the input ends first. `what` names the line in the usage error of
+ * an over-long one; the line itself is never part of a message.
  */
-export async function readSecretLine(input: Input | undefined, what: string): Promise<string> {
+export async function readLine(input: Input | undefined, what: string): Promise<string> {
   const decoder = new TextDecoder('utf-8');
   let text = '';
   let bytes = 0;
@@ -25,7 +24,17 @@ export async function readSecretLine(input: Input | undefined, what: string): Pr
     }
   }
   text += decoder.decode();
-  const line = (text.split('\n')[0] ?? '').trim();
+  return (text.split('\n')[0] ?? '').trim();
+}
+
+/**
+ * Reads one line from `input` (standard input), as {@link readLine}, as is
+ * done with the environment's variables. Never from the command line:
+ * arguments show in `ps`. `what` names the value in the usage error of an
+ * empty line (exit 2); the value itself is never part of a message.
+ */
+export async function readSecretLine(input: Input | undefined, what: string): Promise<string> {
+  const line = await readLine(input, what);
   if (line === '') {
     throw new UsageError(
       `no ${what} on standard input: pipe it in, one line (it is never taken from the command line)`,

@@ -9,6 +9,7 @@ import { coerceError, HiresyncError } from '../../errors.js';
 import {
   claimAccountSchema,
   ensureListResources,
+  ForeignSchemaError,
   migrateSchemas,
   refreshAllAccountsViews,
   schemaOwner,
@@ -22,8 +23,8 @@ export type FreeSchema = 'absent' | 'hiresync';
 /**
  * Checks that `name` can be registered: no account has it, and its schema is
  * absent or hiresync's (one left by `accounts remove` without --drop-data is
- * taken back with its data). Throws AccountExistsError, or HiresyncError for
- * another application's schema; returns whose the schema is.
+ * taken back with its data). Throws AccountExistsError, or ForeignSchemaError
+ * for any other schema, even an empty one; returns whose the schema is.
  */
 export async function checkNewAccount(
   db: Kysely<Database>,
@@ -36,11 +37,7 @@ export async function checkNewAccount(
     );
   }
   const owner = await schemaOwner(db, schemaOf(name));
-  if (owner === 'other') {
-    throw new HiresyncError(
-      `schema ${name} already exists and holds tables hiresync did not create (it is neither marked as nor migrated as one of hiresync's account schemas); choose another name`,
-    );
-  }
+  if (owner === 'other') throw new ForeignSchemaError(schemaOf(name));
   return owner;
 }
 

@@ -1,19 +1,29 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { schemaOf } from '../../accounts/account.js';
-import { deleteAccountKeys, removeAccountSchedulers } from '../../accounts/account-keys.js';
+import {
+  clearRemoval,
+  deleteAccountKeys,
+  markRemoval,
+  pendingRemoval,
+  removeAccountSchedulers,
+} from '../../accounts/account-keys.js';
 import { AccountStore, UnknownAccountError } from '../../accounts/account-store.js';
 import { TokenCipher } from '../../api/token-cipher.js';
 import { loadAccountsConfig, loadDefaultAuth } from '../../config.js';
-import { HiresyncError } from '../../errors.js';
+import { coerceError, HiresyncError, UsageError } from '../../errors.js';
 import { createSyncQueue } from '../../queue/sync-queue.js';
 import {
-  dropSchema,
-  refreshAllAccountsViews,
+  DependentObjectsError,
   schemaOwner,
+  unregisterAccount,
 } from '../../warehouse/account-schemas.js';
+import { dependentsOutside, schemaContents } from '../../warehouse/schema-dependents.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { checkAccountName } from './account-name.js';
 import { openDatabase, openRedis } from './connections.js';
+import { readLine } from './read-secret.js';
 import { defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts remove`. */
@@ -22,9 +32,18 @@ export const options = {
     type: 'boolean',
     description: "also drop the account's schema, with every table and row in it",
   },
+  yes: {
+    type: 'boolean',
+    description: 'with --drop-data: drop without asking (for scripts; required without a terminal)',
+  },
+  cascade: {
+    type: 'boolean',
+    description:
+      "with --drop-data: also drop the objects of other schemas that depend on the account's schema (views, foreign keys, ...), naming them",
+  },
 } as const satisfies OptionTable;
 
-/** `hiresync accounts remove NAME [--drop-data]`: forgets an account, and with --drop-data its data. */
+/** `hiresync accounts remove NAME [--drop-data [--yes] [--cascade]]`: forgets an account, and with --drop-data its data. */
 export const remove = defineSubcommand({
   name: 'remove',
   operand: 'NAME',
@@ -33,58 +52,167 @@ export const remove = defineSubcommand({
     schedulers, its checkpoints, and its token, token lock and rate-limit state in Redis
     (unless another account, default included, uses the same credential); the
     all_accounts views no longer include it. Its schema NAME and its data stay unless
-    --drop-data is given; 'accounts add' of the same NAME takes them back. --drop-data
-    refuses, before removing anything, a schema NAME that is not hiresync's.
+    --drop-data is given; 'accounts add' of the same NAME takes them back.
+
+    --drop-data drops schema NAME too. On a terminal it first asks (drop schema NAME
+    with N tables and M rows? [y/N]) and goes on only on y or yes; --yes skips the
+    question, and without a terminal --yes is required (exit 2 otherwise). It refuses a
+    schema NAME that is not hiresync's, and one that objects of other schemas depend on
+    (an analyst's view selecting from NAME.jobs, a foreign key to one of its tables),
+    naming each of them, unless --cascade, which drops them too and says which; the
+    all_accounts views are hiresync's own and are rebuilt without NAME.
+
+    All or nothing: the row, the all_accounts views and the schema change in one
+    Postgres transaction; when it fails, nothing is removed, in Postgres or Redis.
+    Redis is cleaned after it commits; should that fail, running 'hiresync accounts
+    remove NAME' again finishes it.
 
     Needs DATABASE_URL and REDIS_URL. Exit 0 when removed; 1 when no account NAME is
-    registered or Postgres or Redis fails; 2 on a usage or configuration error.`,
+    registered, the drop is refused or not confirmed, or Postgres or Redis fails; 2 on a
+    usage or configuration error (--drop-data without --yes and without a terminal).`,
   options,
-  async execute(values, name, { env, stdout, stderr }) {
+  async execute(values, name, { env, stdin, stdout, stderr }) {
     checkAccountName(name, 'removed');
+    const dropData = values['drop-data'] === true;
+    if (!dropData && (values.cascade || values.yes)) {
+      throw new UsageError(
+        `${values.cascade ? '--cascade' : '--yes'} applies only with --drop-data (remove without --drop-data drops nothing)`,
+      );
+    }
+    const ask = dropData && !values.yes;
+    if (ask && stdin?.isTTY !== true) {
+      throw new UsageError(
+        `--drop-data drops schema ${schemaOf(name)} with every table and row in it, and there is no terminal to ask on: confirm with --yes (hiresync accounts remove ${name} --drop-data --yes); nothing was removed`,
+      );
+    }
     const config = loadAccountsConfig(env, { redis: true });
+    const prefix = config.redisPrefix;
     // The environment's credentials (default), as the worker reads them: their
     // token and pacing keys stay when the removed account shares them.
     const defaultAuth = loadDefaultAuth(env);
     const defaultNamespace = defaultAuth && new TokenCipher(defaultAuth).namespace;
     const db = await openDatabase(config.databaseUrl, 'remove');
     try {
+      // Redis is reached before anything changes: when it is down, nothing does.
       const redis = await openRedis(config.redisUrl as string);
-      const queue = createSyncQueue(redis, config.redisPrefix);
+      const queue = createSyncQueue(redis, prefix);
       try {
         const store = new AccountStore(db);
-        if (values['drop-data']) {
-          if (!(await store.get(name))) throw new UnknownAccountError(name);
-          if ((await schemaOwner(db, schemaOf(name))) === 'other') {
+        /** Deletes the account's schedulers and Redis keys, then the record of its removal. */
+        const cleanUp = async (namespace: string | null) => {
+          const others = await store.list();
+          const shared =
+            namespace !== null &&
+            (namespace === defaultNamespace ||
+              others.some((a) => a.credentialNamespace === namespace));
+          const cleaned = await cleanRedis(
+            redis,
+            queue,
+            prefix,
+            name,
+            shared ? undefined : (namespace ?? undefined),
+          );
+          await clearRemoval(redis, prefix, name);
+          return cleaned;
+        };
+
+        const account = await store.get(name);
+        if (!account) {
+          // A removal whose Postgres part committed and whose Redis cleanup failed.
+          const pending = await pendingRemoval(redis, prefix, name);
+          if (!pending) throw new UnknownAccountError(name);
+          const { schedulers, keys } = await cleanUp(pending.namespace);
+          stdout.write(
+            `finished removing account ${name} (${schedulers} job scheduler(s), ${keys} Redis key(s)); it was already unregistered${
+              pending.dropData
+                ? ` and schema ${schemaOf(name)} dropped`
+                : `; its data stays in schema ${schemaOf(name)}${dropData ? ' (the removal being finished kept it: --drop-data no longer applies)' : ''}`
+            }\n`,
+          );
+          return EXIT.ok;
+        }
+
+        let cascade: string[] = [];
+        if (dropData) {
+          if ((await schemaOwner(db, account.schema)) === 'other') {
             throw new HiresyncError(
-              `schema ${schemaOf(name)} is not hiresync's (it holds objects hiresync did not create): --drop-data never drops it; nothing was removed ('hiresync accounts remove ${name}' without --drop-data forgets the account and leaves the schema alone)`,
+              `schema ${account.schema} is not hiresync's (it holds objects hiresync did not create): --drop-data never drops it; nothing was removed ('hiresync accounts remove ${name}' without --drop-data forgets the account and leaves the schema alone)`,
             );
           }
+          // hiresync's all_accounts views are rebuilt without the account: not counted.
+          const outside = await dependentsOutside(db, account.schema, { skipAllAccounts: true });
+          if (outside.length > 0 && !values.cascade) {
+            throw new HiresyncError(
+              `${new DependentObjectsError(account.schema, outside).message}; nothing was removed`,
+            );
+          }
+          cascade = outside;
+          if (ask) {
+            const { tables, rows } = await schemaContents(db, account.schema);
+            stderr.write(
+              `drop schema ${account.schema} with ${tables} tables and ${rows} rows${
+                cascade.length > 0 ? `, and outside it ${cascade.join(', ')}` : ''
+              }, and remove account ${name}? [y/N] `,
+            );
+            const answer = (await readLine(stdin, 'answer')).toLowerCase();
+            if (answer !== 'y' && answer !== 'yes') {
+              stderr.write('hiresync accounts remove: not confirmed; nothing was removed\n');
+              return EXIT.failed;
+            }
+          }
         }
-        const removed = await store.remove(name);
-        const others = await store.list();
-        const namespace = removed.credentialNamespace;
-        const shared =
-          namespace !== null &&
-          (namespace === defaultNamespace ||
-            others.some((a) => a.credentialNamespace === namespace));
-        const schedulers = await removeAccountSchedulers(queue, name);
-        const keys = await deleteAccountKeys(
-          redis,
-          config.redisPrefix,
-          name,
-          shared ? undefined : (removed.credentialNamespace ?? undefined),
-        );
-        const { warnings } = values['drop-data']
-          ? await dropSchema(db, removed.schema)
-          : await refreshAllAccountsViews(db);
-        for (const warning of warnings) {
+
+        // Why this order. The Postgres part (the row, the all_accounts views,
+        // the schema) is one transaction: it commits whole or not at all, and
+        // dropping the schema cannot be undone, so nothing in Redis may change
+        // before it commits (schedulers and checkpoints are not restorable).
+        // Redis has no transaction spanning BullMQ's schedulers and SCANs, so
+        // its cleanup comes after the commit, and a failure there must be
+        // finishable: the record written here first (which also proves Redis
+        // answers writes) keeps the credential namespace that the deleted row
+        // took with it, and `accounts remove NAME` of an unregistered NAME
+        // with that record finishes the cleanup. Every cleanup step is
+        // idempotent. Should Postgres fail, the record is cleared; one left
+        // behind is harmless (the account is still registered, and its next
+        // removal writes it again).
+        await markRemoval(redis, prefix, name, {
+          namespace: account.credentialNamespace,
+          dropData,
+        });
+        let outcome: { warnings: string[]; cascaded: string[] };
+        try {
+          outcome = await unregisterAccount(db, account.schema, {
+            unregister: (trx) => store.remove(name, trx),
+            dropData,
+            cascade,
+          });
+        } catch (error) {
+          await clearRemoval(redis, prefix, name).catch(() => undefined);
+          throw new HiresyncError(`${coerceError(error).message}; nothing was removed`, {
+            cause: error,
+          });
+        }
+        for (const warning of outcome.warnings) {
           stderr.write(`hiresync accounts remove: warning: ${warning}\n`);
         }
+        let cleaned: { schedulers: number; keys: number };
+        try {
+          cleaned = await cleanUp(account.credentialNamespace);
+        } catch (error) {
+          throw new HiresyncError(
+            `account ${name} is unregistered${dropData ? ` and schema ${account.schema} dropped` : ''}, but its job schedulers and Redis keys could not all be deleted (${coerceError(error).message}): run 'hiresync accounts remove ${name}' again to finish`,
+            { cause: error },
+          );
+        }
         stdout.write(
-          `removed account ${name} (${schedulers.length} job scheduler(s), ${keys} Redis key(s)); ${
-            values['drop-data']
-              ? `dropped schema ${removed.schema}`
-              : `its data stays in schema ${removed.schema} (drop it with --drop-data)`
+          `removed account ${name} (${cleaned.schedulers} job scheduler(s), ${cleaned.keys} Redis key(s)); ${
+            dropData
+              ? `dropped schema ${account.schema}${
+                  outcome.cascaded.length > 0
+                    ? `; also dropped: ${outcome.cascaded.join(', ')}`
+                    : ''
+                }`
+              : `its data stays in schema ${account.schema} (drop it with --drop-data)`
           }\n`,
         );
         return EXIT.ok;
@@ -97,3 +225,16 @@ export const remove = defineSubcommand({
     }
   },
 });
+
+/** Deletes an account's job schedulers and its Redis keys (see deleteAccountKeys); both idempotent. */
+async function cleanRedis(
+  redis: Redis,
+  queue: Queue,
+  prefix: string,
+  account: string,
+  namespace: string | undefined,
+): Promise<{ schedulers: number; keys: number }> {
+  const schedulers = await removeAccountSchedulers(queue, account);
+  const keys = await deleteAccountKeys(redis, prefix, account, namespace);
+  return { schedulers: schedulers.length, keys };
+}

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  describeTokenError,
   holdWhileSent,
   isClientAuthError,
   rotatedRefreshToken,
 } from '../../../src/api/token-provider.js';
+import type { AuthConfig } from '../../../src/config.js';
+import { Secret } from '../../../src/secret.js';
 
 describe('holdWhileSent', () => {
   it('follows the outer signal while no request is on the wire', () => {
@@ -49,5 +52,52 @@ describe('token answers', () => {
     expect(isClientAuthError('{"error":"invalid_grant"}')).toBe(false);
     expect(isClientAuthError('not json')).toBe(false);
     expect(isClientAuthError('null')).toBe(false);
+  });
+});
+
+describe('token refusals', () => {
+  const key = (account?: string): AuthConfig => ({
+    mode: 'api_key',
+    tokenUrl: 'https://api.example.com/auth/token',
+    apiKey: new Secret('k'),
+    ...(account ? { account } : {}),
+  });
+  const client = (account?: string): AuthConfig => ({
+    mode: 'client_credentials',
+    tokenUrl: 'https://auth.example.com/token',
+    clientId: 'c',
+    clientSecret: new Secret('s'),
+    sub: undefined,
+    ...(account ? { account } : {}),
+  });
+  const body = '{"error":"invalid_client","error_description":"bad credentials"}';
+
+  it("of a registered account name it and 'hiresync accounts update', never default's variables", () => {
+    expect(describeTokenError(key('beta'), 401, body)).toBe(
+      "account beta: the token service refused its API key (401: bad credentials): store the right one with 'hiresync accounts update beta' (key on standard input; version 1/2 keys work only during the transition period)",
+    );
+    const secret = describeTokenError(client('acme'), 401, body);
+    expect(secret).toMatch(
+      /^account acme: the token service refused its client secret \(401: bad credentials\): store the right one with 'hiresync accounts update acme' \(secret on standard input\)/,
+    );
+    for (const [auth, flag] of [
+      [client('acme'), "'hiresync accounts update acme --auth-url URL'"],
+      [key('beta'), "'hiresync accounts update beta --base-url URL'"],
+    ] as const) {
+      const missing = describeTokenError(auth, 404, '{}');
+      expect(missing).toContain(flag);
+      expect(missing).not.toMatch(/HIRESYNC_/);
+    }
+    for (const message of [secret, describeTokenError(key('beta'), 401, body)]) {
+      expect(message).not.toMatch(/HIRESYNC_/);
+    }
+  });
+
+  it("of default name the environment's variables", () => {
+    expect(describeTokenError(client(), 401, body)).toContain(
+      'check HIRESYNC_CLIENT_ID, HIRESYNC_CLIENT_SECRET and HIRESYNC_SUB',
+    );
+    expect(describeTokenError(key(), 401, body)).toContain('check HIRESYNC_API_KEY');
+    expect(describeTokenError(client(), 404, '{}')).toContain('check HIRESYNC_AUTH_URL');
   });
 });

@@ -143,13 +143,52 @@ describe('hiresync accounts: usage and configuration errors, before connecting',
       expect(result.code, sub).toBe(2);
       expect(result.stderr, sub).toContain('REDIS_URL: is required');
     }
-    for (const sub of ['add', 'disable', 'enable', 'remove']) {
+    for (const sub of ['add', 'update', 'disable', 'enable', 'remove']) {
       const result = await run([sub]);
       expect(result.code, sub).toBe(2);
       expect(result.stderr, sub).toContain(`needs the account's NAME`);
     }
     expect((await run(['list', 'acme'])).code).toBe(2);
     expect((await run(['rekey'], { DATABASE_URL: ENV.DATABASE_URL })).code).toBe(2);
+  });
+
+  it('remove --drop-data without a terminal and without --yes exits 2 naming --yes, before connecting', async () => {
+    const result = await run(['remove', 'acme', '--drop-data'], ENV, '');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('confirm with --yes');
+    expect(result.stderr).toContain('nothing was removed');
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('remove takes --yes and --cascade only with --drop-data', async () => {
+    for (const flag of ['--yes', '--cascade']) {
+      const result = await run(['remove', 'acme', flag]);
+      expect(result.code, flag).toBe(2);
+      expect(result.stderr, flag).toContain(`${flag} applies only with --drop-data`);
+    }
+  });
+
+  it('update exits 2, before connecting, with nothing to update, a bad --sub or a URL breaking the https rule', async () => {
+    expect(await run(['update', 'acme'], ENV, '')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('nothing to update for account acme'),
+    });
+    expect(await run(['update', 'acme', '--sub', 'x1'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--sub must be a numeric user id'),
+    });
+    expect(await run(['update', 'acme', '--base-url', 'http://api.example.com'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--base-url: must use https://'),
+    });
+    const { HIRESYNC_SECRET_KEY: _, ...env } = ENV;
+    expect(await run(['update', 'acme'], env)).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('HIRESYNC_SECRET_KEY: is required'),
+    });
+    const secret = await run(['update', 'default']);
+    expect(secret.code).toBe(2);
+    expect(secret.stderr).not.toContain('the-secret-1');
   });
 
   it('answers an unknown subcommand or option with exit 2', async () => {

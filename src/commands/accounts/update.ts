@@ -1,0 +1,125 @@
+import { type AccountChange, AccountStore } from '../../accounts/account-store.js';
+import { loadAccountsConfig, parseAccountUrl, readPartner } from '../../config.js';
+import { coerceError, UsageError } from '../../errors.js';
+import { Secret } from '../../secret.js';
+import { EXIT } from '../command.js';
+import type { OptionTable } from '../options.js';
+import { checkAccountName } from './account-name.js';
+import { openDatabase, openRedis } from './connections.js';
+import { readLine } from './read-secret.js';
+import { defineSubcommand } from './subcommand.js';
+
+/** Options of `hiresync accounts update`. */
+export const options = {
+  sub: {
+    type: 'string',
+    value: 'N',
+    description: 'client credentials: the numeric user id sent as sub at token time',
+  },
+  'base-url': {
+    type: 'string',
+    value: 'URL',
+    description: "the account's {base_url}; https unless loopback",
+  },
+  'auth-url': {
+    type: 'string',
+    value: 'URL',
+    description:
+      "client credentials and partner accounts: the token service's {auth_url}; https unless loopback",
+  },
+} as const satisfies OptionTable;
+
+/** `hiresync accounts update NAME`: changes a registered account's credentials in place. */
+export const update = defineSubcommand({
+  name: 'update',
+  operand: 'NAME',
+  summary: "change an account's stored credentials (secret on standard input), sub or URLs",
+  description: `Changes the stored credentials of the registered account NAME in place: a new
+    client secret, API key or (partner account) refresh token, read from standard input
+    as 'accounts add' reads it (one line; never from the command line, never printed;
+    sealed with HIRESYNC_SECRET_KEY), and --sub N, --base-url URL, --auth-url URL (the
+    rules of 'accounts add': --sub for client credentials, --auth-url not for an API
+    key, https unless loopback). What is not given stays. Standard input is read when it
+    is not a terminal; without an option a new secret is required there (e.g. printf
+    '%s\\n' "$SECRET" | hiresync accounts update acme). Its data, schema, state and
+    schedules are kept; its cached access token is dropped from Redis, so its next run
+    mints a new one with the new credentials, and a run in flight resumes with them. A
+    partner account in state needs_reauthorization is enabled by a new refresh token
+    only.
+
+    Needs DATABASE_URL, REDIS_URL and HIRESYNC_SECRET_KEY. Exit 0 when updated; 1 when
+    no account NAME is registered, the change does not apply to its auth mode, or
+    Postgres or Redis fails; 2 on a usage or configuration error (nothing to update, a
+    bad --sub, a URL breaking the https rule), before connecting.`,
+  options,
+  async execute(values, name, { env, stdin, stdout, stderr }) {
+    checkAccountName(name, 'updated');
+    const sub = values.sub?.trim();
+    if (sub !== undefined && !/^\d+$/.test(sub)) {
+      throw new UsageError(
+        `--sub must be a numeric user id (digits only), got ${JSON.stringify(sub)}`,
+      );
+    }
+    const change: AccountChange = {
+      sub,
+      baseUrl:
+        values['base-url'] === undefined
+          ? undefined
+          : parseAccountUrl('--base-url', values['base-url']),
+      authUrl:
+        values['auth-url'] === undefined
+          ? undefined
+          : parseAccountUrl('--auth-url', values['auth-url']),
+    };
+    const given = change.sub ?? change.baseUrl ?? change.authUrl;
+    const config = loadAccountsConfig(env, {
+      redis: true,
+      secretKey: 'seal the credentials of registered accounts',
+    });
+    // On a terminal with options given, nothing is waited for there.
+    const line =
+      given !== undefined && stdin?.isTTY === true ? '' : await readLine(stdin, 'secret');
+    if (line === '' && given === undefined) {
+      throw new UsageError(
+        `nothing to update for account ${name}: pipe its new client secret, API key or refresh token on standard input (one line; it is never taken from the command line), or give --sub, --base-url or --auth-url`,
+      );
+    }
+    if (line !== '') change.secret = new Secret(line);
+
+    const db = await openDatabase(config.databaseUrl, 'update');
+    try {
+      // Reached before anything changes: the cached token is dropped after.
+      const redis = await openRedis(config.redisUrl as string);
+      try {
+        // The partner app, when configured: moving a partner account's auth URL needs it.
+        const { partner } = readPartner(env);
+        const store = new AccountStore(db, config.secretBox, { partner });
+        const outcome = await store.update(name, change);
+        const namespaces = [
+          ...new Set([outcome.previousNamespace, outcome.account.credentialNamespace]),
+        ].filter((ns): ns is string => ns !== null);
+        // A token minted with the old credentials must not be used with the new ones.
+        try {
+          const keys = namespaces.map((ns) => `${config.redisPrefix}:token:${ns}`);
+          if (keys.length > 0) await redis.del(...keys);
+        } catch (error) {
+          stderr.write(
+            `hiresync accounts update: warning: its cached access token could not be dropped (${coerceError(error).message}); a token the API refuses is renewed at its first 401\n`,
+          );
+        }
+        const enabled =
+          outcome.previousState === 'needs_reauthorization' && outcome.account.state === 'enabled';
+        stdout.write(
+          `updated account ${name}: ${outcome.changed.join(', ')}; its data, schema and schedules are kept, and its next run mints a new access token${
+            enabled ? '; it no longer needs reauthorization and is enabled' : ''
+          }\n`,
+        );
+        return EXIT.ok;
+      } finally {
+        redis.disconnect();
+      }
+    } finally {
+      await db.destroy();
+    }
+  },
+});
