@@ -13,9 +13,10 @@ describe("one account's rate limiting", () => {
       env: { HIRESYNC_CONCURRENCY: '2' },
     });
     defer(() => h.close());
-    // slow's API answers its next requests with 429 and Retry-After: 15 s
-    // (well within HIRESYNC_MAX_RETRY_AFTER: hiresync waits them out).
-    h.sim.inject({ kind: 'rate-limit', retryAfterS: 15 }, 2, 'slow');
+    // slow's API answers its next requests with 429 and Retry-After: 10 minutes
+    // (within HIRESYNC_MAX_RETRY_AFTER: hiresync waits them out, and longer than
+    // the test, so slow's runs are still waiting when fast's is done).
+    h.sim.inject({ kind: 'rate-limit', retryAfterS: 600 }, 2, 'slow');
     const app = h.app();
     defer(() => app.close());
     const queued: SyncJob[] = [];
@@ -32,8 +33,7 @@ describe("one account's rate limiting", () => {
         ),
       );
     }
-    const fast = queued[2] as SyncJob;
-    const started = Date.now();
+    const [slowJobs, slowPosts, fast] = queued as [SyncJob, SyncJob, SyncJob];
     app.startWorker();
     // fast's run is one page of 17 records, which its API serves at once.
     const state = await waitFor(
@@ -44,8 +44,15 @@ describe("one account's rate limiting", () => {
       80_000,
       50,
     );
-    const seconds = (Date.now() - started) / 1000;
     expect(state).toBe('completed');
-    expect(seconds, "seconds fast's one-page run waited behind slow's 429s").toBeLessThan(8);
+    // slow's runs, queued first, took both worker slots; fast's run finished
+    // while they waited out their Retry-After off the slots, before slow's API
+    // had answered anything but 429.
+    expect(await slowJobs.getState()).toBe('delayed');
+    expect(await slowPosts.getState()).toBe('delayed');
+    const slow = h.sim.statsOf('slow');
+    expect(slow.listRequests).toBeGreaterThan(0);
+    expect(slow.byStatus['429']).toBe(slow.listRequests);
+    expect(h.log.text()).toContain('run waiting for its rate limit off the worker slot');
   }, 120_000);
 });

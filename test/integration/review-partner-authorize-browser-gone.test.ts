@@ -89,8 +89,9 @@ describe('review: accounts authorize when the browser leaves during the code exc
     // The browser reaches the callback, then the tab is closed at once.
     await browserThatLeaves(location, 5);
 
-    const code = await Promise.race([exited, sleep(10_000).then(() => 'still running')]);
+    // No deadline here: a command that never exits fails the test by its timeout.
+    const code = await exited;
     expect(sim.partnerStats('acme').codesRedeemed).toBe(1);
-    expect(code, `stdout: ${stdout}\nstderr: ${stderr}`).not.toBe('still running');
+    expect(code, `stdout: ${stdout}\nstderr: ${stderr}`).not.toBeNull();
   });
 });

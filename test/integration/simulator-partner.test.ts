@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CommandContext } from '../../src/commands/command.js';
 import { simulate } from '../../src/commands/simulate.js';
 import {
@@ -12,8 +12,14 @@ import {
 const started: ApiSimulator[] = [];
 
 afterEach(async () => {
+  vi.useRealTimers();
   await Promise.all(started.splice(0).map((sim) => sim.close()));
 });
+
+/** Moves the clock (Date only: sockets and timers run as usual) `ms` ahead. */
+function advanceClock(ms: number): void {
+  vi.setSystemTime(Date.now() + ms);
+}
 
 async function startSim(options: SimulatorOptions = {}): Promise<ApiSimulator> {
   const sim = await ApiSimulator.start(options);
@@ -362,23 +368,27 @@ describe('the token endpoint of the partner app', () => {
   });
 
   it('a refresh token unused for refreshTokenTtlSeconds expires; each use starts a new one', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
     const sim = await startSim({ refreshTokenTtlSeconds: 1 });
     let tokens = await connect(sim);
+    // Three uses 0.9 s apart: 2.7 s in all, longer than one lifetime.
     for (let i = 0; i < 3; i += 1) {
-      await sleep(500);
+      advanceClock(900);
       tokens = await rotate(sim, tokens.refresh);
     }
-    await sleep(1200);
+    advanceClock(1000);
     const late = await refresh(sim, tokens.refresh);
     expect(late.status).toBe(400);
     expect(late.body).toEqual(invalidGrant);
   });
 
   it('partner access tokens expire after partnerAccessTokenTtlSeconds and a refresh gives a working one', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
     const sim = await startSim({ partnerAccessTokenTtlSeconds: 0.8, tokenTtlSeconds: 3600 });
     const tokens = await connect(sim);
+    advanceClock(799);
     expect((await listJobs(sim, tokens.access)).status).toBe(200);
-    await sleep(900);
+    advanceClock(1);
     expect((await listJobs(sim, tokens.access)).status).toBe(401);
     const renewed = await rotate(sim, tokens.refresh);
     expect((await listJobs(sim, renewed.access)).status).toBe(200);
