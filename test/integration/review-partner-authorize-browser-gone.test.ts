@@ -16,18 +16,29 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A browser that sends the callback request and goes away after `afterMs`. */
-function browserThatLeaves(url: string, afterMs: number): Promise<void> {
+/**
+ * A browser that sends the callback request and goes away as soon as
+ * `gone()` holds (checked every millisecond), without waiting for the page.
+ * Leaving on a condition, not after a fixed few milliseconds: on a loaded
+ * machine a tab closed after 5 ms could close before the server read the
+ * request at all, and then no code exchange ever started.
+ */
+function browserThatLeaves(url: string, gone: () => boolean): Promise<void> {
   return new Promise((resolve) => {
     const req = http.get(url, (res) => {
       res.resume();
-      res.on('end', () => resolve());
+      res.on('end', () => finish());
     });
-    req.on('error', () => resolve());
-    setTimeout(() => {
+    req.on('error', () => finish());
+    const poll = setInterval(() => {
+      if (!gone()) return;
       req.destroy();
+      finish();
+    }, 1);
+    function finish() {
+      clearInterval(poll);
       resolve();
-    }, afterMs);
+    }
   });
 }
 
@@ -86,8 +97,9 @@ describe('review: accounts authorize when the browser leaves during the code exc
     url.searchParams.set('sim_account', 'acme');
     const approved = await fetch(url, { redirect: 'manual' });
     const location = approved.headers.get('location') as string;
-    // The browser reaches the callback, then the tab is closed at once.
-    await browserThatLeaves(location, 5);
+    // The browser reaches the callback, and the tab is closed the moment the
+    // code is redeemed: while hiresync is still storing the token and writing the page.
+    await browserThatLeaves(location, () => sim.partnerStats('acme').codesRedeemed > 0);
 
     // No deadline here: a command that never exits fails the test by its timeout.
     const code = await exited;
