@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import { HiresyncError } from './errors.js';
 import type { Database } from './warehouse/schema.js';
@@ -57,11 +57,45 @@ export async function checkConnections(
 }
 
 /**
+ * Checks, on a connection of its own that is closed before this returns, that
+ * Redis answers and accepts REDIS_URL's database index. Call it before any
+ * other connection to `url` is made: ioredis goes on in database 0 when the
+ * server refuses the index, and a connection made earlier would write there
+ * (BullMQ's queue writes its meta key as soon as it connects).
+ */
+export async function confirmRedisDatabase(url: string, timeoutMs = 5000): Promise<void> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    connectTimeout: timeoutMs,
+    retryStrategy: () => null,
+  });
+  let lastError: Error | undefined;
+  redis.on('error', (error: Error) => {
+    lastError = error;
+  });
+  try {
+    try {
+      await within(redis.ping(), timeoutMs, 'Redis');
+    } catch (error) {
+      // ioredis reports a refused connection as "Connection is closed"; name the real cause.
+      throw new HiresyncError(
+        `cannot reach Redis (${reason(lastError ?? error)}): check REDIS_URL`,
+        { cause: error },
+      );
+    }
+    await checkRedisDatabase(redis, timeoutMs);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/**
  * Selects REDIS_URL's database index again and fails when the server refuses
  * it: ioredis only logs a refused SELECT at connection time and goes on with
  * database 0, where hiresync would share keys with whatever else lives there.
  */
-async function checkRedisDatabase(redis: Redis, timeoutMs: number): Promise<void> {
+export async function checkRedisDatabase(redis: Redis, timeoutMs = 5000): Promise<void> {
   const db: unknown = redis.options.db ?? 0;
   if (typeof db !== 'number' || !Number.isInteger(db) || db < 0) {
     throw new HiresyncError(

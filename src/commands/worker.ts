@@ -3,7 +3,7 @@ import { createApp } from '../app.js';
 import { loadConfig } from '../config.js';
 import { startHttpServer } from '../http-server.js';
 import { createLogger } from '../logger.js';
-import { checkConnections } from '../preflight.js';
+import { checkConnections, confirmRedisDatabase } from '../preflight.js';
 import { startKeepalive } from '../queue/keepalive.js';
 import { ScheduleKeeper } from '../queue/schedule-keeper.js';
 import { enqueueRun, type ScheduleTarget } from '../queue/sync-queue.js';
@@ -30,6 +30,8 @@ export const worker = defineCommand({
     const config = loadConfig(env);
     // Logs are the worker's output: JSON lines on stdout.
     const logger = createLogger({ level: config.logLevel });
+    // Before any connection of the app: nothing may be written to a database REDIS_URL does not name.
+    await confirmRedisDatabase(config.redisUrl);
     const app = createApp(config, logger, { registry: registryOf(config) });
     try {
       await checkConnections(app.db, app.redis);
