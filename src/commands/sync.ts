@@ -122,7 +122,7 @@ export const sync = defineCommand({
     signals.once('SIGINT', stop);
     signals.once('SIGTERM', stop);
     try {
-      await checkConnections(app.db, app.redis);
+      await checkConnections(app.db, app.redis, { prefix: config.redisPrefix, claimPrefix: true });
       const accounts = await resolveAccounts(app.accounts, named, config);
       const targets = accounts.flatMap((account) =>
         resources.map((resource) => ({ account, resource })),

@@ -34,7 +34,7 @@ export const worker = defineCommand({
     await confirmRedisDatabase(config.redisUrl);
     const app = createApp(config, logger, { registry: registryOf(config) });
     try {
-      await checkConnections(app.db, app.redis);
+      await checkConnections(app.db, app.redis, { prefix: config.redisPrefix, claimPrefix: true });
       await resolveAccounts(app.accounts, undefined, config);
     } catch (error) {
       await app.close();
