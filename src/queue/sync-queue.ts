@@ -198,6 +198,8 @@ export interface SyncProcessorDeps {
 
 /**
  * The job processor, and the one place where errors become queue behaviour:
+ * - a resume job whose checkpoint is gone once it holds the lock (another
+ *   job resumed and finished the run meanwhile): it runs nothing;
  * - another process runs the resource: the job waits (delayed, backing off
  *   from 2 s to 60 s, logged at info once per job), or a scheduled
  *   incremental run is skipped, as the running one covers it;
@@ -282,6 +284,12 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       throw new UnrecoverableError(QUEUE_STATE_LOST);
     };
     try {
+      if (origin === 'resume' && !(await checkpoints.load(resource))) {
+        // Its run was resumed and finished by another job (a schedule's, a
+        // sync's) while this one waited: a resume job never starts a new run.
+        logger.info('no checkpoint pending any more; nothing to resume');
+        return { skipped: 'nothing to resume' };
+      }
       if (job.data.busyWaits !== undefined) {
         // The next wait (after an interruption, or a retry) starts short again.
         const { busyWaits: _, ...data } = job.data;
