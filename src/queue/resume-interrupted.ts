@@ -18,14 +18,16 @@ export interface QueueInterruptedRunsOptions {
 }
 
 /**
- * Queues a resume job for each run that was really interrupted: its
- * checkpoint is pending and its run lock is free (the process that ran it was
- * killed, and the lock expired, or it stopped and released it). A checkpoint
- * whose lock is held belongs to a live run, of this worker or of another
- * process, and is left to it. Call it before this worker takes jobs and before
- * its schedules are upserted, so that it never sees a run it has just started
- * itself. Resume jobs are deduplicated, and one that finds the checkpoint gone
- * when its turn comes runs nothing. Returns the pairs queued.
+ * Queues a resume job for each pending checkpoint, and says which runs were
+ * really interrupted: those whose run lock is free (the process that ran it
+ * was killed and the lock expired, or it stopped and released it). A
+ * checkpoint whose lock is held belongs to a live run elsewhere, or to a
+ * killed one whose lock has yet to expire: its resume job waits for the lock
+ * and, as every resume job does, runs nothing if the checkpoint is gone by
+ * then (the live run finished), so no run is done twice. Call it before this
+ * worker takes jobs and before its schedules are upserted, so that it never
+ * sees a run it has just started itself. Resume jobs are deduplicated by
+ * (account, resource). Returns the pairs whose run was interrupted.
  */
 export async function queueInterruptedRuns(
   options: QueueInterruptedRunsOptions,
@@ -36,15 +38,16 @@ export async function queueInterruptedRuns(
     const { account, resource } = target;
     const pending = await options.checkpointsOf(account).load(resource);
     if (!pending) continue;
-    if (await options.runLock.isHeld(runKey(account, resource))) {
+    const held = await options.runLock.isHeld(runKey(account, resource));
+    const data = { resource, requested: 'auto', origin: 'resume' } as const;
+    await enqueueRun(queue, account === DEFAULT_ACCOUNT ? data : { ...data, account }, config);
+    if (held) {
       logger.info(
         { account, resource, runId: pending.runId },
-        'checkpoint pending of a run that is running elsewhere; not resumed here',
+        'pending checkpoint of a run whose lock is held (a live run elsewhere, or a killed one whose lock has yet to expire); resumed only if still pending once the lock is free',
       );
       continue;
     }
-    const data = { resource, requested: 'auto', origin: 'resume' } as const;
-    await enqueueRun(queue, account === DEFAULT_ACCOUNT ? data : { ...data, account }, config);
     logger.info(
       { account, resource, runId: pending.runId },
       'queued the interrupted run to resume',

@@ -97,4 +97,31 @@ describe('worker start-up', () => {
       .map((l) => JSON.parse(l) as { resource: string; runId: string });
     expect(resumes.map((r) => [r.resource, r.runId])).toEqual([['job_posts', left?.runId]]);
   });
+
+  it("leaves a live run's checkpoint to its process: no resume message, and the resume job runs nothing once that run has finished", async () => {
+    const h = await harness({
+      simulator: { dataset: { counts: { jobs: 400 } }, latencyMs: 100 },
+      env: { HIRESYNC_PER_PAGE: '10', HIRESYNC_RESOURCES: 'jobs' },
+    });
+    // A sync of another process, live and holding its run lock.
+    const live = spawnCli(['sync', '--resource', 'jobs'], h.env);
+    await waitFor(async () => {
+      const [run] = await h.database.db.selectFrom('sync_runs').select('pages').execute();
+      return (run?.pages ?? 0) >= 2;
+    });
+    const worker = spawnCli(['worker'], h.env);
+    expect(await live.exit).toBe(0);
+    await waitFor(async () => worker.stdout().includes('nothing to resume'), 40_000, 100);
+    worker.child.kill('SIGTERM');
+    expect(await worker.exit).toBe(0);
+    expect(worker.stdout()).not.toContain('queued the interrupted run to resume');
+    const [first, ...later] = await h.database.db
+      .selectFrom('sync_runs')
+      .select(['outcome', 'mode', 'records'])
+      .orderBy('id')
+      .execute();
+    expect(first).toEqual({ outcome: 'succeeded', mode: 'full', records: '400' });
+    // Only a scheduled incremental run may follow, never a second full read.
+    expect(later.every((r) => r.mode === 'incremental' && r.outcome !== 'running')).toBe(true);
+  });
 });
