@@ -65,6 +65,8 @@ export interface App {
   accounts: AccountDirectory;
   /** The checkpoints of an account's runs. */
   checkpointsOf: (account: string) => RedisCheckpointStore;
+  /** One run per (account, resource) at a time, across every process. */
+  runLock: RunLock;
   /** What an account's runs run on (its API client, schema, checkpoints), made once per registration. */
   contextOf: (account: string) => Promise<AccountContext>;
   shutdown: AbortController;
@@ -173,9 +175,10 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     return context;
   };
 
+  const runLock = new RunLock(redis, prefix, config.runLockTtlMs, resourceLock);
   const deps: SyncProcessorDeps = {
     accounts: contextOf,
-    runLock: new RunLock(redis, prefix, config.runLockTtlMs, resourceLock),
+    runLock,
     logger,
     shutdown: shutdown.signal,
     onProgress: options.onProgress,
@@ -197,6 +200,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     queue,
     accounts,
     checkpointsOf,
+    runLock,
     contextOf,
     shutdown,
     startWorker: (queueName) => {

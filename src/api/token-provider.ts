@@ -37,14 +37,20 @@ export interface TokenProviderOptions {
   now?: () => number;
 }
 
-/** A stated lifetime shorter than this is not planned by: the token is used until a 401. */
-export const MIN_TOKEN_LIFETIME_MS = 10_000;
+/**
+ * A stated lifetime shorter than this (about one request's round trip) is too
+ * short to use at all, so it is not planned by: the token is used until a
+ * 401 instead of being minted again for every page. Any longer lifetime is
+ * planned by: the token is renewed when a tenth of it remains.
+ */
+export const MIN_TOKEN_LIFETIME_MS = 1000;
 /** A stated lifetime longer than this is cut to it (a 401 still renews the token sooner). */
 export const MAX_TOKEN_LIFETIME_MS = 7 * 86_400_000;
 
 /**
- * Makes a token's stated lifetime usable: a lifetime already over or too short
- * to plan by (an `expires_at` in the past, `expires_in: 0.0001`) is dropped, so
+ * Makes a token's stated lifetime usable: a lifetime already over or shorter
+ * than {@link MIN_TOKEN_LIFETIME_MS} (an `expires_at` in the past,
+ * `expires_in: 0.0001`) is dropped, so
  * the token is used until the API refuses it instead of being minted again
  * for every page; an absurdly long one (`expires_in: 1e300`) is cut to
  * {@link MAX_TOKEN_LIFETIME_MS}; times are whole milliseconds. Returns the

@@ -78,7 +78,7 @@ export const status = defineCommand({
       redisError = error;
     });
     try {
-      await checkConnections(db, redis).catch((error: unknown) => {
+      await checkConnections(db, redis, { prefix: config.redisPrefix }).catch((error: unknown) => {
         // ioredis reports a refused connection as "Connection is closed"; name the real cause.
         if (redisError && /^cannot reach Redis/.test(coerceError(error).message)) {
           throw new HiresyncError(`cannot reach Redis (${redisError.message}): check REDIS_URL`);

@@ -3,7 +3,7 @@ import { createApp } from '../app.js';
 import { loadConfig, RESOURCE_NAMES, type ResourceName, resourceNameProblem } from '../config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
-import { checkConnections } from '../preflight.js';
+import { checkConnections, confirmRedisDatabase } from '../preflight.js';
 import { runOnce } from '../queue/run-once.js';
 import { catalogFor } from '../resources/index.js';
 import type { RunProgress } from '../sync/run-resource.js';
@@ -117,6 +117,8 @@ export const sync = defineCommand({
         .join(' | ');
       stdout.write(`\r\u001b[2K${line}`);
     };
+    // Before any connection of the app: nothing may be written to a database REDIS_URL does not name.
+    await confirmRedisDatabase(config.redisUrl);
     const app = createApp(config, logger, {
       onProgress,
       defaultMetrics: false,
@@ -132,7 +134,7 @@ export const sync = defineCommand({
     signals.once('SIGINT', stop);
     signals.once('SIGTERM', stop);
     try {
-      await checkConnections(app.db, app.redis);
+      await checkConnections(app.db, app.redis, { prefix: config.redisPrefix, claimPrefix: true });
       const accounts = await resolveAccounts(app.accounts, named, config);
       const targets = accounts.flatMap((account) =>
         resources.map((resource) => ({ account, resource })),

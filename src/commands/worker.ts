@@ -3,10 +3,11 @@ import { createApp } from '../app.js';
 import { loadConfig } from '../config.js';
 import { startHttpServer } from '../http-server.js';
 import { createLogger } from '../logger.js';
-import { checkConnections } from '../preflight.js';
+import { checkConnections, confirmRedisDatabase } from '../preflight.js';
 import { startKeepalive } from '../queue/keepalive.js';
+import { queueInterruptedRuns } from '../queue/resume-interrupted.js';
 import { ScheduleKeeper } from '../queue/schedule-keeper.js';
-import { enqueueRun, type ScheduleTarget } from '../queue/sync-queue.js';
+import type { ScheduleTarget } from '../queue/sync-queue.js';
 import { registryOf, resolveAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
 import type { OptionTable } from './options.js';
@@ -30,9 +31,11 @@ export const worker = defineCommand({
     const config = loadConfig(env);
     // Logs are the worker's output: JSON lines on stdout.
     const logger = createLogger({ level: config.logLevel });
+    // Before any connection of the app: nothing may be written to a database REDIS_URL does not name.
+    await confirmRedisDatabase(config.redisUrl);
     const app = createApp(config, logger, { registry: registryOf(config) });
     try {
-      await checkConnections(app.db, app.redis);
+      await checkConnections(app.db, app.redis, { prefix: config.redisPrefix, claimPrefix: true });
       await resolveAccounts(app.accounts, undefined, config);
     } catch (error) {
       await app.close();
@@ -42,6 +45,17 @@ export const worker = defineCommand({
       (await app.accounts.enabledNames()).flatMap((account) =>
         config.resources.map((resource) => ({ account, resource })),
       );
+    // Before this worker takes a job or upserts a schedule: the checkpoints
+    // pending now were left by other processes, never by a run of its own.
+    const runs = await targets();
+    await queueInterruptedRuns({
+      queue: app.queue,
+      config,
+      targets: runs,
+      checkpointsOf: app.checkpointsOf,
+      runLock: app.runLock,
+      logger,
+    });
     const keeper = new ScheduleKeeper({ queue: app.queue, config, targets, logger });
     const { port, server } = await startHttpServer({
       port: config.httpPort,
@@ -72,18 +86,6 @@ export const worker = defineCommand({
       : undefined;
     const schedules = await keeper.upsertAll();
     keeper.start(app.queueRedis);
-    const runs = await targets();
-    for (const { account, resource } of runs) {
-      const pending = await app.checkpointsOf(account).load(resource);
-      if (pending) {
-        const data = { resource, requested: 'auto', origin: 'resume' } as const;
-        await enqueueRun(app.queue, account === 'default' ? data : { ...data, account }, config);
-        logger.info(
-          { account, resource, runId: pending.runId },
-          'queued the interrupted run to resume',
-        );
-      }
-    }
     logger.info(
       {
         port,

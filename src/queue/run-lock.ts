@@ -36,9 +36,21 @@ export class RunLock {
     this.#postgres = postgres;
   }
 
+  /**
+   * Whether a live process holds the Redis lock of `name` now: a holder that
+   * died stops renewing it, and it expires within its TTL.
+   */
+  async isHeld(name: string): Promise<boolean> {
+    return (await this.#redis.exists(this.#key(name))) === 1;
+  }
+
+  #key(name: string): string {
+    return `${this.#prefix}:run-lock:${name}`;
+  }
+
   /** Takes the lock of `name`; undefined when another holder has it. */
   async acquire(name: string): Promise<HeldRunLock | undefined> {
-    const lock = new RedisLock(this.#redis, `${this.#prefix}:run-lock:${name}`, this.#ttlMs);
+    const lock = new RedisLock(this.#redis, this.#key(name), this.#ttlMs);
     if (!(await lock.acquire())) return undefined;
     const lost = lock.keepAlive();
     const releaseRedis = async () => {

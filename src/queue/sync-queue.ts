@@ -147,6 +147,36 @@ export interface AccountContext {
   renewToken?: () => Promise<void>;
 }
 
+/**
+ * Why a run ends failed when Redis lost its job mid-run (a FLUSHALL, the
+ * prefix's keys deleted, a failover to an empty replica): the job cannot go
+ * back to the queue, so nothing would ever resume or finish the run.
+ */
+export const QUEUE_STATE_LOST =
+  "the queue's state was lost: Redis lost this run's job while it ran (a FLUSHALL or FLUSHDB, " +
+  'keys under HIRESYNC_REDIS_PREFIX deleted, or a failover to a replica without them), so the run ' +
+  'could not go back to the queue; run sync again (a new run starts from its first page), and give ' +
+  'Redis persistence (AOF) so a restart keeps the queue';
+
+/** Is the job gone from Redis (its keys lost)? A Redis that does not answer says nothing: false. */
+async function jobGone(job: SyncJob): Promise<boolean> {
+  return (await job.getState().catch(() => undefined)) === 'unknown';
+}
+
+/**
+ * Puts the job back in the queue, delayed until `at`. Resolves false when the
+ * job is gone from Redis (nothing can put it back), and throws any other error.
+ */
+async function putBack(job: SyncJob, at: number, token: string | undefined): Promise<boolean> {
+  try {
+    await job.moveToDelayed(at, token);
+    return true;
+  } catch (error) {
+    if (await jobGone(job)) return false;
+    throw error;
+  }
+}
+
 /** What the processor needs. */
 export interface SyncProcessorDeps {
   /**
@@ -170,6 +200,8 @@ export interface SyncProcessorDeps {
 
 /**
  * The job processor, and the one place where errors become queue behaviour:
+ * - a resume job whose checkpoint is gone once it holds the lock (another
+ *   job resumed and finished the run meanwhile): it runs nothing;
  * - another process runs the resource: the job waits (delayed, backing off
  *   from 2 s to 60 s, logged at info once per job), or a scheduled
  *   incremental run is skipped, as the running one covers it;
@@ -178,6 +210,9 @@ export interface SyncProcessorDeps {
  *   page in hand, which is checkpointed; the job goes back to the queue
  *   (delayed, no attempt used) for the next worker to resume, as BullMQ does
  *   with a job whose own lock was lost;
+ * - the job gone from Redis (its keys lost mid-run): nothing can put it back
+ *   or retry it, so the run is recorded as failed ({@link QUEUE_STATE_LOST})
+ *   and its checkpoint cleared;
  * - an error a retry cannot cure (403, 422, 401 after renewal, a foreign next
  *   link, a loop): the run is recorded as failed, UnrecoverableError;
  * - anything else: retried with backoff from the checkpoint, and recorded as
@@ -228,7 +263,35 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       );
     lock.lost.addEventListener('abort', onLost, { once: true });
     const { checkpoints, store, metrics } = context;
+    /** The run of this attempt, once a page of it is committed. */
+    let runId: string | undefined;
+    /**
+     * Records the run as failed (the run of this attempt, else the one its
+     * checkpoint names) and clears its checkpoint: no attempt will follow.
+     */
+    const failRun = async (error: unknown, message: string) => {
+      const pending = await checkpoints.load(resource);
+      const failed = runId ?? pending?.runId;
+      if (failed !== undefined)
+        await store.finishRun(failed, { outcome: 'failed', error: message });
+      if (pending && pending.runId === failed) await checkpoints.clear(resource);
+      const seconds = (Date.now() - (job.processedOn ?? Date.now())) / 1000;
+      metrics?.onRunFinished?.(resource, pending?.mode ?? 'full', 'failed', seconds);
+      if (error instanceof ReauthorizationRequiredError) metrics?.onNeedsReauthorization?.(true);
+      logger.error({ err: error, runId: failed }, 'run failed');
+    };
+    /** The job is gone from Redis: the run ends failed, and the job with it. */
+    const failLost = async (error: unknown): Promise<never> => {
+      await failRun(error, QUEUE_STATE_LOST);
+      throw new UnrecoverableError(QUEUE_STATE_LOST);
+    };
     try {
+      if (origin === 'resume' && !(await checkpoints.load(resource))) {
+        // Its run was resumed and finished by another job (a schedule's, a
+        // sync's) while this one waited: a resume job never starts a new run.
+        logger.info('no checkpoint pending any more; nothing to resume');
+        return { skipped: 'nothing to resume' };
+      }
       if (job.data.busyWaits !== undefined) {
         // The next wait (after an interruption, or a retry) starts short again.
         const { busyWaits: _, ...data } = job.data;
@@ -245,7 +308,10 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         // A lost lock stops the run as a shutdown does: another worker may hold it now.
         signal: AbortSignal.any([deps.shutdown, lock.lost]),
         metrics,
-        onProgress: onProgress && ((progress) => onProgress({ ...progress, account })),
+        onProgress: (progress) => {
+          runId = progress.runId;
+          onProgress?.({ ...progress, account });
+        },
         allowMassDelete: job.data.allowMassDelete === true,
         updatedFilter: deps.updatedFilter,
         maxClockSkewMs: deps.maxClockSkewMs,
@@ -254,11 +320,11 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       return { ...summary, account };
     } catch (error) {
       if (error instanceof RunInterruptedError) {
+        if (!(await putBack(job, Date.now() + 1000, token))) return await failLost(error);
         logger.info(
           { reason: error.message },
           'run interrupted; checkpoint kept, job back in the queue',
         );
-        await job.moveToDelayed(Date.now() + 1000, token);
         throw new DelayedError(error.message);
       }
       if (error instanceof AccountUnavailableError) {
@@ -270,28 +336,22 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       if (error instanceof SlotYieldError) {
         // The account's rate limit, not this worker, holds the run up: its
         // slot goes to other accounts' runs, and it resumes from its checkpoint.
+        if (!(await putBack(job, error.resumeAt, token))) return await failLost(error);
         logger.info(
           { reason: error.message, resumeInMs: Math.max(0, error.resumeAt - Date.now()) },
           'run waiting for its rate limit off the worker slot; checkpoint kept',
         );
-        await job.moveToDelayed(error.resumeAt, token);
         throw new DelayedError(error.message);
       }
       const unrecoverable = isUnrecoverable(error);
       const final = unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      // A retry needs the job: gone from Redis, nothing would ever retry or finish the run.
+      if (!final && (await jobGone(job))) return await failLost(error);
       // The API may echo a token or credential in its error text: nothing stored
       // (sync_runs.error, the job's failedReason and stacktrace) may carry it.
       const message = redactSecrets(coerceError(error).message);
       if (final) {
-        const pending = await checkpoints.load(resource);
-        if (pending) {
-          await store.finishRun(pending.runId, { outcome: 'failed', error: message });
-          await checkpoints.clear(resource);
-        }
-        const seconds = (Date.now() - (job.processedOn ?? Date.now())) / 1000;
-        metrics?.onRunFinished?.(resource, pending?.mode ?? 'full', 'failed', seconds);
-        if (error instanceof ReauthorizationRequiredError) metrics?.onNeedsReauthorization?.(true);
-        logger.error({ err: error, runId: pending?.runId }, 'run failed');
+        await failRun(error, message);
       } else {
         logger.warn({ err: error }, 'run attempt failed; retrying from its checkpoint');
       }

@@ -99,6 +99,24 @@ describe('token lifetimes the token endpoint states badly', () => {
     });
   }
 
+  it('renews a short but usable token (expires_at 3 s ahead) before it expires: no request carries an expired token', async () => {
+    const h = await start({
+      simulator: {
+        tokenTtlSeconds: 3,
+        expiresField: 'expires_at',
+        latencyMs: 40,
+        dataset: { counts: { jobs: 150 } },
+      },
+      env: { HIRESYNC_PER_PAGE: '1' },
+    });
+    const pages = await h.walk('jobs');
+    expect(pages.flatMap((p) => p.records)).toHaveLength(150);
+    // 150 pages of at least 40 ms each outlive two 3 s tokens.
+    expect(h.sim.stats.tokensIssued).toBeGreaterThanOrEqual(3);
+    expect(h.sim.stats.byStatus[401] ?? 0).toBe(0);
+    expect(h.log.text()).not.toMatch(/token lifetime stated by the token endpoint is unusable/);
+  });
+
   it('warns once when the stated lifetime is already over, and re-mints only after a 401', async () => {
     const h = await start({
       simulator: { statedTokenLifetime: { expires_at: Date.now() / 1000 - 60 } },

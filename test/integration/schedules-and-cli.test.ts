@@ -196,6 +196,42 @@ describe('REDIS_URL database index', () => {
       );
     }
   });
+
+  it('sync, worker, status and accounts disable write no key to any database before they exit', async () => {
+    h = await startSyncHarness();
+    const prefix = h.env.HIRESYNC_REDIS_PREFIX as string;
+    const redis = new Redis(inject('redisUrl'));
+    const keysAnywhere = async () => {
+      const found: string[] = [];
+      const databases = Number((await redis.config('GET', 'databases'))[1]);
+      for (let db = 0; db < databases; db += 1) {
+        await redis.select(db);
+        let cursor = '0';
+        do {
+          const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+          found.push(...keys.map((k) => `${db}:${k}`));
+          cursor = next;
+        } while (cursor !== '0');
+      }
+      await redis.select(0);
+      return found;
+    };
+    try {
+      const url = new URL(inject('redisUrl'));
+      url.pathname = '/99';
+      expect(await keysAnywhere()).toEqual([]);
+      for (const command of [['sync'], ['worker'], ['status'], ['accounts', 'disable', 'acme']]) {
+        const result = await runCli(command, { ...h.env, REDIS_URL: url.href }, 20_000);
+        expect(result.code, command.join(' ')).toBe(1);
+        expect(result.stderr, command.join(' ')).toMatch(
+          /REDIS_URL selects database 99, which this Redis server refused/,
+        );
+        expect(await keysAnywhere(), command.join(' ')).toEqual([]);
+      }
+    } finally {
+      redis.disconnect();
+    }
+  });
 });
 
 describe('deletion guard', () => {

@@ -55,4 +55,36 @@ describe('documentation and deployment files', () => {
     });
     expect(config.fullCron).toBe('0 3 * * *');
   });
+
+  it('keep package-lock.json one that npm ci accepts, as the README and CI say', () => {
+    interface Locked {
+      dependencies?: Record<string, string>;
+      devDependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+    }
+    const manifest = JSON.parse(read('package.json')) as Locked;
+    const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, Locked> };
+    const root = lock.packages[''];
+    expect(root?.dependencies).toEqual(manifest.dependencies);
+    expect(root?.devDependencies).toEqual(manifest.devDependencies);
+    // What npm ci reports as "Missing: NAME from lock file": a dependency of a
+    // locked package (other platforms' optional ones included) that resolves to
+    // no locked path, looking up node_modules folders as Node does.
+    const missing: string[] = [];
+    for (const [path, locked] of Object.entries(lock.packages)) {
+      for (const name of Object.keys({ ...locked.dependencies, ...locked.optionalDependencies })) {
+        let dir = path;
+        let found = false;
+        for (;;) {
+          if (lock.packages[`${dir === '' ? '' : `${dir}/`}node_modules/${name}`]) found = true;
+          if (found || dir === '') break;
+          const cut = dir.lastIndexOf('/node_modules/');
+          dir = cut === -1 ? '' : dir.slice(0, cut);
+        }
+        if (!found) missing.push(`${name} (of ${path || 'the root'})`);
+      }
+    }
+    expect(missing).toEqual([]);
+    expect(read('README.md')).toMatch(/`npm ci` installs exactly the versions locked/);
+  });
 });

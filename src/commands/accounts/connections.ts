@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import { HiresyncError } from '../../errors.js';
+import { checkRedisDatabase } from '../../preflight.js';
 import { createDatabase } from '../../warehouse/database.js';
 import type { Database } from '../../warehouse/schema.js';
 import { describeConnectionError } from '../connection-error.js';
@@ -34,8 +35,8 @@ export async function openDatabase(url: string, subcommand: string): Promise<Kys
 
 /**
  * A Redis connection to REDIS_URL that fails fast rather than waiting for
- * Redis to come back (a command, not a worker), checked with a PING. The
- * caller disconnects it.
+ * Redis to come back (a command, not a worker), checked with a PING and a
+ * SELECT of REDIS_URL's database index. The caller disconnects it.
  */
 export async function openRedis(url: string): Promise<Redis> {
   const redis = new Redis(url, {
@@ -49,12 +50,19 @@ export async function openRedis(url: string): Promise<Redis> {
   });
   try {
     await redis.ping();
-    return redis;
   } catch (error) {
     redis.disconnect();
     // ioredis reports a refused connection as "Connection is closed"; name the real cause.
     throw new HiresyncError(`cannot reach Redis (${reason(lastError ?? error)}): check REDIS_URL`, {
       cause: error,
     });
+  }
+  try {
+    // Refused database index: ioredis would go on in database 0.
+    await checkRedisDatabase(redis, CONNECT_TIMEOUT_MS);
+    return redis;
+  } catch (error) {
+    redis.disconnect();
+    throw error;
   }
 }

@@ -3,6 +3,7 @@ import { TokenCipher } from '../../../src/api/token-cipher.js';
 import {
   jwtExpiry,
   MAX_TOKEN_LIFETIME_MS,
+  MIN_TOKEN_LIFETIME_MS,
   parseTokenResponse,
   renewAt,
   saneLifetime,
@@ -59,6 +60,17 @@ describe('renewAt', () => {
     expect(renewAt({ accessToken: 'a', obtainedAt: 0, expiresAt: 100_000 })).toBe(90_000);
     expect(renewAt({ accessToken: 'a', obtainedAt: 0, expiresAt: 3_600_000 })).toBe(3_540_000);
     expect(renewAt({ accessToken: 'a', obtainedAt: 0, expiresAt: undefined })).toBeUndefined();
+  });
+
+  it('plans a short but usable lifetime (expires_at 3 s ahead): renewal with 300 ms left', () => {
+    const parsed = parseTokenResponse(
+      JSON.stringify({ access_token: 'a', expires_at: new Date(NOW + 3000).toISOString() }),
+      NOW,
+    );
+    const { token, dropped } = saneLifetime(parsed as NonNullable<typeof parsed>);
+    expect(dropped).toBeUndefined();
+    expect(token.expiresAt).toBe(NOW + 3000);
+    expect(renewAt(token)).toBe(NOW + 2700);
   });
 });
 
@@ -117,6 +129,13 @@ describe('saneLifetime', () => {
       dropped: 'already over',
     });
     expect(saneLifetime(at(NOW + 0.1)).token.expiresAt).toBeUndefined();
+  });
+
+  it('keeps every lifetime of at least one round trip (1 s) and drops the shorter ones', () => {
+    expect(MIN_TOKEN_LIFETIME_MS).toBe(1000);
+    expect(saneLifetime(at(NOW + 999)).token).toEqual(at(undefined));
+    expect(saneLifetime(at(NOW + 1000))).toEqual({ token: at(NOW + 1000) });
+    expect(saneLifetime(at(NOW + 5000))).toEqual({ token: at(NOW + 5000) });
   });
 
   it('cuts an absurd lifetime and rounds to whole milliseconds', () => {
