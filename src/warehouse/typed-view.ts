@@ -265,8 +265,9 @@ export function keysByName(columns: readonly TypedColumn[]): Map<string, string>
 
 /**
  * How a column of type `type` reads `key` from `data`, never raising (see
- * migrations/hiresync/0003_safe_casts.ts and 0004_typed_column_names.ts):
- * timestamps without a UTC offset read as UTC, whoever reads.
+ * migrations/hiresync/0003_safe_casts.ts, 0004_typed_column_names.ts and
+ * 0005_typed_view_repairs.ts): timestamps without a UTC offset read as UTC,
+ * and zone abbreviations as the Default set names them, whoever reads.
  */
 export function columnExpression(key: string, type: ColumnType): RawBuilder<unknown> {
   const value = sql`data -> ${sql.lit(key)}`;
