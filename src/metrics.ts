@@ -102,7 +102,7 @@ export class Metrics {
     if (db) {
       new Gauge({
         name: 'hiresync_typed_view_blocked',
-        help: "1 while objects of others (an analyst's view) keep a typed view from widening a column (see hiresync status), 0 once it is rebuilt; account all_accounts for the unions",
+        help: "1 while a typed view shows null where the records hold values (an analyst's view keeps a column from widening or keeps a column that shows no key, or its refresh could not finish; see hiresync status), 0 once a refresh succeeded; account all_accounts for the unions",
         labelNames: ['account', 'view'],
         registers: [this.registry],
         async collect() {
@@ -141,7 +141,8 @@ export class Metrics {
 }
 
 /**
- * Each typed view hiresync.typed_view_blocks knows, blocked or not; none
+ * Each typed view hiresync.typed_view_blocks knows, blocked or not, of
+ * `default`, a registered account or the all_accounts unions; none
  * before the table exists; undefined when Postgres cannot be read.
  */
 async function readTypedViewBlockStates(
@@ -149,7 +150,9 @@ async function readTypedViewBlockStates(
 ): Promise<Array<{ account: string; view: string; blocked: boolean }> | undefined> {
   try {
     const { rows } = await sql<{ schema: string; view: string; blocked: boolean }>`
-      select schema, view, message is not null as blocked from hiresync.typed_view_blocks
+      select schema, view, message is not null as blocked from hiresync.typed_view_blocks b
+      where schema in ('public', 'all_accounts')
+        or exists (select 1 from hiresync.accounts a where a.name = b.schema)
       order by schema, view`.execute(db);
     return rows.map((r) => ({
       account: r.schema === 'public' ? DEFAULT_ACCOUNT : r.schema,

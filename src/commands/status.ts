@@ -56,8 +56,10 @@ export const status = defineCommand({
     pending. With registered accounts, an account column comes first and a
     disabled account's state shows in its outcome; a partner account that needs
     re-authorizing is named below the table, with why and what to do, and so is
-    a typed view whose column an analyst's view keeps from widening (the
-    column, the view in the way and the command that resolves it), and a
+    a typed view (or all_accounts union) that shows null where the records
+    hold values: a column an analyst's view keeps from widening or that shows
+    no key, or a refresh that could not finish (the column or the cause, the
+    object in the way and the command that resolves it), and a
     resource whose last run found the API's clock further from the worker's than
     HIRESYNC_UPDATED_LOOKBACK. Needs DATABASE_URL and REDIS_URL.
     Exit 0, 1 when Postgres or Redis cannot be read, 2 for an account name that
@@ -129,7 +131,7 @@ export const status = defineCommand({
         (a) => a.state === 'needs_reauthorization' && accounts.includes(a.name),
       );
       if (waiting.length > 0) stdout.write(`\n${waiting.map(reauthorizationNote).join('\n')}\n`);
-      // Typed views whose columns an analyst's view keeps from widening.
+      // Typed views that show null where the records hold values, and why.
       const blocked = await readTypedViewBlocks(db, accounts);
       if (blocked.length > 0) {
         stdout.write(`\n${blocked.map((b) => `${b.message} (since ${b.since})`).join('\n')}\n`);

@@ -20,9 +20,13 @@ import {
   type ColumnType,
   columnNamesOf,
   columnSelect,
+  holdsType,
+  keptColumns,
+  keysByName,
   noteTypedViewBlock,
   PG_TYPES,
   type TypedColumn,
+  typedColumnsOf,
   widen,
 } from './typed-view.js';
 import {
@@ -119,6 +123,9 @@ const INSUFFICIENT_PRIVILEGE = '42501';
  * Brings `schema` (`public`, or an account's) up to date with the warehouse
  * migrations, creating it if need be (an account's schema created so is
  * marked as hiresync's, see {@link claimAccountSchema}); see {@link migrateToLatest}.
+ * The `all_accounts` views a migration drops are rebuilt in its transaction,
+ * so a union an analyst reads never shows an account's rows missing because
+ * `migrate` was stopped before its end.
  */
 export async function migrateSchema(db: Kysely<Database>, schema: string): Promise<MigrateOutcome> {
   if (schema !== PUBLIC_SCHEMA && accountNameProblem(schema) === undefined) {
@@ -126,7 +133,11 @@ export async function migrateSchema(db: Kysely<Database>, schema: string): Promi
       select to_regnamespace(${schema}) is not null as exists`.execute(db);
     if (!rows[0]?.exists) await claimAccountSchema(db, schema);
   }
-  return migrateToLatest(db, { schema });
+  return migrateToLatest(db, {
+    schema,
+    // The unions over the schema are back before its migration commits.
+    rebuildViews: (trx) => rebuildViews(trx as Transaction<Database>, undefined),
+  });
 }
 
 /** Brings hiresync's control schema (`hiresync.accounts`) up to date. */
@@ -574,12 +585,13 @@ async function rebuildViews(
  * `account`, `id`, a column for every key any account's view has (named as
  * in every account, see columnNamesOf; sorted; null where an account lacks
  * the key), then `deleted_at`. A column takes the widest type of the
- * accounts' (see widen: bigint and numeric give numeric, date and
- * timestamptz timestamptz, text only when kinds conflict), and each account's
- * rows are read from its table (`data`) at that type, so the union depends on
- * no account's view. Objects of others built on the union are kept (see
- * placeView): new columns are appended; a column that must widen keeps its
- * type, and `warning` (and hiresync.typed_view_blocks) say so and what
+ * accounts' (see widen: bigint and numeric give numeric, text only when
+ * kinds conflict), and each account's rows are read from its table (`data`)
+ * at that type, so the union depends on no account's view. Objects of others
+ * built on the union are kept (see placeView): new columns are appended; a
+ * column of a name an account's column had before keeps showing that key; a
+ * column whose type cannot hold its key's values, or that shows no key, is
+ * kept, and `warning` (and hiresync.typed_view_blocks) say so and what
  * resolves it. Runs in the caller's transaction; takes the views' lock.
  */
 export async function rebuildTypedUnion(
@@ -610,9 +622,7 @@ export async function rebuildTypedUnion(
     if (table === undefined || (await viewColumns(trx, { schema, name: view })) === undefined) {
       continue;
     }
-    const { rows: columns } = await sql<TypedColumn>`
-      select key, column_name, type from ${sql.id(schema, 'typed_view_columns')}
-      where view = ${view} order by key`.execute(trx);
+    const columns = await typedColumnsOf(trx, view, schema);
     present.push({ account, schema, table, columns });
   }
   const target = { schema: ALL_ACCOUNTS_SCHEMA, name: view };
@@ -645,26 +655,49 @@ export async function rebuildTypedUnion(
     ...ordered.map((name) => ({ name, type: PG_TYPES[union.get(name)?.type ?? 'text'] })),
     { name: 'deleted_at', type: 'timestamp with time zone' },
   ];
+  // A union column of another name (kept in place for an analyst's object:
+  // a name an account's column had under an earlier rule) shows, for each
+  // account, the key that account's column of that name shows.
+  const earlier = present.map(({ columns }) => ({
+    keyOf: keysByName(columns),
+    typeOf: new Map(columns.map((c) => [c.key, PG_TYPES[c.type]])),
+  }));
+  const keyIn = (name: string, i: number): string | undefined => {
+    const key = union.get(name)?.key;
+    if (key !== undefined) return present[i]?.columns.some((c) => c.key === key) ? key : undefined;
+    return earlier[i]?.keyOf.get(name);
+  };
   const select = (layout: readonly ViewColumn[]) =>
     sql.join(
-      present.map(({ account, schema, table, columns }) => {
-        const has = new Set(columns.map((c) => c.key));
+      present.map(({ account, schema, table }, i) => {
         const list = layout.map((c) => {
           if (c.name === ACCOUNT_COLUMN.name) return sql`${sql.lit(account)}::text as account`;
           if (c.name === 'id' || c.name === 'deleted_at') return sql.id(c.name);
-          const key = union.get(c.name)?.key;
-          return sql`${columnSelect(key !== undefined && has.has(key) ? key : undefined, c.type)} as ${sql.id(c.name)}`;
+          return sql`${columnSelect(keyIn(c.name, i), c.type)} as ${sql.id(c.name)}`;
         });
         return sql`select ${sql.join(list)} from ${sql.id(schema, table)}`;
       }),
       sql` union all `,
     );
-  const placed = await placeView(trx, target, desired, select);
+  const placed = await placeView(trx, target, desired, select, { holds: holdsType });
   await sql`comment on view ${sql.id(ALL_ACCOUNTS_SCHEMA, view)} is ${sql.lit(
     `${view} of every account, one after another, with the account first: a column for every key any account's view has, named the same in every account (null where an account's data never had the key), at the widest type of the accounts' (text only where kinds conflict), read from each account's records. Columns added while objects of others depended on it come last. Rebuilt when one of them changes, and by hiresync migrate and accounts add/remove.`,
   )}`.execute(trx);
+  // The type each column of another name would need: the widest of the
+  // accounts' columns of its key; undefined when no account's key shows there.
+  const neededType = (name: string): string | undefined => {
+    let type: ColumnType | undefined;
+    present.forEach(({ columns }, i) => {
+      const key = earlier[i]?.keyOf.get(name);
+      const column = columns.find((c) => c.key === key);
+      if (column) type = type === undefined ? column.type : widen(type, column.type);
+    });
+    return type === undefined ? undefined : PG_TYPES[type];
+  };
   for (const column of placed.layout) {
-    const key = union.get(column.name)?.key;
+    const key =
+      union.get(column.name)?.key ??
+      present.map((_, i) => keyIn(column.name, i)).find((k) => k !== undefined);
     const note =
       column.name === ACCOUNT_COLUMN.name
         ? (ACCOUNT_COLUMN.comment ?? '')
@@ -679,19 +712,20 @@ export async function rebuildTypedUnion(
       trx,
     );
   }
-  if (!placed.kept) {
+  const kept = keptColumns(placed, new Set(desired.map((c) => c.name)), neededType);
+  if (!kept) {
     await noteTypedViewBlock(trx, ALL_ACCOUNTS_SCHEMA, view);
     return {};
   }
   const message = blockMessage(
     `${ALL_ACCOUNTS_SCHEMA}.${view}`,
-    placed.kept.conflicts,
-    placed.kept.dependents,
+    kept,
+    placed.dependents,
     'hiresync migrate',
   );
   await noteTypedViewBlock(trx, ALL_ACCOUNTS_SCHEMA, view, {
     message,
-    blocking: placed.kept.dependents,
+    blocking: placed.dependents,
   });
   return { warning: message };
 }
@@ -777,6 +811,8 @@ export async function unregisterAccount(
   if (problem) throw new Error(`refusing to remove schema ${JSON.stringify(schema)}: ${problem}`);
   return db.transaction().execute(async (trx) => {
     await options.unregister(trx);
+    // What blocked its typed views is no one's concern once it is removed.
+    await forgetTypedViewBlocks(trx, schema);
     if (!options.dropData) return { ...(await rebuildViews(trx, undefined)), cascaded: [] };
     const { warnings } = await rebuildViews(trx, undefined, { without: schema });
     const cascaded = await dropAccountSchema(trx, schema, options.cascade ?? []);
@@ -805,10 +841,15 @@ async function dropAccountSchema(
   if (refused.length > 0) throw new DependentObjectsError(schema, refused);
   await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(trx);
   // Its typed views are gone: nothing of theirs is blocked any more.
+  await forgetTypedViewBlocks(trx, schema);
+  return outside;
+}
+
+/** Deletes the hiresync.typed_view_blocks rows of the typed views of `schema`. */
+async function forgetTypedViewBlocks(trx: Transaction<Database>, schema: string): Promise<void> {
   const { rows: blocks } = await sql<{ present: boolean }>`
     select to_regclass('hiresync.typed_view_blocks') is not null as present`.execute(trx);
   if (blocks[0]?.present) {
     await sql`delete from hiresync.typed_view_blocks where schema = ${schema}`.execute(trx);
   }
-  return outside;
 }

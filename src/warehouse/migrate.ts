@@ -56,6 +56,15 @@ export interface MigrateOptions {
   schema?: string;
   /** The folder of migrations. Default {@link MIGRATIONS_FOLDER}. */
   folder?: string;
+  /**
+   * Rebuilds the `all_accounts` views, in the migration's transaction, after
+   * each migration of a warehouse schema that dropped some of them (see
+   * {@link dropAllAccountsViews}): no reader ever sees them dropped or empty.
+   * When it fails, the migration still stands (savepoint) and the views stay
+   * dropped until `migrateAll`'s own rebuild. Default: none.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: called with a migration's Kysely<any>
+  rebuildViews?: (db: Kysely<any>) => Promise<unknown>;
 }
 
 /**
@@ -63,13 +72,15 @@ export interface MigrateOptions {
  * `schema`, under their lock: a migration of `schema` may drop or change those
  * relations. Runs inside the migration's transaction, so the lock is held
  * until it commits and no refresh rebuilds the views on relations being
- * changed; the refresh at the end of `migrateAll` rebuilds them. A new
- * account's schema, which no view selects from yet, drops none. A view that
- * objects of others are built on is not dropped but emptied in place (see
- * emptyView), so they survive; it reads no rows until the refresh.
+ * changed; {@link MigrateOptions.rebuildViews} rebuilds them in the same
+ * transaction once the migration is applied (and the refresh at the end of
+ * `migrateAll` does again). A new account's schema, which no view selects
+ * from yet, drops none. A view that objects of others are built on is not
+ * dropped but emptied in place (see emptyView), so they survive. Returns how
+ * many views it dropped or emptied.
  */
 // biome-ignore lint/suspicious/noExplicitAny: called with a migration's Kysely<any>
-export async function dropAllAccountsViews(db: Kysely<any>, schema: string): Promise<void> {
+export async function dropAllAccountsViews(db: Kysely<any>, schema: string): Promise<number> {
   await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
     db,
   );
@@ -92,13 +103,17 @@ export async function dropAllAccountsViews(db: Kysely<any>, schema: string): Pro
     if ((await dependentsOf(db, view)).length > 0) await emptyView(db, view);
     else await sql`drop view if exists ${sql.id(ALL_ACCOUNTS_SCHEMA, name)}`.execute(db);
   }
+  return rows.length;
 }
 
-/** The migrations of `folder`; with `beforeEach`, run before each pending migration's `up`. */
+/**
+ * The migrations of `folder`; with `around`, each pending migration's `up`
+ * runs inside it (in the migration's transaction).
+ */
 function provider(
   folder: string,
   // biome-ignore lint/suspicious/noExplicitAny: a migration's Kysely<any>
-  beforeEach?: (db: Kysely<any>) => Promise<void>,
+  around?: (db: Kysely<any>, up: () => Promise<void>) => Promise<void>,
 ) {
   const files = new FileMigrationProvider({
     fs,
@@ -107,7 +122,7 @@ function provider(
     // Imported from here, so a test runner that transforms TypeScript loads them too.
     import: (file: string) => import(file),
   });
-  if (!beforeEach) return files;
+  if (!around) return files;
   return {
     async getMigrations() {
       const migrations = await files.getMigrations();
@@ -116,10 +131,7 @@ function provider(
           name,
           {
             ...migration,
-            up: async (db) => {
-              await beforeEach(db);
-              await migration.up(db);
-            },
+            up: (db) => around(db, () => migration.up(db)),
           },
         ]),
       );
@@ -140,7 +152,8 @@ function provider(
  * Postgres adapter serialises every migrator with one advisory lock, and runs
  * the pending migrations of a schema in one transaction. A migration of any
  * folder but the control schema's first drops the `all_accounts` views that
- * select from the schema (see {@link dropAllAccountsViews}).
+ * select from the schema (see {@link dropAllAccountsViews}), and with
+ * `rebuildViews` builds them again right after it, in its transaction.
  */
 export async function migrateToLatest(
   db: Kysely<Database>,
@@ -148,11 +161,25 @@ export async function migrateToLatest(
 ): Promise<MigrateOutcome> {
   const schema = options.schema ?? PUBLIC_SCHEMA;
   const folder = options.folder ?? MIGRATIONS_FOLDER;
+  const rebuildViews = options.rebuildViews;
   const migrator = new Migrator({
     db: inSchema(db, schema),
     provider: provider(
       folder,
-      folder === CONTROL_MIGRATIONS_FOLDER ? undefined : (trx) => dropAllAccountsViews(trx, schema),
+      folder === CONTROL_MIGRATIONS_FOLDER
+        ? undefined
+        : async (trx, up) => {
+            const dropped = await dropAllAccountsViews(trx, schema);
+            await up();
+            if (dropped === 0 || !rebuildViews) return;
+            await sql`savepoint rebuild_views`.execute(trx);
+            try {
+              await rebuildViews(trx);
+              await sql`release savepoint rebuild_views`.execute(trx);
+            } catch {
+              await sql`rollback to savepoint rebuild_views`.execute(trx);
+            }
+          },
     ),
     migrationTableSchema: schema,
   });

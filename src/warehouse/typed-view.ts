@@ -1,5 +1,5 @@
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
-import { HiresyncError } from '../errors.js';
+import { coerceError, HiresyncError } from '../errors.js';
 import { rebuildTypedUnion } from './account-schemas.js';
 import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA } from './migrate.js';
 import { LOCK_SPACE, lockKey } from './resource-lock.js';
@@ -7,6 +7,7 @@ import type { Database } from './schema.js';
 import {
   dependentsOf,
   emptyView,
+  type PlacedView,
   placeView,
   type ViewColumn,
   viewColumns,
@@ -65,17 +66,16 @@ export function typeOf(p: KeyProfile): ColumnType {
 /**
  * The narrowest type holding the values of both: types only ever widen, so a
  * value seen once keeps its column able to show it. `unknown` (only nulls)
- * gives way to anything; bigint and numeric give numeric, date and
- * timestamptz timestamptz (a date read as midnight UTC); jsonb holds
- * anything; other mixes are text.
+ * gives way to anything; bigint and numeric give numeric; jsonb holds
+ * anything; other mixes are text. (date and timestamptz never meet: a key is
+ * date only when it ends in `_on`, timestamptz only when it ends in `_at`,
+ * and a key has one column in every account.)
  */
 export function widen(a: ColumnType, b: ColumnType): ColumnType {
   if (a === b || b === 'unknown') return a;
   if (a === 'unknown') return b;
   if (a === 'jsonb' || b === 'jsonb') return 'jsonb';
-  const within = (kinds: ColumnType[]) => kinds.includes(a) && kinds.includes(b);
-  if (within(['bigint', 'numeric'])) return 'numeric';
-  if (within(['date', 'timestamptz'])) return 'timestamptz';
+  if ([a, b].every((kind) => kind === 'bigint' || kind === 'numeric')) return 'numeric';
   return 'text';
 }
 
@@ -196,17 +196,78 @@ function columnTypeOf(pgType: string): ColumnType | undefined {
   return found?.[0];
 }
 
+/**
+ * Whether a view column kept at Postgres type `kept` shows every value of a
+ * key whose column would now be of type `wanted`: the same type, text and
+ * jsonb (they show any value as sent), or a type {@link widen} keeps (numeric
+ * holds bigint).
+ */
+export function holdsType(kept: string, wanted: string): boolean {
+  if (kept === wanted || kept === PG_TYPES.text || kept === PG_TYPES.jsonb) return true;
+  const a = columnTypeOf(kept);
+  const b = columnTypeOf(wanted);
+  return a !== undefined && b !== undefined && widen(a, b) === a;
+}
+
 /** A column of a typed view, as kept in typed_view_columns. */
 export interface TypedColumn {
   key: string;
   column_name: string;
   type: ColumnType;
+  /** The names its column had before (typed_view_columns.previous_names), oldest first. */
+  previous_names: string[];
+}
+
+/**
+ * The typed_view_columns of `view` in `schema` (the search path's when
+ * undefined), by key; previous_names empty in a schema migrated before 0009.
+ */
+export async function typedColumnsOf(
+  trx: Transaction<Database>,
+  view: string,
+  schema?: string,
+): Promise<TypedColumn[]> {
+  const table =
+    schema === undefined ? sql.table('typed_view_columns') : sql.id(schema, 'typed_view_columns');
+  const relation = schema === undefined ? 'typed_view_columns' : `${schema}.typed_view_columns`;
+  const previous = (await hasColumn(trx, relation, 'previous_names'))
+    ? sql`previous_names`
+    : sql`'{}'::text[]`;
+  const { rows } = await sql<TypedColumn>`
+    select key, column_name, type, ${previous} as previous_names from ${table}
+    where view = ${view} order by key`.execute(trx);
+  return rows;
+}
+
+/** Whether `relation` (a name the search path resolves) has column `column`. */
+async function hasColumn(
+  trx: Transaction<Database>,
+  relation: string,
+  column: string,
+): Promise<boolean> {
+  const { rows } = await sql<{ present: boolean }>`
+    select exists (select 1 from pg_attribute where attrelid = to_regclass(${relation})
+      and attname = ${column} and not attisdropped) as present`.execute(trx);
+  return rows[0]?.present === true;
+}
+
+/**
+ * The key each name shows, of `columns`: today's names, and the names their
+ * columns had before (a view kept in place for an analyst's object still has
+ * such a column); today's name wins where the two meet.
+ */
+export function keysByName(columns: readonly TypedColumn[]): Map<string, string> {
+  const keyOf = new Map<string, string>();
+  for (const c of columns) for (const name of c.previous_names) keyOf.set(name, c.key);
+  for (const c of columns) keyOf.set(c.column_name, c.key);
+  return keyOf;
 }
 
 /**
  * How a column of type `type` reads `key` from `data`, never raising (see
- * migrations/hiresync/0003_safe_casts.ts and 0004_typed_column_names.ts):
- * timestamps without a UTC offset read as UTC, whoever reads.
+ * migrations/hiresync/0003_safe_casts.ts, 0004_typed_column_names.ts and
+ * 0005_typed_view_repairs.ts): timestamps without a UTC offset read as UTC,
+ * and zone abbreviations as the Default set names them, whoever reads.
  */
 export function columnExpression(key: string, type: ColumnType): RawBuilder<unknown> {
   const value = sql`data -> ${sql.lit(key)}`;
@@ -247,8 +308,9 @@ export interface TypedViewChange {
   renamed?: string[];
   /**
    * What could not be done and what resolves it, if anything: a column an
-   * object of someone else's keeps from widening (in the account's view or
-   * the all_accounts union), or keys beyond {@link MAX_TYPED_COLUMNS}.
+   * object of someone else's keeps from widening or keeps though it shows no
+   * key (in the account's view or the all_accounts union), a union that could
+   * not be rebuilt, or keys beyond {@link MAX_TYPED_COLUMNS}.
    */
   warning?: string;
 }
@@ -305,7 +367,11 @@ async function profileKeys(
   };
 }
 
-/** Whether the definition of `view` still reads timestamps in the session's zone (built before try_timestamptz_utc). */
+/**
+ * Whether the definition of `view` was built before try_timestamptz_utc
+ * (hiresync.try_timestamptz, which reads as UTC too since control migration
+ * 0005): rebuilt once, so that its definition and comments say so.
+ */
 async function readsSessionZone(trx: Transaction<Database>, view: string): Promise<boolean> {
   const { rows } = await sql<{ old: boolean }>`
     select coalesce(pg_get_viewdef(to_regclass(${view})) ~ 'try_timestamptz\\(', false) as old`.execute(
@@ -315,9 +381,10 @@ async function readsSessionZone(trx: Transaction<Database>, view: string): Promi
 }
 
 /**
- * Records that objects of others keep `schema.view` from widening columns
- * (message says which, and what resolves it), or, without `block`, that it
- * is blocked no more. Kept in hiresync.typed_view_blocks, which `status` and
+ * Records that `schema.view` shows null where the records hold values
+ * (objects of others keep columns from widening or keep columns that show no
+ * key; or its refresh could not finish): message says which, and what
+ * resolves it. Without `block`, that it is blocked no more. Kept in hiresync.typed_view_blocks, which `status` and
  * the metric hiresync_typed_view_blocked read.
  */
 export async function noteTypedViewBlock(
@@ -344,16 +411,72 @@ export async function noteTypedViewBlock(
   }
 }
 
-/** Why `view` keeps old column types, and what resolves it: drop the dependents, rebuild with `command`, create them again. */
+/** What a typed view (or union) kept in place for objects of others cannot show. */
+export interface KeptColumns {
+  /** Columns kept at a type that cannot show every value of their key, as `name: old → new`. */
+  conflicts: readonly string[];
+  /** Columns that show no key any more (named under an earlier rule, or their key is gone): null in every row. */
+  orphans: readonly string[];
+}
+
+/**
+ * Why `view` shows null where the records hold values, and what resolves it:
+ * drop the objects in the way (`dependents`), rebuild with `command`, create
+ * them again.
+ */
 export function blockMessage(
   view: string,
-  conflicts: readonly string[],
+  kept: KeptColumns,
   dependents: readonly string[],
   command: string,
 ): string {
   const them = dependents.length === 1 ? 'it' : 'them';
-  return `typed view ${view} keeps column${conflicts.length > 1 ? 's' : ''} ${conflicts.join(', ')} at the old type because ${dependents.join(', ')} depend${dependents.length === 1 ? 's' : ''} on it: values that do not fit the old type read null there (they are kept as sent in the records' data). To resolve: drop ${dependents.join(', ')}, run '${command}', then create ${them} again`;
+  const depend = `because ${dependents.join(', ')} depend${dependents.length === 1 ? 's' : ''} on it`;
+  const parts: string[] = [];
+  if (kept.conflicts.length > 0) {
+    parts.push(
+      `keeps column${kept.conflicts.length > 1 ? 's' : ''} ${kept.conflicts.join(', ')} at the old type ${depend}: values that do not fit the old type read null there (they are kept as sent in the records' data)`,
+    );
+  }
+  if (kept.orphans.length > 0) {
+    parts.push(
+      `keeps column${kept.orphans.length > 1 ? 's' : ''} ${kept.orphans.join(', ')}, which ${kept.orphans.length > 1 ? 'show' : 'shows'} no key any more (named under an earlier rule, or no account has its key), ${depend}: ${kept.orphans.length > 1 ? 'they read' : 'it reads'} null in every row`,
+    );
+  }
+  return `typed view ${view} ${parts.join('; and ')}. To resolve: drop ${dependents.join(', ')}, run '${command}', then create ${them} again (on the columns the view names now)`;
 }
+
+/** The lock_timeout of a refresh's table locks (an analyst's query holding one). */
+const REFRESH_LOCK_TIMEOUT = '10s';
+
+/**
+ * Why the refresh of `view` failed, what it leaves absent, and what resolves
+ * it: end what was in the way (or fix the cause), then run `command`.
+ */
+export function refreshFailureMessage(
+  view: string,
+  error: unknown,
+  command: string,
+  table: string,
+): string {
+  const code = (error as { code?: string }).code;
+  const cause =
+    code === LOCK_NOT_AVAILABLE
+      ? `a lock it needs was held for more than ${REFRESH_LOCK_TIMEOUT} (an open transaction or a long query reads ${view}: see pg_stat_activity)`
+      : code === DEADLOCK_DETECTED
+        ? 'it deadlocked with another transaction (a migration or a removal running at the same time)'
+        : coerceError(error).message;
+  const remedy =
+    code === LOCK_NOT_AVAILABLE
+      ? 'end that transaction or query'
+      : code === DEADLOCK_DETECTED
+        ? 'let the other finish'
+        : 'fix that';
+  return `typed view ${view} could not be refreshed: ${cause}. Until it is, a key that appeared since has no column there and a value its column's type cannot hold reads null (every value is kept as sent in ${table}.data). To resolve: ${remedy}, then run '${command}'`;
+}
+
+const LOCK_NOT_AVAILABLE = '55P03';
+const DEADLOCK_DETECTED = '40P01';
 
 /** Comments the view and each of its columns with the key it shows. */
 async function commentView(
@@ -393,157 +516,284 @@ function shownType(pgType: string): string {
  * looked: a new key adds a column, a value that does not parse as its
  * column's type widens it (bigint → numeric → text; anything → jsonb with
  * objects), a key no longer seen keeps its column. Column names follow
- * {@link columnNamesOf} (a column named under an older rule is renamed). The
- * view is rebuilt only when something changed, in one transaction under an
- * advisory lock of the view, so a reader sees the old view or the new one;
- * then the all_accounts union. When objects of others depend on the view,
- * they are kept (see placeView): new columns are appended, and a column that
- * must widen keeps its type until they are gone; `warning`,
+ * {@link columnNamesOf} (a column named under an older rule is renamed, and
+ * its old name remembered in typed_view_columns.previous_names). The view is
+ * rebuilt only when something changed, in one transaction under the
+ * all_accounts views' lock (taken before any table is read, in the order
+ * migrations take them), so a reader sees the old view or the new one; then
+ * the all_accounts union, under a savepoint: a union that cannot be rebuilt
+ * (an analyst's long query on it) leaves the account's view rebuilt and is
+ * signalled, and the next full run of any account rebuilds it.
+ *
+ * When objects of others depend on the view, they are kept (see placeView):
+ * new columns are appended; a column that must widen beyond what its type
+ * holds keeps its type, and a column of an earlier name keeps showing its key
+ * (one that maps to no key reads null); `warning`,
  * hiresync.typed_view_blocks and the run's sync_runs.warnings say so and
- * what to do. `db` is bound to the account's schema (search_path).
+ * what to do. When the refresh fails (a lock held past
+ * {@link REFRESH_LOCK_TIMEOUT}, a deadlock), it is recorded the same way, in
+ * a transaction of its own, and the error is thrown; the next refresh that
+ * succeeds clears it. `db` is bound to the account's schema (search_path).
  */
 export async function refreshTypedView(
   db: Kysely<Database>,
   target: TypedViewTarget,
   runId?: string,
 ): Promise<TypedViewChange> {
-  return db.transaction().execute(async (trx) => {
-    // An analyst's long query on the view would hold the rebuild (and the
-    // run's end) back: give up after a while instead; the next full run tries again.
-    await sql`select set_config('lock_timeout', '10s', true)`.execute(trx);
-    const { rows: here } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
-      trx,
+  const { rows: here } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
+    db,
+  );
+  const schema = here[0]?.schema ?? 'public';
+  try {
+    return await db.transaction().execute((trx) => rebuildTypedView(trx, schema, target, runId));
+  } catch (error) {
+    const message = refreshFailureMessage(
+      `${schema}.${target.view}`,
+      error,
+      refreshCommand(schema, target.view),
+      target.table,
     );
-    const schema = here[0]?.schema ?? 'public';
-    await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${lockKey(`typed view ${schema}.${target.view}`)}::int)`.execute(
-      trx,
-    );
-    await sql`insert into typed_views (view, source_table) values (${target.view}, ${target.table})
-      on conflict (view) do nothing`.execute(trx);
-    const { rows: state } = await sql<{ seen_through: string | null }>`
-      select seen_through::text as seen_through from typed_views where view = ${target.view}`.execute(
-      trx,
-    );
-    const since = state[0]?.seen_through ?? null;
-    const { profiles, seenThrough } = await profileKeys(trx, target.table, since);
-    // Column names are given across accounts, and the union built, under this lock.
-    await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
-      trx,
-    );
-    const { rows: kept } = await sql<TypedColumn>`
-      select key, column_name, type from typed_view_columns
-      where view = ${target.view} order by key`.execute(trx);
-    const columns = new Map(kept.map((c) => [c.key, { ...c }]));
-    const added: string[] = [];
-    const retyped: string[] = [];
-    let leftOut = 0;
-    for (const profile of [...profiles].sort((a, b) => (a.key < b.key ? -1 : 1))) {
-      const inferred = typeOf(profile);
-      const column = columns.get(profile.key);
-      if (!column && columns.size >= MAX_TYPED_COLUMNS) {
-        leftOut += 1;
-      } else if (!column) {
-        columns.set(profile.key, { key: profile.key, column_name: '', type: inferred });
-        added.push(profile.key);
-      } else if (widen(column.type, inferred) !== column.type) {
-        const wider = widen(column.type, inferred);
-        retyped.push(`${profile.key}: ${column.type} → ${wider}`);
-        column.type = wider;
+    try {
+      await db.transaction().execute(async (trx) => {
+        await noteTypedViewBlock(trx, schema, target.view, { message, blocking: [] });
+        if (runId !== undefined) await noteRunWarnings(trx, runId, [message]);
+      });
+    } catch {
+      // Postgres unreachable: the refresh's own error says more.
+    }
+    throw error;
+  }
+}
+
+/** The command whose run refreshes `schema.view`. */
+function refreshCommand(schema: string, view: string): string {
+  const account = schema === 'public' ? '' : ` --account ${schema}`;
+  return `hiresync sync --full${account} --resource ${view.replace(/_flat$/, '')}`;
+}
+
+/** The body of {@link refreshTypedView}, in its transaction. */
+async function rebuildTypedView(
+  trx: Transaction<Database>,
+  schema: string,
+  target: TypedViewTarget,
+  runId: string | undefined,
+): Promise<TypedViewChange> {
+  // First, before any table is read: a migration takes this lock and then
+  // changes the account's tables, so the other order could deadlock.
+  // Column names are given across accounts, and the union built, under it.
+  await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
+    trx,
+  );
+  await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${lockKey(`typed view ${schema}.${target.view}`)}::int)`.execute(
+    trx,
+  );
+  // An analyst's long query on the view would hold the rebuild (and the
+  // run's end) back: give up after a while instead (signalled); the next
+  // full run tries again.
+  await sql`select set_config('lock_timeout', ${REFRESH_LOCK_TIMEOUT}, true)`.execute(trx);
+  await sql`insert into typed_views (view, source_table) values (${target.view}, ${target.table})
+    on conflict (view) do nothing`.execute(trx);
+  const { rows: state } = await sql<{ seen_through: string | null }>`
+    select seen_through::text as seen_through from typed_views where view = ${target.view}`.execute(
+    trx,
+  );
+  const since = state[0]?.seen_through ?? null;
+  const { profiles, seenThrough } = await profileKeys(trx, target.table, since);
+  const kept = await typedColumnsOf(trx, target.view);
+  const columns = new Map(kept.map((c) => [c.key, { ...c }]));
+  const added: string[] = [];
+  const retyped: string[] = [];
+  let leftOut = 0;
+  for (const profile of [...profiles].sort((a, b) => (a.key < b.key ? -1 : 1))) {
+    const inferred = typeOf(profile);
+    const column = columns.get(profile.key);
+    if (!column && columns.size >= MAX_TYPED_COLUMNS) {
+      leftOut += 1;
+    } else if (!column) {
+      columns.set(profile.key, {
+        key: profile.key,
+        column_name: '',
+        type: inferred,
+        previous_names: [],
+      });
+      added.push(profile.key);
+    } else if (widen(column.type, inferred) !== column.type) {
+      const wider = widen(column.type, inferred);
+      retyped.push(`${profile.key}: ${column.type} → ${wider}`);
+      column.type = wider;
+    }
+  }
+  const names = await columnNamesOf(trx, target.view, columns.keys());
+  const renamed: string[] = [];
+  for (const column of columns.values()) {
+    const name = names.get(column.key) ?? column.column_name;
+    if (column.column_name !== '' && column.column_name !== name) {
+      renamed.push(`${column.key}: ${column.column_name} → ${name}`);
+      // Still a column of the view while objects of others keep it in place.
+      column.previous_names = [
+        ...column.previous_names.filter((n) => n !== column.column_name),
+        column.column_name,
+      ];
+    }
+    column.column_name = name;
+  }
+  // Stored before the views are built: the union reads them.
+  if (added.length > 0 || retyped.length > 0 || renamed.length > 0) {
+    if (renamed.length > 0) {
+      // One key's new name may be another's old one: out of the way first.
+      await sql`update typed_view_columns set column_name = '~' || column_name
+        where view = ${target.view}`.execute(trx);
+    }
+    const remembers = await hasColumn(trx, 'typed_view_columns', 'previous_names');
+    for (const c of columns.values()) {
+      await sql`insert into typed_view_columns (view, key, column_name, type, added_run_id)
+        values (${target.view}, ${c.key}, ${c.column_name}, ${c.type}, ${runId ?? null}::bigint)
+        on conflict (view, key) do update set column_name = excluded.column_name, type = excluded.type`.execute(
+        trx,
+      );
+      if (remembers && c.previous_names.length > 0) {
+        await sql`update typed_view_columns set previous_names = ${c.previous_names}::text[]
+          where view = ${target.view} and key = ${c.key}`.execute(trx);
       }
     }
-    const names = await columnNamesOf(trx, target.view, columns.keys());
-    const renamed: string[] = [];
-    for (const column of columns.values()) {
-      const name = names.get(column.key) ?? column.column_name;
-      if (column.column_name !== '' && column.column_name !== name) {
-        renamed.push(`${column.key}: ${column.column_name} → ${name}`);
-      }
-      column.column_name = name;
-    }
-    // Stored before the views are built: the union reads them.
-    if (added.length > 0 || retyped.length > 0 || renamed.length > 0) {
-      if (renamed.length > 0) {
-        // One key's new name may be another's old one: out of the way first.
-        await sql`update typed_view_columns set column_name = '~' || column_name
-          where view = ${target.view}`.execute(trx);
-      }
-      for (const c of columns.values()) {
-        await sql`insert into typed_view_columns (view, key, column_name, type, added_run_id)
-          values (${target.view}, ${c.key}, ${c.column_name}, ${c.type}, ${runId ?? null}::bigint)
-          on conflict (view, key) do update set column_name = excluded.column_name, type = excluded.type`.execute(
-          trx,
-        );
-      }
-    }
-    const ordered = [...columns.values()].sort((a, b) => (a.key < b.key ? -1 : 1));
-    const desired: ViewColumn[] = [
-      { name: 'id', type: 'bigint' },
-      ...ordered.map((c) => ({ name: c.column_name, type: PG_TYPES[c.type] })),
-      { name: 'deleted_at', type: 'timestamp with time zone' },
-    ];
-    const existing = await viewColumns(trx, { schema, name: target.view });
-    const matches =
-      existing !== undefined &&
-      existing.length === desired.length &&
-      desired.every((c) => existing.some((e) => e.name === c.name && e.type === c.type)) &&
-      !(await readsSessionZone(trx, target.view));
-    const warnings: string[] = [];
-    if (!matches) {
-      // Which key each name shows: today's names, then (kept while objects
-      // of others depend on them) the names the columns had before.
-      const keyOf = new Map<string, string>(kept.map((c) => [c.column_name, c.key]));
-      for (const c of columns.values()) keyOf.set(c.column_name, c.key);
-      // A union built before it read the tables would hold this view in place.
-      const union = { schema: ALL_ACCOUNTS_SCHEMA, name: target.view };
-      const above = await dependentsOf(trx, { schema, name: target.view });
-      if (above.includes(`${union.schema}.${union.name}`)) await emptyView(trx, union);
-      const placed = await placeView(trx, { schema, name: target.view }, desired, (layout) => {
+  }
+  const ordered = [...columns.values()].sort((a, b) => (a.key < b.key ? -1 : 1));
+  const desired: ViewColumn[] = [
+    { name: 'id', type: 'bigint' },
+    ...ordered.map((c) => ({ name: c.column_name, type: PG_TYPES[c.type] })),
+    { name: 'deleted_at', type: 'timestamp with time zone' },
+  ];
+  const existing = await viewColumns(trx, { schema, name: target.view });
+  const matches =
+    existing !== undefined &&
+    existing.length === desired.length &&
+    desired.every((c) => existing.some((e) => e.name === c.name && e.type === c.type)) &&
+    !(await readsSessionZone(trx, target.view));
+  const warnings: string[] = [];
+  if (matches) {
+    // Nothing kept back: a signal of an earlier refresh is out of date.
+    await noteTypedViewBlock(trx, schema, target.view);
+  } else {
+    const keyOf = keysByName([...columns.values()]);
+    const typeOfKey = new Map([...columns.values()].map((c) => [c.key, PG_TYPES[c.type]]));
+    // A union built before it read the tables would hold this view in place.
+    const union = { schema: ALL_ACCOUNTS_SCHEMA, name: target.view };
+    const above = await dependentsOf(trx, { schema, name: target.view });
+    if (above.includes(`${union.schema}.${union.name}`)) await emptyView(trx, union);
+    const placed = await placeView(
+      trx,
+      { schema, name: target.view },
+      desired,
+      (layout) => {
         const list = layout.map((c) =>
           c.name === 'id' || c.name === 'deleted_at'
             ? sql.id(c.name)
             : sql`${columnSelect(keyOf.get(c.name), c.type)} as ${sql.id(c.name)}`,
         );
         return sql`select ${sql.join(list)} from ${sql.table(target.table)}`;
-      });
-      await commentView(trx, target, placed.layout, keyOf);
-      if (placed.kept) {
-        const resource = target.view.replace(/_flat$/, '');
-        const account = schema === 'public' ? '' : ` --account ${schema}`;
-        const message = blockMessage(
-          `${schema}.${target.view}`,
-          placed.kept.conflicts,
-          placed.kept.dependents,
-          `hiresync sync --full${account} --resource ${resource}`,
-        );
-        await noteTypedViewBlock(trx, schema, target.view, {
-          message,
-          blocking: placed.kept.dependents,
-        });
-        warnings.push(message);
-      } else {
-        await noteTypedViewBlock(trx, schema, target.view);
-      }
-    }
-    if (!matches || added.length > 0 || retyped.length > 0 || renamed.length > 0) {
-      const union = await rebuildTypedUnion(trx, target.view);
-      if (union.warning) warnings.push(union.warning);
-    }
-    await sql`update typed_views
-      set seen_through = ${seenThrough}::timestamptz${matches ? sql`` : sql`, rebuilt_at = now()`}
-      where view = ${target.view}`.execute(trx);
-    if (leftOut > 0) {
-      warnings.push(
-        `typed view ${schema}.${target.view} has ${MAX_TYPED_COLUMNS} key columns, the most it gets: ${leftOut} more key(s) stay in ${target.table}.data only (records whose keys are data, such as a map keyed by ids, are better read from data)`,
+      },
+      { holds: holdsType },
+    );
+    await commentView(trx, target, placed.layout, keyOf);
+    const wanted = new Set(desired.map((c) => c.name));
+    const keptBack = keptColumns(placed, wanted, (name) => {
+      const key = keyOf.get(name);
+      return key === undefined ? undefined : typeOfKey.get(key);
+    });
+    if (keptBack) {
+      const message = blockMessage(
+        `${schema}.${target.view}`,
+        keptBack,
+        placed.dependents,
+        refreshCommand(schema, target.view),
       );
+      await noteTypedViewBlock(trx, schema, target.view, {
+        message,
+        blocking: placed.dependents,
+      });
+      warnings.push(message);
+    } else {
+      await noteTypedViewBlock(trx, schema, target.view);
     }
-    if (warnings.length > 0 && runId !== undefined) await noteRunWarnings(trx, runId, warnings);
-    return {
-      added,
-      retyped,
-      ...(renamed.length > 0 ? { renamed } : {}),
-      ...(warnings.length > 0 ? { warning: warnings.join('; ') } : {}),
-    };
-  });
+  }
+  if (
+    !matches ||
+    added.length > 0 ||
+    retyped.length > 0 ||
+    renamed.length > 0 ||
+    (await isBlocked(trx, ALL_ACCOUNTS_SCHEMA, target.view))
+  ) {
+    // The account's view stands even when the union cannot be rebuilt now.
+    await sql`savepoint typed_union`.execute(trx);
+    try {
+      const union = await rebuildTypedUnion(trx, target.view);
+      await sql`release savepoint typed_union`.execute(trx);
+      if (union.warning) warnings.push(union.warning);
+    } catch (error) {
+      await sql`rollback to savepoint typed_union`.execute(trx);
+      const message = refreshFailureMessage(
+        `${ALL_ACCOUNTS_SCHEMA}.${target.view}`,
+        error,
+        'hiresync migrate',
+        `${target.table}`,
+      );
+      await noteTypedViewBlock(trx, ALL_ACCOUNTS_SCHEMA, target.view, { message, blocking: [] });
+      warnings.push(message);
+    }
+  }
+  await sql`update typed_views
+    set seen_through = ${seenThrough}::timestamptz${matches ? sql`` : sql`, rebuilt_at = now()`}
+    where view = ${target.view}`.execute(trx);
+  if (leftOut > 0) {
+    warnings.push(
+      `typed view ${schema}.${target.view} has ${MAX_TYPED_COLUMNS} key columns, the most it gets: ${leftOut} more key(s) stay in ${target.table}.data only (records whose keys are data, such as a map keyed by ids, are better read from data)`,
+    );
+  }
+  if (warnings.length > 0 && runId !== undefined) await noteRunWarnings(trx, runId, warnings);
+  return {
+    added,
+    retyped,
+    ...(renamed.length > 0 ? { renamed } : {}),
+    ...(warnings.length > 0 ? { warning: warnings.join('; ') } : {}),
+  };
+}
+
+/**
+ * What a view placed by placeView cannot show: its conflicts, the columns it
+ * kept beyond `wanted` whose type cannot hold their key's (`typeOfName`:
+ * the type the key's column has now, undefined for a column that shows no
+ * key), and those that show no key. Undefined when it shows everything.
+ */
+export function keptColumns(
+  placed: PlacedView,
+  wanted: ReadonlySet<string>,
+  typeOfName: (name: string) => string | undefined,
+): KeptColumns | undefined {
+  const conflicts = [...(placed.kept?.conflicts ?? [])];
+  const orphans: string[] = [];
+  for (const column of placed.layout) {
+    if (wanted.has(column.name)) continue;
+    const type = typeOfName(column.name);
+    if (type === undefined) orphans.push(column.name);
+    else if (!holdsType(column.type, type))
+      conflicts.push(`${column.name}: ${column.type} → ${type}`);
+  }
+  return conflicts.length > 0 || orphans.length > 0 ? { conflicts, orphans } : undefined;
+}
+
+/** Whether hiresync.typed_view_blocks holds a signal for `schema.view` now. */
+async function isBlocked(
+  trx: Transaction<Database>,
+  schema: string,
+  view: string,
+): Promise<boolean> {
+  const { rows: found } = await sql<{ present: boolean }>`
+    select to_regclass('hiresync.typed_view_blocks') is not null as present`.execute(trx);
+  if (!found[0]?.present) return false;
+  const { rows } = await sql<{ blocked: boolean }>`
+    select exists (select 1 from hiresync.typed_view_blocks
+      where schema = ${schema} and view = ${view} and message is not null) as blocked`.execute(trx);
+  return rows[0]?.blocked === true;
 }
 
 /** Adds `warnings` to the run's sync_runs.warnings (a schema migrated before 0007 has no such column: skipped). */

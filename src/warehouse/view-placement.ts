@@ -31,8 +31,12 @@ export async function viewColumns(
 }
 
 /**
- * The views (and materialized views) built on `view`, as `schema.name`,
- * sorted: objects an analyst made, which dropping `view` would take along.
+ * What others built on `view`, which dropping it would take along (or refuse
+ * for): every object pg_depend lists as depending on it but its own
+ * definition. Views and materialized views as `schema.name`; any other kind
+ * as Postgres names it (`function public.job_count()`, a SQL function whose
+ * body reads the view; `trigger t on public.v`; `rule r on public.v`).
+ * Sorted; none when nothing depends on it.
  */
 export async function dependentsOf(
   // biome-ignore lint/suspicious/noExplicitAny: also called with a migration's Kysely<any>
@@ -40,14 +44,19 @@ export async function dependentsOf(
   view: QualifiedView,
 ): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`
-    select distinct vn.nspname || '.' || v.relname as name
+    select distinct case
+        when w.rulename = '_RETURN' then vn.nspname || '.' || v.relname
+        else o.type || ' ' || o.identity
+      end as name
     from pg_depend d
-    join pg_rewrite w on w.oid = d.objid
-    join pg_class v on v.oid = w.ev_class
-    join pg_namespace vn on vn.oid = v.relnamespace
-    where d.classid = 'pg_rewrite'::regclass and d.refclassid = 'pg_class'::regclass
+    left join pg_rewrite w on d.classid = 'pg_rewrite'::regclass and w.oid = d.objid
+    left join pg_class v on v.oid = w.ev_class
+    left join pg_namespace vn on vn.oid = v.relnamespace
+    cross join lateral pg_identify_object(d.classid, d.objid, 0) o
+    where d.refclassid = 'pg_class'::regclass
       and d.refobjid = to_regclass(${`${quoteIdent(view.schema)}.${quoteIdent(view.name)}`})
-      and v.oid <> d.refobjid
+      and d.deptype in ('n', 'a')
+      and not coalesce(w.rulename = '_RETURN' and w.ev_class = d.refobjid, false)
     order by 1`.execute(db);
   return rows.map((r) => r.name);
 }
@@ -66,6 +75,18 @@ export interface PlacedView {
    * view keeps the old type of those columns (see {@link placeView}).
    */
   kept?: { dependents: string[]; conflicts: string[] };
+  /** The objects of others that depend on the view (none when it was dropped and created). */
+  dependents: string[];
+}
+
+/** Options of {@link placeView}. */
+export interface PlaceViewOptions {
+  /**
+   * Whether a column kept at type `kept` shows every value of a column of
+   * type `wanted` (a text column holds numbers); a column that does not is a
+   * conflict. Default: the same type only.
+   */
+  holds?: (kept: string, wanted: string) => boolean;
 }
 
 /**
@@ -86,26 +107,32 @@ export async function placeView(
   view: QualifiedView,
   desired: readonly ViewColumn[],
   select: (layout: readonly ViewColumn[]) => RawBuilder<unknown>,
+  { holds = (kept, wanted) => kept === wanted }: PlaceViewOptions = {},
 ): Promise<PlacedView> {
   const existing = await viewColumns(db, view);
   if (!existing) {
     await sql`create view ${qualified(view)} as ${select(desired)}`.execute(db);
-    return { layout: [...desired] };
+    return { layout: [...desired], dependents: [] };
   }
   const dependents = await dependentsOf(db, view);
   if (dependents.length === 0) {
     await sql`drop view ${qualified(view)}`.execute(db);
     await sql`create view ${qualified(view)} as ${select(desired)}`.execute(db);
-    return { layout: [...desired] };
+    return { layout: [...desired], dependents };
   }
   const wanted = new Map(desired.map((c) => [c.name, c.type]));
   const have = new Set(existing.map((c) => c.name));
   const conflicts = existing
-    .filter((c) => wanted.has(c.name) && wanted.get(c.name) !== c.type)
+    .filter((c) => {
+      const type = wanted.get(c.name);
+      return type !== undefined && !holds(c.type, type);
+    })
     .map((c) => `${c.name}: ${c.type} → ${wanted.get(c.name)}`);
   const layout = [...existing, ...desired.filter((c) => !have.has(c.name))];
   await sql`create or replace view ${qualified(view)} as ${select(layout)}`.execute(db);
-  return conflicts.length > 0 ? { layout, kept: { dependents, conflicts } } : { layout };
+  return conflicts.length > 0
+    ? { layout, dependents, kept: { dependents, conflicts } }
+    : { layout, dependents };
 }
 
 /**

@@ -37,6 +37,7 @@ const WAREHOUSE_MIGRATIONS = [
   '0006_typed_views',
   '0007_typed_view_signals',
   '0008_api_clock',
+  '0009_typed_view_repairs',
 ];
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -102,7 +103,7 @@ describe('migrations of every schema', () => {
     expect(await main(['migrate'], env, first)).toBe(0);
     expect(first.out()).toBe(
       [
-        'schema hiresync: applied 4 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names',
+        'schema hiresync: applied 5 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names, 0005_typed_view_repairs',
         `schema public: applied ${WAREHOUSE_MIGRATIONS.length} migration(s): ${WAREHOUSE_MIGRATIONS.join(', ')}`,
         '',
       ].join('\n'),
@@ -129,6 +130,7 @@ describe('migrations of every schema', () => {
       '0002_partner_tokens',
       '0003_safe_casts',
       '0004_typed_column_names',
+      '0005_typed_view_repairs',
     ]);
     const third = captureIo();
     expect(await main(['migrate'], env, third)).toBe(0);

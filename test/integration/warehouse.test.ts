@@ -100,6 +100,7 @@ describe('migrations', () => {
         '0006_typed_views',
         '0007_typed_view_signals',
         '0008_api_clock',
+        '0009_typed_view_repairs',
       ]);
     } finally {
       await Promise.all(dbs.map((db) => db.destroy()));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   columnNameFor,
+  holdsType,
   type KeyProfile,
   typeOf,
   widen,
@@ -92,10 +93,22 @@ describe('typed view column names', () => {
 });
 
 describe('typed view column types across accounts', () => {
-  it('widens date and timestamptz to timestamptz, and ignores keys that held only nulls', () => {
-    expect(widen('date', 'timestamptz')).toBe('timestamptz');
-    expect(widen('timestamptz', 'date')).toBe('timestamptz');
+  it('ignores keys that held only nulls', () => {
     expect(widen('unknown', 'numeric')).toBe('numeric');
     expect(widen('date', 'bigint')).toBe('text');
+  });
+});
+
+describe('a kept column type', () => {
+  it('holds a new type only when every value of it shows: text and jsonb anything, numeric bigint', () => {
+    expect(holdsType('text', 'numeric')).toBe(true);
+    expect(holdsType('text', 'jsonb')).toBe(true);
+    expect(holdsType('jsonb', 'bigint')).toBe(true);
+    expect(holdsType('numeric', 'bigint')).toBe(true);
+    expect(holdsType('bigint', 'bigint')).toBe(true);
+    expect(holdsType('bigint', 'numeric')).toBe(false);
+    expect(holdsType('boolean', 'text')).toBe(false);
+    expect(holdsType('timestamp with time zone', 'text')).toBe(false);
+    expect(holdsType('date', 'timestamp with time zone')).toBe(false);
   });
 });
