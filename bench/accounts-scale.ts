@@ -25,7 +25,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { schemaOf } from '../src/accounts/account.js';
+import { schemaOf } from '../src/account-name.js';
 import { AccountStore } from '../src/accounts/account-store.js';
 import { type Config, loadConfig, RESOURCE_NAMES, type ResourceName } from '../src/config.js';
 import { createSyncQueue, enqueueRun } from '../src/queue/sync-queue.js';

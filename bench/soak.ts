@@ -36,7 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
-import { DEFAULT_ACCOUNT, schemaOf } from '../src/accounts/account.js';
+import { DEFAULT_ACCOUNT, schemaOf } from '../src/account-name.js';
 import { AccountStore } from '../src/accounts/account-store.js';
 import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../src/config.js';
 import { deletePrefix } from '../src/queue/redis.js';

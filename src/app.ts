@@ -1,11 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
+import { DEFAULT_ACCOUNT, schemaOf } from './account-name.js';
 import {
   type Account,
   type AccountDirectory,
   AccountUnavailableError,
-  DEFAULT_ACCOUNT,
-  schemaOf,
 } from './accounts/account.js';
 import { assertRegistered } from './accounts/account-store.js';
 import type { ApiClient } from './api/api-client.js';

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { DEFAULT_ACCOUNT } from './accounts/account.js';
+import { DEFAULT_ACCOUNT } from './account-name.js';
 import { AccountStore } from './accounts/account-store.js';
 import { createApp } from './app.js';
 import { registryOf } from './commands/account-options.js';

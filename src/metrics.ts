@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { DEFAULT_ACCOUNT } from './accounts/account.js';
+import { DEFAULT_ACCOUNT } from './account-name.js';
 import type { ApiClientMetrics } from './api/api-client.js';
 import type { ResourceName } from './config.js';
 import type { RunMetrics } from './sync/run-resource.js';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
-import { schemaOf } from './accounts/account.js';
+import { schemaOf } from './account-name.js';
 import { RESOURCE_NAMES, type ResourceName } from './config.js';
 import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
 import { redactSecrets } from './secret.js';

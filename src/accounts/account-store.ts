@@ -1,18 +1,12 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { accountNameProblem, DEFAULT_ACCOUNT, schemaOf } from '../account-name.js';
 import { TokenCipher } from '../api/token-cipher.js';
 import type { AuthConfig, PartnerConfig } from '../config.js';
 import { ConfigError, HiresyncError, RunInterruptedError } from '../errors.js';
 import { Secret } from '../secret.js';
 import { inSchema } from '../warehouse/database.js';
 import type { AccountRow, AccountsTable, Database } from '../warehouse/schema.js';
-import {
-  type Account,
-  type AccountDirectory,
-  AccountUnavailableError,
-  accountNameProblem,
-  DEFAULT_ACCOUNT,
-  schemaOf,
-} from './account.js';
+import { type Account, type AccountDirectory, AccountUnavailableError } from './account.js';
 import { keepaliveTickMs } from './keepalive-tick.js';
 import {
   PostgresRefreshTokenVault,

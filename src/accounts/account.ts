@@ -1,41 +1,6 @@
 import type { RefreshTokenVault } from '../api/refresh-token-vault.js';
 import type { AuthConfig } from '../config.js';
 import { HiresyncError } from '../errors.js';
-import { PUBLIC_SCHEMA } from '../warehouse/database.js';
-
-/** The account of the environment's credentials; its tables stay in schema `public`. */
-export const DEFAULT_ACCOUNT = 'default';
-
-/** What an account name must look like (../shared/interface.md, "Accounts"). */
-export const ACCOUNT_NAME = /^[a-z][a-z0-9_]{0,39}$/;
-
-/** Names an account may not take: they are schemas of Postgres or of hiresync. */
-const RESERVED = new Set(['default', 'public', 'hiresync', 'all_accounts', 'information_schema']);
-
-/** Why `name` cannot name a registered account, or undefined when it can. */
-export function accountNameProblem(name: string): string | undefined {
-  if (!ACCOUNT_NAME.test(name)) {
-    return `account name ${JSON.stringify(name)} must be 1 to 40 lowercase letters, digits or _, starting with a letter`;
-  }
-  if (RESERVED.has(name) || name.startsWith('pg_')) {
-    return `account name ${JSON.stringify(name)} is reserved; choose another`;
-  }
-  return undefined;
-}
-
-/** The Postgres schema holding an account's tables: `public` for `default`, else the account's name. */
-export function schemaOf(account: string): string {
-  return account === DEFAULT_ACCOUNT ? PUBLIC_SCHEMA : account;
-}
-
-/**
- * The name of one (account, resource) in keys and locks: the resource alone for
- * `default` (the keys a single-account deployment always had, so an upgrade
- * resumes its checkpoints), else `account:resource`. Neither part holds `:`.
- */
-export function runKey(account: string, resource: string): string {
-  return account === DEFAULT_ACCOUNT ? resource : `${account}:${resource}`;
-}
 
 /** How an account authenticates: the grants of ../shared/api-spec.md. */
 export type AuthMode = AuthConfig['mode'];

@@ -1,9 +1,5 @@
-import {
-  type AccountDirectory,
-  AccountUnavailableError,
-  accountNameProblem,
-  DEFAULT_ACCOUNT,
-} from '../accounts/account.js';
+import { accountNameProblem, DEFAULT_ACCOUNT } from '../account-name.js';
+import { type AccountDirectory, AccountUnavailableError } from '../accounts/account.js';
 import { AccountStore } from '../accounts/account-store.js';
 import type { PartnerConfig, StatusConfig } from '../config.js';
 import { ConfigError, UsageError } from '../errors.js';

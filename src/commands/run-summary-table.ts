@@ -1,4 +1,4 @@
-import { DEFAULT_ACCOUNT } from '../accounts/account.js';
+import { DEFAULT_ACCOUNT } from '../account-name.js';
 import type { RunOnceOutcome } from '../queue/run-once.js';
 import { redactSecrets } from '../secret.js';
 import { formatTable } from './format-table.js';

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { DEFAULT_ACCOUNT } from '../accounts/account.js';
+import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { AccountStore } from '../accounts/account-store.js';
 import { loadStatusConfig } from '../config.js';
 import { coerceError, describeWait, HiresyncError } from '../errors.js';

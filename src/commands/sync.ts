@@ -1,4 +1,4 @@
-import { DEFAULT_ACCOUNT } from '../accounts/account.js';
+import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { createApp } from '../app.js';
 import { loadConfig, RESOURCE_NAMES, type ResourceName, resourceNameProblem } from '../config.js';
 import { ConfigError, UsageError } from '../errors.js';

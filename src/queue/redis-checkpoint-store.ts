@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { DEFAULT_ACCOUNT, runKey } from '../accounts/account.js';
+import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
 import type { ResourceName } from '../config.js';
 import type { Checkpoint, CheckpointStore } from '../sync/ports.js';
 

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import { DEFAULT_ACCOUNT, runKey } from '../accounts/account.js';
+import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { CheckpointStore } from '../sync/ports.js';

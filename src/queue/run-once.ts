@@ -3,7 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DEFAULT_ACCOUNT } from '../accounts/account.js';
+import { DEFAULT_ACCOUNT } from '../account-name.js';
 import type { Config, ResourceName } from '../config.js';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';

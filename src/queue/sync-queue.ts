@@ -1,6 +1,7 @@
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { AccountUnavailableError, DEFAULT_ACCOUNT, runKey } from '../accounts/account.js';
+import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
+import { AccountUnavailableError } from '../accounts/account.js';
 import { SecretKeyError } from '../accounts/secret-box.js';
 import type { Config, ResourceName } from '../config.js';
 import {

@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { accountNameProblem, DEFAULT_ACCOUNT, schemaOf } from '../accounts/account.js';
+import { accountNameProblem, DEFAULT_ACCOUNT, schemaOf } from '../account-name.js';
 import { coerceError, HiresyncError } from '../errors.js';
 import { PUBLIC_SCHEMA } from './database.js';
 import { createListResourceTables, listResourcesIn } from './list-resource-tables.js';

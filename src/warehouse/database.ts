@@ -35,7 +35,7 @@ export interface DatabaseOptions {
 /** The schema of the environment's account (`default`): its tables stay where they always were. */
 export const PUBLIC_SCHEMA = 'public';
 
-/** Schema names hiresync creates: account names (see src/accounts/account.ts), `public`, `hiresync`, `all_accounts`. */
+/** Schema names hiresync creates: account names (see src/account-name.ts), `public`, `hiresync`, `all_accounts`. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** The pool behind a root instance, and the instance of each schema made over it. */

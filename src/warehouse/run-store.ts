@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { DEFAULT_ACCOUNT, runKey } from '../accounts/account.js';
+import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
 import type {
   ApiClockReading,
   Page,

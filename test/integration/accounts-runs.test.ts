@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { runKey, schemaOf } from '../../src/accounts/account.js';
+import { runKey, schemaOf } from '../../src/account-name.js';
 import { ScheduleKeeper } from '../../src/queue/schedule-keeper.js';
 import { enqueueRun, type ScheduleTarget } from '../../src/queue/sync-queue.js';
 import { inSchema } from '../../src/warehouse/database.js';

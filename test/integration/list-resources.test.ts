@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { schemaOf } from '../../src/accounts/account.js';
+import { schemaOf } from '../../src/account-name.js';
 import { loadConfig } from '../../src/config.js';
 import type { ConfigError } from '../../src/errors.js';
 import { main } from '../../src/main.js';

@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
-import { runKey } from '../../src/accounts/account.js';
+import { runKey } from '../../src/account-name.js';
 import { ResourceLock } from '../../src/warehouse/resource-lock.js';
 import { createTestDatabase } from '../support/databases.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';

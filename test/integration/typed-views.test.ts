@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { schemaOf } from '../../src/accounts/account.js';
+import { schemaOf } from '../../src/account-name.js';
 import { main } from '../../src/main.js';
 import { Metrics } from '../../src/metrics.js';
 import { Secret } from '../../src/secret.js';

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import { DEFAULT_ACCOUNT, schemaOf } from '../../src/accounts/account.js';
+import { DEFAULT_ACCOUNT, schemaOf } from '../../src/account-name.js';
 import { AccountStore } from '../../src/accounts/account-store.js';
 import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { registryOf } from '../../src/commands/account-options.js';

@@ -35,9 +35,11 @@ describe('dependencies point one way', () => {
     ).toEqual([]);
   });
 
-  it('src/warehouse and src/api never import the queue, the app or each other', () => {
+  it('src/warehouse and src/api never import the queue, the app, the accounts or each other', () => {
     expect(
-      importsOf('warehouse').filter((i) => /: \.\.\/(api|queue|app|commands|resources)\//.test(i)),
+      importsOf('warehouse').filter((i) =>
+        /: \.\.\/(api|queue|app|commands|resources|accounts)\//.test(i),
+      ),
     ).toEqual([]);
     expect(
       importsOf('api').filter((i) => /: \.\.\/(warehouse|queue|app|commands)\//.test(i)),

@@ -1,4 +1,4 @@
-import { accountNameProblem } from '../../accounts/account.js';
+import { accountNameProblem } from '../../account-name.js';
 import { type AccountInfo, AccountStore, type NewAccount } from '../../accounts/account-store.js';
 import { loadAccountsConfig, loadAccountUrls } from '../../config.js';
 import { UsageError } from '../../errors.js';

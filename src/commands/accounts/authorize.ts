@@ -1,4 +1,4 @@
-import { schemaOf } from '../../accounts/account.js';
+import { schemaOf } from '../../account-name.js';
 import { type AccountInfo, AccountStore } from '../../accounts/account-store.js';
 import { createHttp } from '../../api/http.js';
 import { loadAccountsConfig, loadAccountUrls, MAX_TIMER_MS } from '../../config.js';
@@ -20,14 +20,13 @@ import {
 import { PUBLIC_SCHEMA } from '../../warehouse/database.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
-import { checkAccountName } from './account-name.js';
 import { authorizeRequestUrl, newState } from './authorization-request.js';
 import { type CallbackOutcome, listenForCallback } from './callback-server.js';
 import { openDatabase } from './connections.js';
 import { exchangeCode } from './exchange-code.js';
 import { authorizeEndpoint, loadPartnerApp } from './partner-app.js';
 import { checkNewAccount, type FreeSchema, registerAccount } from './register-account.js';
-import { defineSubcommand } from './subcommand.js';
+import { checkAccountName, defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts authorize`. */
 export const options = {

@@ -1,4 +1,4 @@
-import { DEFAULT_ACCOUNT, schemaOf } from '../../accounts/account.js';
+import { DEFAULT_ACCOUNT, schemaOf } from '../../account-name.js';
 import { type AccountInfo, AccountStore } from '../../accounts/account-store.js';
 import { loadAccountsConfig } from '../../config.js';
 import { EXIT } from '../command.js';

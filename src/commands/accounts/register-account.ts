@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { schemaOf } from '../../accounts/account.js';
+import { schemaOf } from '../../account-name.js';
 import {
   AccountExistsError,
   type AccountInfo,

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { schemaOf } from '../../accounts/account.js';
+import { schemaOf } from '../../account-name.js';
 import {
   clearRemoval,
   deleteAccountKeys,
@@ -21,10 +21,9 @@ import {
 import { dependentsOutside, schemaContents } from '../../warehouse/schema-dependents.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
-import { checkAccountName } from './account-name.js';
 import { openDatabase, openRedis } from './connections.js';
 import { readLine } from './read-secret.js';
-import { defineSubcommand } from './subcommand.js';
+import { checkAccountName, defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts remove`. */
 export const options = {

@@ -4,9 +4,8 @@ import { loadAccountsConfig } from '../../config.js';
 import { createSyncQueue } from '../../queue/sync-queue.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
-import { checkAccountName } from './account-name.js';
 import { openDatabase, openRedis } from './connections.js';
-import { defineSubcommand } from './subcommand.js';
+import { checkAccountName, defineSubcommand } from './subcommand.js';
 
 /** `hiresync accounts disable|enable` take no option but `--help`. */
 export const options = {} as const satisfies OptionTable;

@@ -1,3 +1,4 @@
+import { registeredAccountProblem } from '../../account-name.js';
 import { ConfigError, coerceError, UsageError } from '../../errors.js';
 import { redactSecrets } from '../../secret.js';
 import { type CommandContext, EXIT } from '../command.js';
@@ -77,4 +78,14 @@ export function defineSubcommand<T extends OptionTable>(
       }
     },
   });
+}
+
+/**
+ * Throws a UsageError (exit 2) unless `name` can name a registered account;
+ * `default`, the environment's account, gets its own explanation: its
+ * credentials are the environment's, not a row that `action` could change.
+ */
+export function checkAccountName(name: string, action: string): void {
+  const problem = registeredAccountProblem(name, action);
+  if (problem) throw new UsageError(problem);
 }

@@ -4,10 +4,9 @@ import { coerceError, UsageError } from '../../errors.js';
 import { Secret } from '../../secret.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
-import { checkAccountName } from './account-name.js';
 import { openDatabase, openRedis } from './connections.js';
 import { readLine } from './read-secret.js';
-import { defineSubcommand } from './subcommand.js';
+import { checkAccountName, defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts update`. */
 export const options = {
