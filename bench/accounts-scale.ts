@@ -330,7 +330,7 @@ async function registerAccounts(
   const db = createDatabase(url, { max: migrators + 1 });
   try {
     await migrateAll(db);
-    const store = new AccountStore(db, config.secretBox);
+    const store = new AccountStore(db, config.secretKeys);
     for (const account of accounts) {
       await store.add({
         name: account,

@@ -171,7 +171,7 @@ const config = loadConfig(env);
 const otherConfig = loadConfig(otherEnv);
 const db: Kysely<Database> = createDatabase(databaseUrl, { max: 2 });
 await migrateAll(db);
-const store = new AccountStore(db, config.secretBox, { partner: config.partner });
+const store = new AccountStore(db, config.secretKeys, { partner: config.partner });
 for (const name of partnerNames) {
   // As a partner's own web app connects a customer: `accounts add NAME --partner`.
   await store.addPartner(

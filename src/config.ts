@@ -1,6 +1,6 @@
 import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
-import { parseSecretKeys, SecretBox } from './accounts/secret-box.js';
+import { parseSecretKeys, SecretKeys } from './config/secret-keys.js';
 import { parseDuration } from './duration.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { RESOURCE_NAMES } from './resources/index.js';
@@ -98,10 +98,11 @@ export interface StatusConfig extends DatabaseConfig {
   /** Prefix of every Redis key (queue, checkpoints, tokens, pacing). Default `hiresync`. */
   redisPrefix: string;
   /**
-   * `HIRESYNC_SECRET_KEY`: seals and opens the credentials of registered
-   * accounts; undefined when the variable is unset (only `default` can run).
+   * `HIRESYNC_SECRET_KEY`: the keys that seal and open the credentials of
+   * registered accounts (the accounts layer makes its SecretBox of them);
+   * undefined when the variable is unset (only `default` can run).
    */
-  secretBox: SecretBox | undefined;
+  secretKeys: SecretKeys | undefined;
   /**
    * `HIRESYNC_UPDATED_LOOKBACK`: subtracted from the last successful run's
    * start (on the API's clock); a larger skew between the API's clock and the
@@ -442,7 +443,7 @@ const secretKeys = z
       return z.NEVER;
     }
     for (const item of text.split(',')) registerSecret(item.trim(), { pinned: true });
-    return new SecretBox(parsed.keys);
+    return new SecretKeys(parsed.keys);
   });
 
 const statusFields = {
@@ -571,7 +572,7 @@ export function loadStatusConfig(env: Env): StatusConfig {
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
-    secretBox: v.HIRESYNC_SECRET_KEY,
+    secretKeys: v.HIRESYNC_SECRET_KEY,
     logLevel: v.LOG_LEVEL,
     updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,
   });
@@ -681,7 +682,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_N
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
-    secretBox: v.HIRESYNC_SECRET_KEY,
+    secretKeys: v.HIRESYNC_SECRET_KEY,
     logLevel: v.LOG_LEVEL,
     runAttempts: v.HIRESYNC_RUN_ATTEMPTS,
     runBackoffMs: v.HIRESYNC_RUN_BACKOFF,
@@ -722,7 +723,7 @@ export interface AccountsConfig extends DatabaseConfig {
   redisUrl: string | undefined;
   redisPrefix: string;
   /** `HIRESYNC_SECRET_KEY`; always set when asked for (add, rekey). */
-  secretBox: SecretBox | undefined;
+  secretKeys: SecretKeys | undefined;
   /**
    * How the environment's account (`default`) authenticates, from which of
    * HIRESYNC_CLIENT_ID/HIRESYNC_CLIENT_SECRET and HIRESYNC_API_KEY are set;
@@ -766,7 +767,7 @@ export function loadAccountsConfig(
     logLevel: v.LOG_LEVEL,
     redisUrl: needs.redis ? (v.REDIS_URL as string) : undefined,
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
-    secretBox: v.HIRESYNC_SECRET_KEY,
+    secretKeys: v.HIRESYNC_SECRET_KEY,
     defaultAuthMode:
       clientCreds === has('HIRESYNC_API_KEY')
         ? undefined

@@ -190,7 +190,7 @@ export async function runDemo(options: {
   try {
     // As `hiresync migrate` and `hiresync accounts add acme --client-id acme-client` do.
     await migrateAll(app.db);
-    await new AccountStore(app.db, config.secretBox).add({
+    await new AccountStore(app.db, config.secretKeys).add({
       name: DEMO_ACCOUNT,
       baseUrl: sim.url,
       auth: {

@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { accountNameProblem, DEFAULT_ACCOUNT, schemaOf } from '../account-name.js';
 import { TokenCipher } from '../api/token-cipher.js';
+import type { SecretKeys } from '../config/secret-keys.js';
 import type { AuthConfig, PartnerConfig } from '../config.js';
 import { ConfigError, HiresyncError, RunInterruptedError } from '../errors.js';
 import { Secret } from '../secret.js';
@@ -14,7 +15,7 @@ import {
   refreshLockKey,
   refreshTokenPurpose,
 } from './refresh-token-vault.js';
-import { type SecretBox, SecretKeyError } from './secret-box.js';
+import { SecretBox, SecretKeyError } from './secret-box.js';
 
 /** The state of a registered account as stored: `needs_reauthorization` comes with partner accounts. */
 export type StoredAccountState = AccountRow['state'];
@@ -223,10 +224,10 @@ export interface AccountStoreOptions {
  * The registered accounts, in `hiresync.accounts`, and partner accounts'
  * refresh tokens, in `hiresync.refresh_tokens` (migrations/hiresync). Reads
  * and writes through the root instance of the pool (the tables are named with
- * their schema). Secrets are sealed with `box` (HIRESYNC_SECRET_KEY) for the
+ * their schema). Secrets are sealed by a SecretBox of `keys` (HIRESYNC_SECRET_KEY) for the
  * purpose `account:<name>:secret` (refresh tokens `account:<name>:refresh_token`),
  * and opened only by {@link resolve} (refresh tokens by the vault it hands
- * out): no other method returns one. Without a box, everything but add,
+ * out): no other method returns one. Without keys, everything but add,
  * addPartner, authorize, rekey and resolve works.
  */
 export class AccountStore implements AccountDirectory {
@@ -234,9 +235,9 @@ export class AccountStore implements AccountDirectory {
   readonly #box: SecretBox | undefined;
   readonly #partner: PartnerConfig | undefined;
 
-  constructor(db: Kysely<Database>, box?: SecretBox, options: AccountStoreOptions = {}) {
+  constructor(db: Kysely<Database>, keys?: SecretKeys, options: AccountStoreOptions = {}) {
     this.#db = db;
-    this.#box = box;
+    this.#box = keys === undefined ? undefined : new SecretBox(keys.reveal());
     this.#partner = options.partner;
   }
 

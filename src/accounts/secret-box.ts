@@ -87,31 +87,3 @@ function describe(purpose: string): string {
 export function keyId(key: Buffer): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 16);
 }
-
-/**
- * Reads `HIRESYNC_SECRET_KEY`: comma-separated keys of 32 bytes, each 64 hex
- * digits or base64 (standard or url-safe). Returns the keys, or a problem that
- * never quotes the value.
- */
-export function parseSecretKeys(text: string): { keys: Buffer[] } | { problem: string } {
-  const items = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (items.length === 0) return { problem: 'holds no key' };
-  const keys: Buffer[] = [];
-  for (const [i, item] of items.entries()) {
-    const key = /^[0-9a-f]{64}$/i.test(item)
-      ? Buffer.from(item, 'hex')
-      : /^[A-Za-z0-9+/_-]+={0,2}$/.test(item)
-        ? Buffer.from(item, item.includes('-') || item.includes('_') ? 'base64url' : 'base64')
-        : undefined;
-    if (key?.length !== 32) {
-      return {
-        problem: `key ${i + 1} of ${items.length} is not 32 bytes in base64 or hex (make one with: openssl rand -base64 32)`,
-      };
-    }
-    keys.push(key);
-  }
-  return { keys };
-}

@@ -18,14 +18,14 @@ export function parseAccounts(values: readonly string[] | undefined): string[] |
 
 /**
  * The registered accounts of a deployment, for createApp: their credentials
- * open with `secretBox`; partner accounts refresh with the partner app of
+ * open with `secretKeys`; partner accounts refresh with the partner app of
  * `partner` (HIRESYNC_PARTNER_CLIENT_ID/_SECRET).
  */
 export function registryOf(
-  config: Pick<StatusConfig, 'secretBox'> & { partner?: PartnerConfig | undefined },
+  config: Pick<StatusConfig, 'secretKeys'> & { partner?: PartnerConfig | undefined },
 ) {
   return (db: ConstructorParameters<typeof AccountStore>[0]): AccountDirectory =>
-    new AccountStore(db, config.secretBox, { partner: config.partner });
+    new AccountStore(db, config.secretKeys, { partner: config.partner });
 }
 
 /**
@@ -36,11 +36,11 @@ export function registryOf(
 export async function resolveAccounts(
   directory: AccountDirectory,
   named: readonly string[] | undefined,
-  config: Pick<StatusConfig, 'secretBox'>,
+  config: Pick<StatusConfig, 'secretKeys'>,
 ): Promise<string[]> {
   const names = named ?? (await directory.enabledNames());
   const registered = names.filter((n) => n !== DEFAULT_ACCOUNT);
-  if (registered.length > 0 && !config.secretBox) {
+  if (registered.length > 0 && !config.secretKeys) {
     throw new ConfigError([
       {
         variable: 'HIRESYNC_SECRET_KEY',

@@ -92,7 +92,7 @@ export const sync = defineCommand({
       Object.keys(config.api.resourcePaths),
     );
     const named = parseAccounts(values.account);
-    if (named?.some((n) => n !== DEFAULT_ACCOUNT) && !config.secretBox) {
+    if (named?.some((n) => n !== DEFAULT_ACCOUNT) && !config.secretKeys) {
       throw new ConfigError([
         {
           variable: 'HIRESYNC_SECRET_KEY',

@@ -68,7 +68,7 @@ export const worker = defineCommand({
     const keepalive = config.partner
       ? await startKeepalive(app.queueRedis, config.redisPrefix, config.refreshKeepaliveMs, {
           due: async () => {
-            const store = new AccountStore(app.db, config.secretBox, { partner: config.partner });
+            const store = new AccountStore(app.db, config.secretKeys, { partner: config.partner });
             // The gauge follows the accounts' states, re-authorizations included.
             for (const account of await store.list()) {
               if (account.authMode !== 'partner') continue;

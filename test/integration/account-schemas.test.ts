@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { AccountStore } from '../../src/accounts/account-store.js';
-import { SecretBox } from '../../src/accounts/secret-box.js';
+import { SecretKeys } from '../../src/config/secret-keys.js';
 import { main } from '../../src/main.js';
 import { Secret } from '../../src/secret.js';
 import {
@@ -66,11 +66,11 @@ async function templateDatabase(): Promise<Kysely<Database>> {
   return t.db;
 }
 
-const box = new SecretBox([randomBytes(32)]);
+const keys = new SecretKeys([randomBytes(32)]);
 
 /** Registers `name` in hiresync.accounts (the control schema must exist). */
 async function register(db: Kysely<Database>, name: string): Promise<void> {
-  await new AccountStore(db, box).add({
+  await new AccountStore(db, keys).add({
     name,
     baseUrl: 'https://api.example.com',
     auth: { mode: 'api_key', apiKey: new Secret(`key-of-${name}`) },

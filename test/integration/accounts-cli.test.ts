@@ -9,7 +9,8 @@ import {
   AccountStore,
   UnknownAccountError,
 } from '../../src/accounts/account-store.js';
-import { parseSecretKeys, SecretBox, SecretKeyError } from '../../src/accounts/secret-box.js';
+import { SecretKeyError } from '../../src/accounts/secret-box.js';
+import { parseSecretKeys, SecretKeys } from '../../src/config/secret-keys.js';
 import { main } from '../../src/main.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { migrationNames } from '../../src/warehouse/migrate.js';
@@ -56,10 +57,10 @@ async function accounts(argv: string[], input = '', overrides: Record<string, st
   return { code, stdout: io.out(), stderr: io.err() };
 }
 
-function boxOf(keys: string): SecretBox {
+function keysOf(keys: string): SecretKeys {
   const parsed = parseSecretKeys(keys);
   if (!('keys' in parsed)) throw new Error(parsed.problem);
-  return new SecretBox(parsed.keys);
+  return new SecretKeys(parsed.keys);
 }
 
 /** Every form of a secret that must never be seen: as is, base64, base64url, hex. */
@@ -118,7 +119,7 @@ describe('hiresync accounts add', () => {
     await sql`insert into public.jobs (id, data) values (2, '{}')`.execute(t.db);
     expect(await accountsInView(t.db)).toEqual(['acme', 'default']);
     // It resolves to exactly the AuthConfig loadConfig builds from the environment.
-    const account = await new AccountStore(t.db, boxOf(OLD_KEY)).resolve('acme');
+    const account = await new AccountStore(t.db, keysOf(OLD_KEY)).resolve('acme');
     expect(account).toMatchObject({
       name: 'acme',
       schema: 'acme',
@@ -144,7 +145,7 @@ describe('hiresync accounts add', () => {
     );
     expect(result).toMatchObject({ code: 0, stderr: '' });
     for (const form of formsOf(API_KEY)) expect(result.stdout).not.toContain(form);
-    const account = await new AccountStore(t.db, boxOf(OLD_KEY)).resolve('beta');
+    const account = await new AccountStore(t.db, keysOf(OLD_KEY)).resolve('beta');
     expect(account.baseUrl).toBe('https://eu.example.com');
     expect(account.auth).toMatchObject({
       mode: 'api_key',
@@ -258,7 +259,7 @@ describe('hiresync accounts disable, enable and remove', () => {
     } finally {
       await queue.close();
     }
-    const store = new AccountStore(t.db, boxOf(OLD_KEY));
+    const store = new AccountStore(t.db, keysOf(OLD_KEY));
     const error = await store.resolve('acme').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AccountDisabledError);
     expect(error).toBeInstanceOf(AccountUnavailableError);
@@ -293,7 +294,7 @@ describe('hiresync accounts disable, enable and remove', () => {
         stderr: `hiresync accounts ${sub}: no account ghost is registered; see 'hiresync accounts list'\n`,
       });
     }
-    await expect(new AccountStore(t.db, boxOf(OLD_KEY)).resolve('ghost')).rejects.toBeInstanceOf(
+    await expect(new AccountStore(t.db, keysOf(OLD_KEY)).resolve('ghost')).rejects.toBeInstanceOf(
       UnknownAccountError,
     );
   });
@@ -625,7 +626,7 @@ describe('hiresync accounts update', () => {
     expect(Number(after.version)).toBe(Number(before.version) + 1);
     expect(after.credential_namespace).not.toBe(before.credential_namespace);
     for (const form of formsOf(newKey)) expect(JSON.stringify(after)).not.toContain(form);
-    const account = await new AccountStore(t.db, boxOf(OLD_KEY)).resolve('beta');
+    const account = await new AccountStore(t.db, keysOf(OLD_KEY)).resolve('beta');
     expect(account.auth.mode === 'api_key' && account.auth.apiKey.reveal()).toBe(newKey);
     expect(account.auth).toMatchObject({ tokenUrl: 'https://eu.example.com/auth/token' });
     expect(await redis.exists(oldToken)).toBe(0);
@@ -636,7 +637,7 @@ describe('hiresync accounts update', () => {
   it('changes --sub alone, keeping the secret; refuses what the auth mode does not have, changing nothing', async () => {
     await addAcme();
     expect(await accounts(['update', 'acme', '--sub', '7'])).toMatchObject({ code: 0 });
-    const acme = await new AccountStore(t.db, boxOf(OLD_KEY)).resolve('acme');
+    const acme = await new AccountStore(t.db, keysOf(OLD_KEY)).resolve('acme');
     expect(acme.auth).toMatchObject({ sub: '7' });
     expect(acme.auth.mode === 'client_credentials' && acme.auth.clientSecret.reveal()).toBe(
       CLIENT_SECRET,
@@ -717,7 +718,7 @@ describe('hiresync accounts rekey', () => {
       .orderBy('name')
       .execute();
     expect(after.map((r) => r.secret)).not.toEqual(before.map((r) => r.secret));
-    const store = new AccountStore(t.db, boxOf(NEW_KEY));
+    const store = new AccountStore(t.db, keysOf(NEW_KEY));
     const acme = await store.resolve('acme');
     expect(acme.auth.mode === 'client_credentials' && acme.auth.clientSecret.reveal()).toBe(
       CLIENT_SECRET,
@@ -725,7 +726,7 @@ describe('hiresync accounts rekey', () => {
     const beta = await store.resolve('beta');
     expect(beta.auth.mode === 'api_key' && beta.auth.apiKey.reveal()).toBe(API_KEY);
     // The old key alone no longer opens them; a second rekey has nothing to do.
-    await expect(new AccountStore(t.db, boxOf(OLD_KEY)).resolve('acme')).rejects.toThrow(
+    await expect(new AccountStore(t.db, keysOf(OLD_KEY)).resolve('acme')).rejects.toThrow(
       /HIRESYNC_SECRET_KEY no longer holds/,
     );
     expect((await accounts(['rekey'], '', { HIRESYNC_SECRET_KEY: rotated })).stdout).toContain(
@@ -739,7 +740,7 @@ describe('hiresync accounts rekey', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('HIRESYNC_SECRET_KEY no longer holds');
     expect(result.stderr).not.toContain(NEW_KEY);
-    await expect(new AccountStore(t.db, boxOf(OLD_KEY)).resolve('acme')).resolves.toMatchObject({
+    await expect(new AccountStore(t.db, keysOf(OLD_KEY)).resolve('acme')).resolves.toMatchObject({
       name: 'acme',
     });
   });

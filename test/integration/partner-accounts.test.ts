@@ -5,12 +5,13 @@ import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { AccountDisabledError, AccountStore } from '../../src/accounts/account-store.js';
 import { refreshTokenPurpose } from '../../src/accounts/refresh-token-vault.js';
-import { parseSecretKeys, SecretBox } from '../../src/accounts/secret-box.js';
+import { SecretBox } from '../../src/accounts/secret-box.js';
 import { createHttp } from '../../src/api/http.js';
 import { TokenProvider } from '../../src/api/token-provider.js';
 import type { TokenStore } from '../../src/api/token-store.js';
 import { createApp } from '../../src/app.js';
 import { registryOf } from '../../src/commands/account-options.js';
+import { parseSecretKeys, SecretKeys } from '../../src/config/secret-keys.js';
 import { loadConfig, type PartnerConfig, readPartner } from '../../src/config.js';
 import { ConfigError, ReauthorizationRequiredError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
@@ -32,6 +33,7 @@ let sim: ApiSimulator;
 let t: TestDatabase;
 let env: Record<string, string>;
 let partner: PartnerConfig;
+let keys: SecretKeys;
 let box: SecretBox;
 const pools: Kysely<Database>[] = [];
 
@@ -64,6 +66,7 @@ beforeEach(async () => {
   partner = readPartner(env).partner as PartnerConfig;
   const parsed = parseSecretKeys(SECRET_KEY);
   if (!('keys' in parsed)) throw new Error(parsed.problem);
+  keys = new SecretKeys(parsed.keys);
   box = new SecretBox(parsed.keys);
 });
 
@@ -78,7 +81,7 @@ afterEach(async () => {
 
 /** The account store a process of this deployment would have, on a pool of its own when asked. */
 function storeOf(db: Kysely<Database> = t.db): AccountStore {
-  return new AccountStore(db, box, { partner });
+  return new AccountStore(db, keys, { partner });
 }
 
 /** Another process's pool on the test database. */
@@ -476,7 +479,7 @@ describe('AccountStore: partner accounts', () => {
       account: 'acme',
     });
     expect(resolved.refreshTokens).toBeDefined();
-    const error = await new AccountStore(t.db, box).resolve('acme').catch((e: unknown) => e);
+    const error = await new AccountStore(t.db, keys).resolve('acme').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toContain('HIRESYNC_PARTNER_CLIENT_ID');
     expect((error as Error).message).toContain('HIRESYNC_PARTNER_CLIENT_SECRET');
@@ -486,7 +489,7 @@ describe('AccountStore: partner accounts', () => {
     const token = await refreshTokenFor('acme');
     await storeOf().addPartner('acme', sim.url, sim.authUrl, new Secret(token));
     const newKey = randomBytes(32);
-    const rotated = new SecretBox([
+    const rotated = new SecretKeys([
       newKey,
       ...(parseSecretKeys(SECRET_KEY) as { keys: Buffer[] }).keys,
     ]);
@@ -495,7 +498,7 @@ describe('AccountStore: partner accounts', () => {
       current: 0,
     });
     const sealed = (await tokenRow('acme'))?.token as string;
-    expect(rotated.isCurrent(sealed)).toBe(true);
+    expect(new SecretBox(rotated.reveal()).isCurrent(sealed)).toBe(true);
     expect(new SecretBox([newKey]).open(sealed, refreshTokenPurpose('acme'))).toBe(token);
   });
 });

@@ -58,7 +58,7 @@ async function setUp(simulator: Parameters<typeof ApiSimulator.start>[0] = {}) {
   });
   const config = loadConfig(env);
   await migrateAll(database.db);
-  const store = new AccountStore(database.db, config.secretBox, { partner: config.partner });
+  const store = new AccountStore(database.db, config.secretKeys, { partner: config.partner });
   // The customer approves; the partner's own web app exchanges the code and
   // hands hiresync the refresh token (accounts add --partner).
   const granted = { refresh_token: await grant(sim) };

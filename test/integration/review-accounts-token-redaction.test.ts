@@ -88,7 +88,7 @@ describe('redaction of access tokens in a worker serving many accounts', () => {
     });
     const config = loadConfig(env);
     await migrateAll(database.db);
-    const store = new AccountStore(database.db, config.secretBox);
+    const store = new AccountStore(database.db, config.secretKeys);
     // A deployment of 120 customers: victim, then c001…c119.
     const names = [
       'victim',

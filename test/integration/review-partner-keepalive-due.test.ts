@@ -53,7 +53,7 @@ async function setUp() {
   });
   const config = loadConfig(env);
   await migrateAll(database.db);
-  const store = new AccountStore(database.db, config.secretBox, { partner: config.partner });
+  const store = new AccountStore(database.db, config.secretKeys, { partner: config.partner });
   await store.addPartner('acme', sim.url, sim.authUrl, new Secret(await grant(sim)));
   await migrateAll(database.db);
   return { sim, config, store, database };

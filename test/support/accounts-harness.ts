@@ -81,7 +81,7 @@ export async function startAccountsHarness(options: {
     ...options.env,
   };
   const config = loadConfig(env);
-  const store = new AccountStore(database.db, config.secretBox);
+  const store = new AccountStore(database.db, config.secretKeys);
   await migrateAll(database.db);
   for (const name of options.accounts) {
     await store.add({

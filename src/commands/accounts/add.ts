@@ -138,7 +138,7 @@ export const add = defineSubcommand({
     const db = await openDatabase(config.databaseUrl, 'add');
     try {
       await migrateControl(db);
-      const store = new AccountStore(db, config.secretBox, { partner });
+      const store = new AccountStore(db, config.secretKeys, { partner });
       const owner = await checkNewAccount(db, store, name);
       const added = await registerAccount(
         db,

@@ -102,7 +102,7 @@ export const authorize = defineSubcommand({
     const db = await openDatabase(config.databaseUrl, 'authorize');
     try {
       await migrateControl(db);
-      const store = new AccountStore(db, config.secretBox, { partner });
+      const store = new AccountStore(db, config.secretKeys, { partner });
       const existing = await store.get(name);
       let owner: FreeSchema | undefined;
       let authUrl = urls.authUrl ?? '';

@@ -26,7 +26,7 @@ export const rekey = defineSubcommand({
     const config = loadAccountsConfig(env, { secretKey: 're-seal the stored credentials' });
     const db = await openDatabase(config.databaseUrl, 'rekey');
     try {
-      const { resealed, current } = await new AccountStore(db, config.secretBox).rekey();
+      const { resealed, current } = await new AccountStore(db, config.secretKeys).rekey();
       stdout.write(
         `re-sealed ${resealed} credential(s) with the first key of HIRESYNC_SECRET_KEY; ${current} already sealed with it\n`,
       );

@@ -92,7 +92,7 @@ export const update = defineSubcommand({
       try {
         // The partner app, when configured: moving a partner account's auth URL needs it.
         const { partner } = readPartner(env);
-        const store = new AccountStore(db, config.secretBox, { partner });
+        const store = new AccountStore(db, config.secretKeys, { partner });
         const outcome = await store.update(name, change);
         const namespaces = [
           ...new Set([outcome.previousNamespace, outcome.account.credentialNamespace]),

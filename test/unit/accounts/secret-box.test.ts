@@ -1,11 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  keyId,
-  parseSecretKeys,
-  SecretBox,
-  SecretKeyError,
-} from '../../../src/accounts/secret-box.js';
+import { keyId, SecretBox, SecretKeyError } from '../../../src/accounts/secret-box.js';
 
 const OLD = randomBytes(32);
 const NEW = randomBytes(32);
@@ -79,33 +74,5 @@ describe('SecretBox', () => {
     const plain = errorOf(() => box.open(PLAINTEXT, PURPOSE));
     expect(plain).toBeInstanceOf(SecretKeyError);
     expect(plain.message).not.toContain(PLAINTEXT);
-  });
-});
-
-describe('parseSecretKeys', () => {
-  it('reads 32-byte keys in hex, base64 and base64url, comma-separated, in order', () => {
-    const url = randomBytes(32);
-    const parsed = parseSecretKeys(
-      ` ${NEW.toString('hex')}, ${OLD.toString('base64')} ,${url.toString('base64url')}`,
-    );
-    expect(parsed).toEqual({ keys: [NEW, OLD, url] });
-  });
-
-  it('answers a key of the wrong length with a problem naming its position, never its value', () => {
-    const short = randomBytes(16).toString('base64');
-    const parsed = parseSecretKeys(`${NEW.toString('hex')},${short}`);
-    expect(parsed).toEqual({
-      problem:
-        'key 2 of 2 is not 32 bytes in base64 or hex (make one with: openssl rand -base64 32)',
-    });
-    expect(JSON.stringify(parsed)).not.toContain(short);
-  });
-
-  it('answers text that is neither hex nor base64, or no key at all, with a problem', () => {
-    const bad = 'not a key!';
-    const parsed = parseSecretKeys(bad);
-    expect('problem' in parsed && parsed.problem).toContain('key 1 of 1 is not 32 bytes');
-    expect(JSON.stringify(parsed)).not.toContain(bad);
-    expect(parseSecretKeys(' , ')).toEqual({ problem: 'holds no key' });
   });
 });
