@@ -11,7 +11,7 @@ import type { ApiClient } from './api/api-client.js';
 import { ApiPageSource } from './api/api-page-source.js';
 import { createApiClient } from './api/create-api-client.js';
 import { createHttp } from './api/http.js';
-import type { Config } from './config.js';
+import type { Config } from './config/types.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { closeRedis, createQueueRedis, createRedis } from './queue/redis.js';

@@ -1,7 +1,7 @@
 import { type CommandIo, EXIT, processIo } from './commands/command.js';
 import { formatTermList } from './commands/help-text.js';
 import { COMMANDS } from './commands/index.js';
-import type { Env } from './config.js';
+import type { Env } from './config/types.js';
 import { ConfigError, coerceError, UsageError } from './errors.js';
 import { redactSecrets } from './secret.js';
 

@@ -2,7 +2,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { accountNameProblem, DEFAULT_ACCOUNT, schemaOf } from '../account-name.js';
 import { TokenCipher } from '../api/token-cipher.js';
 import type { SecretKeys } from '../config/secret-keys.js';
-import type { AuthConfig, PartnerConfig } from '../config.js';
+import type { AuthConfig, PartnerConfig } from '../config/types.js';
 import { ConfigError, HiresyncError, RunInterruptedError } from '../errors.js';
 import { Secret } from '../secret.js';
 import { inSchema } from '../warehouse/database.js';

@@ -1,5 +1,5 @@
 import type { RefreshTokenVault } from '../api/refresh-token-vault.js';
-import type { AuthConfig } from '../config.js';
+import type { AuthConfig } from '../config/types.js';
 import { HiresyncError } from '../errors.js';
 
 /** How an account authenticates: the grants of ../shared/api-spec.md. */

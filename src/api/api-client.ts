@@ -1,5 +1,5 @@
 import type { Got } from 'got';
-import type { ApiConfig, AuthConfig } from '../config.js';
+import type { ApiConfig, AuthConfig } from '../config/types.js';
 import {
   ApiError,
   AuthError,

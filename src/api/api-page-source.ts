@@ -1,4 +1,4 @@
-import type { ApiConfig } from '../config.js';
+import type { ApiConfig } from '../config/types.js';
 import type { ResourceCatalog, ResourceDeclaration } from '../resources/index.js';
 import type { Page, PageSource, PageWalkOptions, ResourceName } from '../sync/ports.js';
 import type { ApiClient } from './api-client.js';

@@ -1,6 +1,6 @@
 import type { Got } from 'got';
 import type { Redis } from 'ioredis';
-import type { ApiConfig } from '../config.js';
+import type { ApiConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import { ApiClient, type ApiClientMetrics } from './api-client.js';
 import { createHttp } from './http.js';

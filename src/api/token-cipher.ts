@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
-import type { AuthConfig } from '../config.js';
+import type { AuthConfig } from '../config/types.js';
 
 /** An access token and what is known of its life. Times are epoch milliseconds. */
 export interface CachedToken {

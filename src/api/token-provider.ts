@@ -1,6 +1,6 @@
 import { validateHeaderValue } from 'node:http';
 import type { Got } from 'got';
-import type { AuthConfig } from '../config.js';
+import type { AuthConfig } from '../config/types.js';
 import {
   AuthError,
   describeWait,

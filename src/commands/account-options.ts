@@ -1,7 +1,7 @@
 import { accountNameProblem, DEFAULT_ACCOUNT } from '../account-name.js';
 import { type AccountDirectory, AccountUnavailableError } from '../accounts/account.js';
 import { AccountStore } from '../accounts/account-store.js';
-import type { PartnerConfig, StatusConfig } from '../config.js';
+import type { PartnerConfig, StatusConfig } from '../config/types.js';
 import { ConfigError, UsageError } from '../errors.js';
 
 /** The accounts named by `--account` (repeated or comma-separated), or undefined when none. */

@@ -1,4 +1,4 @@
-import type { Env } from '../config.js';
+import type { Env } from '../config/types.js';
 import { formatHelp, type OptionTable, type OptionValues, parseOptions } from './options.js';
 
 /** Exit codes of every command. */

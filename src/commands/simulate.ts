@@ -1,4 +1,4 @@
-import { isLoopbackHost } from '../config.js';
+import { isLoopbackHost } from '../config/fields.js';
 import { UsageError } from '../errors.js';
 import {
   ApiSimulator,

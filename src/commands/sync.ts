@@ -1,6 +1,7 @@
 import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { createApp } from '../app.js';
-import { loadConfig, RESOURCE_NAMES, type ResourceName, resourceNameProblem } from '../config.js';
+import { resourceNameProblem } from '../config/resource-names.js';
+import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { checkConnections, confirmRedisDatabase } from '../preflight.js';

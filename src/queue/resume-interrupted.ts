@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { CheckpointStore } from '../sync/ports.js';
 import type { RunLock } from './run-lock.js';

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Config } from '../config.js';
+import type { Config } from '../config/types.js';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import {

@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis';
 import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
 import { AccountUnavailableError } from '../accounts/account.js';
 import { SecretKeyError } from '../accounts/secret-box.js';
-import type { Config, ResourceName } from '../config.js';
+import type { Config } from '../config/types.js';
+import type { ResourceName } from '../config.js';
 import {
   ApiError,
   ConfigError,

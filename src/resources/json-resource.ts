@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ApiConfig } from '../config.js';
+import type { ApiConfig } from '../config/types.js';
 import { listResourceTable } from '../warehouse/list-resource-tables.js';
 import { storeJsonRecords } from '../warehouse/store-json-records.js';
 import {

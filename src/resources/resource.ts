@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ApiConfig } from '../config.js';
+import type { ApiConfig } from '../config/types.js';
 import type { ResourceName } from '../sync/ports.js';
 import type { PageStatement, StoredResource } from '../warehouse/page-statement.js';
 import { validatorFor } from './validate-record.js';

@@ -7,7 +7,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { TokenCipher } from '../../src/api/token-cipher.js';
 import { TokenProvider } from '../../src/api/token-provider.js';
 import { RedisTokenStore } from '../../src/api/token-store.js';
-import type { AuthConfig } from '../../src/config.js';
+import type { AuthConfig } from '../../src/config/types.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { redactSecrets, Secret } from '../../src/secret.js';
 import { closeHarnessesAfterEach, SIM_SECRET } from '../support/api-harness.js';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { type App, type AppOptions, createApp } from '../../src/app.js';
-import { type Config, loadConfig, type ResourceName } from '../../src/config.js';
+import type { Config } from '../../src/config/types.js';
+import { loadConfig, type ResourceName } from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { validateRecord } from '../../src/resources/index.js';

@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  isLoopbackHost,
-  loadConfig,
-  loadDatabaseConfig,
-  loadStatusConfig,
-} from '../../src/config.js';
+import { isLoopbackHost } from '../../src/config/fields.js';
+import { loadConfig, loadDatabaseConfig, loadStatusConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 const BASE = {

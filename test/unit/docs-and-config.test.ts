@@ -1,12 +1,18 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 
-/** Every environment variable config.ts reads. */
+/** Every environment variable the configuration (src/config.ts and src/config/) reads. */
 function variablesRead(): string[] {
-  const source = read('src/config.ts');
+  const folder = new URL('../../src/config/', import.meta.url);
+  const source = [
+    read('src/config.ts'),
+    ...readdirSync(folder)
+      .filter((name) => name.endsWith('.ts'))
+      .map((name) => read(`src/config/${name}`)),
+  ].join('\n');
   return [
     ...new Set(source.match(/\b(HIRESYNC_[A-Z_]+|DATABASE_URL|REDIS_URL|LOG_LEVEL)\b/g)),
   ].sort();

@@ -1,6 +1,7 @@
 import { accountNameProblem } from '../../account-name.js';
 import { type AccountInfo, AccountStore, type NewAccount } from '../../accounts/account-store.js';
-import { loadAccountsConfig, loadAccountUrls } from '../../config.js';
+import { loadAccountUrls } from '../../config/account-urls.js';
+import { loadAccountsConfig } from '../../config.js';
 import { UsageError } from '../../errors.js';
 import { Secret } from '../../secret.js';
 import { migrateControl } from '../../warehouse/account-schemas.js';

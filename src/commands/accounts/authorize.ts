@@ -1,7 +1,9 @@
 import { schemaOf } from '../../account-name.js';
 import { type AccountInfo, AccountStore } from '../../accounts/account-store.js';
 import { createHttp } from '../../api/http.js';
-import { loadAccountsConfig, loadAccountUrls, MAX_TIMER_MS } from '../../config.js';
+import { loadAccountUrls } from '../../config/account-urls.js';
+import { MAX_TIMER_MS } from '../../config/fields.js';
+import { loadAccountsConfig } from '../../config.js';
 import { parseDuration } from '../../duration.js';
 import {
   ConfigError,

@@ -1,6 +1,6 @@
 import type { Got } from 'got';
 import { sendWithRetries } from '../../api/send.js';
-import type { PartnerConfig } from '../../config.js';
+import type { PartnerConfig } from '../../config/types.js';
 import { HiresyncError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { excerpt, registerSecret, Secret } from '../../secret.js';

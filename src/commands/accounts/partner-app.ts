@@ -1,4 +1,5 @@
-import { type Env, type PartnerConfig, readPartner } from '../../config.js';
+import { readPartner } from '../../config/partner.js';
+import type { Env, PartnerConfig } from '../../config/types.js';
 import { ConfigError, type ConfigProblem } from '../../errors.js';
 
 /**

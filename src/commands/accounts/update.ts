@@ -1,5 +1,7 @@
 import { type AccountChange, AccountStore } from '../../accounts/account-store.js';
-import { loadAccountsConfig, parseAccountUrl, readPartner } from '../../config.js';
+import { parseAccountUrl } from '../../config/account-urls.js';
+import { readPartner } from '../../config/partner.js';
+import { loadAccountsConfig } from '../../config.js';
 import { coerceError, UsageError } from '../../errors.js';
 import { Secret } from '../../secret.js';
 import { EXIT } from '../command.js';

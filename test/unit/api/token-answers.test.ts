@@ -5,7 +5,7 @@ import {
   isClientAuthError,
   rotatedRefreshToken,
 } from '../../../src/api/token-provider.js';
-import type { AuthConfig } from '../../../src/config.js';
+import type { AuthConfig } from '../../../src/config/types.js';
 import { Secret } from '../../../src/secret.js';
 
 describe('holdWhileSent', () => {

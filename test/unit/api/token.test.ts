@@ -9,7 +9,7 @@ import {
   saneLifetime,
 } from '../../../src/api/token-provider.js';
 import { MAX_TOKEN_TTL_MS, tokenTtlMs } from '../../../src/api/token-store.js';
-import type { AuthConfig } from '../../../src/config.js';
+import type { AuthConfig } from '../../../src/config/types.js';
 import { Secret } from '../../../src/secret.js';
 
 const NOW = Date.parse('2026-11-22T12:00:00Z');

@@ -1,0 +1,52 @@
+/**
+ * The URLs of registered accounts (`accounts add`, `authorize`, `update`),
+ * read from flags or the environment under the rule of HIRESYNC_BASE_URL.
+ */
+import { ConfigError, type ConfigProblem } from '../errors.js';
+import { apiUrl } from './fields.js';
+import type { Env } from './types.js';
+
+/**
+ * The URLs of an account being added: `flags` when given, else
+ * HIRESYNC_BASE_URL and HIRESYNC_AUTH_URL, under the rules of those variables
+ * (https unless loopback; no query, fragment or credentials). `authUrl` is
+ * required when `needsAuthUrl`. Problems name the flag or variable the value
+ * came from, all at once, as a ConfigError.
+ */
+export function loadAccountUrls(
+  env: Env,
+  flags: { baseUrl: string | undefined; authUrl: string | undefined },
+  needsAuthUrl: boolean,
+): { baseUrl: string; authUrl: string | undefined } {
+  const problems: ConfigProblem[] = [];
+  const read = (flag: string, value: string | undefined, variable: string, required: boolean) => {
+    const [source, text] =
+      value !== undefined ? [flag, value] : [variable, (env[variable] ?? '').trim() || undefined];
+    if (text === undefined) {
+      if (required) problems.push({ variable: flag, message: `is required (or set ${variable})` });
+      return undefined;
+    }
+    const result = apiUrl(source).safeParse(text);
+    if (result.success) return result.data;
+    problems.push(...result.error.issues.map((i) => ({ variable: source, message: i.message })));
+    return undefined;
+  };
+  const baseUrl = read('--base-url', flags.baseUrl, 'HIRESYNC_BASE_URL', true);
+  const authUrl = needsAuthUrl
+    ? read('--auth-url', flags.authUrl, 'HIRESYNC_AUTH_URL', true)
+    : undefined;
+  if (problems.length > 0 || baseUrl === undefined) throw new ConfigError(problems);
+  return { baseUrl, authUrl };
+}
+
+/**
+ * Validates a URL given with `flag` (`--base-url`, `--auth-url` of `accounts
+ * update`) by the rule of HIRESYNC_BASE_URL: https unless loopback, no query,
+ * fragment or credentials. Returns it without a trailing slash; throws a
+ * ConfigError naming the flag.
+ */
+export function parseAccountUrl(flag: string, text: string): string {
+  const result = apiUrl(flag).safeParse(text);
+  if (result.success) return result.data;
+  throw new ConfigError(result.error.issues.map((i) => ({ variable: flag, message: i.message })));
+}

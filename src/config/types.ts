@@ -1,0 +1,175 @@
+/**
+ * The shapes of hiresync's configuration: what the loaders of src/config.ts
+ * return, frozen, and hand to the rest of hiresync.
+ */
+import type { Secret } from '../secret.js';
+import type { ResourceName } from '../sync/ports.js';
+import type { SecretKeys } from './secret-keys.js';
+
+export type AuthConfig =
+  | {
+      mode: 'client_credentials';
+      /** `HIRESYNC_AUTH_URL` + `/token`. */
+      tokenUrl: string;
+      clientId: string;
+      clientSecret: Secret;
+      sub: string | undefined;
+      /**
+       * The registered account whose stored credentials these are: errors
+       * about them name it and `hiresync accounts update`. Undefined for
+       * `default` (the environment's), whose errors name its variables.
+       */
+      account?: string | undefined;
+    }
+  | {
+      mode: 'api_key';
+      /** `HIRESYNC_BASE_URL` + `/auth/token`. */
+      tokenUrl: string;
+      apiKey: Secret;
+      /** As for client credentials: the registered account, undefined for `default`. */
+      account?: string | undefined;
+    }
+  | {
+      /** A partner integration's customer: refresh grants with the partner app's credentials. */
+      mode: 'partner';
+      /** The account's auth URL (default `HIRESYNC_AUTH_URL`) + `/token`. */
+      tokenUrl: string;
+      /** `HIRESYNC_PARTNER_CLIENT_ID`. */
+      clientId: string;
+      /** `HIRESYNC_PARTNER_CLIENT_SECRET`. */
+      clientSecret: Secret;
+      /** The account whose refresh token (kept by a RefreshTokenVault) the grants use. */
+      account: string;
+    };
+
+/** Everything the API client needs. */
+export interface ApiConfig {
+  /** `HIRESYNC_BASE_URL` without a trailing slash. */
+  baseUrl: string;
+  auth: AuthConfig;
+  /** Page size asked of the API (1..500). Default 500. */
+  perPage: number;
+  /** `status` filter of the jobs list. */
+  jobsStatus: string | undefined;
+  /** List path of tracking links. Default `/v3/tracking_links`. */
+  trackingLinksPath: string;
+  /** `HIRESYNC_RESOURCE_PATHS`: list paths of other resources by name; default `/v3/NAME`. */
+  resourcePaths: Readonly<Record<string, string>>;
+  /** Property of a JSON object body that holds the records; undefined: the body is the array. */
+  recordsKey: string | undefined;
+  /** First guess of the API's rate-limit window, until X-RateLimit-Reset states it or it is learned. Default 10 s. */
+  rateLimitWindowMs: number;
+  /** Requests of the window left unused for other clients of the same credentials. Default 0. */
+  rateLimitReserve: number;
+  /** Timeout of one HTTP request. Default 30 s. */
+  httpTimeoutMs: number;
+  /** Retries of a request after 5xx or network errors. Default 5. */
+  maxRetries: number;
+  /** Largest response body accepted, counted after decompression. Default 4 MiB (fits the 512 MB heap of the bin). */
+  maxPageBytes: number;
+  /** Longest Retry-After waited; a longer one ends the run's attempt. Default 1 h. */
+  maxRetryAfterMs: number;
+}
+
+/**
+ * A partner app (HIRESYNC_PARTNER_CLIENT_ID and HIRESYNC_PARTNER_CLIENT_SECRET): its credentials are shared by every
+ * partner account; each account has its own refresh token.
+ */
+export interface PartnerConfig {
+  clientId: string;
+  clientSecret: Secret;
+  /** `HIRESYNC_AUTHORIZE_URL`, default `HIRESYNC_AUTH_URL` + `/authorize`; undefined when neither is set. */
+  authorizeUrl: string | undefined;
+  /** `HIRESYNC_PARTNER_SCOPE`, sent with the authorization request when set. */
+  scope: string | undefined;
+}
+
+export interface DatabaseConfig {
+  databaseUrl: string;
+  logLevel: string;
+}
+
+export interface StatusConfig extends DatabaseConfig {
+  redisUrl: string;
+  /** Prefix of every Redis key (queue, checkpoints, tokens, pacing). Default `hiresync`. */
+  redisPrefix: string;
+  /**
+   * `HIRESYNC_SECRET_KEY`: the keys that seal and open the credentials of
+   * registered accounts (the accounts layer makes its SecretBox of them);
+   * undefined when the variable is unset (only `default` can run).
+   */
+  secretKeys: SecretKeys | undefined;
+  /**
+   * `HIRESYNC_UPDATED_LOOKBACK`: subtracted from the last successful run's
+   * start (on the API's clock); a larger skew between the API's clock and the
+   * worker's is a warning in the log and in `status`. Default 5 min.
+   */
+  updatedLookbackMs: number;
+}
+
+export interface Config extends StatusConfig {
+  api: ApiConfig;
+  /** Attempts of a failing run before it is recorded as failed. Default 5. */
+  runAttempts: number;
+  /** First retry delay of a failing run (doubles each attempt). Default 30 s. */
+  runBackoffMs: number;
+  /** How long a dead process's run lock blocks the resource (renewed every third of it while alive). Default 15 s. */
+  runLockTtlMs: number;
+  /** A full run that would soft-delete more than this fraction of live rows marks none. Default 0.5. */
+  maxDeleteFraction: number;
+  /**
+   * `HIRESYNC_MAX_SLOT_WAIT`: longest rate-limit wait a queued run spends
+   * holding its worker slot; a longer one frees the slot for other accounts'
+   * runs and the run resumes from its checkpoint when the wait is over. Default 5 s.
+   */
+  maxSlotWaitMs: number;
+  /**
+   * `HIRESYNC_UPDATED_FILTER`: the query-string template (holding `{since}`)
+   * every incremental run sends on its first request; undefined: incremental
+   * runs stop by id instead.
+   */
+  updatedFilter: string | undefined;
+  /** `HIRESYNC_HISTORY`: keep a version of every record that changes in `<resource>_history`. Default on. */
+  history: boolean;
+  resources: readonly ResourceName[];
+  /** `HIRESYNC_CONCURRENCY`: runs one worker process runs at once. Default 4. */
+  concurrency: number;
+  /** The partner app, when HIRESYNC_PARTNER_CLIENT_ID and _SECRET are set. */
+  partner: PartnerConfig | undefined;
+  /** `HIRESYNC_REFRESH_KEEPALIVE`: each enabled partner account is refreshed at least this often by `worker`. Default 6 h. */
+  refreshKeepaliveMs: number;
+  incrementalEveryMs: number;
+  fullCron: string;
+  httpPort: number;
+}
+
+/** The environment as the loaders read it: a frozen copy of `process.env` (readEnv). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** Configuration of `hiresync migrate`. */
+export interface MigrateConfig extends DatabaseConfig {
+  /** `HIRESYNC_RESOURCES` (optional): the list resources among them get their tables too. */
+  resources: readonly ResourceName[];
+}
+
+/** Configuration of `hiresync demo`: where it creates its database and keeps its keys. */
+export interface DemoConfig {
+  /** A Postgres server where the user may create databases. */
+  adminUrl: string;
+  redisUrl: string;
+}
+
+/** Configuration of `hiresync accounts`: Postgres always; Redis and the secret key when a subcommand needs them. */
+export interface AccountsConfig extends DatabaseConfig {
+  /** `REDIS_URL`; undefined unless asked for (disable, remove). */
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  /** `HIRESYNC_SECRET_KEY`; always set when asked for (add, rekey). */
+  secretKeys: SecretKeys | undefined;
+  /**
+   * How the environment's account (`default`) authenticates, from which of
+   * HIRESYNC_CLIENT_ID/HIRESYNC_CLIENT_SECRET and HIRESYNC_API_KEY are set;
+   * undefined when neither or both are (`sync` would refuse that).
+   */
+  defaultAuthMode: AuthConfig['mode'] | undefined;
+}
