@@ -5,7 +5,8 @@ import { type Config, loadConfig, type ResourceName } from '../../src/config.js'
 import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { validateRecord } from '../../src/resources/index.js';
-import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
+import { ApiSimulator } from '../../src/simulator/api-simulator.js';
+import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
