@@ -1,11 +1,9 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { DEFAULT_ACCOUNT, schemaOf } from '../../src/accounts/account.js';
 import { AccountStore } from '../../src/accounts/account-store.js';
 import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { registryOf } from '../../src/commands/account-options.js';
 import { type Config, loadConfig, type ResourceName } from '../../src/config.js';
-import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import type { ScheduleTarget } from '../../src/queue/sync-queue.js';
 import { validateRecord } from '../../src/resources/index.js';
@@ -16,6 +14,7 @@ import { migrateAll } from '../../src/warehouse/account-schemas.js';
 import { inSchema } from '../../src/warehouse/database.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
+import { clearRedisPrefix, servicesEnv } from './test-env.js';
 
 /** The credentials the simulator gives a test account: `<name>-client` and `<name>-secret`. */
 export function secretOf(account: string): string {
@@ -66,14 +65,11 @@ export async function startAccountsHarness(options: {
   });
   const database = await createTestDatabase(inject('databaseUrl'));
   const env: Record<string, string> = {
+    ...servicesEnv(database.url),
     HIRESYNC_BASE_URL: sim.url,
     HIRESYNC_AUTH_URL: sim.authUrl,
     HIRESYNC_CLIENT_ID: 'demo-client',
     HIRESYNC_CLIENT_SECRET: 'sync-secret',
-    HIRESYNC_SECRET_KEY: randomBytes(32).toString('base64'),
-    DATABASE_URL: database.url,
-    REDIS_URL: inject('redisUrl'),
-    HIRESYNC_REDIS_PREFIX: `test-${randomUUID()}`,
     HIRESYNC_RUN_BACKOFF: '200ms',
     HIRESYNC_RUN_ATTEMPTS: '3',
     HIRESYNC_HTTP_PORT: '0',
@@ -137,9 +133,7 @@ export async function startAccountsHarness(options: {
     close: async () => {
       await sim.close();
       await database.drop();
-      const redis = new (await import('ioredis')).Redis(env.REDIS_URL as string);
-      await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX as string);
-      redis.disconnect();
+      await clearRedisPrefix(env);
     },
   };
 }

@@ -1,14 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { type Config, loadConfig, type ResourceName } from '../../src/config.js';
-import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { validateRecord } from '../../src/resources/index.js';
 import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
+import { clearRedisPrefix, newRedisPrefix } from './test-env.js';
 
 export const ALL: ResourceName[] = ['jobs', 'job_posts', 'tracking_links'];
 
@@ -49,7 +48,7 @@ export async function startSyncHarness(
     HIRESYNC_CLIENT_SECRET: 'sync-secret',
     DATABASE_URL: database.url,
     REDIS_URL: inject('redisUrl'),
-    HIRESYNC_REDIS_PREFIX: `test-${randomUUID()}`,
+    HIRESYNC_REDIS_PREFIX: newRedisPrefix(),
     HIRESYNC_RUN_BACKOFF: '200ms',
     HIRESYNC_RUN_ATTEMPTS: '4',
     HIRESYNC_HTTP_PORT: '0',
@@ -112,9 +111,7 @@ export async function startSyncHarness(
     close: async () => {
       await sim.close();
       await database.drop();
-      const redis = new (await import('ioredis')).Redis(env.REDIS_URL as string);
-      await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX as string);
-      redis.disconnect();
+      await clearRedisPrefix(env);
     },
   };
 }

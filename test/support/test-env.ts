@@ -1,0 +1,50 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { inject } from 'vitest';
+import { deletePrefix } from '../../src/queue/redis.js';
+
+/** A Redis key prefix of the test's own (HIRESYNC_REDIS_PREFIX): no other test sees its keys. */
+export function newRedisPrefix(): string {
+  return `test-${randomUUID()}`;
+}
+
+/** A fresh HIRESYNC_SECRET_KEY: 32 random bytes, base64. */
+export function newSecretKey(): string {
+  return randomBytes(32).toString('base64');
+}
+
+/** The services a test's hiresync processes reach, as their environment. */
+export interface ServicesEnv {
+  DATABASE_URL: string;
+  REDIS_URL: string;
+  HIRESYNC_REDIS_PREFIX: string;
+  HIRESYNC_SECRET_KEY: string;
+}
+
+/**
+ * The database at `databaseUrl`, the shared Redis under a key prefix of the
+ * test's own, and a fresh secret key. Clear the prefix with
+ * {@link clearRedisPrefix} after the test.
+ */
+export function servicesEnv(databaseUrl: string): ServicesEnv {
+  return {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: inject('redisUrl'),
+    HIRESYNC_REDIS_PREFIX: newRedisPrefix(),
+    HIRESYNC_SECRET_KEY: newSecretKey(),
+  };
+}
+
+/** Deletes every Redis key under `env`'s HIRESYNC_REDIS_PREFIX (REDIS_URL default the shared Redis). */
+export async function clearRedisPrefix(env: {
+  REDIS_URL?: string | undefined;
+  HIRESYNC_REDIS_PREFIX?: string | undefined;
+}): Promise<void> {
+  if (!env.HIRESYNC_REDIS_PREFIX) throw new Error('no HIRESYNC_REDIS_PREFIX to clear');
+  const redis = new Redis(env.REDIS_URL ?? inject('redisUrl'));
+  try {
+    await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX);
+  } finally {
+    redis.disconnect();
+  }
+}
