@@ -2,10 +2,10 @@ import { sql } from 'kysely';
 import { describe, expect, inject, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { migrateAll } from '../../src/warehouse/account-schemas.js';
+import { captureIo } from '../support/capture-io.js';
 import { createTestDatabase } from '../support/databases.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 import { clearRedisPrefix, servicesEnv } from '../support/test-env.js';
-import { captureIo } from '../unit/commands/capture-io.js';
 
 const { defer } = cleanupAfterEach();
 

@@ -7,8 +7,8 @@ import { runOnce } from '../../src/queue/run-once.js';
 import { enqueueRun } from '../../src/queue/sync-queue.js';
 import { Secret } from '../../src/secret.js';
 import { type AccountsHarness, secretOf } from '../support/accounts-harness.js';
+import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
-import { captureIo } from '../unit/commands/capture-io.js';
 
 const { defer, accounts } = cleanupAfterEach();
 

@@ -10,8 +10,8 @@ import { SecretBox } from '../../src/accounts/secret-box.js';
 import { main } from '../../src/main.js';
 import { enqueueRun, type SyncJob } from '../../src/queue/sync-queue.js';
 import { Secret } from '../../src/secret.js';
+import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
-import { captureIo } from '../unit/commands/capture-io.js';
 
 const { defer, accounts } = cleanupAfterEach();
 

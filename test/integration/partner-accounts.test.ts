@@ -16,11 +16,11 @@ import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { migrateAll } from '../../src/warehouse/account-schemas.js';
 import { createDatabase, inSchema } from '../../src/warehouse/database.js';
 import type { Database } from '../../src/warehouse/schema.js';
+import { captureIo } from '../support/capture-io.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { tokenProviderOf } from '../support/partner-harness.js';
 import { clearRedisPrefix, newRedisPrefix } from '../support/test-env.js';
-import { captureIo } from '../unit/commands/capture-io.js';
 
 const SECRET_KEY = randomBytes(32).toString('base64');
 const counts = (n: number) => ({ jobs: n, job_posts: n, tracking_links: n });

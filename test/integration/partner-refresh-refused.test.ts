@@ -7,10 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { Secret } from '../../src/secret.js';
+import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 import { grantRefreshToken as grant } from '../support/partner-grant.js';
 import { tokenProviderOf } from '../support/partner-harness.js';
-import { captureIo } from '../unit/commands/capture-io.js';
 
 const { partner } = cleanupAfterEach();
 
