@@ -7,7 +7,7 @@ import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { browserThatLeaves } from '../support/browser.js';
 import { createTestDatabase } from '../support/databases.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
-import { newRedisPrefix, newSecretKey } from '../support/test-env.js';
+import { newRedisPrefix, newSecretKey, PARTNER_APP_ENV } from '../support/test-env.js';
 
 const { defer, cli } = cleanupAfterEach();
 
@@ -28,8 +28,7 @@ describe('accounts authorize when the browser leaves during the code exchange', 
       HIRESYNC_SECRET_KEY: newSecretKey(),
       HIRESYNC_BASE_URL: sim.url,
       HIRESYNC_AUTH_URL: sim.authUrl,
-      HIRESYNC_PARTNER_CLIENT_ID: 'partner-client',
-      HIRESYNC_PARTNER_CLIENT_SECRET: 'partner-secret',
+      ...PARTNER_APP_ENV,
     };
     const authorize = cli(['accounts', 'authorize', 'acme', '--port', '0', '--timeout', '3s'], env);
 

@@ -20,7 +20,12 @@ import { captureIo } from '../support/capture-io.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { tokenProviderOf } from '../support/partner-harness.js';
-import { clearRedisPrefix, newRedisPrefix } from '../support/test-env.js';
+import {
+  clearRedisPrefix,
+  newRedisPrefix,
+  PARTNER_APP_ENV,
+  simulatorEnv,
+} from '../support/test-env.js';
 
 const SECRET_KEY = randomBytes(32).toString('base64');
 const counts = (n: number) => ({ jobs: n, job_posts: n, tracking_links: n });
@@ -48,12 +53,8 @@ beforeEach(async () => {
     REDIS_URL: inject('redisUrl'),
     HIRESYNC_REDIS_PREFIX: newRedisPrefix(),
     HIRESYNC_SECRET_KEY: SECRET_KEY,
-    HIRESYNC_BASE_URL: sim.url,
-    HIRESYNC_AUTH_URL: sim.authUrl,
-    HIRESYNC_CLIENT_ID: 'demo-client',
-    HIRESYNC_CLIENT_SECRET: 'sync-secret',
-    HIRESYNC_PARTNER_CLIENT_ID: 'partner-client',
-    HIRESYNC_PARTNER_CLIENT_SECRET: 'partner-secret',
+    ...simulatorEnv(sim),
+    ...PARTNER_APP_ENV,
     HIRESYNC_RUN_BACKOFF: '200ms',
     HIRESYNC_RUN_ATTEMPTS: '3',
     HIRESYNC_PER_PAGE: '10',

@@ -14,11 +14,11 @@ import { migrateAll } from '../../src/warehouse/account-schemas.js';
 import { inSchema } from '../../src/warehouse/database.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
-import { clearRedisPrefix, servicesEnv } from './test-env.js';
+import { clearRedisPrefix, DEFAULT_CLIENT_SECRET, servicesEnv, simulatorEnv } from './test-env.js';
 
 /** The credentials the simulator gives a test account: `<name>-client` and `<name>-secret`. */
 export function secretOf(account: string): string {
-  return account === DEFAULT_ACCOUNT ? 'sync-secret' : `${account}-secret`;
+  return account === DEFAULT_ACCOUNT ? DEFAULT_CLIENT_SECRET : `${account}-secret`;
 }
 
 /** A simulator serving `default` and the named accounts (each its own data), a database with those accounts registered. */
@@ -49,7 +49,7 @@ export async function startAccountsHarness(options: {
 }): Promise<AccountsHarness> {
   const counts = (n: number) => ({ jobs: n, job_posts: n, tracking_links: n });
   const sim = await ApiSimulator.start({
-    clientSecrets: ['sync-secret'],
+    clientSecrets: [DEFAULT_CLIENT_SECRET],
     dataset: { counts: counts(options.records ?? 40) },
     accounts: options.accounts.map((name, i) => ({
       name,
@@ -66,10 +66,7 @@ export async function startAccountsHarness(options: {
   const database = await createTestDatabase(inject('databaseUrl'));
   const env: Record<string, string> = {
     ...servicesEnv(database.url),
-    HIRESYNC_BASE_URL: sim.url,
-    HIRESYNC_AUTH_URL: sim.authUrl,
-    HIRESYNC_CLIENT_ID: 'demo-client',
-    HIRESYNC_CLIENT_SECRET: 'sync-secret',
+    ...simulatorEnv(sim),
     HIRESYNC_RUN_BACKOFF: '200ms',
     HIRESYNC_RUN_ATTEMPTS: '3',
     HIRESYNC_HTTP_PORT: '0',

@@ -13,7 +13,13 @@ import { migrateAll } from '../../src/warehouse/account-schemas.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { grantRefreshToken } from './partner-grant.js';
-import { clearRedisPrefix, servicesEnv } from './test-env.js';
+import {
+  clearRedisPrefix,
+  DEFAULT_CLIENT_SECRET,
+  PARTNER_APP_ENV,
+  servicesEnv,
+  simulatorEnv,
+} from './test-env.js';
 
 /** A token store that shares nothing: the first getToken of every new provider is a refresh grant. */
 export const noSharing: TokenStore = {
@@ -68,19 +74,15 @@ export async function startPartnerHarness(
 ): Promise<PartnerHarness> {
   const counts = { jobs: 30, job_posts: 30, tracking_links: 30 };
   const sim = await ApiSimulator.start({
-    clientSecrets: ['sync-secret'],
+    clientSecrets: [DEFAULT_CLIENT_SECRET],
     accounts: [{ name: 'acme', dataset: { seed: 5, idOffset: 1_000_000, counts } }],
     ...simulator,
   });
   const database = await createTestDatabase(inject('databaseUrl'));
   const env: Record<string, string> = {
     ...servicesEnv(database.url),
-    HIRESYNC_BASE_URL: sim.url,
-    HIRESYNC_AUTH_URL: sim.authUrl,
-    HIRESYNC_CLIENT_ID: 'demo-client',
-    HIRESYNC_CLIENT_SECRET: 'sync-secret',
-    HIRESYNC_PARTNER_CLIENT_ID: 'partner-client',
-    HIRESYNC_PARTNER_CLIENT_SECRET: 'partner-secret',
+    ...simulatorEnv(sim),
+    ...PARTNER_APP_ENV,
     HIRESYNC_RUN_BACKOFF: '100ms',
     HIRESYNC_RUN_ATTEMPTS: '2',
     HIRESYNC_PER_PAGE: '10',

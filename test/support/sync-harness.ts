@@ -7,7 +7,12 @@ import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-sim
 import type { RequestedMode } from '../../src/sync/run-resource.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
-import { clearRedisPrefix, newRedisPrefix } from './test-env.js';
+import {
+  clearRedisPrefix,
+  DEFAULT_CLIENT_SECRET,
+  newRedisPrefix,
+  simulatorEnv,
+} from './test-env.js';
 
 export const ALL: ResourceName[] = ['jobs', 'job_posts', 'tracking_links'];
 
@@ -39,13 +44,13 @@ export interface SyncHarness {
 export async function startSyncHarness(
   options: { simulator?: SimulatorOptions; env?: Record<string, string> } = {},
 ): Promise<SyncHarness> {
-  const sim = await ApiSimulator.start({ clientSecrets: ['sync-secret'], ...options.simulator });
+  const sim = await ApiSimulator.start({
+    clientSecrets: [DEFAULT_CLIENT_SECRET],
+    ...options.simulator,
+  });
   const database = await createTestDatabase(inject('databaseUrl'));
   const env: Record<string, string> = {
-    HIRESYNC_BASE_URL: sim.url,
-    HIRESYNC_AUTH_URL: sim.authUrl,
-    HIRESYNC_CLIENT_ID: 'demo-client',
-    HIRESYNC_CLIENT_SECRET: 'sync-secret',
+    ...simulatorEnv(sim),
     DATABASE_URL: database.url,
     REDIS_URL: inject('redisUrl'),
     HIRESYNC_REDIS_PREFIX: newRedisPrefix(),

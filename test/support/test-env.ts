@@ -48,3 +48,22 @@ export async function clearRedisPrefix(env: {
     redis.disconnect();
   }
 }
+
+/** The secret of the environment's own client (`default`) at a simulator started with it in `clientSecrets`. */
+export const DEFAULT_CLIENT_SECRET = 'sync-secret';
+
+/** The simulator's URLs, and the environment's own client (`default`), as a hiresync process reads them. */
+export function simulatorEnv(sim: { url: string; authUrl: string }): Record<string, string> {
+  return {
+    HIRESYNC_BASE_URL: sim.url,
+    HIRESYNC_AUTH_URL: sim.authUrl,
+    HIRESYNC_CLIENT_ID: 'demo-client',
+    HIRESYNC_CLIENT_SECRET: DEFAULT_CLIENT_SECRET,
+  };
+}
+
+/** The simulator's partner app (the credentials it accepts for refresh and code grants). */
+export const PARTNER_APP_ENV = {
+  HIRESYNC_PARTNER_CLIENT_ID: 'partner-client',
+  HIRESYNC_PARTNER_CLIENT_SECRET: 'partner-secret',
+} as const;
