@@ -32,7 +32,8 @@ import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../src/config.js'
 import { createSyncQueue, enqueueRun } from '../src/queue/sync-queue.js';
 import { validateRecord } from '../src/resources/index.js';
 import { Secret } from '../src/secret.js';
-import { ApiSimulator, simulatedAccounts } from '../src/simulator/api-simulator.js';
+import { ApiSimulator } from '../src/simulator/api-simulator.js';
+import { simulatedAccounts } from '../src/simulator/simulated-accounts.js';
 import { migrateAll, migrateSchemas } from '../src/warehouse/account-schemas.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import { clearPrefix, HEAP_FLAGS } from './end-to-end.js';

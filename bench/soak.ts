@@ -43,15 +43,12 @@ import { deletePrefix } from '../src/queue/redis.js';
 import { createSyncQueue, enqueueRun, type ScheduleTarget } from '../src/queue/sync-queue.js';
 import { validateRecord } from '../src/resources/index.js';
 import { Secret } from '../src/secret.js';
-import {
-  ApiSimulator,
-  type Fault,
-  PARTNER_CLIENT_ID,
-  PARTNER_CLIENT_SECRET,
-  simulatedAccounts,
-} from '../src/simulator/api-simulator.js';
+import { ApiSimulator } from '../src/simulator/api-simulator.js';
 import { mix } from '../src/simulator/dataset.js';
+import type { Fault } from '../src/simulator/faults.js';
 import { grantRefreshToken } from '../src/simulator/partner-browser.js';
+import { simulatedAccounts } from '../src/simulator/simulated-accounts.js';
+import { PARTNER_CLIENT_ID, PARTNER_CLIENT_SECRET } from '../src/simulator/simulator-options.js';
 import { migrateAll } from '../src/warehouse/account-schemas.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import type { Database } from '../src/warehouse/schema.js';

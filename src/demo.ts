@@ -1,21 +1,24 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_ACCOUNT } from './account-name.js';
 import { AccountStore } from './accounts/account-store.js';
 import { createApp } from './app.js';
 import { registryOf } from './commands/account-options.js';
+import { authorizePartnerAccount } from './commands/accounts/authorize.js';
+import { authorizeEndpoint } from './commands/accounts/partner-app.js';
+import { loadAccountUrls } from './config/account-urls.js';
+import type { Config, Env } from './config/types.js';
 import { loadConfig, RESOURCE_NAMES } from './config.js';
-import { HiresyncError } from './errors.js';
+import { coerceError, HiresyncError } from './errors.js';
 import type { Logger } from './logger.js';
-import { main } from './main.js';
 import { deletePrefix } from './queue/redis.js';
 import { type RunOnceOutcome, runOnce } from './queue/run-once.js';
 import { Secret } from './secret.js';
 import { ApiSimulator } from './simulator/api-simulator.js';
 import { migrateAll } from './warehouse/account-schemas.js';
+import type { Database } from './warehouse/schema.js';
 
 export const DEMO_DATABASE = 'hiresync_demo';
 
@@ -200,7 +203,7 @@ export async function runDemo(options: {
         clientSecret: new Secret(`${DEMO_ACCOUNT}-secret`),
       },
     });
-    await authorizeInBrowser(env, DEMO_PARTNER_ACCOUNT);
+    await authorizeInBrowser(app.db, config, env, options.logger, DEMO_PARTNER_ACCOUNT);
     await migrateAll(app.db);
     const targets = [DEFAULT_ACCOUNT, DEMO_ACCOUNT, DEMO_PARTNER_ACCOUNT].flatMap((account) =>
       config.resources.map((resource) => ({ account, resource })),
@@ -244,61 +247,73 @@ export async function runDemo(options: {
 }
 
 /**
- * `hiresync accounts authorize NAME --port 0`, in process, with the demo as
- * the customer's browser: reads the authorize URL it prints, approves it at
- * the simulator (as customer NAME), and follows the redirect to its loopback
- * callback; the command exchanges the code and registers the account. Its
- * output is kept to itself (an error says what went wrong, never a code or token).
+ * Connects the partner account `name` as `hiresync accounts authorize NAME
+ * --port 0` does (the same function), with the demo as the customer's
+ * browser: it approves the authorize URL at the simulator (as customer NAME)
+ * and follows the redirect to the loopback callback; the code is exchanged
+ * and the account registered. Nothing is printed (an error says what went
+ * wrong, never a code or token).
  */
-async function authorizeInBrowser(env: Record<string, string>, name: string): Promise<void> {
-  let out = '';
-  let err = '';
-  // SIGINT and SIGTERM never come to it; the demo interrupts it when it gives up.
-  const interrupts: Array<() => void> = [];
-  const exit = main(['accounts', 'authorize', name, '--port', '0', '--timeout', '30s'], env, {
-    stdout: { write: (text: string) => (out += text) },
-    stderr: { write: (text: string) => (err += text) },
-    signals: { once: (_signal, listener) => interrupts.push(listener) },
-  });
+async function authorizeInBrowser(
+  db: Kysely<Database>,
+  config: Config,
+  env: Env,
+  logger: Logger,
+  name: string,
+): Promise<void> {
+  const partner = config.partner;
+  if (!partner) throw new HiresyncError('the demo has no partner app configured');
   const failed = (why: string) =>
     new HiresyncError(`cannot connect the demo's partner account ${name}: ${why}`);
-  let url: URL | undefined;
-  let ended: number | undefined;
-  for (let i = 0; i < 500 && !url && ended === undefined; i += 1) {
-    const printed = /^(https?:\/\/\S+)$/m.exec(out)?.[1];
-    if (printed) url = new URL(printed);
-    else ended = await Promise.race([exit, sleep(10).then(() => undefined)]);
-  }
-  const stop = async () => {
-    if (ended !== undefined) return ended;
-    for (const interrupt of interrupts) interrupt();
-    return await exit;
-  };
-  if (!url) {
-    const code = await stop();
-    throw failed(`'accounts authorize' printed no authorize URL (${err.trim() || `exit ${code}`})`);
-  }
-  let callbackStatus: number;
+  // SIGINT and SIGTERM never come to it; the demo interrupts it when the browser fails.
+  const interrupts: Array<() => void> = [];
+  let browser: Promise<unknown> = Promise.resolve(undefined);
+  let refused: { error: unknown } | undefined;
   try {
-    // The customer signs in as NAME and approves the partner app.
-    url.searchParams.set('sim_account', name);
-    const approval = await fetch(url, { redirect: 'manual' });
-    const location = approval.headers.get('location');
-    if (approval.status !== 302 || !location) {
-      throw failed(`the authorize endpoint answered ${approval.status} without a redirect`);
-    }
-    // The browser follows the redirect to the command's loopback callback.
-    const callback = await fetch(location);
-    await callback.arrayBuffer();
-    callbackStatus = callback.status;
+    await authorizePartnerAccount({
+      db,
+      store: new AccountStore(db, config.secretKeys, { partner }),
+      name,
+      partner,
+      urls: loadAccountUrls(env, { baseUrl: undefined, authUrl: undefined }, true),
+      authorizeEndpoint: (authUrl) => authorizeEndpoint(env, partner, authUrl),
+      port: 0,
+      timeoutMs: 30_000,
+      signals: { once: (_signal, listener) => interrupts.push(listener) },
+      logger,
+      onAuthorizeUrl: (url) => {
+        browser = approveAndReturn(new URL(url), name).then(
+          () => undefined,
+          (error: unknown) => {
+            for (const interrupt of interrupts) interrupt();
+            return error;
+          },
+        );
+      },
+      warn: () => {},
+    });
   } catch (error) {
-    await stop();
-    throw error;
+    refused = { error };
   }
-  const code = await exit;
-  if (code !== 0) {
-    throw failed(
-      `'accounts authorize' exited ${code} (${err.trim() || `callback answered ${callbackStatus}`})`,
+  // The browser's own failure says best what went wrong.
+  const browserError = await browser;
+  if (browserError) throw browserError;
+  if (refused) throw failed(coerceError(refused.error).message);
+}
+
+/**
+ * The customer's browser: signs in as `name` at the authorize URL, approves
+ * the partner app, and follows the redirect to the loopback callback.
+ */
+async function approveAndReturn(url: URL, name: string): Promise<void> {
+  url.searchParams.set('sim_account', name);
+  const approval = await fetch(url, { redirect: 'manual' });
+  const location = approval.headers.get('location');
+  if (approval.status !== 302 || !location) {
+    throw new HiresyncError(
+      `cannot connect the demo's partner account ${name}: the authorize endpoint answered ${approval.status} without a redirect`,
     );
   }
+  const callback = await fetch(location);
+  await callback.arrayBuffer();
 }

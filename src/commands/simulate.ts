@@ -1,13 +1,13 @@
 import { isLoopbackHost } from '../config/fields.js';
 import { UsageError } from '../errors.js';
+import { ApiSimulator } from '../simulator/api-simulator.js';
+import { EXTRA_RESOURCE_NAMES, EXTRA_RESOURCES } from '../simulator/extra-resources.js';
+import { simulatedAccounts } from '../simulator/simulated-accounts.js';
 import {
-  ApiSimulator,
   PARTNER_CLIENT_ID,
   PARTNER_CLIENT_SECRET,
   type SimulatorOptions,
-  simulatedAccounts,
-} from '../simulator/api-simulator.js';
-import { EXTRA_RESOURCE_NAMES, EXTRA_RESOURCES } from '../simulator/extra-resources.js';
+} from '../simulator/simulator-options.js';
 import { defineCommand, EXIT } from './command.js';
 import { intOption, parseRateLimit, probabilityOption } from './number-options.js';
 import type { OptionTable } from './options.js';

@@ -1,5 +1,5 @@
 import type { ApiSimulator } from './api-simulator.js';
-import { PARTNER_CLIENT_ID, PARTNER_CLIENT_SECRET } from './api-simulator.js';
+import { PARTNER_CLIENT_ID, PARTNER_CLIENT_SECRET } from './simulator-options.js';
 
 /**
  * A customer of the simulator (`account`) approves the partner app, and the

@@ -8,8 +8,8 @@ import {
   secretOf,
   startAccountsHarness,
 } from '../support/accounts-harness.js';
+import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
-import { captureIo } from '../unit/commands/capture-io.js';
 
 const { defer } = cleanupAfterEach();
 

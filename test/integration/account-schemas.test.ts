@@ -20,13 +20,13 @@ import {
 import { createDatabase } from '../../src/warehouse/database.js';
 import { MIGRATIONS_FOLDER, migrateToLatest } from '../../src/warehouse/migrate.js';
 import type { Database } from '../../src/warehouse/schema.js';
+import { captureIo } from '../support/capture-io.js';
 import {
   adminQuery,
   createTestDatabase,
   databaseUrl,
   TEST_DATABASE_PREFIX,
 } from '../support/databases.js';
-import { captureIo } from '../unit/commands/capture-io.js';
 
 const WAREHOUSE_MIGRATIONS = [
   '0001_initial',

@@ -15,8 +15,8 @@ import { main } from '../../src/main.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { migrationNames } from '../../src/warehouse/migrate.js';
 import type { Database } from '../../src/warehouse/schema.js';
+import { captureIo } from '../support/capture-io.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { captureIo } from '../unit/commands/capture-io.js';
 
 const CLIENT_SECRET = `client-secret-${randomUUID()}`;
 const API_KEY = `api-key-${randomUUID()}`;

@@ -10,8 +10,8 @@ import type { Dataset } from '../../src/simulator/dataset.js';
 import { ensureListResources, migrateAll } from '../../src/warehouse/account-schemas.js';
 import { createDatabase, inSchema } from '../../src/warehouse/database.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
+import { captureIo } from '../support/capture-io.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
-import { captureIo } from '../unit/commands/capture-io.js';
 
 const harnesses: Array<SyncHarness | AccountsHarness> = [];
 afterEach(async () => {

@@ -1,14 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { AccountDisabledError, AccountStore } from '../../src/accounts/account-store.js';
 import { refreshTokenPurpose } from '../../src/accounts/refresh-token-vault.js';
 import { SecretBox } from '../../src/accounts/secret-box.js';
-import { createHttp } from '../../src/api/http.js';
-import { TokenProvider } from '../../src/api/token-provider.js';
-import type { TokenStore } from '../../src/api/token-store.js';
 import { createApp } from '../../src/app.js';
 import { registryOf } from '../../src/commands/account-options.js';
 import { readPartner } from '../../src/config/partner.js';
@@ -17,16 +13,22 @@ import type { PartnerConfig } from '../../src/config/types.js';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError, ReauthorizationRequiredError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
-import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { migrateAll } from '../../src/warehouse/account-schemas.js';
 import { createDatabase, inSchema } from '../../src/warehouse/database.js';
 import type { Database } from '../../src/warehouse/schema.js';
+import { captureIo } from '../support/capture-io.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { captureIo } from '../unit/commands/capture-io.js';
+import { tokenProviderOf } from '../support/partner-harness.js';
+import {
+  clearRedisPrefix,
+  newRedisPrefix,
+  PARTNER_APP_ENV,
+  simulatorEnv,
+} from '../support/test-env.js';
 
 const SECRET_KEY = randomBytes(32).toString('base64');
 const counts = (n: number) => ({ jobs: n, job_posts: n, tracking_links: n });
@@ -53,14 +55,10 @@ beforeEach(async () => {
   env = {
     DATABASE_URL: t.url,
     REDIS_URL: inject('redisUrl'),
-    HIRESYNC_REDIS_PREFIX: `test-${randomUUID()}`,
+    HIRESYNC_REDIS_PREFIX: newRedisPrefix(),
     HIRESYNC_SECRET_KEY: SECRET_KEY,
-    HIRESYNC_BASE_URL: sim.url,
-    HIRESYNC_AUTH_URL: sim.authUrl,
-    HIRESYNC_CLIENT_ID: 'demo-client',
-    HIRESYNC_CLIENT_SECRET: 'sync-secret',
-    HIRESYNC_PARTNER_CLIENT_ID: 'partner-client',
-    HIRESYNC_PARTNER_CLIENT_SECRET: 'partner-secret',
+    ...simulatorEnv(sim),
+    ...PARTNER_APP_ENV,
     HIRESYNC_RUN_BACKOFF: '200ms',
     HIRESYNC_RUN_ATTEMPTS: '3',
     HIRESYNC_PER_PAGE: '10',
@@ -76,9 +74,7 @@ afterEach(async () => {
   await Promise.all(pools.splice(0).map((db) => db.destroy()));
   await sim.close();
   await t.drop();
-  const redis = new Redis(inject('redisUrl'));
-  await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX as string);
-  redis.disconnect();
+  await clearRedisPrefix(env);
 });
 
 /** The account store a process of this deployment would have, on a pool of its own when asked. */
@@ -139,26 +135,9 @@ async function authorizeThroughBrowser(account: string) {
   return { code, page, stdout: run.io.out(), stderr: run.io.err(), location };
 }
 
-/** A token store that shares nothing: every getToken of a new provider is a refresh grant. */
-const noSharing: TokenStore = {
-  read: async () => undefined,
-  write: async () => {},
-  tryLock: async () => ({ release: async () => {}, lost: new AbortController().signal }),
-};
-
 /** One refresh grant of `account`, as a run's token provider sends it: through the vault of `store`. */
 async function refresh(store: AccountStore, account: string): Promise<string> {
-  const resolved = await store.resolve(account);
-  const provider = new TokenProvider({
-    auth: resolved.auth,
-    http: createHttp({ timeoutMs: 5000 }),
-    store: noSharing,
-    logger: captureLogger('silent').logger,
-    maxRetries: 0,
-    defaultRetryAfterMs: 100,
-    refreshTokens: resolved.refreshTokens,
-  });
-  return provider.getToken();
+  return tokenProviderOf(await store.resolve(account)).getToken();
 }
 
 interface TokenRow {

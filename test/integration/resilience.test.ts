@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { PrivatePostgres, PrivateRedis } from '../../bench/private-servers.js';
@@ -7,30 +6,9 @@ import type { Checkpoint } from '../../src/sync/ports.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { migrateToLatest } from '../../src/warehouse/migrate.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
-import { CLI } from '../support/run-cli.js';
 import type { SyncHarness } from '../support/sync-harness.js';
 
-const { defer, harness } = cleanupAfterEach();
-
-function spawnCli(
-  args: string[],
-  env: Record<string, string>,
-): { child: ChildProcess; exit: Promise<number | null>; stdout: () => string } {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stderr?.resume();
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  defer(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  });
-  return { child, exit, stdout: () => out };
-}
+const { defer, harness, cli } = cleanupAfterEach();
 
 async function pagesCommitted(h: SyncHarness, resource: string): Promise<number> {
   const run = await h.database.db
@@ -59,7 +37,7 @@ describe('crash recovery', () => {
       simulator: { dataset: { counts: { job_posts: 1500 } }, latencyMs: 25 },
       env: { HIRESYNC_PER_PAGE: '50', HIRESYNC_RUN_LOCK_TTL: '1s' },
     });
-    const { child, exit } = spawnCli(['sync', '--resource', 'job_posts'], h.env);
+    const { child, exit } = cli(['sync', '--resource', 'job_posts'], h.env);
     await waitFor(async () => (await pagesCommitted(h, 'job_posts')) >= 6);
     child.kill('SIGKILL');
     await exit;
@@ -86,7 +64,7 @@ describe('crash recovery', () => {
         HIRESYNC_INCREMENTAL_EVERY: '1h',
       },
     });
-    const worker = spawnCli(['worker'], h.env);
+    const worker = cli(['worker'], h.env);
     // The schedule (or a queued run) starts a first, full run.
     const app = h.app();
     defer(() => app.close());

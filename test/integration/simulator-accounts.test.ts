@@ -2,12 +2,12 @@ import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CommandContext } from '../../src/commands/command.js';
 import { simulate } from '../../src/commands/simulate.js';
+import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import {
-  ApiSimulator,
   type SimulatedAccount,
-  type SimulatorOptions,
   simulatedAccounts,
-} from '../../src/simulator/api-simulator.js';
+} from '../../src/simulator/simulated-accounts.js';
+import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 
 const started: ApiSimulator[] = [];
 

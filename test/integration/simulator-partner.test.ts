@@ -3,11 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CommandContext } from '../../src/commands/command.js';
 import { simulate } from '../../src/commands/simulate.js';
-import {
-  ApiSimulator,
-  type SimulatorOptions,
-  simulatedAccounts,
-} from '../../src/simulator/api-simulator.js';
+import { ApiSimulator } from '../../src/simulator/api-simulator.js';
+import { simulatedAccounts } from '../../src/simulator/simulated-accounts.js';
+import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 
 const started: ApiSimulator[] = [];
 

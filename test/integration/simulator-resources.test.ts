@@ -5,11 +5,7 @@ import { simulate } from '../../src/commands/simulate.js';
 import { UsageError } from '../../src/errors.js';
 import { BUILT_IN_RESOURCES, catalogOf } from '../../src/resources/index.js';
 import { defineJsonResource } from '../../src/resources/json-resource.js';
-import {
-  ApiSimulator,
-  type SimulatorOptions,
-  simulatedAccounts,
-} from '../../src/simulator/api-simulator.js';
+import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { Dataset } from '../../src/simulator/dataset.js';
 import {
   EXTRA_RESOURCE_NAMES,
@@ -17,6 +13,8 @@ import {
   type ExtraResource,
   type ValueKind,
 } from '../../src/simulator/extra-resources.js';
+import { simulatedAccounts } from '../../src/simulator/simulated-accounts.js';
+import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 
 const started: ApiSimulator[] = [];
 

@@ -16,7 +16,7 @@ import {
 import { LOCK_SPACE } from '../../src/warehouse/resource-lock.js';
 import { refreshTypedView } from '../../src/warehouse/typed-view.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
-import { captureIo } from '../unit/commands/capture-io.js';
+import { captureIo } from '../support/capture-io.js';
 
 // The rule these tests hold hiresync to: a value an analyst reads through a
 // typed view or an all_accounts union is the value the API sent, or visibly

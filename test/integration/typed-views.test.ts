@@ -9,8 +9,8 @@ import { createDatabase, inSchema } from '../../src/warehouse/database.js';
 import { dropAllAccountsViews } from '../../src/warehouse/migrate.js';
 import { MAX_TYPED_COLUMNS, refreshTypedView } from '../../src/warehouse/typed-view.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
+import { captureIo } from '../support/capture-io.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
-import { captureIo } from '../unit/commands/capture-io.js';
 
 const harnesses: Array<SyncHarness | AccountsHarness> = [];
 afterEach(async () => {

@@ -1,30 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
 import { RedisCheckpointStore } from '../../src/queue/redis-checkpoint-store.js';
 import { createSyncQueue } from '../../src/queue/sync-queue.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
-import { CLI } from '../support/run-cli.js';
 import type { SyncHarness } from '../support/sync-harness.js';
 
-const { defer, harness } = cleanupAfterEach();
-
-function spawnCli(args: string[], env: Record<string, string>) {
-  const child: ChildProcess = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stderr?.resume();
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  defer(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  });
-  return { child, exit, stdout: () => out };
-}
+const { defer, harness, cli } = cleanupAfterEach();
 
 async function runsOf(h: SyncHarness, resource: string) {
   return h.database.db
@@ -50,7 +31,7 @@ describe('worker start-up', () => {
     const prefix = h.env.HIRESYNC_REDIS_PREFIX as string;
 
     // A sync of job_posts killed outright: its checkpoint stays, its lock expires.
-    const killed = spawnCli(['sync', '--resource', 'job_posts'], h.env);
+    const killed = cli(['sync', '--resource', 'job_posts'], h.env);
     await waitFor(async () => {
       const [run] = await h.database.db.selectFrom('sync_runs').select('pages').execute();
       return (run?.pages ?? 0) >= 3;
@@ -62,7 +43,7 @@ describe('worker start-up', () => {
     await waitFor(async () => (await redis.exists(`${prefix}:run-lock:job_posts`)) === 0);
 
     // The worker's incremental schedules fire at once: jobs starts its first run.
-    const worker = spawnCli(['worker'], h.env);
+    const worker = cli(['worker'], h.env);
     const queueRedis = redis.duplicate({ maxRetriesPerRequest: null });
     const queue = createSyncQueue(queueRedis, prefix);
     defer(async () => {
@@ -104,12 +85,12 @@ describe('worker start-up', () => {
       env: { HIRESYNC_PER_PAGE: '10', HIRESYNC_RESOURCES: 'jobs' },
     });
     // A sync of another process, live and holding its run lock.
-    const live = spawnCli(['sync', '--resource', 'jobs'], h.env);
+    const live = cli(['sync', '--resource', 'jobs'], h.env);
     await waitFor(async () => {
       const [run] = await h.database.db.selectFrom('sync_runs').select('pages').execute();
       return (run?.pages ?? 0) >= 2;
     });
-    const worker = spawnCli(['worker'], h.env);
+    const worker = cli(['worker'], h.env);
     expect(await live.exit).toBe(0);
     await waitFor(async () => worker.stdout().includes('nothing to resume'), 40_000, 100);
     worker.child.kill('SIGTERM');

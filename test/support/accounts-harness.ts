@@ -1,4 +1,3 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { DEFAULT_ACCOUNT, schemaOf } from '../../src/account-name.js';
 import { AccountStore } from '../../src/accounts/account-store.js';
@@ -6,21 +5,22 @@ import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { registryOf } from '../../src/commands/account-options.js';
 import type { Config } from '../../src/config/types.js';
 import { loadConfig, type ResourceName } from '../../src/config.js';
-import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import type { ScheduleTarget } from '../../src/queue/sync-queue.js';
 import { validateRecord } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
-import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
+import { ApiSimulator } from '../../src/simulator/api-simulator.js';
+import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
 import { migrateAll } from '../../src/warehouse/account-schemas.js';
 import { inSchema } from '../../src/warehouse/database.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
+import { clearRedisPrefix, DEFAULT_CLIENT_SECRET, servicesEnv, simulatorEnv } from './test-env.js';
 
 /** The credentials the simulator gives a test account: `<name>-client` and `<name>-secret`. */
 export function secretOf(account: string): string {
-  return account === DEFAULT_ACCOUNT ? 'sync-secret' : `${account}-secret`;
+  return account === DEFAULT_ACCOUNT ? DEFAULT_CLIENT_SECRET : `${account}-secret`;
 }
 
 /** A simulator serving `default` and the named accounts (each its own data), a database with those accounts registered. */
@@ -51,7 +51,7 @@ export async function startAccountsHarness(options: {
 }): Promise<AccountsHarness> {
   const counts = (n: number) => ({ jobs: n, job_posts: n, tracking_links: n });
   const sim = await ApiSimulator.start({
-    clientSecrets: ['sync-secret'],
+    clientSecrets: [DEFAULT_CLIENT_SECRET],
     dataset: { counts: counts(options.records ?? 40) },
     accounts: options.accounts.map((name, i) => ({
       name,
@@ -67,14 +67,8 @@ export async function startAccountsHarness(options: {
   });
   const database = await createTestDatabase(inject('databaseUrl'));
   const env: Record<string, string> = {
-    HIRESYNC_BASE_URL: sim.url,
-    HIRESYNC_AUTH_URL: sim.authUrl,
-    HIRESYNC_CLIENT_ID: 'demo-client',
-    HIRESYNC_CLIENT_SECRET: 'sync-secret',
-    HIRESYNC_SECRET_KEY: randomBytes(32).toString('base64'),
-    DATABASE_URL: database.url,
-    REDIS_URL: inject('redisUrl'),
-    HIRESYNC_REDIS_PREFIX: `test-${randomUUID()}`,
+    ...servicesEnv(database.url),
+    ...simulatorEnv(sim),
     HIRESYNC_RUN_BACKOFF: '200ms',
     HIRESYNC_RUN_ATTEMPTS: '3',
     HIRESYNC_HTTP_PORT: '0',
@@ -138,9 +132,7 @@ export async function startAccountsHarness(options: {
     close: async () => {
       await sim.close();
       await database.drop();
-      const redis = new (await import('ioredis')).Redis(env.REDIS_URL as string);
-      await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX as string);
-      redis.disconnect();
+      await clearRedisPrefix(env);
     },
   };
 }

@@ -11,7 +11,8 @@ import type { Config } from '../../src/config/types.js';
 import { loadConfig, type ResourceName } from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { BUILT_IN_RESOURCES, declarationOf } from '../../src/resources/index.js';
-import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
+import { ApiSimulator } from '../../src/simulator/api-simulator.js';
+import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import { captureLogger } from './capture-logger.js';
 
 export const SIM_SECRET = 'sim-secret-4b1d';

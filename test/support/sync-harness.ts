@@ -1,15 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { type App, type AppOptions, createApp } from '../../src/app.js';
 import type { Config } from '../../src/config/types.js';
 import { loadConfig, type ResourceName } from '../../src/config.js';
-import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { validateRecord } from '../../src/resources/index.js';
-import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
+import { ApiSimulator } from '../../src/simulator/api-simulator.js';
+import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
+import {
+  clearRedisPrefix,
+  DEFAULT_CLIENT_SECRET,
+  newRedisPrefix,
+  simulatorEnv,
+} from './test-env.js';
 
 export const ALL: ResourceName[] = ['jobs', 'job_posts', 'tracking_links'];
 
@@ -41,16 +46,16 @@ export interface SyncHarness {
 export async function startSyncHarness(
   options: { simulator?: SimulatorOptions; env?: Record<string, string> } = {},
 ): Promise<SyncHarness> {
-  const sim = await ApiSimulator.start({ clientSecrets: ['sync-secret'], ...options.simulator });
+  const sim = await ApiSimulator.start({
+    clientSecrets: [DEFAULT_CLIENT_SECRET],
+    ...options.simulator,
+  });
   const database = await createTestDatabase(inject('databaseUrl'));
   const env: Record<string, string> = {
-    HIRESYNC_BASE_URL: sim.url,
-    HIRESYNC_AUTH_URL: sim.authUrl,
-    HIRESYNC_CLIENT_ID: 'demo-client',
-    HIRESYNC_CLIENT_SECRET: 'sync-secret',
+    ...simulatorEnv(sim),
     DATABASE_URL: database.url,
     REDIS_URL: inject('redisUrl'),
-    HIRESYNC_REDIS_PREFIX: `test-${randomUUID()}`,
+    HIRESYNC_REDIS_PREFIX: newRedisPrefix(),
     HIRESYNC_RUN_BACKOFF: '200ms',
     HIRESYNC_RUN_ATTEMPTS: '4',
     HIRESYNC_HTTP_PORT: '0',
@@ -113,9 +118,7 @@ export async function startSyncHarness(
     close: async () => {
       await sim.close();
       await database.drop();
-      const redis = new (await import('ioredis')).Redis(env.REDIS_URL as string);
-      await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX as string);
-      redis.disconnect();
+      await clearRedisPrefix(env);
     },
   };
 }

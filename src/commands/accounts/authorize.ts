@@ -1,8 +1,10 @@
+import type { Kysely } from 'kysely';
 import { schemaOf } from '../../account-name.js';
 import { type AccountInfo, AccountStore } from '../../accounts/account-store.js';
 import { createHttp } from '../../api/http.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { MAX_TIMER_MS } from '../../config/fields.js';
+import type { PartnerConfig } from '../../config/types.js';
 import { loadAccountsConfig } from '../../config.js';
 import { parseDuration } from '../../duration.js';
 import {
@@ -13,14 +15,15 @@ import {
   HiresyncError,
   UsageError,
 } from '../../errors.js';
-import { createLogger } from '../../logger.js';
+import { createLogger, type Logger } from '../../logger.js';
 import {
   migrateControl,
   migrateSchemas,
   refreshAllAccountsViews,
 } from '../../warehouse/account-schemas.js';
 import { PUBLIC_SCHEMA } from '../../warehouse/database.js';
-import { EXIT } from '../command.js';
+import type { Database } from '../../warehouse/schema.js';
+import { EXIT, type Signals } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { authorizeRequestUrl, newState } from './authorization-request.js';
 import { type CallbackOutcome, listenForCallback } from './callback-server.js';
@@ -98,98 +101,163 @@ export const authorize = defineSubcommand({
     );
     if (problems.length > 0 || !config || !partner || !urls) throw new ConfigError(problems);
     const logger = createLogger({ level: config.logLevel, destination: stderr });
-    const warn = (warning: string) =>
-      stderr.write(`hiresync accounts authorize: warning: ${warning}\n`);
-
     const db = await openDatabase(config.databaseUrl, 'authorize');
     try {
-      await migrateControl(db);
-      const store = new AccountStore(db, config.secretKeys, { partner });
-      const existing = await store.get(name);
-      let owner: FreeSchema | undefined;
-      let authUrl = urls.authUrl ?? '';
-      if (existing) {
-        checkExisting(existing, values);
-        authUrl = existing.authUrl ?? authUrl;
-      } else {
-        owner = await checkNewAccount(db, store, name);
-      }
-
-      const state = newState();
-      let redirectUri = '';
-      const http = createHttp({ timeoutMs: EXCHANGE_TIMEOUT_MS });
-      let authorized: AccountInfo | undefined;
-      let previousState: AccountInfo['state'] | undefined;
-      const server = await listenForCallback({
+      const { account, previousState } = await authorizePartnerAccount({
+        db,
+        store: new AccountStore(db, config.secretKeys, { partner }),
+        name,
+        partner,
+        urls,
+        urlFlags: values,
+        authorizeEndpoint: (authUrl) => authorizeEndpoint(env, partner, authUrl),
         port,
-        state,
-        onIgnored: () =>
+        timeoutMs,
+        signals,
+        logger,
+        onAuthorizeUrl: (url, redirectUri) =>
+          stdout.write(
+            `open this URL in a browser to authorize the partner app for account ${name} (waiting up to ${describeWait(timeoutMs)} for ${redirectUri}):\n${url}\n`,
+          ),
+        onIgnoredCallback: () =>
           stderr.write(
             'hiresync accounts authorize: ignored a callback whose state does not match this authorization; still waiting\n',
           ),
-        redeem: async (code) => {
-          const refreshToken = await exchangeCode({
-            http,
-            tokenUrl: `${authUrl}/token`,
-            partner,
-            code,
-            redirectUri,
-            logger,
-            timeoutMs: EXCHANGE_TIMEOUT_MS,
-          });
-          if (owner === undefined) {
-            const outcome = await store.authorize(name, refreshToken);
-            authorized = outcome.account;
-            previousState = outcome.previousState;
-            await migrateExisting(db, name, warn);
-          } else {
-            authorized = await registerAccount(
-              db,
-              store,
-              name,
-              owner,
-              () => store.addPartner(name, urls.baseUrl, authUrl, refreshToken),
-              warn,
-            );
-          }
-        },
+        warn: (warning) => stderr.write(`hiresync accounts authorize: warning: ${warning}\n`),
       });
-      redirectUri = server.redirectUri;
-      try {
-        const url = authorizeRequestUrl(authorizeEndpoint(env, partner, authUrl), {
-          clientId: partner.clientId,
-          redirectUri,
-          state,
-          scope: partner.scope,
-        });
-        stdout.write(
-          `open this URL in a browser to authorize the partner app for account ${name} (waiting up to ${describeWait(timeoutMs)} for ${redirectUri}):\n${url}\n`,
-        );
-        const outcome = await waitForOutcome(server, timeoutMs, signals);
-        if (outcome === 'timeout') {
-          throw new HiresyncError(
-            `no authorization arrived within ${describeWait(timeoutMs)}; run 'hiresync accounts authorize ${name}' again when the customer is ready`,
-          );
-        }
-        if (outcome === 'interrupted') {
-          throw new HiresyncError('interrupted before an authorization arrived');
-        }
-        if (outcome.kind === 'refused') {
-          throw new HiresyncError(
-            `the authorization was refused (${outcome.message}); run 'hiresync accounts authorize ${name}' again`,
-          );
-        }
-        if (outcome.kind === 'failed') throw outcome.error;
-      } finally {
-        await server.close();
-      }
-      stdout.write(`authorized account ${name}${afterword(authorized, previousState)}\n`);
+      stdout.write(`authorized account ${name}${afterword(account, previousState)}\n`);
       return EXIT.ok;
     } finally {
       await db.destroy();
     }
   },
 });
+
+/** What {@link authorizePartnerAccount} connects, and where it reports. */
+export interface AuthorizePartnerAccountOptions {
+  /** The database of hiresync.accounts and the account schemas. */
+  db: Kysely<Database>;
+  /** The account registry on `db`, with the secret box and the partner app. */
+  store: AccountStore;
+  /** The account to connect, or to reconnect when it needs reauthorization. */
+  name: string;
+  partner: PartnerConfig;
+  /** A new account's {base_url} and {auth_url}; an existing account keeps its own. */
+  urls: { baseUrl: string; authUrl: string | undefined };
+  /** --base-url and --auth-url as given: an existing account refuses URLs other than its own. */
+  urlFlags?: { 'base-url'?: string | undefined; 'auth-url'?: string | undefined };
+  /** The authorize endpoint of the token service at `authUrl` (see partner-app.ts). */
+  authorizeEndpoint: (authUrl: string) => string;
+  /** Port of the loopback callback http://127.0.0.1:P/callback (0: any free port). */
+  port: number;
+  /** How long to wait for the browser to come back. */
+  timeoutMs: number;
+  /** SIGINT or SIGTERM gives up the wait; a callback being redeemed is waited for. */
+  signals: Signals;
+  logger: Logger;
+  /** Called once the callback listens: the URL the customer opens, and the callback it returns to. */
+  onAuthorizeUrl: (url: string, redirectUri: string) => void;
+  /** Called for a callback whose state is not this authorization's (ignored; the wait goes on). */
+  onIgnoredCallback?: () => void;
+  /** Warnings, such as an account the all_accounts views leave out. */
+  warn: (warning: string) => void;
+}
+
+/** The account authorized, and its state before (undefined for a new account). */
+export interface PartnerAuthorization {
+  account: AccountInfo | undefined;
+  previousState: AccountInfo['state'] | undefined;
+}
+
+/**
+ * The authorization code grant of `accounts authorize NAME`: listens on the
+ * loopback callback, hands the authorize URL to `onAuthorizeUrl`, waits for
+ * the customer's browser to come back, exchanges the code (never twice) and
+ * stores the sealed refresh token: a new account is registered and its schema
+ * migrated as by `accounts add`, an existing one keeps its data and URLs.
+ * Throws a HiresyncError when the authorization is refused, the code cannot
+ * be exchanged, nothing arrives within `timeoutMs`, or a signal comes first.
+ */
+export async function authorizePartnerAccount(
+  options: AuthorizePartnerAccountOptions,
+): Promise<PartnerAuthorization> {
+  const { db, store, name, partner, urls, logger, warn } = options;
+  await migrateControl(db);
+  const existing = await store.get(name);
+  let owner: FreeSchema | undefined;
+  let authUrl = urls.authUrl ?? '';
+  if (existing) {
+    checkExisting(existing, options.urlFlags ?? {});
+    authUrl = existing.authUrl ?? authUrl;
+  } else {
+    owner = await checkNewAccount(db, store, name);
+  }
+
+  const state = newState();
+  let redirectUri = '';
+  const http = createHttp({ timeoutMs: EXCHANGE_TIMEOUT_MS });
+  let authorized: AccountInfo | undefined;
+  let previousState: AccountInfo['state'] | undefined;
+  const server = await listenForCallback({
+    port: options.port,
+    state,
+    onIgnored: options.onIgnoredCallback,
+    redeem: async (code) => {
+      const refreshToken = await exchangeCode({
+        http,
+        tokenUrl: `${authUrl}/token`,
+        partner,
+        code,
+        redirectUri,
+        logger,
+        timeoutMs: EXCHANGE_TIMEOUT_MS,
+      });
+      if (owner === undefined) {
+        const outcome = await store.authorize(name, refreshToken);
+        authorized = outcome.account;
+        previousState = outcome.previousState;
+        await migrateExisting(db, name, warn);
+      } else {
+        authorized = await registerAccount(
+          db,
+          store,
+          name,
+          owner,
+          () => store.addPartner(name, urls.baseUrl, authUrl, refreshToken),
+          warn,
+        );
+      }
+    },
+  });
+  redirectUri = server.redirectUri;
+  try {
+    const url = authorizeRequestUrl(options.authorizeEndpoint(authUrl), {
+      clientId: partner.clientId,
+      redirectUri,
+      state,
+      scope: partner.scope,
+    });
+    options.onAuthorizeUrl(url, redirectUri);
+    const outcome = await waitForOutcome(server, options.timeoutMs, options.signals);
+    if (outcome === 'timeout') {
+      throw new HiresyncError(
+        `no authorization arrived within ${describeWait(options.timeoutMs)}; run 'hiresync accounts authorize ${name}' again when the customer is ready`,
+      );
+    }
+    if (outcome === 'interrupted') {
+      throw new HiresyncError('interrupted before an authorization arrived');
+    }
+    if (outcome.kind === 'refused') {
+      throw new HiresyncError(
+        `the authorization was refused (${outcome.message}); run 'hiresync accounts authorize ${name}' again`,
+      );
+    }
+    if (outcome.kind === 'failed') throw outcome.error;
+  } finally {
+    await server.close();
+  }
+  return { account: authorized, previousState };
+}
 
 /** Runs `load`; a ConfigError's problems are added to `problems` (reported together), anything else thrown. */
 function collect<T>(problems: ConfigProblem[], load: () => T): T | undefined {

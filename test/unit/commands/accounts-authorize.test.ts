@@ -12,7 +12,7 @@ import { reauthorizationNote } from '../../../src/commands/accounts/list.js';
 import { authorizeEndpoint, loadPartnerApp } from '../../../src/commands/accounts/partner-app.js';
 import { ConfigError, UsageError } from '../../../src/errors.js';
 import { main } from '../../../src/main.js';
-import { captureIo } from './capture-io.js';
+import { captureIo } from '../../support/capture-io.js';
 
 describe('the authorization request', () => {
   it('carries response_type=code, the client id, the loopback redirect URI, the state, and the scope only when set', () => {

@@ -3,7 +3,7 @@ import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SUBCOMMANDS } from '../../../src/commands/accounts/index.js';
 import { main } from '../../../src/main.js';
-import { captureIo } from './capture-io.js';
+import { captureIo } from '../../support/capture-io.js';
 
 /** A configuration whose servers do not exist: nothing here may connect. */
 const ENV = {

@@ -3,7 +3,7 @@ import { defineCommand } from '../../../src/commands/command.js';
 import { COMMANDS } from '../../../src/commands/index.js';
 import type { OptionTable } from '../../../src/commands/options.js';
 import { main } from '../../../src/main.js';
-import { captureIo } from './capture-io.js';
+import { captureIo } from '../../support/capture-io.js';
 
 /** Help with every run of whitespace (wrapping, indentation) as one space. */
 const flatten = (text: string) => text.replace(/\s+/g, ' ');

@@ -2,7 +2,7 @@ import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseResources } from '../../../src/commands/sync.js';
 import { main } from '../../../src/main.js';
-import { captureIo } from './capture-io.js';
+import { captureIo } from '../../support/capture-io.js';
 
 /** A complete configuration whose servers do not exist. */
 const ENV = {

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { CommandIo } from '../../../src/commands/command.js';
+import type { CommandIo } from '../../src/commands/command.js';
 
 /**
  * In-process I/O for a command: `input` on its standard input (default

@@ -1,13 +1,11 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
 import { AccountStore } from '../../src/accounts/account-store.js';
 import { createApp } from '../../src/app.js';
 import { registryOf } from '../../src/commands/account-options.js';
 import { loadConfig } from '../../src/config.js';
-import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { Secret } from '../../src/secret.js';
 import { migrateAll, migrateSchemas } from '../../src/warehouse/account-schemas.js';
@@ -15,6 +13,7 @@ import { inSchema } from '../../src/warehouse/database.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase } from '../support/databases.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
+import { clearRedisPrefix, servicesEnv } from '../support/test-env.js';
 
 const { defer } = cleanupAfterEach();
 
@@ -69,23 +68,16 @@ describe('redaction of access tokens in a worker serving many accounts', () => {
     const database = await createTestDatabase(inject('databaseUrl'));
     defer(() => database.drop());
     const env: Record<string, string> = {
+      ...servicesEnv(database.url),
       HIRESYNC_BASE_URL: api.url,
       HIRESYNC_AUTH_URL: `${api.url}/oauth`,
       HIRESYNC_CLIENT_ID: 'default-client',
       HIRESYNC_CLIENT_SECRET: 'default-secret',
-      HIRESYNC_SECRET_KEY: randomBytes(32).toString('base64'),
-      DATABASE_URL: database.url,
-      REDIS_URL: inject('redisUrl'),
-      HIRESYNC_REDIS_PREFIX: `test-${randomUUID()}`,
       HIRESYNC_RUN_BACKOFF: '100ms',
       HIRESYNC_RUN_ATTEMPTS: '1',
       HIRESYNC_CONCURRENCY: '8',
     };
-    defer(async () => {
-      const redis = new Redis(env.REDIS_URL as string);
-      await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX as string);
-      redis.disconnect();
-    });
+    defer(() => clearRedisPrefix(env));
     const config = loadConfig(env);
     await migrateAll(database.db);
     const store = new AccountStore(database.db, config.secretKeys);

@@ -6,7 +6,7 @@ import { createDatabase, poolSize } from '../../src/warehouse/database.js';
 describe('the pool behind the per-schema instances', () => {
   it('gets its connection back when the search_path statement of a checkout fails (a backend terminated while idle)', async () => {
     const url = inject('databaseUrl');
-    const db = createDatabase(url, { max: 1, applicationName: 'review-pool-leak' });
+    const db = createDatabase(url, { max: 1, applicationName: 'pool-checkout-failure' });
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {

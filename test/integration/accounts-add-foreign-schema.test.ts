@@ -1,11 +1,11 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { describe, expect, inject, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { migrateAll } from '../../src/warehouse/account-schemas.js';
+import { captureIo } from '../support/capture-io.js';
 import { createTestDatabase } from '../support/databases.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
-import { captureIo } from '../unit/commands/capture-io.js';
+import { clearRedisPrefix, servicesEnv } from '../support/test-env.js';
 
 const { defer } = cleanupAfterEach();
 
@@ -26,13 +26,11 @@ describe('accounts add NAME where schema NAME belongs to another Kysely applicat
     await sql`create table billing.invoices (id bigint primary key, amount numeric)`.execute(t.db);
     await sql`insert into billing.invoices values (1, 99.5)`.execute(t.db);
     const env = {
-      DATABASE_URL: t.url,
-      REDIS_URL: inject('redisUrl'),
-      HIRESYNC_REDIS_PREFIX: `test-${randomUUID()}`,
-      HIRESYNC_SECRET_KEY: randomBytes(32).toString('base64'),
+      ...servicesEnv(t.url),
       HIRESYNC_BASE_URL: 'https://api.example.com',
       HIRESYNC_AUTH_URL: 'https://auth.example.com',
     };
+    defer(() => clearRedisPrefix(env));
     const add = captureIo('billing-secret\n');
     const code = await main(['accounts', 'add', 'billing', '--client-id', 'x'], env, add);
     expect(code, add.err()).toBe(1);

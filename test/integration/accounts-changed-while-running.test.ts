@@ -1,11 +1,16 @@
+// An operator's change to an account reaches the processes already running:
+// disabling or removing it stops its run in flight after the page in hand,
+// and an account removed and added again syncs with its new credentials.
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
+import { runOnce } from '../../src/queue/run-once.js';
 import { enqueueRun } from '../../src/queue/sync-queue.js';
-import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
+import { Secret } from '../../src/secret.js';
+import { type AccountsHarness, secretOf } from '../support/accounts-harness.js';
+import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
-import { captureIo } from '../unit/commands/capture-io.js';
 
-const { defer } = cleanupAfterEach();
+const { defer, accounts } = cleanupAfterEach();
 
 /**
  * A worker running alpha's full run of jobs (21 pages, 300 ms each); at its
@@ -47,18 +52,52 @@ async function runWhile(h: AccountsHarness, argv: string[]) {
 
 describe('an account disabled or removed while its run is in flight', () => {
   it('`accounts disable` stops the run after the page in hand (README: "stops its runs")', async () => {
-    const h = await startAccountsHarness({ accounts: ['alpha'], records: 200 });
-    defer(() => h.close());
+    const h = await accounts({ accounts: ['alpha'], records: 200 });
     const { code, extraRequests } = await runWhile(h, ['disable', 'alpha']);
     expect(code).toBe(0);
     expect(extraRequests, "alpha's list requests after it was disabled").toBeLessThanOrEqual(1);
   }, 90_000);
 
   it('`accounts remove` stops the run after the page in hand: a removed account syncs nothing more', async () => {
-    const h = await startAccountsHarness({ accounts: ['alpha'], records: 200 });
-    defer(() => h.close());
+    const h = await accounts({ accounts: ['alpha'], records: 200 });
     const { code, extraRequests } = await runWhile(h, ['remove', 'alpha']);
     expect(code).toBe(0);
     expect(extraRequests, "alpha's list requests after it was removed").toBeLessThanOrEqual(1);
   }, 90_000);
+});
+
+describe('a long-running process after an account is removed and added again', () => {
+  it('syncs with the credentials the account has now, not those cached for its old registration', async () => {
+    const h = await accounts({ accounts: ['alpha', 'beta'] });
+    // One process (a worker) that lives through the operator's changes.
+    const app = h.app();
+    defer(() => app.close());
+    const jobs = [{ account: 'alpha', resource: 'jobs' as const }];
+    expect(await runOnce(app, jobs, 'full')).toMatchObject([{ ok: true }]);
+    expect(await h.liveIds('alpha', 'jobs')).toEqual(h.expectedIds('alpha', 'jobs'));
+
+    // alpha was registered with the wrong customer's client: the operator
+    // removes it and adds it again with the right one (beta's credentials here).
+    await h.store.remove('alpha');
+    await h.store.add({
+      name: 'alpha',
+      baseUrl: h.sim.url,
+      auth: {
+        mode: 'client_credentials',
+        authUrl: h.sim.authUrl,
+        clientId: 'beta-client',
+        clientSecret: new Secret(secretOf('beta')),
+      },
+    });
+    const betaLists = h.sim.statsOf('beta').listRequests;
+
+    expect(await runOnce(app, jobs, 'full')).toMatchObject([{ ok: true }]);
+    // The run must have gone out with alpha's new credentials (beta's client)…
+    expect(
+      h.sim.statsOf('beta').listRequests - betaLists,
+      'list requests made with the newly registered credentials',
+    ).toBeGreaterThan(0);
+    // …so alpha's schema now holds what that client reads.
+    expect(await h.liveIds('alpha', 'jobs')).toEqual(h.expectedIds('beta', 'jobs'));
+  });
 });

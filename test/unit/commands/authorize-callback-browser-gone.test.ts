@@ -1,28 +1,18 @@
-// Found by review (accounts authorize): the callback server settled its
-// outcome only when the answer page finished, so a browser gone during the
-// code exchange left it pending forever. It settles once the page is
-// delivered or the browser has gone.
-import http from 'node:http';
+// The loopback callback of `accounts authorize` settles its outcome once the
+// page is delivered or the browser has gone: a browser gone during the code
+// exchange must not leave it pending forever.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { listenForCallback } from '../../../src/commands/accounts/callback-server.js';
+import { browserThatLeaves } from '../../support/browser.js';
 
-/** A browser that sends the callback request and goes away after `afterMs`. */
-function browserThatLeaves(url: string, afterMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const req = http.get(url, (res) => {
-      res.resume();
-      res.on('end', () => resolve());
-    });
-    req.on('error', () => resolve());
-    setTimeout(() => {
-      req.destroy();
-      resolve();
-    }, afterMs);
-  });
+/** True once `ms` have passed since it was made. */
+function elapsed(ms: number): () => boolean {
+  const start = Date.now();
+  return () => Date.now() - start >= ms;
 }
 
-describe('review: the loopback callback when the browser leaves before the answer', () => {
+describe('the loopback callback when the browser leaves before the answer', () => {
   it('still settles the outcome once the code is redeemed', async () => {
     let redeemed = false;
     const server = await listenForCallback({
@@ -35,7 +25,7 @@ describe('review: the loopback callback when the browser leaves before the answe
       },
     });
     try {
-      await browserThatLeaves(`${server.redirectUri}?code=abc&state=the-state`, 50);
+      await browserThatLeaves(`${server.redirectUri}?code=abc&state=the-state`, elapsed(50));
       // No deadline here: an outcome that never settles fails the test by its timeout.
       const outcome = await server.outcome;
       expect(redeemed).toBe(true);
@@ -56,7 +46,7 @@ describe('review: the loopback callback when the browser leaves before the answe
       },
     });
     try {
-      await browserThatLeaves(`${server.redirectUri}?code=abc&state=the-state`, 50);
+      await browserThatLeaves(`${server.redirectUri}?code=abc&state=the-state`, elapsed(50));
       const outcome = await server.outcome;
       expect(outcome).toMatchObject({ kind: 'failed' });
     } finally {

@@ -1,7 +1,6 @@
-// Found by review (accounts authorize): the authorization code was sent with
-// retries, so a lost answer made hiresync present the single-use code again
-// (RFC 6749 4.1.2: the server must deny it and should revoke what it issued).
-// Like the refresh grant, the code exchange is never sent twice.
+// The authorization code is single-use (RFC 6749 4.1.2: a server must deny
+// it a second time and should revoke what it issued for it): like the refresh
+// grant, the code exchange is never sent twice, even when its answer is lost.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -18,7 +17,7 @@ afterEach(async () => {
   }
 });
 
-describe('review: the authorization code exchange', () => {
+describe('the authorization code exchange', () => {
   it('never presents the same code twice, even when the first answer is lost', async () => {
     const presented: string[] = [];
     const endpoint = http.createServer((req, res) => {
