@@ -45,4 +45,29 @@ describe('dependencies point one way', () => {
       importsOf('api').filter((i) => /: \.\.\/(warehouse|queue|app|commands)\//.test(i)),
     ).toEqual([]);
   });
+
+  it('src/config (src/config.ts and src/config/) imports no layer above it: no accounts, API, warehouse, queue or commands', () => {
+    const imports = [
+      ...importsOf('config'),
+      ...[
+        ...readFileSync(new URL('../../src/config.ts', import.meta.url), 'utf8').matchAll(
+          /from '([^']+)'/g,
+        ),
+      ].map((m) => `config.ts: ${m[1]?.replace(/^\.\//, '../')}`),
+    ];
+    expect(imports.length).toBeGreaterThan(0);
+    expect(
+      imports.filter((i) =>
+        /: \.\.\/(accounts|api|warehouse|queue|commands|app|simulator)\b/.test(i),
+      ),
+    ).toEqual([]);
+  });
+
+  it('src/accounts never imports the queue, the app, the commands or the CLI', () => {
+    const imports = importsOf('accounts');
+    expect(imports.length).toBeGreaterThan(0);
+    expect(
+      imports.filter((i) => /: \.\.\/(queue|app|cli|main|demo|commands|simulator)\b/.test(i)),
+    ).toEqual([]);
+  });
 });
