@@ -32,8 +32,8 @@ import { createSyncQueue, enqueueRun } from '../src/queue/sync-queue.js';
 import { validateRecord } from '../src/resources/index.js';
 import { Secret } from '../src/secret.js';
 import { ApiSimulator, simulatedAccounts } from '../src/simulator/api-simulator.js';
-import { migrateAll, migrateSchemas } from '../src/warehouse/account-schemas.js';
 import { createDatabase } from '../src/warehouse/database.js';
+import { migrateAll, migrateSchemas } from '../src/warehouse/migrate-all.js';
 import { clearPrefix, HEAP_FLAGS } from './end-to-end.js';
 import { ADMIN_URL, REDIS_URL } from './support.js';
 

@@ -52,8 +52,8 @@ import {
 } from '../src/simulator/api-simulator.js';
 import { mix } from '../src/simulator/dataset.js';
 import { grantRefreshToken } from '../src/simulator/partner-browser.js';
-import { migrateAll } from '../src/warehouse/account-schemas.js';
 import { createDatabase } from '../src/warehouse/database.js';
+import { migrateAll } from '../src/warehouse/migrate-all.js';
 import type { Database } from '../src/warehouse/schema.js';
 import { PrivatePostgres, PrivateRedis } from './private-servers.js';
 import { freshDatabase, REDIS_URL } from './support.js';

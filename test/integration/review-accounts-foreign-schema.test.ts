@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { describe, expect, inject, it } from 'vitest';
 import { main } from '../../src/main.js';
-import { migrateAll } from '../../src/warehouse/account-schemas.js';
+import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { createTestDatabase } from '../support/databases.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 import { captureIo } from '../unit/commands/capture-io.js';

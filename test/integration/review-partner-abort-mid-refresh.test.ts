@@ -18,7 +18,7 @@ import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
-import { migrateAll } from '../../src/warehouse/account-schemas.js';
+import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase } from '../support/databases.js';
 import { grantRefreshToken as grant } from '../support/partner-grant.js';

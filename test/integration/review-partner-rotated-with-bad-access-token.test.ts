@@ -15,7 +15,7 @@ import { loadConfig } from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
-import { migrateAll } from '../../src/warehouse/account-schemas.js';
+import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase } from '../support/databases.js';
 import { grantRefreshToken as grant } from '../support/partner-grant.js';

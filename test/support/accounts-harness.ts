@@ -12,8 +12,8 @@ import { validateRecord } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
-import { migrateAll } from '../../src/warehouse/account-schemas.js';
 import { inSchema } from '../../src/warehouse/database.js';
+import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 

@@ -12,12 +12,9 @@ import {
   UsageError,
 } from '../../errors.js';
 import { createLogger } from '../../logger.js';
-import {
-  migrateControl,
-  migrateSchemas,
-  refreshAllAccountsViews,
-} from '../../warehouse/account-schemas.js';
+import { refreshAllAccountsViews } from '../../warehouse/all-accounts-views.js';
 import { PUBLIC_SCHEMA } from '../../warehouse/database.js';
+import { migrateControl, migrateSchemas } from '../../warehouse/migrate-all.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { checkAccountName } from './account-name.js';
