@@ -27,8 +27,8 @@ import {
 import { throttledWarn } from './queue/throttled-warn.js';
 import { BUILT_IN_RESOURCES, catalogFor, type ResourceCatalog } from './resources/index.js';
 import type { RunProgress } from './sync/run-resource.js';
-import { ensureListResources } from './warehouse/account-schemas.js';
 import { createDatabase, inSchema } from './warehouse/database.js';
+import { ensureListResources } from './warehouse/migrate-all.js';
 import { ResourceLock } from './warehouse/resource-lock.js';
 import { KyselyRunStore } from './warehouse/run-store.js';
 import type { Database } from './warehouse/schema.js';

@@ -3,7 +3,7 @@ import { type AccountInfo, AccountStore, type NewAccount } from '../../accounts/
 import { loadAccountsConfig, loadAccountUrls } from '../../config.js';
 import { UsageError } from '../../errors.js';
 import { Secret } from '../../secret.js';
-import { migrateControl } from '../../warehouse/account-schemas.js';
+import { migrateControl } from '../../warehouse/migrate-all.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase } from './connections.js';

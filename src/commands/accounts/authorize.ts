@@ -18,12 +18,9 @@ import {
   UsageError,
 } from '../../errors.js';
 import { createLogger, type Logger } from '../../logger.js';
-import {
-  migrateControl,
-  migrateSchemas,
-  refreshAllAccountsViews,
-} from '../../warehouse/account-schemas.js';
+import { refreshAllAccountsViews } from '../../warehouse/all-accounts-views.js';
 import { PUBLIC_SCHEMA } from '../../warehouse/database.js';
+import { migrateControl, migrateSchemas } from '../../warehouse/migrate-all.js';
 import type { Database } from '../../warehouse/schema.js';
 import { EXIT, type Signals } from '../command.js';
 import type { OptionTable } from '../options.js';

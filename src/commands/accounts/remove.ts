@@ -13,11 +13,8 @@ import { TokenCipher } from '../../api/token-cipher.js';
 import { loadAccountsConfig, loadDefaultAuth } from '../../config.js';
 import { coerceError, HiresyncError, UsageError } from '../../errors.js';
 import { createSyncQueue } from '../../queue/sync-queue.js';
-import {
-  DependentObjectsError,
-  schemaOwner,
-  unregisterAccount,
-} from '../../warehouse/account-schemas.js';
+import { schemaOwner } from '../../warehouse/account-schema-owner.js';
+import { DependentObjectsError, unregisterAccount } from '../../warehouse/drop-account-schema.js';
 import { dependentsOutside, schemaContents } from '../../warehouse/schema-dependents.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
