@@ -40,7 +40,8 @@ import { DEFAULT_ACCOUNT, schemaOf } from '../src/accounts/account.js';
 import { AccountStore } from '../src/accounts/account-store.js';
 import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../src/config.js';
 import { deletePrefix } from '../src/queue/redis.js';
-import { createSyncQueue, enqueueRun, type ScheduleTarget } from '../src/queue/sync-queue.js';
+import { createSyncQueue, enqueueRun } from '../src/queue/sync-job.js';
+import type { ScheduleTarget } from '../src/queue/upsert-schedules.js';
 import { validateRecord } from '../src/resources/index.js';
 import { Secret } from '../src/secret.js';
 import {

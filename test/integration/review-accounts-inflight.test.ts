@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
-import { enqueueRun } from '../../src/queue/sync-queue.js';
+import { enqueueRun } from '../../src/queue/sync-job.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
 import { captureIo } from '../unit/commands/capture-io.js';

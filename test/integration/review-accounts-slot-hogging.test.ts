@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { enqueueRun, type SyncJob } from '../../src/queue/sync-queue.js';
+import { enqueueRun, type SyncJob } from '../../src/queue/sync-job.js';
 import { startAccountsHarness } from '../support/accounts-harness.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
 

@@ -7,7 +7,7 @@ import { registryOf } from '../../src/commands/account-options.js';
 import { type Config, loadConfig, type ResourceName } from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
-import type { ScheduleTarget } from '../../src/queue/sync-queue.js';
+import type { ScheduleTarget } from '../../src/queue/upsert-schedules.js';
 import { validateRecord } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
