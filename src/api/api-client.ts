@@ -10,6 +10,7 @@ import {
 } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { excerpt } from '../secret.js';
+import type { RateLimitWait } from '../sync/ports.js';
 import type { HttpResponse } from './http.js';
 import { readRateLimitHeaders } from './rate-limit-headers.js';
 import type { RateLimitPacer } from './rate-limit-pacer.js';
@@ -105,8 +106,11 @@ export class ApiClient {
     signal?: AbortSignal,
     options: {
       cursor?: boolean;
-      /** A run's HIRESYNC_MAX_SLOT_WAIT: a longer rate-limit wait throws SlotYieldError. */
-      maxSlotWaitMs?: number | undefined;
+      /**
+       * Told of each rate-limit wait (pacing, a 429's Retry-After) before it
+       * starts; aborting `signal` meanwhile ends the wait at once.
+       */
+      onRateLimitWait?: ((wait: RateLimitWait) => void) | undefined;
     } = {},
   ): Promise<HttpResponse> {
     this.assertSameOrigin(url);
@@ -125,14 +129,15 @@ export class ApiClient {
         maxRetries: config.maxRetries,
         defaultRetryAfterMs: config.rateLimitWindowMs,
         maxRetryAfterMs: config.maxRetryAfterMs,
-        maxSlotWaitMs: options.maxSlotWaitMs,
         maxResponseBytes: config.maxPageBytes,
         timeoutMs: config.httpTimeoutMs,
         logger,
         signal,
         hooks: {
           beforeAttempt: async () => {
-            const ticket = await pacer.acquire(signal, options.maxSlotWaitMs);
+            const ticket = await pacer.acquire(signal, (ms) =>
+              options.onRateLimitWait?.({ ms, cause: 'rate-limit pacing' }),
+            );
             sentAt = ticket.sentAt;
             const waited = ticket.waitedMs;
             if (waited > 0) {
@@ -154,6 +159,7 @@ export class ApiClient {
             if (learned !== undefined) {
               logger.info({ path, windowMs: learned }, 'rate-limit window learned from a 429');
             }
+            options.onRateLimitWait?.({ ms: waitMs, cause: `429 from ${path}` });
           },
           onRetry: (reason) => metrics?.onRetry?.(reason),
         },

@@ -3,7 +3,6 @@ import {
   describeWait,
   ResponseTooLargeError,
   RetryAfterTooLongError,
-  SlotYieldError,
   TransientApiError,
 } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -19,7 +18,8 @@ export interface SendHooks {
   onResponse?: (response: HttpResponse) => Promise<void> | void;
   /**
    * Called on a 429 with the wait chosen and the Retry-After it stated
-   * (undefined when absent or unreadable); should pause every peer.
+   * (undefined when absent or unreadable); should pause every peer. The wait
+   * starts once it resolves, and ends at once if `signal` is aborted.
    */
   onRateLimited?: (waitMs: number, retryAfterMs: number | undefined) => Promise<void>;
   /** Called before each retry of a 5xx or network failure. */
@@ -42,11 +42,6 @@ export interface SendOptions {
   defaultRetryAfterMs: number;
   /** Longest wait a 429 may ask for; a longer one throws {@link RetryAfterTooLongError}. */
   maxRetryAfterMs: number;
-  /**
-   * Longest wait after a 429 spent holding the caller's worker slot; a longer
-   * one throws {@link SlotYieldError} once the pause is shared. Undefined: wait.
-   */
-  maxSlotWaitMs?: number | undefined;
   /** Largest body read, counted after decompression; a larger one throws {@link ResponseTooLargeError}. */
   maxResponseBytes: number;
   /** The request timeout in force, named in the error when a request times out. */
@@ -204,9 +199,6 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
         '429 rate limited, waiting',
       );
       await hooks.onRateLimited?.(waitMs, asked);
-      if (options.maxSlotWaitMs !== undefined && waitMs > options.maxSlotWaitMs) {
-        throw new SlotYieldError(`429 from ${path}`, waitMs);
-      }
       await sleep(waitMs, options.signal);
       continue;
     }

@@ -1,3 +1,4 @@
+import { AccountUnavailableError } from '../accounts/account.js';
 import { SecretKeyError } from '../accounts/secret-box.js';
 import {
   ApiError,
@@ -8,8 +9,59 @@ import {
   ReauthorizationRequiredError,
   RedirectedError,
   ResponseTooLargeError,
+  RunInterruptedError,
+  SlotYieldError,
   UnexpectedBodyError,
 } from '../errors.js';
+
+/**
+ * What the queue does with a job whose attempt threw:
+ * - `resume-later`: the run stopped after a checkpoint (shutdown, run lock
+ *   lost); the job goes back to the queue at `at`, no attempt spent;
+ * - `yield-slot`: the run gave its worker slot up to wait for its account's
+ *   rate limit; the job goes back to the queue until the wait is over
+ *   (`at`), no attempt spent;
+ * - `skip`: the account runs nothing now; the job completes, skipped;
+ * - `fail`: a retry cannot cure it; the run fails at once (UnrecoverableError);
+ * - `retry`: the attempt failed; retried with backoff from the checkpoint
+ *   while attempts remain.
+ */
+export type JobBehaviour =
+  | { action: 'resume-later'; at: number }
+  | { action: 'yield-slot'; at: number; wait: SlotYieldError }
+  | { action: 'skip' }
+  | { action: 'fail' }
+  | { action: 'retry' };
+
+/** How soon an interrupted run's job is offered to the workers again. */
+export const RESUME_DELAY_MS = 1000;
+
+/**
+ * The one map from errors to queue behaviour. `stopReason` is why the run's
+ * signal was aborted, if it was: a run that stopped because it gave its slot
+ * up ({@link SlotYieldError}) yields; one stopped by a shutdown or a lost
+ * lock resumes a second later.
+ */
+export function jobBehaviourOf(
+  error: unknown,
+  stopReason?: unknown,
+  now: number = Date.now(),
+): JobBehaviour {
+  if (error instanceof RunInterruptedError || error instanceof SlotYieldError) {
+    const wait =
+      error instanceof SlotYieldError
+        ? error
+        : stopReason instanceof SlotYieldError
+          ? stopReason
+          : undefined;
+    return wait
+      ? { action: 'yield-slot', at: wait.resumeAt, wait }
+      : { action: 'resume-later', at: now + RESUME_DELAY_MS };
+  }
+  // Disabled or removed while the run was in flight (or before it started).
+  if (error instanceof AccountUnavailableError) return { action: 'skip' };
+  return isUnrecoverable(error) ? { action: 'fail' } : { action: 'retry' };
+}
 
 /** Errors a retry cannot cure: the run fails at once. */
 export function isUnrecoverable(error: unknown): boolean {

@@ -1,19 +1,14 @@
 import { DelayedError, UnrecoverableError } from 'bullmq';
-import { AccountUnavailableError, runKey } from '../accounts/account.js';
-import {
-  coerceError,
-  HiresyncError,
-  ReauthorizationRequiredError,
-  RunInterruptedError,
-  SlotYieldError,
-} from '../errors.js';
+import { runKey } from '../accounts/account.js';
+import { coerceError, HiresyncError, ReauthorizationRequiredError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { redactError, redactSecrets } from '../secret.js';
 import type { CheckpointStore, PageSource, RunStore } from '../sync/ports.js';
 import { type RunMetrics, type RunProgress, runResource } from '../sync/run-resource.js';
 import { busyDelayMs } from './busy-delay.js';
-import { isUnrecoverable } from './error-policy.js';
+import { jobBehaviourOf } from './error-policy.js';
 import type { RunLock } from './run-lock.js';
+import { SlotYield } from './slot-yield.js';
 import { accountOf, type SyncJob, type SyncJobResult } from './sync-job.js';
 
 /** What a run of one account runs on: its API, its schema, its checkpoints. */
@@ -70,7 +65,7 @@ export interface SyncProcessorDeps {
   /** Aborted on shutdown: runs stop after the page in hand. */
   shutdown: AbortSignal;
   onProgress?: (progress: RunProgress & { account: string }) => void;
-  /** HIRESYNC_MAX_SLOT_WAIT: a longer rate-limit wait gives the slot up (SlotYieldError). */
+  /** HIRESYNC_MAX_SLOT_WAIT: a longer rate-limit wait gives the slot up (see SlotYield). */
   maxSlotWaitMs?: number;
   /** Incremental runs' updated filter (HIRESYNC_UPDATED_FILTER, _LOOKBACK), if configured. */
   updatedFilter?: { template: string; lookbackMs: number } | undefined;
@@ -112,11 +107,13 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     try {
       context = await deps.accounts(account);
     } catch (error) {
-      if (error instanceof AccountUnavailableError) {
-        logger.info({ reason: error.message }, 'account runs nothing now; skipping this job');
-        return { skipped: error.message };
+      const behaviour = jobBehaviourOf(error);
+      if (behaviour.action === 'skip') {
+        const reason = coerceError(error).message;
+        logger.info({ reason }, 'account runs nothing now; skipping this job');
+        return { skipped: reason };
       }
-      if (!isUnrecoverable(error)) throw error; // Postgres away: retried like any attempt
+      if (behaviour.action !== 'fail') throw error; // Postgres away: retried like any attempt
       const message = redactSecrets(coerceError(error).message);
       logger.error({ err: error }, 'run failed: the account cannot be prepared');
       throw new UnrecoverableError(message);
@@ -165,6 +162,10 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       await failRun(error, QUEUE_STATE_LOST);
       throw new UnrecoverableError(QUEUE_STATE_LOST);
     };
+    const slot = new SlotYield(deps.maxSlotWaitMs);
+    // A lost lock stops the run as a shutdown does (another worker may hold it
+    // now), and so does a rate-limit wait too long to spend on the slot.
+    const signal = AbortSignal.any([deps.shutdown, lock.lost, slot.signal]);
     try {
       if (origin === 'resume' && !(await checkpoints.load(resource))) {
         // Its run was resumed and finished by another job (a schedule's, a
@@ -181,12 +182,11 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const summary = await runResource({
         resource,
         requested,
-        source: context.source,
+        source: slot.watch(context.source),
         store,
         checkpoints,
         logger,
-        // A lost lock stops the run as a shutdown does: another worker may hold it now.
-        signal: AbortSignal.any([deps.shutdown, lock.lost]),
+        signal,
         metrics,
         onProgress: (progress) => {
           runId = progress.runId;
@@ -195,35 +195,35 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         allowMassDelete: job.data.allowMassDelete === true,
         updatedFilter: deps.updatedFilter,
         maxClockSkewMs: deps.maxClockSkewMs,
-        maxSlotWaitMs: deps.maxSlotWaitMs,
       });
       return { ...summary, account };
     } catch (error) {
-      if (error instanceof RunInterruptedError) {
-        if (!(await putBack(job, Date.now() + 1000, token))) return await failLost(error);
-        logger.info(
-          { reason: error.message },
-          'run interrupted; checkpoint kept, job back in the queue',
-        );
-        throw new DelayedError(error.message);
+      const behaviour = jobBehaviourOf(error, signal.aborted ? signal.reason : undefined);
+      if (behaviour.action === 'resume-later') {
+        const { message } = coerceError(error);
+        if (!(await putBack(job, behaviour.at, token))) return await failLost(error);
+        logger.info({ reason: message }, 'run interrupted; checkpoint kept, job back in the queue');
+        throw new DelayedError(message);
       }
-      if (error instanceof AccountUnavailableError) {
+      if (behaviour.action === 'skip') {
         // Disabled or removed while the run was in flight: it stopped before
         // writing the page in hand; a disabled account's checkpoint stays.
-        logger.info({ reason: error.message }, 'account runs nothing now; run stopped');
-        return { skipped: error.message };
+        const reason = coerceError(error).message;
+        logger.info({ reason }, 'account runs nothing now; run stopped');
+        return { skipped: reason };
       }
-      if (error instanceof SlotYieldError) {
+      if (behaviour.action === 'yield-slot') {
         // The account's rate limit, not this worker, holds the run up: its
         // slot goes to other accounts' runs, and it resumes from its checkpoint.
-        if (!(await putBack(job, error.resumeAt, token))) return await failLost(error);
+        const { wait } = behaviour;
+        if (!(await putBack(job, behaviour.at, token))) return await failLost(wait);
         logger.info(
-          { reason: error.message, resumeInMs: Math.max(0, error.resumeAt - Date.now()) },
+          { reason: wait.message, resumeInMs: Math.max(0, behaviour.at - Date.now()) },
           'run waiting for its rate limit off the worker slot; checkpoint kept',
         );
-        throw new DelayedError(error.message);
+        throw new DelayedError(wait.message);
       }
-      const unrecoverable = isUnrecoverable(error);
+      const unrecoverable = behaviour.action === 'fail';
       const final = unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       // A retry needs the job: gone from Redis, nothing would ever retry or finish the run.
       if (!final && (await jobGone(job))) return await failLost(error);
