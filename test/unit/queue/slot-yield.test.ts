@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { SlotYieldError } from '../../../src/errors.js';
 import { SlotYield } from '../../../src/queue/slot-yield.js';
@@ -52,5 +53,18 @@ describe('a run giving its worker slot up (HIRESYNC_MAX_SLOT_WAIT)', () => {
     walk.onRateLimitWait?.({ ms: 9000, cause: 'rate-limit pacing' });
     expect(heard).toEqual([{ ms: 9000, cause: 'rate-limit pacing' }]);
     expect(slot.signal.aborted).toBe(true);
+  });
+});
+
+describe('who decides to give the slot up', () => {
+  it('only the queue: src/api and src/sync hold no slot-wait limit and raise no slot yield', () => {
+    const mentions = ['api', 'sync'].flatMap((dir) => {
+      const folder = new URL(`../../../src/${dir}/`, import.meta.url);
+      return readdirSync(folder)
+        .filter((name) => name.endsWith('.ts'))
+        .filter((name) => /maxSlotWait|SlotYield/.test(readFileSync(new URL(name, folder), 'utf8')))
+        .map((name) => `src/${dir}/${name}`);
+    });
+    expect(mentions).toEqual([]);
   });
 });
