@@ -74,7 +74,8 @@ export interface SyncProcessorDeps {
 }
 
 /**
- * The job processor, and the one place where errors become queue behaviour:
+ * The job processor: it carries out the error policy ({@link jobBehaviourOf},
+ * the one place where errors become queue behaviour):
  * - a resume job whose checkpoint is gone once it holds the lock (another
  *   job resumed and finished the run meanwhile): it runs nothing;
  * - another process runs the resource: the job waits (delayed, backing off
@@ -85,6 +86,9 @@ export interface SyncProcessorDeps {
  *   page in hand, which is checkpointed; the job goes back to the queue
  *   (delayed, no attempt used) for the next worker to resume, as BullMQ does
  *   with a job whose own lock was lost;
+ * - a rate-limit wait longer than HIRESYNC_MAX_SLOT_WAIT ({@link SlotYield}):
+ *   the run stops the same way, and its job is delayed until the wait is
+ *   over, so the slot serves other accounts' runs meanwhile;
  * - the job gone from Redis (its keys lost mid-run): nothing can put it back
  *   or retry it, so the run is recorded as failed ({@link QUEUE_STATE_LOST})
  *   and its checkpoint cleared;
