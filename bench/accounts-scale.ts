@@ -28,7 +28,7 @@ import pg from 'pg';
 import { schemaOf } from '../src/accounts/account.js';
 import { AccountStore } from '../src/accounts/account-store.js';
 import { type Config, loadConfig, RESOURCE_NAMES, type ResourceName } from '../src/config.js';
-import { createSyncQueue, enqueueRun } from '../src/queue/sync-queue.js';
+import { createSyncQueue, enqueueRun } from '../src/queue/sync-job.js';
 import { validateRecord } from '../src/resources/index.js';
 import { Secret } from '../src/secret.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';

@@ -18,12 +18,9 @@ import { Metrics } from './metrics.js';
 import { closeRedis, createQueueRedis, createRedis } from './queue/redis.js';
 import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
 import { RunLock } from './queue/run-lock.js';
-import {
-  type AccountContext,
-  createSyncQueue,
-  createSyncWorker,
-  type SyncProcessorDeps,
-} from './queue/sync-queue.js';
+import { createSyncQueue } from './queue/sync-job.js';
+import type { AccountContext, SyncProcessorDeps } from './queue/sync-processor.js';
+import { createSyncWorker } from './queue/sync-worker.js';
 import { throttledWarn } from './queue/throttled-warn.js';
 import { BUILT_IN_RESOURCES, catalogFor, type ResourceCatalog } from './resources/index.js';
 import type { RunProgress } from './sync/run-resource.js';

@@ -1,4 +1,4 @@
-import type { RefreshTokenVault } from '../api/refresh-token-vault.js';
+import type { RefreshTokenVault } from '../api/refresh-token-port.js';
 import type { AuthConfig } from '../config.js';
 import { HiresyncError } from '../errors.js';
 import { PUBLIC_SCHEMA } from '../warehouse/database.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PaginationLoopError, UnexpectedBodyError } from '../errors.js';
 import { containsSecret, excerpt } from '../secret.js';
-import type { Page } from '../sync/ports.js';
+import type { Page, PageWalkOptions } from '../sync/ports.js';
 import type { ApiClient } from './api-client.js';
 import { readApiClock } from './api-clock.js';
 import { findNextLink } from './link-header.js';
@@ -34,8 +34,8 @@ export interface FetchPagesOptions {
   prefetch?: boolean;
   /** Called with each page once it has arrived and been parsed (for a prefetched one, early). */
   prepare?: (page: Page) => void;
-  /** A longer rate-limit wait throws SlotYieldError (see PageWalkOptions). Default: wait. */
-  maxSlotWaitMs?: number | undefined;
+  /** Told of each rate-limit wait before it starts (see PageWalkOptions). */
+  onRateLimitWait?: PageWalkOptions['onRateLimitWait'];
 }
 
 /** Builds the first-page URL of a list: the filters and `per_page`, never a cursor. */
@@ -115,7 +115,7 @@ async function fetchPage(
   const { client } = options;
   const response = await client.get(url, signal, {
     cursor,
-    maxSlotWaitMs: options.maxSlotWaitMs,
+    onRateLimitWait: options.onRateLimitWait,
   });
   const apiClock = readApiClock(response.headers.date, Date.now());
   const path = new URL(url).pathname;

@@ -7,7 +7,7 @@ import { checkConnections, confirmRedisDatabase } from '../preflight.js';
 import { startKeepalive } from '../queue/keepalive.js';
 import { queueInterruptedRuns } from '../queue/resume-interrupted.js';
 import { ScheduleKeeper } from '../queue/schedule-keeper.js';
-import type { ScheduleTarget } from '../queue/sync-queue.js';
+import type { ScheduleTarget } from '../queue/upsert-schedules.js';
 import { registryOf, resolveAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
 import type { OptionTable } from './options.js';

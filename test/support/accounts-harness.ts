@@ -5,7 +5,7 @@ import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { registryOf } from '../../src/commands/account-options.js';
 import { type Config, loadConfig, type ResourceName } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
-import type { ScheduleTarget } from '../../src/queue/sync-queue.js';
+import type { ScheduleTarget } from '../../src/queue/upsert-schedules.js';
 import { validateRecord } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';

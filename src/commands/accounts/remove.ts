@@ -12,7 +12,7 @@ import { AccountStore, UnknownAccountError } from '../../accounts/account-store.
 import { TokenCipher } from '../../api/token-cipher.js';
 import { loadAccountsConfig, loadDefaultAuth } from '../../config.js';
 import { coerceError, HiresyncError, UsageError } from '../../errors.js';
-import { createSyncQueue } from '../../queue/sync-queue.js';
+import { createSyncQueue } from '../../queue/sync-job.js';
 import { schemaOwner } from '../../warehouse/account-schema-owner.js';
 import { DependentObjectsError, unregisterAccount } from '../../warehouse/drop-account-schema.js';
 import { dependentsOutside, schemaContents } from '../../warehouse/schema-dependents.js';
