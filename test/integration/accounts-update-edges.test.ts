@@ -100,3 +100,15 @@ describe('accounts update of a partner account while a worker refresh is being r
     }
   });
 });
+
+describe('accounts update of an enabled partner account with a new refresh token', () => {
+  it("changes the account's version, so that a running worker drops the access token of the old grant it holds in memory", async () => {
+    expect(await accounts(['add', 'gamma', '--partner'], 'refresh-token-1\n')).toMatchObject({ code: 0 });
+    const before = await t.db.selectFrom('hiresync.accounts').select('version').where('name', '=', 'gamma').executeTakeFirstOrThrow();
+    const r = await accounts(['update', 'gamma'], 'refresh-token-2\n');
+    expect(r.stdout).toContain('its next run mints a new access token');
+    const after = await t.db.selectFrom('hiresync.accounts').select('version').where('name', '=', 'gamma').executeTakeFirstOrThrow();
+    // app.ts contextOf keeps an account's ApiClient (and its TokenProvider's in-memory token) while the version is the same.
+    expect(after.version).not.toBe(before.version);
+  });
+});
