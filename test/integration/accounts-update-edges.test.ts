@@ -7,7 +7,7 @@ import { refreshLockKey } from '../../src/accounts/refresh-token-vault.js';
 import { parseSecretKeys, SecretBox } from '../../src/accounts/secret-box.js';
 import { main } from '../../src/main.js';
 import { deletePrefix } from '../../src/queue/redis.js';
-import { Secret } from '../../src/secret.js';
+import type { Secret } from '../../src/secret.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { captureIo } from '../unit/commands/capture-io.js';
@@ -55,7 +55,10 @@ function box(): SecretBox {
 describe('accounts update with only options', () => {
   it('keeps the stored secret when standard input is a pipe holding something else (a shell loop reading a list of accounts)', async () => {
     expect(
-      await accounts(['add', 'acme', '--client-id', 'acme-client', '--sub', '42'], `${CLIENT_SECRET}\n`),
+      await accounts(
+        ['add', 'acme', '--client-id', 'acme-client', '--sub', '42'],
+        `${CLIENT_SECRET}\n`,
+      ),
     ).toMatchObject({ code: 0 });
     // while read name; do hiresync accounts update "$name" --sub 7; done < accounts.txt
     const r = await accounts(['update', 'acme', '--sub', '7'], 'beta\ngamma\n');
@@ -69,17 +72,23 @@ describe('accounts update with only options', () => {
 
 describe('accounts update of a partner account while a worker refresh is being refused', () => {
   it('takes the refresh lock before the account row, as authorize and the vault do (no deadlock)', async () => {
-    expect(await accounts(['add', 'gamma', '--partner'], 'refresh-token-1\n')).toMatchObject({ code: 0 });
+    expect(await accounts(['add', 'gamma', '--partner'], 'refresh-token-1\n')).toMatchObject({
+      code: 0,
+    });
     // A second connection plays the vault: refresh lock held, then the refusal's update of the account row.
     const vault = createDatabase(t.url);
     try {
       const result = await vault.connection().execute(async (conn) => {
-        await sql`select pg_advisory_lock(${refreshLockKey('gamma').toString()}::bigint)`.execute(conn);
+        await sql`select pg_advisory_lock(${refreshLockKey('gamma').toString()}::bigint)`.execute(
+          conn,
+        );
         const update = accounts(['update', 'gamma'], 'refresh-token-2\n');
         // Let update take the row lock and wait for the refresh lock.
         for (let i = 0; i < 100; i++) {
           const { rows } = await sql<{ n: number }>`
-            select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`.execute(conn);
+            select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`.execute(
+            conn,
+          );
           if ((rows[0]?.n ?? 0) > 0) break;
           await new Promise((r) => setTimeout(r, 50));
         }
@@ -103,11 +112,21 @@ describe('accounts update of a partner account while a worker refresh is being r
 
 describe('accounts update of an enabled partner account with a new refresh token', () => {
   it("changes the account's version, so that a running worker drops the access token of the old grant it holds in memory", async () => {
-    expect(await accounts(['add', 'gamma', '--partner'], 'refresh-token-1\n')).toMatchObject({ code: 0 });
-    const before = await t.db.selectFrom('hiresync.accounts').select('version').where('name', '=', 'gamma').executeTakeFirstOrThrow();
+    expect(await accounts(['add', 'gamma', '--partner'], 'refresh-token-1\n')).toMatchObject({
+      code: 0,
+    });
+    const before = await t.db
+      .selectFrom('hiresync.accounts')
+      .select('version')
+      .where('name', '=', 'gamma')
+      .executeTakeFirstOrThrow();
     const r = await accounts(['update', 'gamma'], 'refresh-token-2\n');
     expect(r.stdout).toContain('its next run mints a new access token');
-    const after = await t.db.selectFrom('hiresync.accounts').select('version').where('name', '=', 'gamma').executeTakeFirstOrThrow();
+    const after = await t.db
+      .selectFrom('hiresync.accounts')
+      .select('version')
+      .where('name', '=', 'gamma')
+      .executeTakeFirstOrThrow();
     // app.ts contextOf keeps an account's ApiClient (and its TokenProvider's in-memory token) while the version is the same.
     expect(after.version).not.toBe(before.version);
   });

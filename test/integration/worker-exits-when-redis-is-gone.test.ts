@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
-import { CLI } from '../support/run-cli.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
+import { CLI } from '../support/run-cli.js';
 
 const { harness, defer } = cleanupAfterEach();
 
@@ -82,7 +82,16 @@ describe('hiresync worker on SIGTERM', () => {
         exited,
         new Promise<'still running'>((r) => setTimeout(() => r('still running'), 30_000)),
       ]);
-      console.log(how, code, Date.now() - sent, 'ms', out.split('\n').filter((l) => l.includes('DBG') || l.includes('stopped')).join('\n'));
+      console.log(
+        how,
+        code,
+        Date.now() - sent,
+        'ms',
+        out
+          .split('\n')
+          .filter((l) => l.includes('DBG') || l.includes('stopped'))
+          .join('\n'),
+      );
       expect(code).not.toBe('still running');
     }, 60_000);
   }
