@@ -603,7 +603,7 @@ describe('hiresync accounts update', () => {
     const oldToken = `${prefix}:token:${before.credential_namespace}`;
     await redis.set(oldToken, 'cached');
     const result = await accounts(
-      ['update', 'beta', '--base-url', 'https://eu.example.com/'],
+      ['update', 'beta', '--base-url', 'https://eu.example.com/', '--secret'],
       `${newKey}\n`,
     );
     expect(result).toEqual({

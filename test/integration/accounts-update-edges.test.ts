@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { AccountStore } from '../../src/accounts/account-store.js';
 import { refreshLockKey } from '../../src/accounts/refresh-token-vault.js';
 import { parseSecretKeys, SecretBox } from '../../src/accounts/secret-box.js';
+import type { Input } from '../../src/commands/command.js';
 import { main } from '../../src/main.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import type { Secret } from '../../src/secret.js';
@@ -52,7 +53,7 @@ function box(): SecretBox {
   return new SecretBox(parsed.keys);
 }
 
-describe('accounts update with only options', () => {
+describe('accounts update with options', () => {
   it('keeps the stored secret when standard input is a pipe holding something else (a shell loop reading a list of accounts)', async () => {
     expect(
       await accounts(
@@ -62,11 +63,53 @@ describe('accounts update with only options', () => {
     ).toMatchObject({ code: 0 });
     // while read name; do hiresync accounts update "$name" --sub 7; done < accounts.txt
     const r = await accounts(['update', 'acme', '--sub', '7'], 'beta\ngamma\n');
-    console.log(r);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout).toContain('updated account acme: sub;');
     const resolved = await new AccountStore(t.db, box()).resolve('acme');
     const auth = resolved.auth as { clientSecret: Secret; sub?: string };
     expect(auth.sub).toBe('7');
     expect(auth.clientSecret.reveal()).toBe(CLIENT_SECRET);
+  });
+
+  it('never reads standard input without --secret: a pipe that never ends is not waited on, and none of its lines is taken', async () => {
+    expect(
+      await accounts(['add', 'acme', '--client-id', 'acme-client'], `${CLIENT_SECRET}\n`),
+    ).toMatchObject({ code: 0 });
+    let pulled = 0;
+    const endless: Input = {
+      [Symbol.asyncIterator]: () => ({
+        next: () => {
+          pulled += 1;
+          return new Promise<IteratorResult<string>>(() => {});
+        },
+      }),
+    };
+    const io = { ...captureIo(), stdin: endless };
+    const code = await main(['accounts', 'update', 'acme', '--sub', '7'], env, io);
+    expect({ code, err: io.err(), pulled }).toEqual({ code: 0, err: '', pulled: 0 });
+  });
+
+  it('with --secret reads the new secret from standard input besides the options, and exits 2 changing nothing when it is empty', async () => {
+    expect(
+      await accounts(
+        ['add', 'acme', '--client-id', 'acme-client', '--sub', '42'],
+        `${CLIENT_SECRET}\n`,
+      ),
+    ).toMatchObject({ code: 0 });
+    const empty = await accounts(['update', 'acme', '--sub', '7', '--secret'], '');
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('--secret: no new secret for account acme on standard input');
+    const unchanged = await new AccountStore(t.db, box()).resolve('acme');
+    expect(unchanged.auth).toMatchObject({ sub: '42' });
+
+    const r = await accounts(['update', 'acme', '--sub', '7', '--secret'], 'new-secret\n');
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout).toContain('updated account acme: client secret, sub;');
+    expect(r.stdout).not.toContain('new-secret');
+    const resolved = await new AccountStore(t.db, box()).resolve('acme');
+    const auth = resolved.auth as { clientSecret: Secret; sub?: string };
+    expect(auth.sub).toBe('7');
+    expect(auth.clientSecret.reveal()).toBe('new-secret');
   });
 });
 
@@ -101,7 +144,6 @@ describe('accounts update of a partner account while a worker refresh is being r
         await sql`select pg_advisory_unlock_all()`.execute(conn);
         return { update: await update, vaultError: (vaultError as Error | undefined)?.message };
       });
-      console.log(result);
       expect(result.vaultError).toBeUndefined();
       expect(result.update.stderr).not.toContain('deadlock');
     } finally {
