@@ -146,6 +146,9 @@ describe('accounts update of a partner account while a worker refresh is being r
       });
       expect(result.vaultError).toBeUndefined();
       expect(result.update.stderr).not.toContain('deadlock');
+      expect(result.update.code).toBe(0);
+      // The refusal came first; the new refresh token, stored after it, enables the account.
+      expect(await new AccountStore(t.db).get('gamma')).toMatchObject({ state: 'enabled' });
     } finally {
       await vault.destroy();
     }
