@@ -15,6 +15,7 @@ import { sendWithRetries } from './send.js';
 import { abortable, sleep } from './sleep.js';
 import type { CachedToken } from './token-cipher.js';
 import type { TokenStore } from './token-store.js';
+import { authUrlSetting, baseUrlSetting } from './url-setting.js';
 
 /** Options of {@link TokenProvider}. */
 export interface TokenProviderOptions {
@@ -126,12 +127,7 @@ export function parseTokenResponse(body: string, now: number): CachedToken | und
  * command that changes it.
  */
 function tokenUrlVariable(auth: AuthConfig): string {
-  const account = auth.account;
-  if (account === undefined) {
-    return auth.mode === 'api_key' ? 'HIRESYNC_BASE_URL' : 'HIRESYNC_AUTH_URL';
-  }
-  const flag = auth.mode === 'api_key' ? '--base-url' : '--auth-url';
-  return `account ${account}'s ${auth.mode === 'api_key' ? 'base' : 'auth'} URL ('hiresync accounts update ${account} ${flag} URL' changes it)`;
+  return auth.mode === 'api_key' ? baseUrlSetting(auth.account) : authUrlSetting(auth.account);
 }
 
 /** What hiresync appends to that variable to form the token endpoint. */

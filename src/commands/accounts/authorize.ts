@@ -1,6 +1,7 @@
 import { schemaOf } from '../../accounts/account.js';
 import { type AccountInfo, AccountStore } from '../../accounts/account-store.js';
 import { createHttp } from '../../api/http.js';
+import { authUrlSetting } from '../../api/url-setting.js';
 import { loadAccountsConfig, loadAccountUrls, MAX_TIMER_MS } from '../../config.js';
 import { parseDuration } from '../../duration.js';
 import {
@@ -135,6 +136,7 @@ export const authorize = defineSubcommand({
             redirectUri,
             logger,
             timeoutMs: EXCHANGE_TIMEOUT_MS,
+            ...(existing ? { authUrlSetting: authUrlSetting(name) } : {}),
           });
           if (owner === undefined) {
             const outcome = await store.authorize(name, refreshToken);
