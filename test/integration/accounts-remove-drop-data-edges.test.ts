@@ -47,13 +47,27 @@ async function add(name: string) {
 }
 
 describe('accounts remove --drop-data with an analyst view inside schema all_accounts', () => {
-  it('names it before asking and --cascade can drop it', async () => {
+  it("names it and refuses, and --cascade drops it; views built on hiresync's own all_accounts views are not counted", async () => {
     await add('acme');
     await sql`create view all_accounts.acme_only as select id from acme.jobs`.execute(t.db);
+    // Built on hiresync's union, which is rebuilt without acme: it survives.
+    await sql`create view all_accounts.job_count as select count(*) as n from all_accounts.jobs`.execute(
+      t.db,
+    );
     const plain = await accounts(['remove', 'acme', '--drop-data', '--yes']);
-    const cascaded = await accounts(['remove', 'acme', '--drop-data', '--yes', '--cascade']);
-    console.log('PLAIN', plain, '\nCASCADE', cascaded);
     expect(plain.code).toBe(1);
-    expect(cascaded.code).toBe(0);
+    expect(plain.stderr).toContain('view all_accounts.acme_only');
+    expect(plain.stderr).not.toContain('all_accounts.job_count');
+    expect(plain.stderr).not.toContain('view all_accounts.jobs');
+    const cascaded = await accounts(['remove', 'acme', '--drop-data', '--yes', '--cascade']);
+    expect(cascaded).toMatchObject({ code: 0, stderr: '' });
+    expect(cascaded.stdout).toContain(
+      'dropped schema acme; also dropped: view all_accounts.acme_only',
+    );
+    const { rows } = await sql<{ name: string }>`
+      select table_name as name from information_schema.views
+      where table_schema in ('acme', 'all_accounts') and table_name in ('acme_only', 'job_count', 'jobs')
+      order by 1`.execute(t.db);
+    expect(rows.map((r) => r.name)).toEqual(['job_count', 'jobs']);
   });
 });

@@ -14,6 +14,7 @@ import { loadAccountsConfig, loadDefaultAuth } from '../../config.js';
 import { coerceError, HiresyncError, UsageError } from '../../errors.js';
 import { createSyncQueue } from '../../queue/sync-queue.js';
 import {
+  allAccountsViewNames,
   DependentObjectsError,
   schemaOwner,
   unregisterAccount,
@@ -139,8 +140,11 @@ export const remove = defineSubcommand({
               `schema ${account.schema} is not hiresync's (it holds objects hiresync did not create): --drop-data never drops it; nothing was removed ('hiresync accounts remove ${name}' without --drop-data forgets the account and leaves the schema alone)`,
             );
           }
-          // hiresync's all_accounts views are rebuilt without the account: not counted.
-          const outside = await dependentsOutside(db, account.schema, { skipAllAccounts: true });
+          // hiresync's own all_accounts views are rebuilt without the account: not
+          // counted. An analyst's view in all_accounts is counted as any other.
+          const outside = await dependentsOutside(db, account.schema, {
+            skipAllAccounts: await allAccountsViewNames(db),
+          });
           if (outside.length > 0 && !values.cascade) {
             throw new HiresyncError(
               `${new DependentObjectsError(account.schema, outside).message}; nothing was removed`,
