@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { deletePrefix } from '../../src/queue/redis.js';
+import { createDatabase } from '../../src/warehouse/database.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { captureIo } from '../unit/commands/capture-io.js';
 
@@ -69,5 +70,43 @@ describe('accounts remove --drop-data with an analyst view inside schema all_acc
       where table_schema in ('acme', 'all_accounts') and table_name in ('acme_only', 'job_count', 'jobs')
       order by 1`.execute(t.db);
     expect(rows.map((r) => r.name)).toEqual(['job_count', 'jobs']);
+  });
+});
+
+describe('accounts remove --drop-data while an analyst creates a view on the schema', () => {
+  it('never drops, without --cascade, a view committed between the check and the drop', async () => {
+    await add('acme');
+    await sql`create schema analytics`.execute(t.db);
+    const analyst = createDatabase(t.url);
+    try {
+      const removed = await analyst.connection().execute(async (conn) => {
+        // The view is created but not yet committed when the removal checks.
+        await sql`begin`.execute(conn);
+        await sql`create view analytics.late as select id from acme.jobs`.execute(conn);
+        const removal = accounts(['remove', 'acme', '--drop-data', '--yes']);
+        // Until the removal waits for a lock the analyst's transaction holds.
+        for (let i = 0; i < 200; i++) {
+          const { rows } = await sql<{ n: number }>`
+            select count(*)::int as n from pg_locks
+            where not granted
+              and database = (select oid from pg_database where datname = current_database())`.execute(
+            conn,
+          );
+          if ((rows[0]?.n ?? 0) > 0) break;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+        await sql`commit`.execute(conn);
+        return removal;
+      });
+      expect(removed.code).toBe(1);
+      expect(removed.stderr).toContain('view analytics.late');
+      expect(removed.stderr).toContain('nothing was removed');
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from information_schema.views
+        where table_schema = 'analytics' and table_name = 'late'`.execute(t.db);
+      expect(rows[0]?.n).toBe(1);
+    } finally {
+      await analyst.destroy();
+    }
   });
 });

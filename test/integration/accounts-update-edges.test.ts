@@ -126,10 +126,11 @@ describe('accounts update of a partner account while a worker refresh is being r
           conn,
         );
         const update = accounts(['update', 'gamma'], 'refresh-token-2\n');
-        // Let update take the row lock and wait for the refresh lock.
+        // Until update waits for the refresh lock (taking the account row first, it deadlocked below).
         for (let i = 0; i < 100; i++) {
           const { rows } = await sql<{ n: number }>`
-            select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`.execute(
+            select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted
+              and database = (select oid from pg_database where datname = current_database())`.execute(
             conn,
           );
           if ((rows[0]?.n ?? 0) > 0) break;
