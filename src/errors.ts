@@ -80,14 +80,18 @@ export class ForbiddenError extends ApiError {}
 /** 422 on a request that carried a cursor: the checkpointed cursor is stale or invalid. */
 export class CursorRejectedError extends ApiError {}
 
-/** A `next` link (or any URL) whose origin differs from HIRESYNC_BASE_URL's. */
+/**
+ * A `next` link (or any URL) whose origin differs from the base URL's.
+ * `setting` names where that base URL is set: HIRESYNC_BASE_URL (the default),
+ * or a registered account's own.
+ */
 export class CrossOriginLinkError extends HiresyncError {
   readonly expectedOrigin: string;
   readonly actualOrigin: string;
-  constructor(expectedOrigin: string, actualOrigin: string) {
+  constructor(expectedOrigin: string, actualOrigin: string, setting = 'HIRESYNC_BASE_URL') {
     super(
       `refused a next link to ${actualOrigin}: it is not the configured API origin ${expectedOrigin}; ` +
-        'no request was sent there (check HIRESYNC_BASE_URL, or report the API answer to the vendor)',
+        `no request was sent there (check ${setting}, or report the API answer to the vendor)`,
     );
     this.expectedOrigin = expectedOrigin;
     this.actualOrigin = actualOrigin;

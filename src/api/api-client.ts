@@ -16,6 +16,7 @@ import { readRateLimitHeaders } from './rate-limit-headers.js';
 import type { RateLimitPacer } from './rate-limit-pacer.js';
 import { pathOf, sendWithRetries } from './send.js';
 import type { TokenProvider } from './token-provider.js';
+import { baseUrlSetting } from './url-setting.js';
 
 /** Counters the client reports to; all optional. */
 export interface ApiClientMetrics {
@@ -69,10 +70,13 @@ export function describeApiErrors(body: string): string {
 export class ApiClient {
   readonly #options: ApiClientOptions;
   readonly origin: string;
+  /** Where its base URL is set, as errors name it (HIRESYNC_BASE_URL, or the registered account's). */
+  readonly baseUrlSetting: string;
 
   constructor(options: ApiClientOptions) {
     this.#options = options;
     this.origin = new URL(options.config.baseUrl).origin;
+    this.baseUrlSetting = baseUrlSetting(options.config.auth.account);
   }
 
   /**
@@ -92,7 +96,9 @@ export class ApiClient {
   /** Refuses any URL outside the configured origin before a byte is sent there. */
   assertSameOrigin(url: string): void {
     const origin = new URL(url).origin;
-    if (origin !== this.origin) throw new CrossOriginLinkError(this.origin, origin);
+    if (origin !== this.origin) {
+      throw new CrossOriginLinkError(this.origin, origin, this.baseUrlSetting);
+    }
   }
 
   /**
@@ -129,6 +135,7 @@ export class ApiClient {
       maxRetryAfterMs: config.maxRetryAfterMs,
       maxResponseBytes: config.maxPageBytes,
       timeoutMs: config.httpTimeoutMs,
+      endpointVariable: this.baseUrlSetting,
       logger,
       signal,
       hooks: {
@@ -211,11 +218,7 @@ export class ApiClient {
       throw new RedirectedError(
         status,
         path,
-        `${status} redirect from ${path} was not followed (the token must not follow redirects); check ${
-          config.auth.account === undefined
-            ? 'HIRESYNC_BASE_URL'
-            : `account ${config.auth.account}'s base URL ('hiresync accounts update ${config.auth.account} --base-url URL' changes it)`
-        }`,
+        `${status} redirect from ${path} was not followed (the token must not follow redirects); check ${this.baseUrlSetting}`,
         undefined,
       );
     }

@@ -51,12 +51,16 @@ export function buildListUrl(
   return url.href;
 }
 
-/** Parses a list body into its records, failing clearly on any other shape. */
+/**
+ * Parses a list body into its records, failing clearly on any other shape.
+ * `baseUrlSetting` names where the base URL is set (default HIRESYNC_BASE_URL).
+ */
 export function parseRecords(
   body: string,
   path: string,
   recordsKey: string | undefined,
   contentType?: string,
+  baseUrlSetting = 'HIRESYNC_BASE_URL',
 ): unknown[] {
   let parsed: unknown;
   try {
@@ -65,7 +69,7 @@ export function parseRecords(
     const type = contentType ? `${contentType.split(';')[0]?.trim()} ` : '';
     throw new UnexpectedBodyError(
       `response from ${path} is not JSON but a ${type}body starting ${JSON.stringify(excerpt(body, 60))}; ` +
-        'check HIRESYNC_BASE_URL (a proxy or login page answering instead of the API?)',
+        `check ${baseUrlSetting} (a proxy or login page answering instead of the API?)`,
     );
   }
   const records =
@@ -124,6 +128,7 @@ async function fetchPage(
     path,
     options.recordsKey,
     headerText(response.headers['content-type']),
+    client.baseUrlSetting,
   );
   const nextUrl = findNextLink(response.headers.link, url);
   if (nextUrl !== undefined) {

@@ -2,6 +2,7 @@ import type { AuthConfig } from '../config.js';
 import { describeWait } from '../errors.js';
 import { excerpt } from '../secret.js';
 import type { CachedToken } from './token-cipher.js';
+import { authUrlSetting, baseUrlSetting } from './url-setting.js';
 
 /**
  * A stated lifetime shorter than this (about one request's round trip) is too
@@ -92,12 +93,7 @@ export function parseTokenResponse(body: string, now: number): CachedToken | und
  * command that changes it.
  */
 export function tokenUrlVariable(auth: AuthConfig): string {
-  const account = auth.account;
-  if (account === undefined) {
-    return auth.mode === 'api_key' ? 'HIRESYNC_BASE_URL' : 'HIRESYNC_AUTH_URL';
-  }
-  const flag = auth.mode === 'api_key' ? '--base-url' : '--auth-url';
-  return `account ${account}'s ${auth.mode === 'api_key' ? 'base' : 'auth'} URL ('hiresync accounts update ${account} ${flag} URL' changes it)`;
+  return auth.mode === 'api_key' ? baseUrlSetting(auth.account) : authUrlSetting(auth.account);
 }
 
 /** What hiresync appends to that variable to form the token endpoint. */

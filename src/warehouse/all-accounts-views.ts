@@ -124,10 +124,7 @@ export async function rebuildViews(
     "hiresync's views across accounts: each unions the relation of the same name of every account (default from schema public), with a first column account. Rebuilt by hiresync migrate and accounts add/remove; hiresync owns this schema.",
   )}`.execute(trx);
   // The list resources public holds, each with its view and its history.
-  const relations = [
-    ...ALL_ACCOUNTS_VIEWS,
-    ...(await listResourcesIn(trx, PUBLIC_SCHEMA)).flatMap((name) => [name, `${name}_history`]),
-  ];
+  const relations = await unionRelations(trx);
   const columns = await columnsOf(
     trx,
     [ALL_ACCOUNTS_SCHEMA, ...members.map((m) => m.schema)],
@@ -200,8 +197,26 @@ export async function rebuildViews(
   return { warnings };
 }
 
+/** The relations {@link rebuildViews} unions: ALL_ACCOUNTS_VIEWS and the list resources public holds, each with its view and its history. */
+async function unionRelations(db: Kysely<Database>): Promise<string[]> {
+  return [
+    ...ALL_ACCOUNTS_VIEWS,
+    ...(await listResourcesIn(db, PUBLIC_SCHEMA)).flatMap((name) => [name, `${name}_history`]),
+  ];
+}
+
+/**
+ * The names of the views of schema `all_accounts` that hiresync builds and
+ * rebuilds with the registered accounts (what {@link refreshAllAccountsViews}
+ * makes: {@link ALL_ACCOUNTS_VIEWS}, the list resources' views and histories,
+ * the unions of public's typed views). Anything else there is someone else's.
+ */
+export async function allAccountsViewNames(db: Kysely<Database>): Promise<string[]> {
+  return [...(await unionRelations(db)), ...(await typedViewsOf(db))];
+}
+
 /** The typed views of public (jobs_flat, job_posts_flat, each list resource's NAME_flat). */
-async function typedViewsOf(trx: Transaction<Database>): Promise<string[]> {
+async function typedViewsOf(trx: Kysely<Database>): Promise<string[]> {
   const { rows: found } = await sql<{ present: boolean }>`
     select to_regclass('public.typed_views') is not null as present`.execute(trx);
   if (!found[0]?.present) return [];

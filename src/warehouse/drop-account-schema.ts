@@ -87,6 +87,18 @@ export async function unregisterAccount(
   });
 }
 
+/** Locks, for the rest of `trx`, every table, view and foreign table of `schema` in access exclusive mode. */
+async function lockRelations(trx: Transaction<Database>, schema: string): Promise<void> {
+  const { rows } = await sql<{ name: string }>`
+    select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${schema} and c.relkind in ('r', 'p', 'v', 'm', 'f')
+    order by c.relname`.execute(trx);
+  if (rows.length === 0) return;
+  await sql`lock table ${sql.join(rows.map((r) => sql.id(schema, r.name)))} in access exclusive mode`.execute(
+    trx,
+  );
+}
+
 /**
  * Drops `schema` in `trx`, after checking that it is hiresync's and that
  * nothing outside it depends on it but the objects of `cascade`, which go
@@ -102,6 +114,15 @@ async function dropAccountSchema(
       `refusing to drop schema ${schema}: it holds objects hiresync did not create (it is not marked as, nor migrated as, one of hiresync's account schemas)`,
     );
   }
+  // The check and the drop must see the same dependents. In read committed, a
+  // view (or foreign key) on one of its relations committed between them would
+  // go with `drop schema ... cascade` unnamed and unasked. Creating one locks
+  // the relation it reads (access share; a foreign key, share row exclusive),
+  // so its relations are locked first, as the drop would lock them anyway:
+  // one being created waits for this transaction, and one created meanwhile
+  // is committed before the check, which then sees it. (A default using one
+  // of its sequences is not covered: a sequence cannot be locked.)
+  await lockRelations(trx, schema);
   const outside = await dependentsOutside(trx, schema);
   const allowed = new Set(cascade);
   const refused = outside.filter((object) => !allowed.has(object));

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { schemaOf } from '../../accounts/account.js';
 import { type AccountInfo, AccountStore } from '../../accounts/account-store.js';
 import { createHttp } from '../../api/http.js';
+import { authUrlSetting } from '../../api/url-setting.js';
 import {
   loadAccountsConfig,
   loadAccountUrls,
@@ -211,6 +212,7 @@ export async function authorizePartnerAccount(
         redirectUri,
         logger,
         timeoutMs: EXCHANGE_TIMEOUT_MS,
+        ...(existing ? { authUrlSetting: authUrlSetting(name) } : {}),
       });
       if (owner === undefined) {
         const outcome = await store.authorize(name, refreshToken);
