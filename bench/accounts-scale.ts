@@ -29,13 +29,13 @@ import { schemaOf } from '../src/account-name.js';
 import { AccountStore } from '../src/accounts/account-store.js';
 import type { Config } from '../src/config/types.js';
 import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../src/config.js';
-import { createSyncQueue, enqueueRun } from '../src/queue/sync-queue.js';
+import { createSyncQueue, enqueueRun } from '../src/queue/sync-job.js';
 import { validateRecord } from '../src/resources/index.js';
 import { Secret } from '../src/secret.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
 import { simulatedAccounts } from '../src/simulator/simulated-accounts.js';
-import { migrateAll, migrateSchemas } from '../src/warehouse/account-schemas.js';
 import { createDatabase } from '../src/warehouse/database.js';
+import { migrateAll, migrateSchemas } from '../src/warehouse/migrate-all.js';
 import { clearPrefix, HEAP_FLAGS } from './end-to-end.js';
 import { ADMIN_URL, REDIS_URL } from './support.js';
 

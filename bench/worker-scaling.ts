@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { loadConfig, RESOURCE_NAMES } from '../src/config.js';
-import { createSyncQueue, enqueueRun } from '../src/queue/sync-queue.js';
+import { createSyncQueue, enqueueRun } from '../src/queue/sync-job.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import { clearPrefix, HEAP_FLAGS, startSimulatorProcess, syncEnv } from './end-to-end.js';
 import { freshDatabase, REDIS_URL } from './support.js';

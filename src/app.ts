@@ -17,17 +17,15 @@ import { Metrics } from './metrics.js';
 import { closeRedis, createQueueRedis, createRedis } from './queue/redis.js';
 import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
 import { RunLock } from './queue/run-lock.js';
-import {
-  type AccountContext,
-  createSyncQueue,
-  createSyncWorker,
-  type SyncProcessorDeps,
-} from './queue/sync-queue.js';
+import { settlesBy } from './queue/settles-by.js';
+import { createSyncQueue } from './queue/sync-job.js';
+import type { AccountContext, SyncProcessorDeps } from './queue/sync-processor.js';
+import { createSyncWorker } from './queue/sync-worker.js';
 import { throttledWarn } from './queue/throttled-warn.js';
 import { BUILT_IN_RESOURCES, catalogFor, type ResourceCatalog } from './resources/index.js';
 import type { RunProgress } from './sync/run-resource.js';
-import { ensureListResources } from './warehouse/account-schemas.js';
 import { createDatabase, inSchema } from './warehouse/database.js';
+import { ensureListResources } from './warehouse/migrate-all.js';
 import { ResourceLock } from './warehouse/resource-lock.js';
 import { KyselyRunStore } from './warehouse/run-store.js';
 import type { Database } from './warehouse/schema.js';
@@ -71,7 +69,31 @@ export interface App {
   shutdown: AbortController;
   /** Starts a worker on the shared queue, or on the queue `queueName` only (a `sync` command's). */
   startWorker: (queueName?: string) => ReturnType<typeof createSyncWorker>;
-  close: () => Promise<void>;
+  /**
+   * Stops the runs after their page in hand and closes everything. Without a
+   * deadline it waits for all of it; see {@link CloseOptions}.
+   */
+  close: (options?: CloseOptions) => Promise<CloseOutcome>;
+}
+
+/** Options of App.close. */
+export interface CloseOptions {
+  /**
+   * When (epoch milliseconds) to stop waiting for the queue workers, the queue,
+   * the pool and the Redis connections: a Redis that no longer answers leaves
+   * BullMQ's close, and a run's checkpoint, waiting for good. Past it they are
+   * dropped as they are (a run in hand resumes from its last checkpoint).
+   * Default: no deadline. A refresh grant on the wire is always waited for.
+   */
+  deadline?: number;
+}
+
+/** What App.close did not wait for. */
+export interface CloseOutcome {
+  /** The parts still closing at the deadline (`queue worker`, `database pool`, ...); none when all closed. */
+  abandoned: string[];
+  /** The runs (`account/resource`) still in hand when the queue workers were left; they resume from their checkpoints. */
+  inHand: string[];
 }
 
 /** The environment's account: its credentials and base URL are the configuration's. */
@@ -189,6 +211,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     maxClockSkewMs: config.updatedLookbackMs,
   };
   const workers: ReturnType<typeof createSyncWorker>[] = [];
+  const running = new Map<string | undefined, string>();
   return {
     config,
     logger,
@@ -208,20 +231,46 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
         ...(queueName === undefined ? {} : { queueName }),
       });
       worker.on('error', throttledWarn(logger, 'queue worker error'));
+      // The runs in hand, named should close() have to leave them.
+      worker.on('active', (job) => {
+        running.set(job.id, `${job.data.account ?? DEFAULT_ACCOUNT}/${job.data.resource}`);
+      });
+      const done = (job: { id?: string | undefined } | undefined) => running.delete(job?.id);
+      worker.on('completed', done);
+      worker.on('failed', done);
       workers.push(worker);
       return worker;
     },
-    close: async () => {
+    close: async ({ deadline = Number.POSITIVE_INFINITY }: CloseOptions = {}) => {
       shutdown.abort(new Error('shutting down'));
-      for (const worker of workers) await worker.close();
+      const abandoned: string[] = [];
+      const within = async (what: string, work: Promise<unknown>) => {
+        if (!(await settlesBy(work, deadline))) abandoned.push(what);
+      };
+      // Redis unreachable: a graceful close waits for commands that cannot
+      // leave (BullMQ's QUIT, the checkpoint of a run in hand). BullMQ's force
+      // close sends none; the runs in hand resume from their last checkpoints.
+      const force = queueRedis.status !== 'ready';
+      const inHand = [...running.values()];
+      for (const worker of workers) await within('queue worker', worker.close(force));
+      if (abandoned.length > 0) {
+        // Its close never ends: drop its connections (not awaited, as they may never end either).
+        for (const worker of workers) void worker.disconnect().catch(() => undefined);
+      }
       // A refresh grant that has left runs to its answer, whose rotated
       // refresh token is committed on its own connection: wait for it
       // (bounded by HIRESYNC_HTTP_TIMEOUT) before the pool closes.
       await Promise.all([...clients].map((client) => client.settled()));
-      await queue.close();
-      await db.destroy();
+      await within('queue', queue.close());
+      await within('database pool', db.destroy());
       // Waits for the sockets to close, so nothing of the app outlives close().
-      await Promise.all([closeRedis(redis), closeRedis(queueRedis)]);
+      await within('Redis connections', Promise.all([closeRedis(redis), closeRedis(queueRedis)]));
+      if (abandoned.length === 0 && !force) return { abandoned, inHand: [] };
+      if (abandoned.length > 0) {
+        redis.disconnect();
+        queueRedis.disconnect();
+      }
+      return { abandoned, inHand };
     },
   };
 }

@@ -17,7 +17,7 @@ import { deletePrefix } from './queue/redis.js';
 import { type RunOnceOutcome, runOnce } from './queue/run-once.js';
 import { Secret } from './secret.js';
 import { ApiSimulator } from './simulator/api-simulator.js';
-import { migrateAll } from './warehouse/account-schemas.js';
+import { migrateAll } from './warehouse/migrate-all.js';
 import type { Database } from './warehouse/schema.js';
 
 export const DEMO_DATABASE = 'hiresync_demo';

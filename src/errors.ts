@@ -80,14 +80,18 @@ export class ForbiddenError extends ApiError {}
 /** 422 on a request that carried a cursor: the checkpointed cursor is stale or invalid. */
 export class CursorRejectedError extends ApiError {}
 
-/** A `next` link (or any URL) whose origin differs from HIRESYNC_BASE_URL's. */
+/**
+ * A `next` link (or any URL) whose origin differs from the base URL's.
+ * `setting` names where that base URL is set: HIRESYNC_BASE_URL (the default),
+ * or a registered account's own.
+ */
 export class CrossOriginLinkError extends HiresyncError {
   readonly expectedOrigin: string;
   readonly actualOrigin: string;
-  constructor(expectedOrigin: string, actualOrigin: string) {
+  constructor(expectedOrigin: string, actualOrigin: string, setting = 'HIRESYNC_BASE_URL') {
     super(
       `refused a next link to ${actualOrigin}: it is not the configured API origin ${expectedOrigin}; ` +
-        'no request was sent there (check HIRESYNC_BASE_URL, or report the API answer to the vendor)',
+        `no request was sent there (check ${setting}, or report the API answer to the vendor)`,
     );
     this.expectedOrigin = expectedOrigin;
     this.actualOrigin = actualOrigin;
@@ -193,3 +197,42 @@ export function coerceError(value: unknown): Error {
 
 /** A run stopped on request (SIGTERM/SIGINT) after checkpointing; it resumes on the next start. */
 export class RunInterruptedError extends HiresyncError {}
+
+/** What the deletion guard's hint names: the run's account and the variable that sets its list's path. */
+export interface DeletionGuardHint {
+  /** The run's account (`default`: the environment's). Default `default`. */
+  account?: string | undefined;
+  /** The variable that sets the resource's list path; undefined for a fixed path. */
+  pathVariable?: string | undefined;
+}
+
+/** A full run's sweep would soft-delete more of a resource's live rows than the guard allows. */
+export class DeletionGuardError extends HiresyncError {
+  readonly resource: string;
+  readonly wouldDelete: number;
+  readonly live: number;
+  constructor(
+    resource: string,
+    wouldDelete: number,
+    live: number,
+    maxFraction: number,
+    hint: DeletionGuardHint = {},
+  ) {
+    const percent = (n: number) => `${Math.round(n * 1000) / 10}%`;
+    const account = hint.account ?? 'default';
+    // A path variable is named only for the resource whose path it sets.
+    const settings = hint.pathVariable
+      ? `the list's path and body settings (${hint.pathVariable}, HIRESYNC_RECORDS_KEY)`
+      : "the list's body setting (HIRESYNC_RECORDS_KEY)";
+    super(
+      `the full run of ${resource} of account ${account} would soft-delete ${wouldDelete} of ${live} live rows ` +
+        `(${percent(wouldDelete / live)}, above HIRESYNC_MAX_DELETE_FRACTION=${maxFraction}); none were marked. ` +
+        'If the API really no longer lists them, confirm this run only with ' +
+        `'hiresync sync --full --account ${account} --resource ${resource} --allow-mass-delete'; ` +
+        `otherwise check the API (a short or empty answer) and ${settings}`,
+    );
+    this.resource = resource;
+    this.wouldDelete = wouldDelete;
+    this.live = live;
+  }
+}

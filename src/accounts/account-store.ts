@@ -408,7 +408,8 @@ export class AccountStore implements AccountDirectory {
    * the new settings), and its credential namespace follows the credential.
    * A partner account's new refresh token replaces the old one as
    * {@link authorize} stores it, enabling an account in state
-   * `needs_reauthorization` (nothing else does). Throws UnknownAccountError,
+   * `needs_reauthorization` (nothing else does). Waits, as authorize does,
+   * for a refresh in progress to end. Throws UnknownAccountError,
    * HiresyncError for a change its auth mode does not have (a sub without
    * client credentials, an auth URL with an API key), and ConfigError without
    * HIRESYNC_SECRET_KEY (or, to move a partner account's auth URL, the
@@ -417,6 +418,10 @@ export class AccountStore implements AccountDirectory {
   async update(name: string, change: AccountChange): Promise<UpdateOutcome> {
     const box = this.#requireBox('seal the credentials of an account');
     return this.#tokens.transaction().execute(async (trx) => {
+      // The refresh lock before the row, in the order authorize() and the
+      // refresh-token vault take them (a refused refresh updates the row while
+      // holding it): the other order deadlocks with a worker's refresh.
+      await lockRefreshes(trx, name);
       const current = await trx
         .selectFrom('hiresync.accounts')
         .selectAll()
@@ -456,7 +461,6 @@ export class AccountStore implements AccountDirectory {
       let sealed = current.secret;
       if (mode === 'partner') {
         if (change.secret !== undefined) {
-          await lockRefreshes(trx, name);
           const refreshToken = box.seal(change.secret.reveal(), refreshTokenPurpose(name));
           token = await trx
             .insertInto('hiresync.refresh_tokens')
@@ -504,12 +508,17 @@ export class AccountStore implements AccountDirectory {
         ...(namespace !== current.credential_namespace ? { credential_namespace: namespace } : {}),
         ...(state !== current.state ? { state } : {}),
       };
+      // A new refresh token lives in refresh_tokens, but the row is updated all
+      // the same: its version changes (trigger accounts_touch), so workers drop
+      // the account's client, whose access token came from the old grant, and
+      // a run in flight resumes with the new one, as after any credential change.
+      const touch = change.secret !== undefined;
       const row =
-        Object.keys(rowChanges).length === 0
+        Object.keys(rowChanges).length === 0 && !touch
           ? current
           : await trx
               .updateTable('hiresync.accounts')
-              .set(rowChanges)
+              .set({ state, ...rowChanges })
               .where('name', '=', name)
               .returning(PUBLIC_COLUMNS)
               .executeTakeFirstOrThrow();

@@ -1,4 +1,4 @@
-import type { RefreshTokenVault } from '../api/refresh-token-vault.js';
+import type { RefreshTokenVault } from '../api/refresh-token-port.js';
 import type { AuthConfig } from '../config/types.js';
 import { HiresyncError } from '../errors.js';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Generated, type Kysely, sql } from 'kysely';
-import type { GrantAnswer, RefreshTokenVault } from '../api/refresh-token-vault.js';
+import type { GrantAnswer, RefreshTokenVault } from '../api/refresh-token-port.js';
 import { HiresyncError, ReauthorizationRequiredError, RefreshRefusedError } from '../errors.js';
 import { redactSecrets, registerSecret } from '../secret.js';
 import type { Database } from '../warehouse/schema.js';

@@ -10,11 +10,13 @@ import {
 } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { excerpt } from '../secret.js';
+import type { RateLimitWait } from '../sync/ports.js';
 import type { HttpResponse } from './http.js';
 import { readRateLimitHeaders } from './rate-limit-headers.js';
 import type { RateLimitPacer } from './rate-limit-pacer.js';
 import { pathOf, sendWithRetries } from './send.js';
 import type { TokenProvider } from './token-provider.js';
+import { baseUrlSetting } from './url-setting.js';
 
 /** Counters the client reports to; all optional. */
 export interface ApiClientMetrics {
@@ -68,10 +70,13 @@ export function describeApiErrors(body: string): string {
 export class ApiClient {
   readonly #options: ApiClientOptions;
   readonly origin: string;
+  /** Where its base URL is set, as errors name it (HIRESYNC_BASE_URL, or the registered account's). */
+  readonly baseUrlSetting: string;
 
   constructor(options: ApiClientOptions) {
     this.#options = options;
     this.origin = new URL(options.config.baseUrl).origin;
+    this.baseUrlSetting = baseUrlSetting(options.config.auth.account);
   }
 
   /**
@@ -91,7 +96,9 @@ export class ApiClient {
   /** Refuses any URL outside the configured origin before a byte is sent there. */
   assertSameOrigin(url: string): void {
     const origin = new URL(url).origin;
-    if (origin !== this.origin) throw new CrossOriginLinkError(this.origin, origin);
+    if (origin !== this.origin) {
+      throw new CrossOriginLinkError(this.origin, origin, this.baseUrlSetting);
+    }
   }
 
   /**
@@ -105,123 +112,122 @@ export class ApiClient {
     signal?: AbortSignal,
     options: {
       cursor?: boolean;
-      /** A run's HIRESYNC_MAX_SLOT_WAIT: a longer rate-limit wait throws SlotYieldError. */
-      maxSlotWaitMs?: number | undefined;
+      /**
+       * Told of each rate-limit wait (pacing, a 429's Retry-After) before it
+       * starts; aborting `signal` meanwhile ends the wait at once.
+       */
+      onRateLimitWait?: ((wait: RateLimitWait) => void) | undefined;
     } = {},
   ): Promise<HttpResponse> {
     this.assertSameOrigin(url);
     const { config, tokens, pacer, logger, metrics } = this.#options;
     const path = pathOf(url);
-    let renewed = false;
     let token = await tokens.getToken(signal);
     // When the attempt in hand was let go by the pacer (Redis time), for its answer.
     let sentAt = 0;
-    for (;;) {
-      const response = await sendWithRetries({
-        http: this.#options.http,
-        method: 'GET',
-        url,
-        headers: { authorization: `Bearer ${token}` },
-        maxRetries: config.maxRetries,
-        defaultRetryAfterMs: config.rateLimitWindowMs,
-        maxRetryAfterMs: config.maxRetryAfterMs,
-        maxSlotWaitMs: options.maxSlotWaitMs,
-        maxResponseBytes: config.maxPageBytes,
-        timeoutMs: config.httpTimeoutMs,
-        logger,
-        signal,
-        hooks: {
-          beforeAttempt: async () => {
-            const ticket = await pacer.acquire(signal, options.maxSlotWaitMs);
-            sentAt = ticket.sentAt;
-            const waited = ticket.waitedMs;
-            if (waited > 0) {
-              metrics?.onPacingWait?.(waited);
-              logger.debug({ path, waitedMs: waited }, 'paced by rate limit');
-            }
-          },
-          onResponse: async (r) => {
-            metrics?.onResponse?.(r.status);
-            // A 429 may lack the rate headers; its Retry-After is read by onRateLimited.
-            if (r.status === 429) return;
-            const headers = readRateLimitHeaders(r.headers);
-            if (headers.remaining !== undefined) metrics?.onRemaining?.(headers.remaining);
-            await pacer.observe(headers, sentAt, r.status);
-          },
-          onRateLimited: async (waitMs, retryAfterMs) => {
-            metrics?.onRateLimited?.();
-            const learned = await pacer.pause(waitMs, retryAfterMs);
-            if (learned !== undefined) {
-              logger.info({ path, windowMs: learned }, 'rate-limit window learned from a 429');
-            }
-          },
-          onRetry: (reason) => metrics?.onRetry?.(reason),
-        },
-      });
-      const { status } = response;
-      if (status >= 200 && status < 300) return response;
-      if (status === 401) {
-        if (renewed) {
-          throw new AuthError(
-            401,
-            path,
-            `401 from ${path} even with a freshly obtained token; check the credential's scopes and that it is not revoked${
-              config.auth.account === undefined
-                ? ''
-                : ` (account ${config.auth.account}: 'hiresync accounts update ${config.auth.account}' stores another)`
-            }`,
-            response.body,
+    const response = await sendWithRetries({
+      http: this.#options.http,
+      method: 'GET',
+      url,
+      headers: { authorization: `Bearer ${token}` },
+      maxRetries: config.maxRetries,
+      defaultRetryAfterMs: config.rateLimitWindowMs,
+      maxRetryAfterMs: config.maxRetryAfterMs,
+      maxResponseBytes: config.maxPageBytes,
+      timeoutMs: config.httpTimeoutMs,
+      endpointVariable: this.baseUrlSetting,
+      logger,
+      signal,
+      hooks: {
+        beforeAttempt: async () => {
+          const ticket = await pacer.acquire(signal, (ms) =>
+            options.onRateLimitWait?.({ ms, cause: 'rate-limit pacing' }),
           );
-        }
-        logger.info({ path }, '401: renewing the access token');
-        token = await tokens.renew(token, signal);
-        renewed = true;
-        continue;
-      }
-      const detail = describeApiErrors(response.body);
-      if (status === 403) {
-        throw new ForbiddenError(
-          status,
-          path,
-          `403 from ${path}: ${detail || 'forbidden'}; the authorizing user must be a site administrator ${forbiddenFix(config.auth)}`,
-          response.body,
-        );
-      }
-      if (status === 422 && options.cursor) {
-        throw new CursorRejectedError(
-          status,
-          path,
-          `422 from ${path}: the cursor was rejected: ${detail}`,
-          response.body,
-        );
-      }
-      if (status === 422) {
-        throw new ApiError(
-          status,
-          path,
-          `422 from ${path}: ${detail}; check HIRESYNC_PER_PAGE (1..500) and the list's filters (HIRESYNC_JOBS_STATUS for jobs, HIRESYNC_UPDATED_FILTER on incremental runs)`,
-          response.body,
-        );
-      }
-      if (status >= 300 && status < 400) {
-        throw new RedirectedError(
-          status,
-          path,
-          `${status} redirect from ${path} was not followed (the token must not follow redirects); check ${
-            config.auth.account === undefined
-              ? 'HIRESYNC_BASE_URL'
-              : `account ${config.auth.account}'s base URL ('hiresync accounts update ${config.auth.account} --base-url URL' changes it)`
-          }`,
-          undefined,
-        );
-      }
-      throw new ApiError(
-        status,
+          sentAt = ticket.sentAt;
+          const waited = ticket.waitedMs;
+          if (waited > 0) {
+            metrics?.onPacingWait?.(waited);
+            logger.debug({ path, waitedMs: waited }, 'paced by rate limit');
+          }
+        },
+        onResponse: async (r) => {
+          metrics?.onResponse?.(r.status);
+          // A 429 may lack the rate headers; its Retry-After is read by onRateLimited.
+          if (r.status === 429) return;
+          const headers = readRateLimitHeaders(r.headers);
+          if (headers.remaining !== undefined) metrics?.onRemaining?.(headers.remaining);
+          await pacer.observe(headers, sentAt, r.status);
+        },
+        onRateLimited: async (waitMs, retryAfterMs) => {
+          metrics?.onRateLimited?.();
+          const learned = await pacer.pause(waitMs, retryAfterMs);
+          if (learned !== undefined) {
+            logger.info({ path, windowMs: learned }, 'rate-limit window learned from a 429');
+          }
+          options.onRateLimitWait?.({ ms: waitMs, cause: `429 from ${path}` });
+        },
+        onRetry: (reason) => metrics?.onRetry?.(reason),
+        renewToken: async () => {
+          logger.info({ path }, '401: renewing the access token');
+          token = await tokens.renew(token, signal);
+          return { authorization: `Bearer ${token}` };
+        },
+      },
+    });
+    const { status } = response;
+    if (status >= 200 && status < 300) return response;
+    if (status === 401) {
+      // sendWithRetries renewed the token once already (renewToken).
+      throw new AuthError(
+        401,
         path,
-        `${status} from ${path}: ${detail || 'unexpected status'}`,
+        `401 from ${path} even with a freshly obtained token; check the credential's scopes and that it is not revoked${
+          config.auth.account === undefined
+            ? ''
+            : ` (account ${config.auth.account}: 'hiresync accounts update ${config.auth.account}' stores another)`
+        }`,
         response.body,
       );
     }
+    const detail = describeApiErrors(response.body);
+    if (status === 403) {
+      throw new ForbiddenError(
+        status,
+        path,
+        `403 from ${path}: ${detail || 'forbidden'}; the authorizing user must be a site administrator ${forbiddenFix(config.auth)}`,
+        response.body,
+      );
+    }
+    if (status === 422 && options.cursor) {
+      throw new CursorRejectedError(
+        status,
+        path,
+        `422 from ${path}: the cursor was rejected: ${detail}`,
+        response.body,
+      );
+    }
+    if (status === 422) {
+      throw new ApiError(
+        status,
+        path,
+        `422 from ${path}: ${detail}; check HIRESYNC_PER_PAGE (1..500) and the list's filters (HIRESYNC_JOBS_STATUS for jobs, HIRESYNC_UPDATED_FILTER on incremental runs)`,
+        response.body,
+      );
+    }
+    if (status >= 300 && status < 400) {
+      throw new RedirectedError(
+        status,
+        path,
+        `${status} redirect from ${path} was not followed (the token must not follow redirects); check ${this.baseUrlSetting}`,
+        undefined,
+      );
+    }
+    throw new ApiError(
+      status,
+      path,
+      `${status} from ${path}: ${detail || 'unexpected status'}`,
+      response.body,
+    );
   }
 }
 

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { ApiClient, type ApiClientMetrics } from './api-client.js';
 import { createHttp } from './http.js';
 import { RateLimitPacer } from './rate-limit-pacer.js';
-import type { RefreshTokenVault } from './refresh-token-vault.js';
+import type { RefreshTokenVault } from './refresh-token-port.js';
 import { TokenCipher } from './token-cipher.js';
 import { TokenProvider } from './token-provider.js';
 import { RedisTokenStore } from './token-store.js';

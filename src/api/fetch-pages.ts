@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PaginationLoopError, UnexpectedBodyError } from '../errors.js';
 import { containsSecret, excerpt } from '../secret.js';
-import type { Page } from '../sync/ports.js';
+import type { Page, PageWalkOptions } from '../sync/ports.js';
 import type { ApiClient } from './api-client.js';
 import { readApiClock } from './api-clock.js';
 import { findNextLink } from './link-header.js';
@@ -34,8 +34,8 @@ export interface FetchPagesOptions {
   prefetch?: boolean;
   /** Called with each page once it has arrived and been parsed (for a prefetched one, early). */
   prepare?: (page: Page) => void;
-  /** A longer rate-limit wait throws SlotYieldError (see PageWalkOptions). Default: wait. */
-  maxSlotWaitMs?: number | undefined;
+  /** Told of each rate-limit wait before it starts (see PageWalkOptions). */
+  onRateLimitWait?: PageWalkOptions['onRateLimitWait'];
 }
 
 /** Builds the first-page URL of a list: the filters and `per_page`, never a cursor. */
@@ -51,12 +51,16 @@ export function buildListUrl(
   return url.href;
 }
 
-/** Parses a list body into its records, failing clearly on any other shape. */
+/**
+ * Parses a list body into its records, failing clearly on any other shape.
+ * `baseUrlSetting` names where the base URL is set (default HIRESYNC_BASE_URL).
+ */
 export function parseRecords(
   body: string,
   path: string,
   recordsKey: string | undefined,
   contentType?: string,
+  baseUrlSetting = 'HIRESYNC_BASE_URL',
 ): unknown[] {
   let parsed: unknown;
   try {
@@ -65,7 +69,7 @@ export function parseRecords(
     const type = contentType ? `${contentType.split(';')[0]?.trim()} ` : '';
     throw new UnexpectedBodyError(
       `response from ${path} is not JSON but a ${type}body starting ${JSON.stringify(excerpt(body, 60))}; ` +
-        'check HIRESYNC_BASE_URL (a proxy or login page answering instead of the API?)',
+        `check ${baseUrlSetting} (a proxy or login page answering instead of the API?)`,
     );
   }
   const records =
@@ -115,7 +119,7 @@ async function fetchPage(
   const { client } = options;
   const response = await client.get(url, signal, {
     cursor,
-    maxSlotWaitMs: options.maxSlotWaitMs,
+    onRateLimitWait: options.onRateLimitWait,
   });
   const apiClock = readApiClock(response.headers.date, Date.now());
   const path = new URL(url).pathname;
@@ -124,6 +128,7 @@ async function fetchPage(
     path,
     options.recordsKey,
     headerText(response.headers['content-type']),
+    client.baseUrlSetting,
   );
   const nextUrl = findNextLink(response.headers.link, url);
   if (nextUrl !== undefined) {

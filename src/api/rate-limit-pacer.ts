@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { RetryAfterTooLongError, SlotYieldError } from '../errors.js';
+import { RetryAfterTooLongError } from '../errors.js';
 import { withScripts } from '../redis/scripts.js';
 import type { RateLimitHeaders } from './rate-limit-headers.js';
 import { sleep } from './sleep.js';
@@ -91,13 +91,12 @@ export class RateLimitPacer {
     return this.#key;
   }
 
-  /** Waits until one more request may go. */
   /**
-   * Waits for the request's turn. A wait longer than `maxSlotWaitMs` (a run's
-   * HIRESYNC_MAX_SLOT_WAIT) throws SlotYieldError instead: the run gives its
-   * worker slot up meanwhile.
+   * Waits for the request's turn. Each wait the shared state asks for is told
+   * to `onWait` (its length in ms) before it starts; aborting `signal` ends it
+   * at once, as the queue does to give a run's worker slot up.
    */
-  async acquire(signal?: AbortSignal, maxSlotWaitMs?: number): Promise<PacerTicket> {
+  async acquire(signal?: AbortSignal, onWait?: (ms: number) => void): Promise<PacerTicket> {
     let waitedMs = 0;
     for (;;) {
       const [wait, now] = await this.#redis.hiresyncPaceAcquire(
@@ -110,9 +109,7 @@ export class RateLimitPacer {
       if (waitMs > this.#maxWaitMs) {
         throw new RetryAfterTooLongError('the shared rate-limit pause', waitMs, this.#maxWaitMs);
       }
-      if (maxSlotWaitMs !== undefined && waitMs > maxSlotWaitMs) {
-        throw new SlotYieldError('rate-limit pacing', waitMs);
-      }
+      onWait?.(waitMs);
       await sleep(waitMs, signal);
       waitedMs += waitMs;
     }

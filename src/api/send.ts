@@ -3,12 +3,11 @@ import {
   describeWait,
   ResponseTooLargeError,
   RetryAfterTooLongError,
-  SlotYieldError,
   TransientApiError,
 } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { backoffDelay, type HttpResponse } from './http.js';
-import { parseRetryAfter } from './retry-after.js';
+import type { HttpResponse } from './http.js';
+import { decideRetry, FIRST_TRY } from './retry-decision.js';
 import { sleep } from './sleep.js';
 
 /** Hooks the caller gives to {@link sendWithRetries}: pacing and counting. */
@@ -19,11 +18,18 @@ export interface SendHooks {
   onResponse?: (response: HttpResponse) => Promise<void> | void;
   /**
    * Called on a 429 with the wait chosen and the Retry-After it stated
-   * (undefined when absent or unreadable); should pause every peer.
+   * (undefined when absent or unreadable); should pause every peer. The wait
+   * starts once it resolves, and ends at once if `signal` is aborted.
    */
   onRateLimited?: (waitMs: number, retryAfterMs: number | undefined) => Promise<void>;
   /** Called before each retry of a 5xx or network failure. */
   onRetry?: (reason: string, delayMs: number) => void;
+  /**
+   * Renews the access token after a 401 and returns the headers that carry
+   * the new one; the request is then sent again, once. Without it, a 401 is
+   * returned like any other answer.
+   */
+  renewToken?: () => Promise<Record<string, string>>;
 }
 
 /** Options of {@link sendWithRetries}. */
@@ -42,11 +48,6 @@ export interface SendOptions {
   defaultRetryAfterMs: number;
   /** Longest wait a 429 may ask for; a longer one throws {@link RetryAfterTooLongError}. */
   maxRetryAfterMs: number;
-  /**
-   * Longest wait after a 429 spent holding the caller's worker slot; a longer
-   * one throws {@link SlotYieldError} once the pause is shared. Undefined: wait.
-   */
-  maxSlotWaitMs?: number | undefined;
   /** Largest body read, counted after decompression; a larger one throws {@link ResponseTooLargeError}. */
   maxResponseBytes: number;
   /** The request timeout in force, named in the error when a request times out. */
@@ -138,6 +139,8 @@ function isTimeout(error: unknown): boolean {
  *   pausing the peers.
  * - 5xx, network errors and timeouts retry with jittered exponential backoff
  *   up to `maxRetries`, then throw {@link TransientApiError}.
+ * - with the `renewToken` hook, a 401 renews the token and is sent again once.
+ * The decisions are {@link decideRetry}'s; this loop carries them out.
  * Every wait ends as soon as `signal` is aborted. Any other response is
  * returned for the caller to judge.
  */
@@ -145,88 +148,84 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
   const { http, logger, hooks = {} } = options;
   const path = pathOf(options.url);
   const variable = options.endpointVariable ?? 'HIRESYNC_BASE_URL';
-  let failures = 0;
-  let rateLimited = 0;
+  const rules = { ...options, renewTokenOn401: hooks.renewToken !== undefined };
+  let headers = options.headers;
+  let state = FIRST_TRY;
   for (;;) {
     await hooks.beforeAttempt?.();
-    let response: HttpResponse;
+    let response: HttpResponse | undefined;
+    let failure: unknown;
     try {
-      response = await receive(http, options);
+      response = await receive(http, { ...options, headers });
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason ?? error;
       if (error instanceof ResponseTooLargeError) throw error;
-      const timedOut = isTimeout(error);
-      const code = timedOut ? 'timeout' : ((error as { code?: string }).code ?? 'ERROR');
-      failures += 1;
-      if (failures > options.maxRetries) {
-        const message = timedOut
-          ? `${options.method} ${path} timed out ${failures} times: no complete answer within HIRESYNC_HTTP_TIMEOUT` +
-            `${options.timeoutMs === undefined ? '' : ` (${describeWait(options.timeoutMs)})`}; raise HIRESYNC_HTTP_TIMEOUT if the API is just slow`
-          : `${options.method} ${path} failed ${failures} times (${code}); the endpoint is unreachable: check ${variable} and the network`;
-        // got's own error is the cause (the logger serializes errors by an
-        // allow-list, so its request options and headers never reach a log).
-        throw new TransientApiError(message, undefined, { cause: error });
-      }
-      const delay = backoffDelay(failures - 1);
-      hooks.onRetry?.(code, delay);
-      logger.warn(
-        { path, code, attempt: failures, delayMs: delay },
-        timedOut ? 'request timed out, retrying' : 'network error, retrying',
-      );
-      await sleep(delay, options.signal);
-      continue;
+      failure = error;
     }
-    await hooks.onResponse?.(response);
-
-    if (response.status === 429) {
-      rateLimited += 1;
-      const asked = parseRetryAfter(response.headers['retry-after'], Date.now());
-      let waitMs = asked ?? options.defaultRetryAfterMs;
-      if (waitMs > options.maxRetryAfterMs) {
-        throw new RetryAfterTooLongError(`429 from ${path}`, waitMs, options.maxRetryAfterMs);
+    if (response) await hooks.onResponse?.(response);
+    const timedOut = !response && isTimeout(failure);
+    const code = timedOut
+      ? 'timeout'
+      : ((failure as { code?: string } | undefined)?.code ?? 'ERROR');
+    const tried = decideRetry(response ?? { failed: code }, state, rules, { now: Date.now() });
+    state = tried.state;
+    const { decision } = tried;
+    const { failures, rateLimited } = state;
+    switch (decision.action) {
+      case 'accept':
+        return response as HttpResponse;
+      case 'renew-token':
+        headers = { ...headers, ...(await hooks.renewToken?.()) };
+        continue;
+      case 'wait-rate-limit': {
+        const { waitMs, retryAfterMs: asked } = decision;
+        logger.warn(
+          { path, waitMs, retryAfterMs: asked, times: rateLimited },
+          '429 rate limited, waiting',
+        );
+        await hooks.onRateLimited?.(waitMs, asked);
+        await sleep(waitMs, options.signal);
+        continue;
       }
-      if (rateLimited > 1) {
-        // Repeated 429s: the API's Retry-After is not working; back off on our own,
-        // and once that backoff passes the ceiling, end the attempt (the run
-        // resumes from its checkpoint later) instead of waiting forever.
-        const backoff = options.defaultRetryAfterMs * 2 ** Math.min(rateLimited - 2, 30);
-        if (backoff > options.maxRetryAfterMs) {
-          throw new RetryAfterTooLongError(
-            `${rateLimited} 429s in a row from ${path}`,
-            backoff,
-            options.maxRetryAfterMs,
+      case 'retry': {
+        const delay = decision.delayMs;
+        hooks.onRetry?.(decision.reason, delay);
+        if (response) {
+          logger.warn(
+            { path, status: response.status, attempt: failures, delayMs: delay },
+            'server error, retrying',
+          );
+        } else {
+          logger.warn(
+            { path, code, attempt: failures, delayMs: delay },
+            timedOut ? 'request timed out, retrying' : 'network error, retrying',
           );
         }
-        waitMs = Math.max(waitMs, backoff);
+        await sleep(delay, options.signal);
+        continue;
       }
-      logger.warn(
-        { path, waitMs, retryAfterMs: asked, times: rateLimited },
-        '429 rate limited, waiting',
-      );
-      await hooks.onRateLimited?.(waitMs, asked);
-      if (options.maxSlotWaitMs !== undefined && waitMs > options.maxSlotWaitMs) {
-        throw new SlotYieldError(`429 from ${path}`, waitMs);
-      }
-      await sleep(waitMs, options.signal);
-      continue;
     }
-    if (response.status >= 500) {
-      failures += 1;
-      if (failures > options.maxRetries) {
-        throw new TransientApiError(
-          `${options.method} ${path} answered ${response.status} ${failures} times in a row; the API is failing`,
-          response.status,
-        );
-      }
-      const delay = backoffDelay(failures - 1);
-      hooks.onRetry?.(String(response.status), delay);
-      logger.warn(
-        { path, status: response.status, attempt: failures, delayMs: delay },
-        'server error, retrying',
-      );
-      await sleep(delay, options.signal);
-      continue;
+    if (decision.cause === 'retry-after-too-long') {
+      throw decision.inARow === undefined
+        ? new RetryAfterTooLongError(`429 from ${path}`, decision.waitMs, options.maxRetryAfterMs)
+        : new RetryAfterTooLongError(
+            `${decision.inARow} 429s in a row from ${path}`,
+            decision.waitMs,
+            options.maxRetryAfterMs,
+          );
     }
-    return response;
+    if (response) {
+      throw new TransientApiError(
+        `${options.method} ${path} answered ${response.status} ${failures} times in a row; the API is failing`,
+        response.status,
+      );
+    }
+    const message = timedOut
+      ? `${options.method} ${path} timed out ${failures} times: no complete answer within HIRESYNC_HTTP_TIMEOUT` +
+        `${options.timeoutMs === undefined ? '' : ` (${describeWait(options.timeoutMs)})`}; raise HIRESYNC_HTTP_TIMEOUT if the API is just slow`
+      : `${options.method} ${path} failed ${failures} times (${code}); the endpoint is unreachable: check ${variable} and the network`;
+    // got's own error is the cause (the logger serializes errors by an
+    // allow-list, so its request options and headers never reach a log).
+    throw new TransientApiError(message, undefined, { cause: failure });
   }
 }

@@ -1,11 +1,8 @@
 import { loadMigrateConfig, RESOURCE_NAMES } from '../config.js';
 import { coerceError, HiresyncError } from '../errors.js';
-import {
-  type MigrateOutcome,
-  migrateAll,
-  SchemaMigrationError,
-} from '../warehouse/account-schemas.js';
 import { createDatabase } from '../warehouse/database.js';
+import type { MigrateOutcome } from '../warehouse/migrate.js';
+import { migrateAll, SchemaMigrationError } from '../warehouse/migrate-all.js';
 import { defineCommand, EXIT } from './command.js';
 import { describeConnectionError } from './connection-error.js';
 import type { OptionTable } from './options.js';

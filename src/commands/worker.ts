@@ -7,7 +7,8 @@ import { checkConnections, confirmRedisDatabase } from '../preflight.js';
 import { startKeepalive } from '../queue/keepalive.js';
 import { queueInterruptedRuns } from '../queue/resume-interrupted.js';
 import { ScheduleKeeper } from '../queue/schedule-keeper.js';
-import type { ScheduleTarget } from '../queue/sync-queue.js';
+import { settlesBy } from '../queue/settles-by.js';
+import type { ScheduleTarget } from '../queue/upsert-schedules.js';
 import { registryOf, resolveAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
 import type { OptionTable } from './options.js';
@@ -25,7 +26,9 @@ export const worker = defineCommand({
     removed are picked up within a minute), and serves /healthz and /metrics on
     HIRESYNC_HTTP_PORT. With a partner app configured, it refreshes every enabled
     partner account at least every HIRESYNC_REFRESH_KEEPALIVE. On SIGTERM it
-    finishes the pages in hand, checkpoints and exits 0.`,
+    finishes the pages in hand, checkpoints and exits 0; when Redis does not answer,
+    it stops waiting after HIRESYNC_HTTP_TIMEOUT at most, still exits 0, and logs the
+    runs left in hand (they resume from their last checkpoints).`,
   options,
   async execute(_values, { env, signals }) {
     const config = loadConfig(env);
@@ -101,10 +104,22 @@ export const worker = defineCommand({
       signals.once('SIGTERM', () => resolve('SIGTERM'));
     });
     logger.info({ signal }, 'shutting down: finishing the pages in hand');
-    await keeper.stop();
-    await keepalive?.close();
-    await app.close();
+    // Redis gone, BullMQ's close and a run's checkpoint would wait for good:
+    // what has not closed by then is left (the runs resume from their checkpoints).
+    const deadline = Date.now() + config.api.httpTimeoutMs;
+    const force = app.queueRedis.status !== 'ready';
+    const left: string[] = [];
+    if (!(await settlesBy(keeper.stop(), deadline))) left.push('schedule repair');
+    if (keepalive && !(await settlesBy(keepalive.close(force), deadline))) left.push('keep-alive');
+    const closed = await app.close({ deadline });
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    const abandoned = [...left, ...closed.abandoned];
+    if (force || abandoned.length > 0) {
+      logger.warn(
+        { abandoned, inHand: closed.inHand, redisUnreachable: force },
+        'stopped without waiting for Redis: the runs in hand resume from their checkpoints',
+      );
+    }
     logger.info('worker stopped');
     return EXIT.ok;
   },

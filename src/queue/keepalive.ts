@@ -59,7 +59,7 @@ export async function startKeepalive(
   prefix: string,
   keepaliveMs: number,
   deps: KeepaliveDeps,
-): Promise<{ close: () => Promise<void> }> {
+): Promise<{ close: (force?: boolean) => Promise<void> }> {
   const queue = new Queue(KEEPALIVE_QUEUE, { connection, prefix });
   queue.on('error', throttledWarn(deps.logger, 'keep-alive queue error'));
   await queue.upsertJobScheduler(
@@ -77,8 +77,9 @@ export async function startKeepalive(
   });
   worker.on('error', throttledWarn(deps.logger, 'keep-alive worker error'));
   return {
-    close: async () => {
-      await worker.close();
+    // force: BullMQ's, which waits for nothing Redis must answer (see App.close).
+    close: async (force = false) => {
+      await worker.close(force);
       await queue.close();
     },
   };

@@ -4,7 +4,8 @@ import type { Config } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { CheckpointStore } from '../sync/ports.js';
 import type { RunLock } from './run-lock.js';
-import { enqueueRun, type ScheduleTarget, type SyncJobData } from './sync-queue.js';
+import { enqueueRun, type SyncJobData } from './sync-job.js';
+import type { ScheduleTarget } from './upsert-schedules.js';
 
 /** Options of {@link queueInterruptedRuns}. */
 export interface QueueInterruptedRunsOptions {

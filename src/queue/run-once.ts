@@ -14,13 +14,13 @@ import {
   accountOf,
   createSyncQueue,
   enqueueRun,
-  type ScheduleTarget,
   type SyncJob,
   type SyncJobData,
   type SyncJobResult,
-  type SyncWorker,
-} from './sync-queue.js';
+} from './sync-job.js';
+import type { SyncWorker } from './sync-worker.js';
 import { throttledWarn } from './throttled-warn.js';
+import type { ScheduleTarget } from './upsert-schedules.js';
 
 /** Queue names of `sync` commands: `sync-once-<uuid>`, one per command, obliterated at its end. */
 export const ONCE_QUEUE_PREFIX = 'sync-once-';

@@ -3,13 +3,13 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config/types.js';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { SyncJobData } from './sync-job.js';
 import {
   type ScheduleChanges,
   type ScheduleTarget,
-  type SyncJobData,
   scheduleKeys,
   upsertSchedules,
-} from './sync-queue.js';
+} from './upsert-schedules.js';
 
 /** What /healthz reports of the schedules. */
 export type SchedulesHealth = 'ok' | 'missing' | 'unknown';

@@ -97,11 +97,20 @@ export interface PageWalkOptions {
    */
   prepare?: (page: Page) => void;
   /**
-   * Longest rate-limit wait a request may spend holding the run's worker
-   * slot; a longer one throws (SlotYieldError) for the caller to requeue the
-   * run. Default: wait.
+   * Told of each rate-limit wait before it starts (a 429's Retry-After, or
+   * the shared pacing). The wait ends at once when `signal` is aborted, so
+   * the caller may stop the walk rather than wait (the queue gives a run's
+   * worker slot up this way).
    */
-  maxSlotWaitMs?: number | undefined;
+  onRateLimitWait?: ((wait: RateLimitWait) => void) | undefined;
+}
+
+/** A rate-limit wait a page walk is about to spend. */
+export interface RateLimitWait {
+  /** How long, in ms. */
+  ms: number;
+  /** What asks for it, for messages: `429 from /v3/jobs`, `rate-limit pacing`. */
+  cause: string;
 }
 
 /** What a run store learned of a page before writing it (its validation), opaque to the run. */

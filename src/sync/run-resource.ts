@@ -57,8 +57,6 @@ export interface RunResourceOptions {
    * HIRESYNC_MAX_DELETE_FRACTION of the live rows (`--allow-mass-delete`).
    */
   allowMassDelete?: boolean;
-  /** Longest rate-limit wait spent holding the worker slot (see PageWalkOptions). Default: wait. */
-  maxSlotWaitMs?: number | undefined;
 }
 
 export interface RunProgress {
@@ -191,7 +189,6 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
         prefetch,
         // Past the first page the start URL is a checkpointed cursor, which may go stale.
         fromCheckpoint: checkpoint.pagesDone > 0,
-        maxSlotWaitMs: options.maxSlotWaitMs,
         prepare: (p) => prepared.set(p, store.preparePage(resource, p)),
       })) {
         if (page.number === 1 && page.apiClock) {

@@ -74,7 +74,7 @@ export async function createListResourceTables(
   await sql`create or replace view ${view} as
     select id, data, deleted_at, changed_at, first_synced_at, synced_at, last_seen_run_id
     from ${data}`.execute(trx);
-  // Its typed view, filled at the end of its first full run (see typed-view.ts).
+  // Its typed view, filled at the end of its first full run (see refresh-typed-view.ts).
   // A schema whose migrations lag behind (no typed_views yet) gets it from
   // the first refresh after `hiresync migrate`.
   const flat = `${name}_flat`;

@@ -11,6 +11,7 @@ import type {
   TypedViewRefresh,
 } from '../sync/ports.js';
 import type { StoredResource } from './page-statement.js';
+import { refreshTypedView } from './refresh-typed-view.js';
 import type { ResourceLock } from './resource-lock.js';
 import type { Database } from './schema.js';
 import {
@@ -24,7 +25,6 @@ import {
   sweepDeletions,
   updatedSince,
 } from './sync-runs.js';
-import { refreshTypedView } from './typed-view.js';
 import { type PageVerdict, validatePage, writePage } from './write-page.js';
 
 function isVerdict(prepared: PreparedPage | undefined): prepared is PageVerdict {

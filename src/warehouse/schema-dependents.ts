@@ -5,11 +5,13 @@ import type { Database } from './schema.js';
 /** Options of {@link dependentsOutside}. */
 export interface DependentsOutsideOptions {
   /**
-   * Leave out the views of schema `all_accounts`, and what is built on them:
-   * hiresync rebuilds them without the schema before it drops it. Default false
-   * (once they are rebuilt, any that still depends on the schema is counted).
+   * Views of schema `all_accounts` to leave out, and what is built on them:
+   * hiresync's own (see allAccountsViewNames), which it rebuilds without the
+   * schema before it drops it. Any other object of `all_accounts` (an
+   * analyst's view) is counted as in any other schema. Default none (once
+   * they are rebuilt, any that still depends on the schema is counted).
    */
-  skipAllAccounts?: boolean;
+  skipAllAccounts?: readonly string[];
 }
 
 /**
@@ -25,7 +27,7 @@ export interface DependentsOutsideOptions {
 export async function dependentsOutside(
   db: Kysely<Database>,
   schema: string,
-  { skipAllAccounts = false }: DependentsOutsideOptions = {},
+  { skipAllAccounts = [] }: DependentsOutsideOptions = {},
 ): Promise<string[]> {
   // A view's dependencies are its rewrite rule's: the rule stands for its view.
   const { rows } = await sql<{ object: string }>`
@@ -51,9 +53,10 @@ export async function dependentsOutside(
                     else d.objid end
       ) m(classid, objid)
       where d.deptype in ('n', 'a')
-        and not (${skipAllAccounts}::boolean and m.classid = 'pg_class'::regclass and exists (
+        and not (m.classid = 'pg_class'::regclass and exists (
           select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace
-          where c.oid = m.objid and n.nspname = ${ALL_ACCOUNTS_SCHEMA}))
+          where c.oid = m.objid and n.nspname = ${ALL_ACCOUNTS_SCHEMA}
+            and c.relname = any(${[...skipAllAccounts]}::text[])))
     )
     select distinct o.type || ' ' || o.identity as object
     from dropped x

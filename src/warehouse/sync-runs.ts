@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { HiresyncError } from '../errors.js';
+import { DeletionGuardError, type DeletionGuardHint } from '../errors.js';
 import type { ApiClockReading, ResourceName, RunMode } from '../sync/ports.js';
 import { type HistoryTarget, versionCtes } from './history.js';
 import type { Database, SyncRun } from './schema.js';
@@ -67,45 +67,6 @@ export async function lastSucceededRun(
     .where('outcome', '=', 'succeeded');
   if (mode) query = query.where('mode', '=', mode);
   return query.orderBy('id', 'desc').limit(1).executeTakeFirst();
-}
-
-/** What the deletion guard's hint names: the run's account and the variable that sets its list's path. */
-export interface DeletionGuardHint {
-  /** The run's account (`default`: the environment's). Default `default`. */
-  account?: string | undefined;
-  /** The variable that sets the resource's list path; undefined for a fixed path. */
-  pathVariable?: string | undefined;
-}
-
-/** A full run's sweep would soft-delete more of a resource's live rows than the guard allows. */
-export class DeletionGuardError extends HiresyncError {
-  readonly resource: string;
-  readonly wouldDelete: number;
-  readonly live: number;
-  constructor(
-    resource: string,
-    wouldDelete: number,
-    live: number,
-    maxFraction: number,
-    hint: DeletionGuardHint = {},
-  ) {
-    const percent = (n: number) => `${Math.round(n * 1000) / 10}%`;
-    const account = hint.account ?? 'default';
-    // A path variable is named only for the resource whose path it sets.
-    const settings = hint.pathVariable
-      ? `the list's path and body settings (${hint.pathVariable}, HIRESYNC_RECORDS_KEY)`
-      : "the list's body setting (HIRESYNC_RECORDS_KEY)";
-    super(
-      `the full run of ${resource} of account ${account} would soft-delete ${wouldDelete} of ${live} live rows ` +
-        `(${percent(wouldDelete / live)}, above HIRESYNC_MAX_DELETE_FRACTION=${maxFraction}); none were marked. ` +
-        'If the API really no longer lists them, confirm this run only with ' +
-        `'hiresync sync --full --account ${account} --resource ${resource} --allow-mass-delete'; ` +
-        `otherwise check the API (a short or empty answer) and ${settings}`,
-    );
-    this.resource = resource;
-    this.wouldDelete = wouldDelete;
-    this.live = live;
-  }
 }
 
 /** Options of {@link sweepDeletions}. */

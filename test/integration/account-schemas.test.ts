@@ -11,14 +11,12 @@ import { main } from '../../src/main.js';
 import { Secret } from '../../src/secret.js';
 import {
   ALL_ACCOUNTS_VIEWS,
-  dropSchema,
-  migrateAll,
-  migrateControl,
-  migrateSchema,
   refreshAllAccountsViews,
-} from '../../src/warehouse/account-schemas.js';
+} from '../../src/warehouse/all-accounts-views.js';
 import { createDatabase } from '../../src/warehouse/database.js';
+import { dropSchema } from '../../src/warehouse/drop-account-schema.js';
 import { MIGRATIONS_FOLDER, migrateToLatest } from '../../src/warehouse/migrate.js';
+import { migrateAll, migrateControl, migrateSchema } from '../../src/warehouse/migrate-all.js';
 import type { Database } from '../../src/warehouse/schema.js';
 import { captureIo } from '../support/capture-io.js';
 import {

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { runOnce } from '../../src/queue/run-once.js';
-import { enqueueRun } from '../../src/queue/sync-queue.js';
+import { enqueueRun } from '../../src/queue/sync-job.js';
 import { Secret } from '../../src/secret.js';
 import { type AccountsHarness, secretOf } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';

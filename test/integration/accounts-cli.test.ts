@@ -480,6 +480,38 @@ describe('hiresync accounts remove --drop-data: all or nothing, asked, and never
     expect((await accounts(['remove', 'acme'])).code).toBe(1);
   });
 
+  it('finishes an interrupted --drop-data removal when it is run again the same way without a terminal, with no --yes, saying the schema is already dropped', async () => {
+    const state = await acmeWithState();
+    const user = `hiresync-test-${randomUUID()}`;
+    await redis.call(
+      'ACL',
+      'SETUSER',
+      user,
+      'on',
+      '>pw',
+      '~*',
+      '&*',
+      '+@all',
+      '-del',
+      '-unlink',
+      '-scan',
+    );
+    try {
+      const failed = await accounts(['remove', 'acme', '--drop-data', '--yes'], '', {
+        REDIS_URL: inject('redisUrl').replace('redis://', `redis://${user}:pw@`),
+      });
+      expect(failed.code).toBe(1);
+    } finally {
+      await redis.call('ACL', 'DELUSER', user);
+    }
+    // A script repeating the command, or an operator without a terminal.
+    const again = await accounts(['remove', 'acme', '--drop-data']);
+    expect(again).toMatchObject({ code: 0, stderr: '' });
+    expect(again.stdout).toContain('finished removing account acme');
+    expect(again.stdout).toContain('schema acme already dropped');
+    expect(await state()).toMatchObject({ registered: [], schema: false, keys: [0, 0, 0] });
+  });
+
   it('without a terminal and without --yes exits 2 naming --yes, and changes nothing', async () => {
     const state = await acmeWithState();
     const before = await state();
@@ -604,7 +636,7 @@ describe('hiresync accounts update', () => {
     const oldToken = `${prefix}:token:${before.credential_namespace}`;
     await redis.set(oldToken, 'cached');
     const result = await accounts(
-      ['update', 'beta', '--base-url', 'https://eu.example.com/'],
+      ['update', 'beta', '--base-url', 'https://eu.example.com/', '--secret'],
       `${newKey}\n`,
     );
     expect(result).toEqual({

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { secretPurpose } from '../../src/accounts/account-store.js';
 import { SecretBox } from '../../src/accounts/secret-box.js';
 import { main } from '../../src/main.js';
-import { enqueueRun, type SyncJob } from '../../src/queue/sync-queue.js';
+import { enqueueRun, type SyncJob } from '../../src/queue/sync-job.js';
 import { Secret } from '../../src/secret.js';
 import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';

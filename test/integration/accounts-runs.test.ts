@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { runKey, schemaOf } from '../../src/account-name.js';
 import { ScheduleKeeper } from '../../src/queue/schedule-keeper.js';
-import { enqueueRun, type ScheduleTarget } from '../../src/queue/sync-queue.js';
+import { enqueueRun } from '../../src/queue/sync-job.js';
+import type { ScheduleTarget } from '../../src/queue/upsert-schedules.js';
 import { inSchema } from '../../src/warehouse/database.js';
 import {
   type AccountsHarness,

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { DeletionGuardError } from '../../src/errors.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
@@ -12,13 +13,7 @@ import { trackingLinks } from '../../src/resources/tracking-links.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { ResourceLock, ResourceLockLostError } from '../../src/warehouse/resource-lock.js';
 import { KyselyRunStore } from '../../src/warehouse/run-store.js';
-import {
-  createRun,
-  DeletionGuardError,
-  finishRun,
-  getRun,
-  sweepDeletions,
-} from '../../src/warehouse/sync-runs.js';
+import { createRun, finishRun, getRun, sweepDeletions } from '../../src/warehouse/sync-runs.js';
 import { startSyncHarness } from '../support/sync-harness.js';
 import { useEmptyWarehouse } from '../support/warehouse-fixture.js';
 

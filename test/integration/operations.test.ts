@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { ScheduleKeeper } from '../../src/queue/schedule-keeper.js';
-import { createSyncQueue } from '../../src/queue/sync-queue.js';
+import { createSyncQueue } from '../../src/queue/sync-job.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';

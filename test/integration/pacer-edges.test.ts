@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { RateLimitPacer } from '../../src/api/rate-limit-pacer.js';
 import { TokenCipher } from '../../src/api/token-cipher.js';
 import { RetryAfterTooLongError, SlotYieldError } from '../../src/errors.js';
+import { SlotYield } from '../../src/queue/slot-yield.js';
 import { type ApiHarness, closeHarnessesAfterEach } from '../support/api-harness.js';
 
 const { start, startHostile } = closeHarnessesAfterEach();
@@ -100,16 +101,19 @@ describe('a gateway answer without rate headers', () => {
     await sleep(10);
     // The retry of some request is answered 502 by a load balancer: no rate headers.
     await pacer.observe({}, Date.now(), 502);
-    // The allowance is unknown after the 429: one probe at a time should go. A
-    // slot wait of 0 makes every request the pacer holds back say so at once
-    // (SlotYieldError) instead of waiting.
+    // The allowance is unknown after the 429: one probe at a time should go.
+    // Giving the slot up at any wait (a slot wait of 0) makes every request the
+    // pacer holds back say so at once (SlotYieldError) instead of waiting.
     const results = await Promise.all(
-      Array.from({ length: 8 }, () =>
-        pacer.acquire(undefined, 0).then(
-          () => 'went',
-          (e: unknown) => (e instanceof SlotYieldError ? 'held' : String(e)),
-        ),
-      ),
+      Array.from({ length: 8 }, () => {
+        const slot = new SlotYield(0);
+        return pacer
+          .acquire(slot.signal, (ms) => slot.onWait({ ms, cause: 'rate-limit pacing' }))
+          .then(
+            () => 'went',
+            (e: unknown) => (e instanceof SlotYieldError ? 'held' : String(e)),
+          );
+      }),
     );
     expect(results.filter((r) => r === 'went')).toHaveLength(1);
     expect(results.filter((r) => r === 'held')).toHaveLength(7);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
@@ -16,8 +17,8 @@ import { main } from '../../src/main.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
-import { migrateAll } from '../../src/warehouse/account-schemas.js';
 import { createDatabase, inSchema } from '../../src/warehouse/database.js';
+import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import type { Database } from '../../src/warehouse/schema.js';
 import { captureIo } from '../support/capture-io.js';
 import { captureLogger } from '../support/capture-logger.js';
@@ -273,6 +274,36 @@ describe('hiresync accounts authorize', () => {
     expect(await run.exit).toBe(1);
     expect(run.io.err()).toContain('the authorization was refused (access_denied');
     expect(await storeOf().get('acme')).toBeUndefined();
+  });
+
+  it("blames a registered account's own auth URL, and 'accounts update NAME --auth-url', not HIRESYNC_AUTH_URL, when its token endpoint is missing", async () => {
+    const missing = createServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('not found');
+    });
+    await new Promise<void>((r) => missing.listen(0, '127.0.0.1', () => r()));
+    try {
+      const authUrl = `http://127.0.0.1:${(missing.address() as { port: number }).port}/oauth`;
+      const added = await accounts(
+        ['add', 'acme', '--partner', '--auth-url', authUrl],
+        'refresh-token-1\n',
+      );
+      expect(added.code, added.stderr).toBe(0);
+      const run = startAuthorize(['acme', '--port', '0', '--timeout', '30s']);
+      const request = await run.url;
+      // The browser comes back with a code, as the authorization server would send it.
+      const back = new URL(request.searchParams.get('redirect_uri') as string);
+      back.searchParams.set('code', 'some-code');
+      back.searchParams.set('state', request.searchParams.get('state') as string);
+      await callback(back);
+      expect(await run.exit).toBe(1);
+      expect(run.io.err()).toContain(
+        "no token endpoint at /oauth/token (404): check account acme's auth URL ('hiresync accounts update acme --auth-url URL' changes it)",
+      );
+      expect(run.io.err()).not.toContain('HIRESYNC_AUTH_URL');
+    } finally {
+      await new Promise<void>((r) => missing.close(() => r()));
+    }
   });
 
   it('refuses, with exit 1 and before printing a URL, an account that is not a partner account', async () => {

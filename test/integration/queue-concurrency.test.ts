@@ -6,7 +6,7 @@ import { createApp } from '../../src/app.js';
 import { APP_MAX_RETRIES_PER_REQUEST } from '../../src/queue/redis.js';
 import { RunLock } from '../../src/queue/run-lock.js';
 import { runOnce } from '../../src/queue/run-once.js';
-import { createSyncQueue, enqueueRun } from '../../src/queue/sync-queue.js';
+import { createSyncQueue, enqueueRun } from '../../src/queue/sync-job.js';
 import { LockLostError } from '../../src/redis/redis-lock.js';
 import { registerSecret } from '../../src/secret.js';
 import { captureLogger } from '../support/capture-logger.js';

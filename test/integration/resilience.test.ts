@@ -68,7 +68,7 @@ describe('crash recovery', () => {
     // The schedule (or a queued run) starts a first, full run.
     const app = h.app();
     defer(() => app.close());
-    const { enqueueRun } = await import('../../src/queue/sync-queue.js');
+    const { enqueueRun } = await import('../../src/queue/sync-job.js');
     await enqueueRun(
       app.queue,
       { resource: 'tracking_links', requested: 'auto', origin: 'cli' },

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { createSyncQueue, upsertSchedules } from '../../src/queue/sync-queue.js';
+import { createSyncQueue } from '../../src/queue/sync-job.js';
+import { upsertSchedules } from '../../src/queue/upsert-schedules.js';
 import { runCli } from '../support/run-cli.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 

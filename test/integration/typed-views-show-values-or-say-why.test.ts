@@ -5,7 +5,6 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { Metrics } from '../../src/metrics.js';
-import { migrateAll, migrateSchema } from '../../src/warehouse/account-schemas.js';
 import { inSchema } from '../../src/warehouse/database.js';
 import {
   ALL_ACCOUNTS_LOCK,
@@ -13,8 +12,9 @@ import {
   MIGRATIONS_FOLDER,
   migrationNames,
 } from '../../src/warehouse/migrate.js';
+import { migrateAll, migrateSchema } from '../../src/warehouse/migrate-all.js';
+import { refreshTypedView } from '../../src/warehouse/refresh-typed-view.js';
 import { LOCK_SPACE } from '../../src/warehouse/resource-lock.js';
-import { refreshTypedView } from '../../src/warehouse/typed-view.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
 import { RedisCheckpointStore } from '../../src/queue/redis-checkpoint-store.js';
-import { createSyncQueue } from '../../src/queue/sync-queue.js';
+import { createSyncQueue } from '../../src/queue/sync-job.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
 import type { SyncHarness } from '../support/sync-harness.js';
 

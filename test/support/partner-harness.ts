@@ -11,7 +11,7 @@ import { runOnce } from '../../src/queue/run-once.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
-import { migrateAll } from '../../src/warehouse/account-schemas.js';
+import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { grantRefreshToken } from './partner-grant.js';

@@ -4,7 +4,7 @@ import { loadAccountUrls } from '../../config/account-urls.js';
 import { loadAccountsConfig } from '../../config.js';
 import { UsageError } from '../../errors.js';
 import { Secret } from '../../secret.js';
-import { migrateControl } from '../../warehouse/account-schemas.js';
+import { migrateControl } from '../../warehouse/migrate-all.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase } from './connections.js';

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { schemaOf } from '../../account-name.js';
 import { type AccountInfo, AccountStore } from '../../accounts/account-store.js';
 import { createHttp } from '../../api/http.js';
+import { authUrlSetting } from '../../api/url-setting.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { MAX_TIMER_MS } from '../../config/fields.js';
 import type { PartnerConfig } from '../../config/types.js';
@@ -16,12 +17,9 @@ import {
   UsageError,
 } from '../../errors.js';
 import { createLogger, type Logger } from '../../logger.js';
-import {
-  migrateControl,
-  migrateSchemas,
-  refreshAllAccountsViews,
-} from '../../warehouse/account-schemas.js';
+import { refreshAllAccountsViews } from '../../warehouse/all-accounts-views.js';
 import { PUBLIC_SCHEMA } from '../../warehouse/database.js';
+import { migrateControl, migrateSchemas } from '../../warehouse/migrate-all.js';
 import type { Database } from '../../warehouse/schema.js';
 import { EXIT, type Signals } from '../command.js';
 import type { OptionTable } from '../options.js';
@@ -211,6 +209,7 @@ export async function authorizePartnerAccount(
         redirectUri,
         logger,
         timeoutMs: EXCHANGE_TIMEOUT_MS,
+        ...(existing ? { authUrlSetting: authUrlSetting(name) } : {}),
       });
       if (owner === undefined) {
         const outcome = await store.authorize(name, refreshToken);

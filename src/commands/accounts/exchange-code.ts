@@ -20,6 +20,11 @@ export interface ExchangeCodeOptions {
   logger: Logger;
   /** Timeout of one request. */
   timeoutMs: number;
+  /**
+   * Where the auth URL is set, as errors name it. Default "--auth-url or
+   * HIRESYNC_AUTH_URL" (a new account); a registered account's own otherwise.
+   */
+  authUrlSetting?: string;
   signal?: AbortSignal | undefined;
 }
 
@@ -55,6 +60,7 @@ export async function exchangeCode(options: ExchangeCodeOptions): Promise<Secret
     'base64',
   );
   registerSecret(basic, { pinned: true });
+  const setting = options.authUrlSetting ?? '--auth-url or HIRESYNC_AUTH_URL';
   const response = await sendWithRetries({
     http: options.http,
     method: 'POST',
@@ -77,7 +83,7 @@ export async function exchangeCode(options: ExchangeCodeOptions): Promise<Secret
     maxRetryAfterMs: 30_000,
     maxResponseBytes: 1024 ** 2,
     timeoutMs: options.timeoutMs,
-    endpointVariable: 'HIRESYNC_AUTH_URL',
+    endpointVariable: setting,
     logger: options.logger,
     signal: options.signal,
   });
@@ -85,7 +91,7 @@ export async function exchangeCode(options: ExchangeCodeOptions): Promise<Secret
   const { status } = response;
   if (status >= 300 && status < 400) {
     throw new HiresyncError(
-      `the token endpoint ${path} answered with a ${status} redirect, which is not followed (credentials never go to another address): --auth-url or HIRESYNC_AUTH_URL must name the token service itself (hiresync appends /token)`,
+      `the token endpoint ${path} answered with a ${status} redirect, which is not followed (credentials never go to another address): ${setting} must name the token service itself (hiresync appends /token)`,
     );
   }
   if (status < 200 || status >= 300) {
@@ -97,7 +103,7 @@ export async function exchangeCode(options: ExchangeCodeOptions): Promise<Secret
     }
     if (status === 404 || status === 405) {
       throw new HiresyncError(
-        `no token endpoint at ${path} (${answered}): check --auth-url or HIRESYNC_AUTH_URL (hiresync appends /token to it)`,
+        `no token endpoint at ${path} (${answered}): check ${setting} (hiresync appends /token to it)`,
       );
     }
     throw new HiresyncError(

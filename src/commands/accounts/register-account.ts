@@ -8,13 +8,12 @@ import {
 import { coerceError, HiresyncError } from '../../errors.js';
 import {
   claimAccountSchema,
-  ensureListResources,
   ForeignSchemaError,
-  migrateSchemas,
-  refreshAllAccountsViews,
   schemaOwner,
-} from '../../warehouse/account-schemas.js';
+} from '../../warehouse/account-schema-owner.js';
+import { refreshAllAccountsViews } from '../../warehouse/all-accounts-views.js';
 import { PUBLIC_SCHEMA } from '../../warehouse/database.js';
+import { ensureListResources, migrateSchemas } from '../../warehouse/migrate-all.js';
 import type { Database } from '../../warehouse/schema.js';
 
 /** Whose schema NAME is, as {@link schemaOwner} tells it, once it is known not to be another's. */

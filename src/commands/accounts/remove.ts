@@ -12,12 +12,10 @@ import { AccountStore, UnknownAccountError } from '../../accounts/account-store.
 import { TokenCipher } from '../../api/token-cipher.js';
 import { loadAccountsConfig, loadDefaultAuth } from '../../config.js';
 import { coerceError, HiresyncError, UsageError } from '../../errors.js';
-import { createSyncQueue } from '../../queue/sync-queue.js';
-import {
-  DependentObjectsError,
-  schemaOwner,
-  unregisterAccount,
-} from '../../warehouse/account-schemas.js';
+import { createSyncQueue } from '../../queue/sync-job.js';
+import { schemaOwner } from '../../warehouse/account-schema-owner.js';
+import { allAccountsViewNames } from '../../warehouse/all-accounts-views.js';
+import { DependentObjectsError, unregisterAccount } from '../../warehouse/drop-account-schema.js';
 import { dependentsOutside, schemaContents } from '../../warehouse/schema-dependents.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
@@ -55,16 +53,19 @@ export const remove = defineSubcommand({
 
     --drop-data drops schema NAME too. On a terminal it first asks (drop schema NAME
     with N tables and M rows? [y/N]) and goes on only on y or yes; --yes skips the
-    question, and without a terminal --yes is required (exit 2 otherwise). It refuses a
-    schema NAME that is not hiresync's, and one that objects of other schemas depend on
-    (an analyst's view selecting from NAME.jobs, a foreign key to one of its tables),
-    naming each of them, unless --cascade, which drops them too and says which; the
-    all_accounts views are hiresync's own and are rebuilt without NAME.
+    question, and without a terminal --yes is required (exit 2 otherwise, nothing
+    changed; finishing an interrupted removal, which drops nothing, needs none). It
+    refuses a schema NAME that is not hiresync's, and one that objects of other schemas
+    depend on (an analyst's view selecting from NAME.jobs, a foreign key to one of its
+    tables, an analyst's own view in all_accounts), naming each of them, unless
+    --cascade, which drops them too and says which; the all_accounts views hiresync
+    builds are rebuilt without NAME.
 
     All or nothing: the row, the all_accounts views and the schema change in one
     Postgres transaction; when it fails, nothing is removed, in Postgres or Redis.
     Redis is cleaned after it commits; should that fail, running 'hiresync accounts
-    remove NAME' again finishes it.
+    remove NAME' again (with or without --drop-data) finishes it and says whether the
+    schema was dropped.
 
     Needs DATABASE_URL and REDIS_URL. Exit 0 when removed; 1 when no account NAME is
     registered, the drop is refused or not confirmed, or Postgres or Redis fails; 2 on a
@@ -79,11 +80,8 @@ export const remove = defineSubcommand({
       );
     }
     const ask = dropData && !values.yes;
-    if (ask && stdin?.isTTY !== true) {
-      throw new UsageError(
-        `--drop-data drops schema ${schemaOf(name)} with every table and row in it, and there is no terminal to ask on: confirm with --yes (hiresync accounts remove ${name} --drop-data --yes); nothing was removed`,
-      );
-    }
+    // Checked once the account is found: finishing a pending removal drops nothing, so needs no --yes.
+    const unconfirmable = ask && stdin?.isTTY !== true;
     const config = loadAccountsConfig(env, { redis: true });
     const prefix = config.redisPrefix;
     // The environment's credentials (default), as the worker reads them: their
@@ -124,13 +122,18 @@ export const remove = defineSubcommand({
           stdout.write(
             `finished removing account ${name} (${schedulers} job scheduler(s), ${keys} Redis key(s)); it was already unregistered${
               pending.dropData
-                ? ` and schema ${schemaOf(name)} dropped`
-                : `; its data stays in schema ${schemaOf(name)}${dropData ? ' (the removal being finished kept it: --drop-data no longer applies)' : ''}`
+                ? ` and schema ${schemaOf(name)} already dropped`
+                : `; its data stays in schema ${schemaOf(name)}${dropData ? " (the removal being finished was without --drop-data, and --drop-data applies only to a registered account: 'hiresync accounts add' takes the schema back, or drop it by hand)" : ''}`
             }\n`,
           );
           return EXIT.ok;
         }
 
+        if (unconfirmable) {
+          throw new UsageError(
+            `--drop-data drops schema ${account.schema} with every table and row in it, and there is no terminal to ask on: confirm with --yes (hiresync accounts remove ${name} --drop-data --yes); nothing was removed`,
+          );
+        }
         let cascade: string[] = [];
         if (dropData) {
           if ((await schemaOwner(db, account.schema)) === 'other') {
@@ -138,8 +141,11 @@ export const remove = defineSubcommand({
               `schema ${account.schema} is not hiresync's (it holds objects hiresync did not create): --drop-data never drops it; nothing was removed ('hiresync accounts remove ${name}' without --drop-data forgets the account and leaves the schema alone)`,
             );
           }
-          // hiresync's all_accounts views are rebuilt without the account: not counted.
-          const outside = await dependentsOutside(db, account.schema, { skipAllAccounts: true });
+          // hiresync's own all_accounts views are rebuilt without the account: not
+          // counted. An analyst's view in all_accounts is counted as any other.
+          const outside = await dependentsOutside(db, account.schema, {
+            skipAllAccounts: await allAccountsViewNames(db),
+          });
           if (outside.length > 0 && !values.cascade) {
             throw new HiresyncError(
               `${new DependentObjectsError(account.schema, outside).message}; nothing was removed`,

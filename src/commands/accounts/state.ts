@@ -1,7 +1,7 @@
 import { removeAccountSchedulers } from '../../accounts/account-keys.js';
 import { AccountStore } from '../../accounts/account-store.js';
 import { loadAccountsConfig } from '../../config.js';
-import { createSyncQueue } from '../../queue/sync-queue.js';
+import { createSyncQueue } from '../../queue/sync-job.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase, openRedis } from './connections.js';

@@ -28,6 +28,11 @@ export const options = {
     description:
       "client credentials and partner accounts: the token service's {auth_url}; https unless loopback",
   },
+  secret: {
+    type: 'boolean',
+    description:
+      'with other options: also read a new client secret, API key or refresh token from standard input (without options it is always read)',
+  },
 } as const satisfies OptionTable;
 
 /** `hiresync accounts update NAME`: changes a registered account's credentials in place. */
@@ -40,18 +45,22 @@ export const update = defineSubcommand({
     as 'accounts add' reads it (one line; never from the command line, never printed;
     sealed with HIRESYNC_SECRET_KEY), and --sub N, --base-url URL, --auth-url URL (the
     rules of 'accounts add': --sub for client credentials, --auth-url not for an API
-    key, https unless loopback). What is not given stays. Standard input is read when it
-    is not a terminal; without an option a new secret is required there (e.g. printf
-    '%s\\n' "$SECRET" | hiresync accounts update acme). Its data, schema, state and
-    schedules are kept; its cached access token is dropped from Redis, so its next run
-    mints a new one with the new credentials, and a run in flight resumes with them. A
-    partner account in state needs_reauthorization is enabled by a new refresh token
-    only.
+    key, https unless loopback). What is not given stays. Without an option the new
+    secret is read from standard input and required there (e.g. printf '%s\\n'
+    "$SECRET" | hiresync accounts update acme); with options, standard input is read
+    only when --secret is given too, so a loop feeding account names on standard input
+    (while read n; do hiresync accounts update "$n" --sub 7; done < list) changes no
+    secret and keeps its lines. On a terminal a prompt is printed first (what is typed
+    shows). Its data, schema, state and schedules are kept; its cached access token is
+    dropped from Redis, so its next run mints a new one with the new credentials, and a
+    run in flight resumes with them. A partner account in state needs_reauthorization
+    is enabled by a new refresh token only.
 
     Needs DATABASE_URL, REDIS_URL and HIRESYNC_SECRET_KEY. Exit 0 when updated; 1 when
     no account NAME is registered, the change does not apply to its auth mode, or
-    Postgres or Redis fails; 2 on a usage or configuration error (nothing to update, a
-    bad --sub, a URL breaking the https rule), before connecting.`,
+    Postgres or Redis fails; 2 on a usage or configuration error (nothing to update, an
+    empty standard input with --secret, a bad --sub, a URL breaking the https rule),
+    before connecting.`,
   options,
   async execute(values, name, { env, stdin, stdout, stderr }) {
     checkAccountName(name, 'updated');
@@ -77,15 +86,25 @@ export const update = defineSubcommand({
       redis: true,
       secretKey: 'seal the credentials of registered accounts',
     });
-    // On a terminal with options given, nothing is waited for there.
-    const line =
-      given !== undefined && stdin?.isTTY === true ? '' : await readLine(stdin, 'secret');
-    if (line === '' && given === undefined) {
-      throw new UsageError(
-        `nothing to update for account ${name}: pipe its new client secret, API key or refresh token on standard input (one line; it is never taken from the command line), or give --sub, --base-url or --auth-url`,
-      );
+    // With options, standard input is not touched unless --secret asks for it: it may
+    // be a loop's list of names, whose next line must neither become a secret nor be
+    // consumed (nor a pipe that never ends be waited on).
+    if (given === undefined || values.secret === true) {
+      if (stdin?.isTTY === true) {
+        stderr.write(
+          `new client secret, API key or refresh token for account ${name} (one line; it shows as typed, so prefer a pipe):\n`,
+        );
+      }
+      const line = await readLine(stdin, 'secret');
+      if (line === '') {
+        throw new UsageError(
+          given === undefined
+            ? `nothing to update for account ${name}: pipe its new client secret, API key or refresh token on standard input (one line; it is never taken from the command line), or give --sub, --base-url or --auth-url`
+            : `--secret: no new secret for account ${name} on standard input: pipe it in, one line (it is never taken from the command line)`,
+        );
+      }
+      change.secret = new Secret(line);
     }
-    if (line !== '') change.secret = new Secret(line);
 
     const db = await openDatabase(config.databaseUrl, 'update');
     try {

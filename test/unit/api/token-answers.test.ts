@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { holdWhileSent } from '../../../src/api/hold-while-sent.js';
 import {
   describeTokenError,
-  holdWhileSent,
   isClientAuthError,
   rotatedRefreshToken,
-} from '../../../src/api/token-provider.js';
+} from '../../../src/api/token-answer.js';
 import type { AuthConfig } from '../../../src/config/types.js';
 import { Secret } from '../../../src/secret.js';
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { TokenCipher } from '../../../src/api/token-cipher.js';
 import {
   jwtExpiry,
   MAX_TOKEN_LIFETIME_MS,
@@ -7,7 +6,8 @@ import {
   parseTokenResponse,
   renewAt,
   saneLifetime,
-} from '../../../src/api/token-provider.js';
+} from '../../../src/api/token-answer.js';
+import { TokenCipher } from '../../../src/api/token-cipher.js';
 import { MAX_TOKEN_TTL_MS, tokenTtlMs } from '../../../src/api/token-store.js';
 import type { AuthConfig } from '../../../src/config/types.js';
 import { Secret } from '../../../src/secret.js';

@@ -152,14 +152,6 @@ describe('hiresync accounts: usage and configuration errors, before connecting',
     expect((await run(['rekey'], { DATABASE_URL: ENV.DATABASE_URL })).code).toBe(2);
   });
 
-  it('remove --drop-data without a terminal and without --yes exits 2 naming --yes, before connecting', async () => {
-    const result = await run(['remove', 'acme', '--drop-data'], ENV, '');
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('confirm with --yes');
-    expect(result.stderr).toContain('nothing was removed');
-    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-  });
-
   it('remove takes --yes and --cascade only with --drop-data', async () => {
     for (const flag of ['--yes', '--cascade']) {
       const result = await run(['remove', 'acme', flag]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { busyDelayMs } from '../../../src/queue/sync-queue.js';
+import { busyDelayMs } from '../../../src/queue/busy-delay.js';
 
 describe('busyDelayMs', () => {
   it('doubles from 2 s on each wait and stays at 60 s', () => {

@@ -1,0 +1,72 @@
+import { type Job, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
+import type { Config } from '../config/types.js';
+import type { ResourceName } from '../config.js';
+import type { RequestedMode, RunSummary } from '../sync/run-resource.js';
+
+export const QUEUE_NAME = 'sync';
+
+/** A job: one run of one resource of one account. */
+export interface SyncJobData {
+  /** The account; absent on jobs queued before accounts existed, which are `default`'s. */
+  account?: string;
+  resource: ResourceName;
+  requested: RequestedMode;
+  /** Who asked: the `sync` command, a schedule, or a worker resuming a checkpoint. */
+  origin: 'cli' | 'schedule' | 'resume';
+  /**
+   * A full run may soft-delete more than HIRESYNC_MAX_DELETE_FRACTION of the
+   * resource's live rows. Set only by `sync --full --allow-mass-delete`.
+   */
+  allowMassDelete?: boolean;
+  /** How many times this job found its resource busy and waited (its backoff); set by the processor. */
+  busyWaits?: number;
+}
+
+/** What a job returns: its run's summary, or why it ran nothing. */
+export type SyncJobResult = (RunSummary & { account: string }) | { skipped: string };
+
+export type SyncJob = Job<SyncJobData, SyncJobResult>;
+
+/** The account of a job. */
+export function accountOf(data: SyncJobData): string {
+  return data.account ?? DEFAULT_ACCOUNT;
+}
+
+/** The queue `name` (default the shared queue of scheduled and resumed runs). */
+export function createSyncQueue(
+  connection: Redis,
+  prefix: string,
+  name: string = QUEUE_NAME,
+): Queue<SyncJobData> {
+  return new Queue<SyncJobData>(name, { connection, prefix });
+}
+
+/** Job options of every run: bounded retries with exponential backoff. */
+export function runJobOptions(config: Pick<Config, 'runAttempts' | 'runBackoffMs'>) {
+  return {
+    attempts: config.runAttempts,
+    backoff: { type: 'exponential' as const, delay: config.runBackoffMs },
+    removeOnComplete: { count: 1000 },
+    removeOnFail: { count: 1000 },
+  };
+}
+
+/**
+ * Queues a run. Resume jobs are deduplicated by (account, resource): one is
+ * enough. The run lock, not the queue, guarantees one run per (account,
+ * resource) at a time, so a `sync` after a crash need not wait for the dead
+ * job's queue lock to expire.
+ */
+export async function enqueueRun(
+  queue: Queue<SyncJobData>,
+  data: SyncJobData,
+  config: Pick<Config, 'runAttempts' | 'runBackoffMs'>,
+): Promise<SyncJob> {
+  const key = runKey(accountOf(data), data.resource);
+  return (await queue.add(key, data, {
+    ...runJobOptions(config),
+    ...(data.origin === 'resume' ? { deduplication: { id: `resume:${key}` } } : {}),
+  })) as SyncJob;
+}

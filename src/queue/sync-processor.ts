@@ -1,0 +1,253 @@
+import { DelayedError, UnrecoverableError } from 'bullmq';
+import { runKey } from '../account-name.js';
+import { coerceError, HiresyncError, ReauthorizationRequiredError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { redactError, redactSecrets } from '../secret.js';
+import type { CheckpointStore, PageSource, RunStore } from '../sync/ports.js';
+import { type RunMetrics, type RunProgress, runResource } from '../sync/run-resource.js';
+import { busyDelayMs } from './busy-delay.js';
+import { jobBehaviourOf } from './error-policy.js';
+import type { RunLock } from './run-lock.js';
+import { SlotYield } from './slot-yield.js';
+import { accountOf, type SyncJob, type SyncJobResult } from './sync-job.js';
+
+/** What a run of one account runs on: its API, its schema, its checkpoints. */
+export interface AccountContext {
+  source: PageSource;
+  store: RunStore;
+  checkpoints: CheckpointStore;
+  /** The process's metrics, labelled with the account. */
+  metrics?: RunMetrics & { onNeedsReauthorization?(needed: boolean): void };
+  /** Obtains a new access token now: the keep-alive of a partner account's refresh token. */
+  renewToken?: () => Promise<void>;
+}
+
+/**
+ * Why a run ends failed when Redis lost its job mid-run (a FLUSHALL, the
+ * prefix's keys deleted, a failover to an empty replica): the job cannot go
+ * back to the queue, so nothing would ever resume or finish the run.
+ */
+export const QUEUE_STATE_LOST =
+  "the queue's state was lost: Redis lost this run's job while it ran (a FLUSHALL or FLUSHDB, " +
+  'keys under HIRESYNC_REDIS_PREFIX deleted, or a failover to a replica without them), so the run ' +
+  'could not go back to the queue; run sync again (a new run starts from its first page), and give ' +
+  'Redis persistence (AOF) so a restart keeps the queue';
+
+/** Is the job gone from Redis (its keys lost)? A Redis that does not answer says nothing: false. */
+async function jobGone(job: SyncJob): Promise<boolean> {
+  return (await job.getState().catch(() => undefined)) === 'unknown';
+}
+
+/**
+ * Puts the job back in the queue, delayed until `at`. Resolves false when the
+ * job is gone from Redis (nothing can put it back), and throws any other error.
+ */
+async function putBack(job: SyncJob, at: number, token: string | undefined): Promise<boolean> {
+  try {
+    await job.moveToDelayed(at, token);
+    return true;
+  } catch (error) {
+    if (await jobGone(job)) return false;
+    throw error;
+  }
+}
+
+/** What the processor needs. */
+export interface SyncProcessorDeps {
+  /**
+   * The context of an account's runs. Throws AccountUnavailableError for an
+   * account that must run nothing, or another error (its credentials cannot
+   * be opened) that fails the job at once.
+   */
+  accounts: (account: string) => Promise<AccountContext>;
+  runLock: RunLock;
+  logger: Logger;
+  /** Aborted on shutdown: runs stop after the page in hand. */
+  shutdown: AbortSignal;
+  onProgress?: (progress: RunProgress & { account: string }) => void;
+  /** HIRESYNC_MAX_SLOT_WAIT: a longer rate-limit wait gives the slot up (see SlotYield). */
+  maxSlotWaitMs?: number;
+  /** Incremental runs' updated filter (HIRESYNC_UPDATED_FILTER, _LOOKBACK), if configured. */
+  updatedFilter?: { template: string; lookbackMs: number } | undefined;
+  /** `HIRESYNC_UPDATED_LOOKBACK`: a larger skew of the API's clock is logged as a warning (see RunResourceOptions). */
+  maxClockSkewMs?: number | undefined;
+}
+
+/**
+ * The job processor: it carries out the error policy ({@link jobBehaviourOf},
+ * the one place where errors become queue behaviour):
+ * - a resume job whose checkpoint is gone once it holds the lock (another
+ *   job resumed and finished the run meanwhile): it runs nothing;
+ * - another process runs the resource: the job waits (delayed, backing off
+ *   from 2 s to 60 s, logged at info once per job), or a scheduled
+ *   incremental run is skipped, as the running one covers it;
+ * - shutdown, or the run lock lost (Redis lost the key, another owner took
+ *   it, or it could not be renewed within its TTL): the run stops after the
+ *   page in hand, which is checkpointed; the job goes back to the queue
+ *   (delayed, no attempt used) for the next worker to resume, as BullMQ does
+ *   with a job whose own lock was lost;
+ * - a rate-limit wait longer than HIRESYNC_MAX_SLOT_WAIT ({@link SlotYield}):
+ *   the run stops the same way, and its job is delayed until the wait is
+ *   over, so the slot serves other accounts' runs meanwhile;
+ * - the job gone from Redis (its keys lost mid-run): nothing can put it back
+ *   or retry it, so the run is recorded as failed ({@link QUEUE_STATE_LOST})
+ *   and its checkpoint cleared;
+ * - an error a retry cannot cure (403, 422, 401 after renewal, a foreign next
+ *   link, a loop): the run is recorded as failed, UnrecoverableError;
+ * - anything else: retried with backoff from the checkpoint, and recorded as
+ *   failed once the attempts are spent.
+ */
+export function createSyncProcessor(deps: SyncProcessorDeps) {
+  return async (job: SyncJob, token?: string): Promise<SyncJobResult> => {
+    const { resource, requested, origin } = job.data;
+    const account = accountOf(job.data);
+    const logger = deps.logger.child({
+      account,
+      resource,
+      jobId: job.id,
+      attempt: job.attemptsMade + 1,
+    });
+    let context: AccountContext;
+    try {
+      context = await deps.accounts(account);
+    } catch (error) {
+      const behaviour = jobBehaviourOf(error);
+      if (behaviour.action === 'skip') {
+        const reason = coerceError(error).message;
+        logger.info({ reason }, 'account runs nothing now; skipping this job');
+        return { skipped: reason };
+      }
+      if (behaviour.action !== 'fail') throw error; // Postgres away: retried like any attempt
+      const message = redactSecrets(coerceError(error).message);
+      logger.error({ err: error }, 'run failed: the account cannot be prepared');
+      throw new UnrecoverableError(message);
+    }
+    const lock = await deps.runLock.acquire(runKey(account, resource));
+    if (!lock) {
+      if (origin === 'schedule' && requested === 'auto') {
+        logger.info('resource already running elsewhere; skipping this scheduled incremental run');
+        return { skipped: 'already running' };
+      }
+      // A long run elsewhere would otherwise wake this job, and the log, every 2 s for hours.
+      const waits = job.data.busyWaits ?? 0;
+      const delayMs = busyDelayMs(waits);
+      if (waits === 0) logger.info({ delayMs }, 'resource already running elsewhere; waiting');
+      else logger.debug({ delayMs, waits }, 'resource still running elsewhere; waiting');
+      await job.updateData({ ...job.data, busyWaits: waits + 1 });
+      await job.moveToDelayed(Date.now() + delayMs, token);
+      throw new DelayedError(`${runKey(account, resource)} is already running`);
+    }
+    const onLost = () =>
+      logger.warn(
+        { reason: coerceError(lock.lost.reason).message },
+        'run lock lost; stopping after the page in hand',
+      );
+    lock.lost.addEventListener('abort', onLost, { once: true });
+    const { checkpoints, store, metrics } = context;
+    /** The run of this attempt, once a page of it is committed. */
+    let runId: string | undefined;
+    /**
+     * Records the run as failed (the run of this attempt, else the one its
+     * checkpoint names) and clears its checkpoint: no attempt will follow.
+     */
+    const failRun = async (error: unknown, message: string) => {
+      const pending = await checkpoints.load(resource);
+      const failed = runId ?? pending?.runId;
+      if (failed !== undefined)
+        await store.finishRun(failed, { outcome: 'failed', error: message });
+      if (pending && pending.runId === failed) await checkpoints.clear(resource);
+      const seconds = (Date.now() - (job.processedOn ?? Date.now())) / 1000;
+      metrics?.onRunFinished?.(resource, pending?.mode ?? 'full', 'failed', seconds);
+      if (error instanceof ReauthorizationRequiredError) metrics?.onNeedsReauthorization?.(true);
+      logger.error({ err: error, runId: failed }, 'run failed');
+    };
+    /** The job is gone from Redis: the run ends failed, and the job with it. */
+    const failLost = async (error: unknown): Promise<never> => {
+      await failRun(error, QUEUE_STATE_LOST);
+      throw new UnrecoverableError(QUEUE_STATE_LOST);
+    };
+    const slot = new SlotYield(deps.maxSlotWaitMs);
+    // A lost lock stops the run as a shutdown does (another worker may hold it
+    // now), and so does a rate-limit wait too long to spend on the slot.
+    const signal = AbortSignal.any([deps.shutdown, lock.lost, slot.signal]);
+    try {
+      if (origin === 'resume' && !(await checkpoints.load(resource))) {
+        // Its run was resumed and finished by another job (a schedule's, a
+        // sync's) while this one waited: a resume job never starts a new run.
+        logger.info('no checkpoint pending any more; nothing to resume');
+        return { skipped: 'nothing to resume' };
+      }
+      if (job.data.busyWaits !== undefined) {
+        // The next wait (after an interruption, or a retry) starts short again.
+        const { busyWaits: _, ...data } = job.data;
+        await job.updateData(data).catch(() => {});
+      }
+      const onProgress = deps.onProgress;
+      const summary = await runResource({
+        resource,
+        requested,
+        source: slot.watch(context.source),
+        store,
+        checkpoints,
+        logger,
+        signal,
+        metrics,
+        onProgress: (progress) => {
+          runId = progress.runId;
+          onProgress?.({ ...progress, account });
+        },
+        allowMassDelete: job.data.allowMassDelete === true,
+        updatedFilter: deps.updatedFilter,
+        maxClockSkewMs: deps.maxClockSkewMs,
+      });
+      return { ...summary, account };
+    } catch (error) {
+      const behaviour = jobBehaviourOf(error, signal.aborted ? signal.reason : undefined);
+      if (behaviour.action === 'resume-later') {
+        const { message } = coerceError(error);
+        if (!(await putBack(job, behaviour.at, token))) return await failLost(error);
+        logger.info({ reason: message }, 'run interrupted; checkpoint kept, job back in the queue');
+        throw new DelayedError(message);
+      }
+      if (behaviour.action === 'skip') {
+        // Disabled or removed while the run was in flight: it stopped before
+        // writing the page in hand; a disabled account's checkpoint stays.
+        const reason = coerceError(error).message;
+        logger.info({ reason }, 'account runs nothing now; run stopped');
+        return { skipped: reason };
+      }
+      if (behaviour.action === 'yield-slot') {
+        // The account's rate limit, not this worker, holds the run up: its
+        // slot goes to other accounts' runs, and it resumes from its checkpoint.
+        const { wait } = behaviour;
+        if (!(await putBack(job, behaviour.at, token))) return await failLost(wait);
+        logger.info(
+          { reason: wait.message, resumeInMs: Math.max(0, behaviour.at - Date.now()) },
+          'run waiting for its rate limit off the worker slot; checkpoint kept',
+        );
+        throw new DelayedError(wait.message);
+      }
+      const unrecoverable = behaviour.action === 'fail';
+      const final = unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      // A retry needs the job: gone from Redis, nothing would ever retry or finish the run.
+      if (!final && (await jobGone(job))) return await failLost(error);
+      // The API may echo a token or credential in its error text: nothing stored
+      // (sync_runs.error, the job's failedReason and stacktrace) may carry it.
+      const message = redactSecrets(coerceError(error).message);
+      if (final) {
+        await failRun(error, message);
+      } else {
+        logger.warn({ err: error }, 'run attempt failed; retrying from its checkpoint');
+      }
+      if (unrecoverable) {
+        const thrown = new UnrecoverableError(message);
+        thrown.stack = redactSecrets(thrown.stack ?? message);
+        throw thrown;
+      }
+      throw error instanceof Error ? redactError(error) : new HiresyncError(message);
+    } finally {
+      lock.lost.removeEventListener('abort', onLost);
+      await lock.release();
+    }
+  };
+}

@@ -1,0 +1,75 @@
+import { DelayedError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { coerceError } from '../errors.js';
+import { QUEUE_NAME, type SyncJob, type SyncJobData, type SyncJobResult } from './sync-job.js';
+import { createSyncProcessor, type SyncProcessorDeps } from './sync-processor.js';
+
+/** What this process's worker saw of a job: kept so `sync` learns how its run ended even if Redis lost the job. */
+export type JobSettlement =
+  | { state: 'active' }
+  | { state: 'completed'; result: SyncJobResult }
+  | { state: 'failed'; error: string };
+
+/** How many settlements a worker remembers. */
+const MAX_SETTLEMENTS = 1000;
+
+/** The BullMQ worker of hiresync, with what it saw of each job it processed. */
+export type SyncWorker = Worker<SyncJobData, SyncJobResult> & {
+  /** By job id, newest last; bounded. */
+  settlements: Map<string, JobSettlement>;
+};
+
+/** Options of {@link createSyncWorker}. */
+export interface SyncWorkerOptions {
+  /** Jobs processed at once. */
+  concurrency: number;
+  /** The queue it processes; default the shared queue ({@link QUEUE_NAME}). */
+  queueName?: string;
+}
+
+/** A BullMQ worker running the processor; one job per resource at a time, resources in parallel. */
+export function createSyncWorker(
+  connection: Redis,
+  prefix: string,
+  deps: SyncProcessorDeps,
+  options: SyncWorkerOptions,
+): SyncWorker {
+  const processor = createSyncProcessor(deps);
+  const settlements = new Map<string, JobSettlement>();
+  const settle = (id: string | undefined, settlement: JobSettlement | undefined) => {
+    if (id === undefined) return;
+    settlements.delete(id);
+    if (settlement) settlements.set(id, settlement);
+    while (settlements.size > MAX_SETTLEMENTS) {
+      settlements.delete(settlements.keys().next().value as string);
+    }
+  };
+  const worker = new Worker<SyncJobData, SyncJobResult>(
+    options.queueName ?? QUEUE_NAME,
+    async (job: SyncJob, token?: string) => {
+      settle(job.id, { state: 'active' });
+      try {
+        const result = await processor(job, token);
+        settle(job.id, { state: 'completed', result });
+        return result;
+      } catch (error) {
+        // A delayed job goes back to the queue: it has not ended.
+        settle(
+          job.id,
+          error instanceof DelayedError
+            ? undefined
+            : { state: 'failed', error: coerceError(error).message },
+        );
+        throw error;
+      }
+    },
+    {
+      connection,
+      prefix,
+      concurrency: options.concurrency,
+      // A page can take a while behind a long Retry-After; the lock is renewed meanwhile.
+      lockDuration: 60_000,
+    },
+  );
+  return Object.assign(worker, { settlements });
+}

@@ -1,0 +1,26 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from './schema.js';
+
+/** Names of the registered accounts (every state), sorted; none before the control schema exists. */
+export async function registeredAccounts(db: Kysely<Database>): Promise<string[]> {
+  // Looked up rather than caught: a failed statement would abort the caller's transaction.
+  const { rows: found } = await sql<{ present: boolean }>`
+    select to_regclass('hiresync.accounts') is not null as present`.execute(db);
+  if (!found[0]?.present) return [];
+  const rows = await db.selectFrom('hiresync.accounts').select('name').orderBy('name').execute();
+  return rows.map((r) => r.name);
+}
+
+/** A column of a relation the all_accounts views union, with its comment. */
+export interface Column {
+  name: string;
+  type: string;
+  comment: string | null;
+}
+
+/** The column every all_accounts view starts with: whose row it is. */
+export const ACCOUNT_COLUMN: Column = {
+  name: 'account',
+  type: 'text',
+  comment: "The account the row belongs to: 'default' (schema public) or a registered account.",
+};

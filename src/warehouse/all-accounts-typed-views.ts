@@ -1,0 +1,175 @@
+import { sql, type Transaction } from 'kysely';
+import { DEFAULT_ACCOUNT, schemaOf } from '../account-name.js';
+import { ACCOUNT_COLUMN, registeredAccounts } from './all-accounts-members.js';
+import { PUBLIC_SCHEMA } from './database.js';
+import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA } from './migrate.js';
+import { LOCK_SPACE } from './resource-lock.js';
+import type { Database } from './schema.js';
+import { columnNamesOf } from './typed-column-names.js';
+import { type ColumnType, holdsType, PG_TYPES, widen } from './typed-column-types.js';
+import { blockMessage, keptColumns, noteTypedViewBlock } from './typed-view-blocks.js';
+import {
+  columnSelect,
+  keysByName,
+  type TypedColumn,
+  typedColumnsOf,
+} from './typed-view-columns.js';
+import {
+  dependentsOf,
+  emptyView,
+  placeView,
+  type ViewColumn,
+  viewColumns,
+} from './view-placement.js';
+
+/**
+ * Builds `all_accounts.<view>` over the typed view `view` (jobs_flat, …) of
+ * `default` and every registered account whose schema has it. Typed views
+ * follow each account's data, so their columns differ: the union has
+ * `account`, `id`, a column for every key any account's view has (named as
+ * in every account, see columnNamesOf; sorted; null where an account lacks
+ * the key), then `deleted_at`. A column takes the widest type of the
+ * accounts' (see widen: bigint and numeric give numeric, text only when
+ * kinds conflict), and each account's rows are read from its table (`data`)
+ * at that type, so the union depends on no account's view. Objects of others
+ * built on the union are kept (see placeView): new columns are appended; a
+ * column of a name an account's column had before keeps showing that key; a
+ * column whose type cannot hold its key's values, or that shows no key, is
+ * kept, and `warning` (and hiresync.typed_view_blocks) say so and what
+ * resolves it. Runs in the caller's transaction; takes the views' lock.
+ */
+export async function rebuildTypedUnion(
+  trx: Transaction<Database>,
+  view: string,
+): Promise<{ warning?: string }> {
+  await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
+    trx,
+  );
+  const members = [
+    { account: DEFAULT_ACCOUNT, schema: PUBLIC_SCHEMA },
+    ...(await registeredAccounts(trx)).map((account) => ({ account, schema: schemaOf(account) })),
+  ];
+  const present: Array<{ account: string; schema: string; table: string; columns: TypedColumn[] }> =
+    [];
+  for (const { account, schema } of members) {
+    const { rows: found } = await sql<{ present: boolean }>`
+      select to_regclass(${`${schema}.typed_views`}) is not null
+        and to_regclass(${`${schema}.typed_view_columns`}) is not null as present`.execute(trx);
+    if (!found[0]?.present) continue;
+    const { rows: made } = await sql<{ table: string }>`
+      select source_table as table from ${sql.id(schema, 'typed_views')}
+      where view = ${view} and to_regclass(${schema} || '.' || source_table) is not null`.execute(
+      trx,
+    );
+    const table = made[0]?.table;
+    // A view not made in this schema yet (no full run of its resource).
+    if (table === undefined || (await viewColumns(trx, { schema, name: view })) === undefined) {
+      continue;
+    }
+    const columns = await typedColumnsOf(trx, view, schema);
+    present.push({ account, schema, table, columns });
+  }
+  const target = { schema: ALL_ACCOUNTS_SCHEMA, name: view };
+  await sql`create schema if not exists ${sql.id(ALL_ACCOUNTS_SCHEMA)}`.execute(trx);
+  if (present.length === 0) {
+    if ((await dependentsOf(trx, target)).length > 0) await emptyView(trx, target);
+    else await sql`drop view if exists ${sql.id(ALL_ACCOUNTS_SCHEMA, view)}`.execute(trx);
+    return {};
+  }
+  const names = await columnNamesOf(
+    trx,
+    view,
+    present.flatMap((m) => m.columns.map((c) => c.key)),
+  );
+  const union = new Map<string, { key: string; type: ColumnType }>();
+  for (const { columns } of present) {
+    for (const column of columns) {
+      const name = names.get(column.key) ?? column.column_name;
+      const seen = union.get(name);
+      union.set(name, {
+        key: column.key,
+        type: seen ? widen(seen.type, column.type) : column.type,
+      });
+    }
+  }
+  const ordered = [...union.keys()].sort();
+  const desired: ViewColumn[] = [
+    { name: ACCOUNT_COLUMN.name, type: 'text' },
+    { name: 'id', type: 'bigint' },
+    ...ordered.map((name) => ({ name, type: PG_TYPES[union.get(name)?.type ?? 'text'] })),
+    { name: 'deleted_at', type: 'timestamp with time zone' },
+  ];
+  // A union column of another name (kept in place for an analyst's object:
+  // a name an account's column had under an earlier rule) shows, for each
+  // account, the key that account's column of that name shows.
+  const earlier = present.map(({ columns }) => ({
+    keyOf: keysByName(columns),
+    typeOf: new Map(columns.map((c) => [c.key, PG_TYPES[c.type]])),
+  }));
+  const keyIn = (name: string, i: number): string | undefined => {
+    const key = union.get(name)?.key;
+    if (key !== undefined) return present[i]?.columns.some((c) => c.key === key) ? key : undefined;
+    return earlier[i]?.keyOf.get(name);
+  };
+  const select = (layout: readonly ViewColumn[]) =>
+    sql.join(
+      present.map(({ account, schema, table }, i) => {
+        const list = layout.map((c) => {
+          if (c.name === ACCOUNT_COLUMN.name) return sql`${sql.lit(account)}::text as account`;
+          if (c.name === 'id' || c.name === 'deleted_at') return sql.id(c.name);
+          return sql`${columnSelect(keyIn(c.name, i), c.type)} as ${sql.id(c.name)}`;
+        });
+        return sql`select ${sql.join(list)} from ${sql.id(schema, table)}`;
+      }),
+      sql` union all `,
+    );
+  const placed = await placeView(trx, target, desired, select, { holds: holdsType });
+  await sql`comment on view ${sql.id(ALL_ACCOUNTS_SCHEMA, view)} is ${sql.lit(
+    `${view} of every account, one after another, with the account first: a column for every key any account's view has, named the same in every account (null where an account's data never had the key), at the widest type of the accounts' (text only where kinds conflict), read from each account's records. Columns added while objects of others depended on it come last. Rebuilt when one of them changes, and by hiresync migrate and accounts add/remove.`,
+  )}`.execute(trx);
+  // The type each column of another name would need: the widest of the
+  // accounts' columns of its key; undefined when no account's key shows there.
+  const neededType = (name: string): string | undefined => {
+    let type: ColumnType | undefined;
+    present.forEach(({ columns }, i) => {
+      const key = earlier[i]?.keyOf.get(name);
+      const column = columns.find((c) => c.key === key);
+      if (column) type = type === undefined ? column.type : widen(type, column.type);
+    });
+    return type === undefined ? undefined : PG_TYPES[type];
+  };
+  for (const column of placed.layout) {
+    const key =
+      union.get(column.name)?.key ??
+      present.map((_, i) => keyIn(column.name, i)).find((k) => k !== undefined);
+    const note =
+      column.name === ACCOUNT_COLUMN.name
+        ? (ACCOUNT_COLUMN.comment ?? '')
+        : column.name === 'id'
+          ? 'Record id (API).'
+          : column.name === 'deleted_at'
+            ? 'Set when a completed full sync no longer saw the record (soft delete).'
+            : key === undefined
+              ? 'No account has this key any more.'
+              : `Key ${JSON.stringify(key)} of the record as sent (data -> ${JSON.stringify(key)}), as ${column.type}${column.type === 'timestamp with time zone' ? ' (without a UTC offset: read as UTC)' : ''}.`;
+    await sql`comment on column ${sql.id(ALL_ACCOUNTS_SCHEMA, view, column.name)} is ${sql.lit(note)}`.execute(
+      trx,
+    );
+  }
+  const kept = keptColumns(placed, new Set(desired.map((c) => c.name)), neededType);
+  if (!kept) {
+    await noteTypedViewBlock(trx, ALL_ACCOUNTS_SCHEMA, view);
+    return {};
+  }
+  const message = blockMessage(
+    `${ALL_ACCOUNTS_SCHEMA}.${view}`,
+    kept,
+    placed.dependents,
+    'hiresync migrate',
+  );
+  await noteTypedViewBlock(trx, ALL_ACCOUNTS_SCHEMA, view, {
+    message,
+    blocking: placed.dependents,
+  });
+  return { warning: message };
+}

@@ -1,0 +1,363 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { rebuildTypedUnion } from './all-accounts-typed-views.js';
+import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA } from './migrate.js';
+import { LOCK_SPACE, lockKey } from './resource-lock.js';
+import type { Database } from './schema.js';
+import { columnNamesOf } from './typed-column-names.js';
+import { holdsType, PG_TYPES, profileKeys, typeOf, widen } from './typed-column-types.js';
+import {
+  blockMessage,
+  isBlocked,
+  keptColumns,
+  noteTypedViewBlock,
+  REFRESH_LOCK_TIMEOUT,
+  refreshFailureMessage,
+} from './typed-view-blocks.js';
+import { columnSelect, hasColumn, keysByName, typedColumnsOf } from './typed-view-columns.js';
+import {
+  dependentsOf,
+  emptyView,
+  placeView,
+  type ViewColumn,
+  viewColumns,
+} from './view-placement.js';
+
+/**
+ * Most key columns a typed view gets: Postgres allows 1,664 columns in a
+ * select list, and records whose keys are data (a map keyed by ids) would
+ * pass that. Keys beyond it stay in `data` only, with a warning.
+ */
+export const MAX_TYPED_COLUMNS = 1000;
+
+/** What {@link refreshTypedView} did. */
+export interface TypedViewChange {
+  /** Keys that got a column. */
+  added: string[];
+  /** Keys whose column's type widened, as `key: old → new`. */
+  retyped: string[];
+  /** Keys whose column got its name under today's rule, as `key: old → new` (present when any). */
+  renamed?: string[];
+  /**
+   * What could not be done and what resolves it, if anything: a column an
+   * object of someone else's keeps from widening or keeps though it shows no
+   * key (in the account's view or the all_accounts union), a union that could
+   * not be rebuilt, or keys beyond {@link MAX_TYPED_COLUMNS}.
+   */
+  warning?: string;
+}
+
+/** The typed view of a table of records stored as sent (`data`). */
+export interface TypedViewTarget {
+  /** `jobs_flat`, … */
+  view: string;
+  /** `jobs`, … */
+  table: string;
+}
+
+/**
+ * Whether the definition of `view` was built before try_timestamptz_utc
+ * (hiresync.try_timestamptz, which reads as UTC too since control migration
+ * 0005): rebuilt once, so that its definition and comments say so.
+ */
+async function readsSessionZone(trx: Transaction<Database>, view: string): Promise<boolean> {
+  const { rows } = await sql<{ old: boolean }>`
+    select coalesce(pg_get_viewdef(to_regclass(${view})) ~ 'try_timestamptz\\(', false) as old`.execute(
+    trx,
+  );
+  return rows[0]?.old === true;
+}
+
+/** Comments the view and each of its columns with the key it shows. */
+async function commentView(
+  trx: Transaction<Database>,
+  target: TypedViewTarget,
+  layout: readonly ViewColumn[],
+  keyOf: ReadonlyMap<string, string>,
+): Promise<void> {
+  await sql`comment on view ${sql.table(target.view)} is ${sql.lit(
+    `${target.table} with one typed column per top-level key of the records (data), in key order (keys added while other objects depended on the view come last), then deleted_at. Types are inferred from every value seen and only widen; a value that does not parse as its column's type shows as null here (it stays in ${target.table}.data) until the next full run widens the column. Timestamps without a UTC offset, and dates in _at keys, read as UTC. Rebuilt by hiresync at the end of a full run when a key appears; a key that disappears keeps its column.`,
+  )}`.execute(trx);
+  for (const column of layout) {
+    const key = keyOf.get(column.name);
+    const note =
+      column.name === 'id'
+        ? 'Record id (API).'
+        : column.name === 'deleted_at'
+          ? 'Set when a completed full sync no longer saw the record (soft delete).'
+          : key === undefined
+            ? 'No key shows here any more.'
+            : `Key ${JSON.stringify(key)} of the record as sent (data -> ${JSON.stringify(key)}), as ${shownType(column.type)}.`;
+    await sql`comment on column ${sql.id(target.view, column.name)} is ${sql.lit(note)}`.execute(
+      trx,
+    );
+  }
+}
+
+/** A column type as its comment names it. */
+function shownType(pgType: string): string {
+  if (pgType === 'timestamp with time zone')
+    return 'timestamptz (without a UTC offset: read as UTC)';
+  return pgType;
+}
+
+/**
+ * Brings a typed view up to date with the records changed since it last
+ * looked: a new key adds a column, a value that does not parse as its
+ * column's type widens it (bigint → numeric → text; anything → jsonb with
+ * objects), a key no longer seen keeps its column. Column names follow
+ * {@link columnNamesOf} (a column named under an older rule is renamed, and
+ * its old name remembered in typed_view_columns.previous_names). The view is
+ * rebuilt only when something changed, in one transaction under the
+ * all_accounts views' lock (taken before any table is read, in the order
+ * migrations take them), so a reader sees the old view or the new one; then
+ * the all_accounts union, under a savepoint: a union that cannot be rebuilt
+ * (an analyst's long query on it) leaves the account's view rebuilt and is
+ * signalled, and the next full run of any account rebuilds it.
+ *
+ * When objects of others depend on the view, they are kept (see placeView):
+ * new columns are appended; a column that must widen beyond what its type
+ * holds keeps its type, and a column of an earlier name keeps showing its key
+ * (one that maps to no key reads null); `warning`,
+ * hiresync.typed_view_blocks and the run's sync_runs.warnings say so and
+ * what to do. When the refresh fails (a lock held past
+ * {@link REFRESH_LOCK_TIMEOUT}, a deadlock), it is recorded the same way, in
+ * a transaction of its own, and the error is thrown; the next refresh that
+ * succeeds clears it. `db` is bound to the account's schema (search_path).
+ */
+export async function refreshTypedView(
+  db: Kysely<Database>,
+  target: TypedViewTarget,
+  runId?: string,
+): Promise<TypedViewChange> {
+  const { rows: here } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
+    db,
+  );
+  const schema = here[0]?.schema ?? 'public';
+  try {
+    return await db.transaction().execute((trx) => rebuildTypedView(trx, schema, target, runId));
+  } catch (error) {
+    const message = refreshFailureMessage(
+      `${schema}.${target.view}`,
+      error,
+      refreshCommand(schema, target.view),
+      target.table,
+    );
+    try {
+      await db.transaction().execute(async (trx) => {
+        await noteTypedViewBlock(trx, schema, target.view, { message, blocking: [] });
+        if (runId !== undefined) await noteRunWarnings(trx, runId, [message]);
+      });
+    } catch {
+      // Postgres unreachable: the refresh's own error says more.
+    }
+    throw error;
+  }
+}
+
+/** The command whose run refreshes `schema.view`. */
+function refreshCommand(schema: string, view: string): string {
+  const account = schema === 'public' ? '' : ` --account ${schema}`;
+  return `hiresync sync --full${account} --resource ${view.replace(/_flat$/, '')}`;
+}
+
+/** The body of {@link refreshTypedView}, in its transaction. */
+async function rebuildTypedView(
+  trx: Transaction<Database>,
+  schema: string,
+  target: TypedViewTarget,
+  runId: string | undefined,
+): Promise<TypedViewChange> {
+  // First, before any table is read: a migration takes this lock and then
+  // changes the account's tables, so the other order could deadlock.
+  // Column names are given across accounts, and the union built, under it.
+  await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
+    trx,
+  );
+  await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${lockKey(`typed view ${schema}.${target.view}`)}::int)`.execute(
+    trx,
+  );
+  // An analyst's long query on the view would hold the rebuild (and the
+  // run's end) back: give up after a while instead (signalled); the next
+  // full run tries again.
+  await sql`select set_config('lock_timeout', ${REFRESH_LOCK_TIMEOUT}, true)`.execute(trx);
+  await sql`insert into typed_views (view, source_table) values (${target.view}, ${target.table})
+    on conflict (view) do nothing`.execute(trx);
+  const { rows: state } = await sql<{ seen_through: string | null }>`
+    select seen_through::text as seen_through from typed_views where view = ${target.view}`.execute(
+    trx,
+  );
+  const since = state[0]?.seen_through ?? null;
+  const { profiles, seenThrough } = await profileKeys(trx, target.table, since);
+  const kept = await typedColumnsOf(trx, target.view);
+  const columns = new Map(kept.map((c) => [c.key, { ...c }]));
+  const added: string[] = [];
+  const retyped: string[] = [];
+  let leftOut = 0;
+  for (const profile of [...profiles].sort((a, b) => (a.key < b.key ? -1 : 1))) {
+    const inferred = typeOf(profile);
+    const column = columns.get(profile.key);
+    if (!column && columns.size >= MAX_TYPED_COLUMNS) {
+      leftOut += 1;
+    } else if (!column) {
+      columns.set(profile.key, {
+        key: profile.key,
+        column_name: '',
+        type: inferred,
+        previous_names: [],
+      });
+      added.push(profile.key);
+    } else if (widen(column.type, inferred) !== column.type) {
+      const wider = widen(column.type, inferred);
+      retyped.push(`${profile.key}: ${column.type} → ${wider}`);
+      column.type = wider;
+    }
+  }
+  const names = await columnNamesOf(trx, target.view, columns.keys());
+  const renamed: string[] = [];
+  for (const column of columns.values()) {
+    const name = names.get(column.key) ?? column.column_name;
+    if (column.column_name !== '' && column.column_name !== name) {
+      renamed.push(`${column.key}: ${column.column_name} → ${name}`);
+      // Still a column of the view while objects of others keep it in place.
+      column.previous_names = [
+        ...column.previous_names.filter((n) => n !== column.column_name),
+        column.column_name,
+      ];
+    }
+    column.column_name = name;
+  }
+  // Stored before the views are built: the union reads them.
+  if (added.length > 0 || retyped.length > 0 || renamed.length > 0) {
+    if (renamed.length > 0) {
+      // One key's new name may be another's old one: out of the way first.
+      await sql`update typed_view_columns set column_name = '~' || column_name
+        where view = ${target.view}`.execute(trx);
+    }
+    const remembers = await hasColumn(trx, 'typed_view_columns', 'previous_names');
+    for (const c of columns.values()) {
+      await sql`insert into typed_view_columns (view, key, column_name, type, added_run_id)
+        values (${target.view}, ${c.key}, ${c.column_name}, ${c.type}, ${runId ?? null}::bigint)
+        on conflict (view, key) do update set column_name = excluded.column_name, type = excluded.type`.execute(
+        trx,
+      );
+      if (remembers && c.previous_names.length > 0) {
+        await sql`update typed_view_columns set previous_names = ${c.previous_names}::text[]
+          where view = ${target.view} and key = ${c.key}`.execute(trx);
+      }
+    }
+  }
+  const ordered = [...columns.values()].sort((a, b) => (a.key < b.key ? -1 : 1));
+  const desired: ViewColumn[] = [
+    { name: 'id', type: 'bigint' },
+    ...ordered.map((c) => ({ name: c.column_name, type: PG_TYPES[c.type] })),
+    { name: 'deleted_at', type: 'timestamp with time zone' },
+  ];
+  const existing = await viewColumns(trx, { schema, name: target.view });
+  const matches =
+    existing !== undefined &&
+    existing.length === desired.length &&
+    desired.every((c) => existing.some((e) => e.name === c.name && e.type === c.type)) &&
+    !(await readsSessionZone(trx, target.view));
+  const warnings: string[] = [];
+  if (matches) {
+    // Nothing kept back: a signal of an earlier refresh is out of date.
+    await noteTypedViewBlock(trx, schema, target.view);
+  } else {
+    const keyOf = keysByName([...columns.values()]);
+    const typeOfKey = new Map([...columns.values()].map((c) => [c.key, PG_TYPES[c.type]]));
+    // A union built before it read the tables would hold this view in place.
+    const union = { schema: ALL_ACCOUNTS_SCHEMA, name: target.view };
+    const above = await dependentsOf(trx, { schema, name: target.view });
+    if (above.includes(`${union.schema}.${union.name}`)) await emptyView(trx, union);
+    const placed = await placeView(
+      trx,
+      { schema, name: target.view },
+      desired,
+      (layout) => {
+        const list = layout.map((c) =>
+          c.name === 'id' || c.name === 'deleted_at'
+            ? sql.id(c.name)
+            : sql`${columnSelect(keyOf.get(c.name), c.type)} as ${sql.id(c.name)}`,
+        );
+        return sql`select ${sql.join(list)} from ${sql.table(target.table)}`;
+      },
+      { holds: holdsType },
+    );
+    await commentView(trx, target, placed.layout, keyOf);
+    const wanted = new Set(desired.map((c) => c.name));
+    const keptBack = keptColumns(placed, wanted, (name) => {
+      const key = keyOf.get(name);
+      return key === undefined ? undefined : typeOfKey.get(key);
+    });
+    if (keptBack) {
+      const message = blockMessage(
+        `${schema}.${target.view}`,
+        keptBack,
+        placed.dependents,
+        refreshCommand(schema, target.view),
+      );
+      await noteTypedViewBlock(trx, schema, target.view, {
+        message,
+        blocking: placed.dependents,
+      });
+      warnings.push(message);
+    } else {
+      await noteTypedViewBlock(trx, schema, target.view);
+    }
+  }
+  if (
+    !matches ||
+    added.length > 0 ||
+    retyped.length > 0 ||
+    renamed.length > 0 ||
+    (await isBlocked(trx, ALL_ACCOUNTS_SCHEMA, target.view))
+  ) {
+    // The account's view stands even when the union cannot be rebuilt now.
+    await sql`savepoint typed_union`.execute(trx);
+    try {
+      const union = await rebuildTypedUnion(trx, target.view);
+      await sql`release savepoint typed_union`.execute(trx);
+      if (union.warning) warnings.push(union.warning);
+    } catch (error) {
+      await sql`rollback to savepoint typed_union`.execute(trx);
+      const message = refreshFailureMessage(
+        `${ALL_ACCOUNTS_SCHEMA}.${target.view}`,
+        error,
+        'hiresync migrate',
+        `${target.table}`,
+      );
+      await noteTypedViewBlock(trx, ALL_ACCOUNTS_SCHEMA, target.view, { message, blocking: [] });
+      warnings.push(message);
+    }
+  }
+  await sql`update typed_views
+    set seen_through = ${seenThrough}::timestamptz${matches ? sql`` : sql`, rebuilt_at = now()`}
+    where view = ${target.view}`.execute(trx);
+  if (leftOut > 0) {
+    warnings.push(
+      `typed view ${schema}.${target.view} has ${MAX_TYPED_COLUMNS} key columns, the most it gets: ${leftOut} more key(s) stay in ${target.table}.data only (records whose keys are data, such as a map keyed by ids, are better read from data)`,
+    );
+  }
+  if (warnings.length > 0 && runId !== undefined) await noteRunWarnings(trx, runId, warnings);
+  return {
+    added,
+    retyped,
+    ...(renamed.length > 0 ? { renamed } : {}),
+    ...(warnings.length > 0 ? { warning: warnings.join('; ') } : {}),
+  };
+}
+
+/** Adds `warnings` to the run's sync_runs.warnings (a schema migrated before 0007 has no such column: skipped). */
+async function noteRunWarnings(
+  trx: Transaction<Database>,
+  runId: string,
+  warnings: readonly string[],
+): Promise<void> {
+  const { rows } = await sql<{ present: boolean }>`
+    select exists (select 1 from pg_attribute where attrelid = to_regclass('sync_runs')
+      and attname = 'warnings' and not attisdropped) as present`.execute(trx);
+  if (!rows[0]?.present) return;
+  const text = warnings.join('; ').slice(0, 8000);
+  await sql`update sync_runs set warnings = concat_ws('; ', warnings, ${text}::text)
+    where id = ${runId}::bigint`.execute(trx);
+}
