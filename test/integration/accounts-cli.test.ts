@@ -4,12 +4,9 @@ import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { AccountUnavailableError } from '../../src/accounts/account.js';
-import {
-  AccountDisabledError,
-  AccountStore,
-  UnknownAccountError,
-} from '../../src/accounts/account-store.js';
+import { AccountStore } from '../../src/accounts/account-store.js';
 import { SecretKeyError } from '../../src/accounts/secret-box.js';
+import { AccountDisabledError, UnknownAccountError } from '../../src/accounts/stored-account.js';
 import { parseSecretKeys, SecretKeys } from '../../src/config/secret-keys.js';
 import { main } from '../../src/main.js';
 import { deletePrefix } from '../../src/queue/redis.js';

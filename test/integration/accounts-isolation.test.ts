@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { secretPurpose } from '../../src/accounts/account-store.js';
+import { secretPurpose } from '../../src/accounts/account-credentials.js';
 import { SecretBox } from '../../src/accounts/secret-box.js';
 import { main } from '../../src/main.js';
 import { enqueueRun, type SyncJob } from '../../src/queue/sync-job.js';

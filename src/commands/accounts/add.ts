@@ -1,5 +1,6 @@
 import { accountNameProblem } from '../../account-name.js';
-import { type AccountInfo, AccountStore, type NewAccount } from '../../accounts/account-store.js';
+import { AccountStore } from '../../accounts/account-store.js';
+import type { AccountInfo, NewAccount } from '../../accounts/stored-account.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { loadAccountsConfig } from '../../config.js';
 import { UsageError } from '../../errors.js';

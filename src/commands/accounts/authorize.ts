@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { schemaOf } from '../../account-name.js';
-import { type AccountInfo, AccountStore } from '../../accounts/account-store.js';
+import { AccountStore } from '../../accounts/account-store.js';
+import type { AccountInfo } from '../../accounts/stored-account.js';
 import { createHttp } from '../../api/http.js';
 import { authUrlSetting } from '../../api/url-setting.js';
 import { loadAccountUrls } from '../../config/account-urls.js';

@@ -1,5 +1,6 @@
 import { DEFAULT_ACCOUNT, schemaOf } from '../../account-name.js';
-import { type AccountInfo, AccountStore } from '../../accounts/account-store.js';
+import { AccountStore } from '../../accounts/account-store.js';
+import type { AccountInfo } from '../../accounts/stored-account.js';
 import { loadAccountsConfig } from '../../config.js';
 import { EXIT } from '../command.js';
 import { formatTable } from '../format-table.js';

@@ -1,10 +1,7 @@
 import type { Kysely } from 'kysely';
 import { schemaOf } from '../../account-name.js';
-import {
-  AccountExistsError,
-  type AccountInfo,
-  type AccountStore,
-} from '../../accounts/account-store.js';
+import type { AccountStore } from '../../accounts/account-store.js';
+import { AccountExistsError, type AccountInfo } from '../../accounts/stored-account.js';
 import { coerceError, HiresyncError } from '../../errors.js';
 import {
   claimAccountSchema,

@@ -8,7 +8,8 @@ import {
   pendingRemoval,
   removeAccountSchedulers,
 } from '../../accounts/account-keys.js';
-import { AccountStore, UnknownAccountError } from '../../accounts/account-store.js';
+import { AccountStore } from '../../accounts/account-store.js';
+import { UnknownAccountError } from '../../accounts/stored-account.js';
 import { TokenCipher } from '../../api/token-cipher.js';
 import { loadAccountsConfig, loadDefaultAuth } from '../../config.js';
 import { coerceError, HiresyncError, UsageError } from '../../errors.js';

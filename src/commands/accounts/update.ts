@@ -1,4 +1,5 @@
-import { type AccountChange, AccountStore } from '../../accounts/account-store.js';
+import { AccountStore } from '../../accounts/account-store.js';
+import type { AccountChange } from '../../accounts/account-update.js';
 import { parseAccountUrl } from '../../config/account-urls.js';
 import { readPartner } from '../../config/partner.js';
 import { loadAccountsConfig } from '../../config.js';
