@@ -38,10 +38,10 @@ import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import { DEFAULT_ACCOUNT, schemaOf } from '../src/accounts/account.js';
 import { AccountStore } from '../src/accounts/account-store.js';
-import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../src/config.js';
+import { loadConfig, type ResourceName } from '../src/config.js';
 import { deletePrefix } from '../src/queue/redis.js';
 import { createSyncQueue, enqueueRun, type ScheduleTarget } from '../src/queue/sync-queue.js';
-import { validateRecord } from '../src/resources/index.js';
+import { RESOURCE_NAMES, validateRecord } from '../src/resources/index.js';
 import { Secret } from '../src/secret.js';
 import {
   ApiSimulator,
@@ -167,8 +167,8 @@ const otherEnv: Record<string, string> = {
   ...env,
   HIRESYNC_REDIS_PREFIX: `${env.HIRESYNC_REDIS_PREFIX}-other`,
 };
-const config = loadConfig(env);
-const otherConfig = loadConfig(otherEnv);
+const config = loadConfig(env, RESOURCE_NAMES);
+const otherConfig = loadConfig(otherEnv, RESOURCE_NAMES);
 const db: Kysely<Database> = createDatabase(databaseUrl, { max: 2 });
 await migrateAll(db);
 const store = new AccountStore(db, config.secretBox, { partner: config.partner });

@@ -7,12 +7,13 @@ import { DEFAULT_ACCOUNT } from './accounts/account.js';
 import { AccountStore } from './accounts/account-store.js';
 import { createApp } from './app.js';
 import { registryOf } from './commands/account-options.js';
-import { loadConfig, RESOURCE_NAMES } from './config.js';
+import { loadConfig } from './config.js';
 import { HiresyncError } from './errors.js';
 import type { Logger } from './logger.js';
 import { main } from './main.js';
 import { deletePrefix } from './queue/redis.js';
 import { type RunOnceOutcome, runOnce } from './queue/run-once.js';
+import { RESOURCE_NAMES } from './resources/index.js';
 import { Secret } from './secret.js';
 import { ApiSimulator } from './simulator/api-simulator.js';
 import { migrateAll } from './warehouse/account-schemas.js';
@@ -182,7 +183,7 @@ export async function runDemo(options: {
     // The built-in resources, and a list resource stored as sent.
     HIRESYNC_RESOURCES: [...RESOURCE_NAMES, DEMO_LIST_RESOURCE].join(','),
   };
-  const config = loadConfig(env);
+  const config = loadConfig(env, RESOURCE_NAMES);
   const app = createApp(config, options.logger, {
     defaultMetrics: false,
     registry: registryOf(config),

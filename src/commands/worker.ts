@@ -8,6 +8,7 @@ import { startKeepalive } from '../queue/keepalive.js';
 import { queueInterruptedRuns } from '../queue/resume-interrupted.js';
 import { ScheduleKeeper } from '../queue/schedule-keeper.js';
 import type { ScheduleTarget } from '../queue/sync-queue.js';
+import { RESOURCE_NAMES } from '../resources/index.js';
 import { registryOf, resolveAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
 import type { OptionTable } from './options.js';
@@ -28,7 +29,7 @@ export const worker = defineCommand({
     finishes the pages in hand, checkpoints and exits 0.`,
   options,
   async execute(_values, { env, signals }) {
-    const config = loadConfig(env);
+    const config = loadConfig(env, RESOURCE_NAMES);
     // Logs are the worker's output: JSON lines on stdout.
     const logger = createLogger({ level: config.logLevel });
     // Before any connection of the app: nothing may be written to a database REDIS_URL does not name.

@@ -1,5 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
-import type { RejectedRecord } from '../sync/ports.js';
+import type { RejectedRecord, StorageKind } from '../sync/ports.js';
 import type { HistoryTarget } from './history.js';
 
 /** What one page statement is given. */
@@ -31,8 +31,8 @@ export interface WrittenRow {
 
 /**
  * What the warehouse needs of a resource: where its records go, how one is
- * checked, and the statement that stores a page of them. The resource
- * declarations (src/resources) provide it.
+ * checked, and how they are stored (the warehouse holds the statement of each
+ * storage kind). The resource declarations (src/resources) provide it.
  */
 export interface StoredResource extends HistoryTarget {
   /** The resource's name (rejected_records.resource, sync_runs.resource). */
@@ -41,7 +41,8 @@ export interface StoredResource extends HistoryTarget {
   readonly table: string;
   /** Undefined when the record can be stored, else every reason it cannot. */
   validate(record: unknown): string | undefined;
-  readonly write: PageStatement;
+  /** Which page statement stores its records. */
+  readonly storage: StorageKind;
   /** Whether a completed, unfiltered full run soft-deletes the rows it did not see. */
   readonly sweeps: boolean;
   /**

@@ -10,6 +10,8 @@ import { versionCtes } from './history.js';
 import { type PageStatementInput, pageRows, type StoredResource } from './page-statement.js';
 import { recordTexts, topLevelId } from './record-texts.js';
 import type { Database } from './schema.js';
+import { storeJsonRecords } from './store-json-records.js';
+import { storeTrackingLinks } from './store-tracking-links.js';
 
 /** A page to store: the body exactly as received, and its records parsed. */
 export interface PageToWrite {
@@ -66,7 +68,11 @@ interface PageWrite extends PageStatementInput {
 }
 
 async function runStatement(db: Db, input: PageWrite): Promise<Omit<PageWriteResult, 'rejected'>> {
-  const { rows } = await input.store.write(input).execute(db);
+  const statement =
+    input.store.storage === 'tracking_links'
+      ? storeTrackingLinks
+      : storeJsonRecords(input.store.table);
+  const { rows } = await statement(input).execute(db);
   const row = rows[0];
   return { written: row?.written ?? 0, maxId: row?.max_id ?? null, minId: row?.min_id ?? null };
 }

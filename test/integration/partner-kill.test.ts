@@ -10,6 +10,7 @@ import { main } from '../../src/main.js';
 import { keepAlive } from '../../src/queue/keepalive.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
+import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { migrateAll } from '../../src/warehouse/account-schemas.js';
@@ -56,7 +57,7 @@ async function setUp(simulator: Parameters<typeof ApiSimulator.start>[0] = {}) {
     await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX as string);
     redis.disconnect();
   });
-  const config = loadConfig(env);
+  const config = loadConfig(env, RESOURCE_NAMES);
   await migrateAll(database.db);
   const store = new AccountStore(database.db, config.secretBox, { partner: config.partner });
   // The customer approves; the partner's own web app exchanges the code and

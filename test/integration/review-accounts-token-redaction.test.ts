@@ -9,6 +9,7 @@ import { registryOf } from '../../src/commands/account-options.js';
 import { loadConfig } from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
+import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { migrateAll, migrateSchemas } from '../../src/warehouse/account-schemas.js';
 import { inSchema } from '../../src/warehouse/database.js';
@@ -86,7 +87,7 @@ describe('redaction of access tokens in a worker serving many accounts', () => {
       await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX as string);
       redis.disconnect();
     });
-    const config = loadConfig(env);
+    const config = loadConfig(env, RESOURCE_NAMES);
     await migrateAll(database.db);
     const store = new AccountStore(database.db, config.secretBox);
     // A deployment of 120 customers: victim, then c001…c119.

@@ -11,6 +11,7 @@ import { TokenProvider } from '../../src/api/token-provider.js';
 import type { TokenStore } from '../../src/api/token-store.js';
 import { loadConfig } from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
+import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { migrateAll } from '../../src/warehouse/account-schemas.js';
@@ -53,7 +54,7 @@ async function setUp() {
     await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX as string);
     redis.disconnect();
   });
-  const config = loadConfig(env);
+  const config = loadConfig(env, RESOURCE_NAMES);
   await migrateAll(database.db);
   const store = new AccountStore(database.db, config.secretBox, { partner: config.partner });
   await store.addPartner('acme', sim.url, sim.authUrl, new Secret(await grant(sim)));

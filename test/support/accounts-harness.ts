@@ -8,7 +8,7 @@ import { type Config, loadConfig, type ResourceName } from '../../src/config.js'
 import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import type { ScheduleTarget } from '../../src/queue/sync-queue.js';
-import { validateRecord } from '../../src/resources/index.js';
+import { RESOURCE_NAMES, validateRecord } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
@@ -80,7 +80,7 @@ export async function startAccountsHarness(options: {
     HIRESYNC_PER_PAGE: '10',
     ...options.env,
   };
-  const config = loadConfig(env);
+  const config = loadConfig(env, RESOURCE_NAMES);
   const store = new AccountStore(database.db, config.secretBox);
   await migrateAll(database.db);
   for (const name of options.accounts) {

@@ -4,7 +4,7 @@ import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { type Config, loadConfig, type ResourceName } from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
-import { validateRecord } from '../../src/resources/index.js';
+import { RESOURCE_NAMES, validateRecord } from '../../src/resources/index.js';
 import { ApiSimulator, type SimulatorOptions } from '../../src/simulator/api-simulator.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
 import { captureLogger } from './capture-logger.js';
@@ -55,7 +55,7 @@ export async function startSyncHarness(
     HIRESYNC_HTTP_PORT: '0',
     ...options.env,
   };
-  const config = loadConfig(env);
+  const config = loadConfig(env, RESOURCE_NAMES);
   const log = captureLogger('info');
   const app = (appOptions: AppOptions = {}) =>
     createApp(config, log.logger, { defaultMetrics: false, ...appOptions });
