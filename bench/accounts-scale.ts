@@ -28,9 +28,9 @@ import pg from 'pg';
 import { schemaOf } from '../src/account-name.js';
 import { AccountStore } from '../src/accounts/account-store.js';
 import type { Config } from '../src/config/types.js';
-import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../src/config.js';
+import { loadConfig, type ResourceName } from '../src/config.js';
 import { createSyncQueue, enqueueRun } from '../src/queue/sync-job.js';
-import { validateRecord } from '../src/resources/index.js';
+import { RESOURCE_NAMES, validateRecord } from '../src/resources/index.js';
 import { Secret } from '../src/secret.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
 import { simulatedAccounts } from '../src/simulator/simulated-accounts.js';
@@ -327,7 +327,7 @@ async function registerAccounts(
   const started = performance.now();
   await admin(`create database ${name}`);
   const url = urlOf(name);
-  const config = loadConfig(deploymentEnv(sim, url, secretKey));
+  const config = loadConfig(deploymentEnv(sim, url, secretKey), RESOURCE_NAMES);
   const { migrators } = ACCOUNTS_SCALE;
   const db = createDatabase(url, { max: migrators + 1 });
   try {
@@ -397,7 +397,7 @@ async function round(
   const database = `${template}_r${workers}_${randomUUID().slice(0, 4)}`;
   await admin(`create database ${database} template ${template}`);
   const env = deploymentEnv(sim, urlOf(database), secretKey);
-  const config: Config = loadConfig(env);
+  const config: Config = loadConfig(env, RESOURCE_NAMES);
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const queue = createSyncQueue(redis, config.redisPrefix);
   const children: ChildProcess[] = [];
@@ -546,7 +546,8 @@ export async function accountsScale(
       runFloorS: ((Math.ceil(requestsPerRun / limit) - 1) * windowMs) / 1000,
       accountFloorS:
         ((Math.ceil((RESOURCE_NAMES.length * requestsPerRun) / limit) - 1) * windowMs) / 1000,
-      concurrency: loadConfig(deploymentEnv(sim, urlOf(template), secretKey)).concurrency,
+      concurrency: loadConfig(deploymentEnv(sim, urlOf(template), secretKey), RESOURCE_NAMES)
+        .concurrency,
       setupSeconds,
       rounds,
       few,

@@ -10,8 +10,9 @@ import { createApp } from '../src/app.js';
 import { registryOf } from '../src/commands/account-options.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
+import { RESOURCE_NAMES } from '../src/resources/index.js';
 
-const config = loadConfig(process.env);
+const config = loadConfig(process.env, RESOURCE_NAMES);
 const app = createApp(
   config,
   createLogger({ level: config.logLevel, destination: process.stderr }),

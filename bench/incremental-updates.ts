@@ -13,6 +13,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { deletePrefix } from '../src/queue/redis.js';
 import { runOnce } from '../src/queue/run-once.js';
+import { RESOURCE_NAMES } from '../src/resources/index.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
 import { mix } from '../src/simulator/dataset.js';
 import { syncEnv } from './end-to-end.js';
@@ -33,7 +34,7 @@ export async function incrementalUpdates(records = 200_000): Promise<Incremental
     HIRESYNC_UPDATED_FILTER: 'updated_at=gte|{since}',
     LOG_LEVEL: 'silent',
   });
-  const config = loadConfig(env);
+  const config = loadConfig(env, RESOURCE_NAMES);
   const app = createApp(config, createLogger({ level: 'silent' }), { defaultMetrics: false });
   try {
     const timed = async (requested: 'full' | 'auto') => {

@@ -17,6 +17,7 @@ import { TokenCipher } from '../src/api/token-cipher.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { deletePrefix } from '../src/queue/redis.js';
+import { RESOURCE_NAMES } from '../src/resources/index.js';
 import { trackingLinks } from '../src/resources/tracking-links.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
 
@@ -55,16 +56,19 @@ export async function rateLimitedWalk(
     rateLimitHeaders: options.headers ?? false,
     dataset: { counts: { tracking_links: pages * perPage } },
   });
-  const config = loadConfig({
-    HIRESYNC_BASE_URL: sim.url,
-    HIRESYNC_AUTH_URL: sim.authUrl,
-    HIRESYNC_CLIENT_ID: 'demo-client',
-    HIRESYNC_CLIENT_SECRET: 'demo-secret',
-    DATABASE_URL: 'postgres://unused/unused',
-    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    HIRESYNC_PER_PAGE: String(perPage),
-    HIRESYNC_RATE_LIMIT_WINDOW: options.configureWindow ? `${windowS}s` : undefined,
-  });
+  const config = loadConfig(
+    {
+      HIRESYNC_BASE_URL: sim.url,
+      HIRESYNC_AUTH_URL: sim.authUrl,
+      HIRESYNC_CLIENT_ID: 'demo-client',
+      HIRESYNC_CLIENT_SECRET: 'demo-secret',
+      DATABASE_URL: 'postgres://unused/unused',
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      HIRESYNC_PER_PAGE: String(perPage),
+      HIRESYNC_RATE_LIMIT_WINDOW: options.configureWindow ? `${windowS}s` : undefined,
+    },
+    RESOURCE_NAMES,
+  );
   const redis = new Redis(config.redisUrl);
   const prefix = `bench-${randomUUID()}`;
   try {

@@ -38,11 +38,11 @@ import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import { DEFAULT_ACCOUNT, schemaOf } from '../src/account-name.js';
 import { AccountStore } from '../src/accounts/account-store.js';
-import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../src/config.js';
+import { loadConfig, type ResourceName } from '../src/config.js';
 import { deletePrefix } from '../src/queue/redis.js';
 import { createSyncQueue, enqueueRun } from '../src/queue/sync-job.js';
 import type { ScheduleTarget } from '../src/queue/upsert-schedules.js';
-import { validateRecord } from '../src/resources/index.js';
+import { RESOURCE_NAMES, validateRecord } from '../src/resources/index.js';
 import { Secret } from '../src/secret.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
 import { mix } from '../src/simulator/dataset.js';
@@ -165,8 +165,8 @@ const otherEnv: Record<string, string> = {
   ...env,
   HIRESYNC_REDIS_PREFIX: `${env.HIRESYNC_REDIS_PREFIX}-other`,
 };
-const config = loadConfig(env);
-const otherConfig = loadConfig(otherEnv);
+const config = loadConfig(env, RESOURCE_NAMES);
+const otherConfig = loadConfig(otherEnv, RESOURCE_NAMES);
 const db: Kysely<Database> = createDatabase(databaseUrl, { max: 2 });
 await migrateAll(db);
 const store = new AccountStore(db, config.secretKeys, { partner: config.partner });

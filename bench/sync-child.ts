@@ -7,13 +7,14 @@ import { createApp } from '../src/app.js';
 import { loadConfig, type ResourceName } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { runOnce } from '../src/queue/run-once.js';
+import { RESOURCE_NAMES } from '../src/resources/index.js';
 
 const job = JSON.parse(process.argv[2] ?? '{}') as {
   env: Record<string, string>;
   resources: ResourceName[];
   requested?: 'auto' | 'full';
 };
-const config = loadConfig(job.env);
+const config = loadConfig(job.env, RESOURCE_NAMES);
 const app = createApp(
   config,
   createLogger({ level: process.env.LOG_LEVEL ?? 'silent', destination: process.stderr }),

@@ -8,8 +8,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { loadConfig, RESOURCE_NAMES } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
 import { createSyncQueue, enqueueRun } from '../src/queue/sync-job.js';
+import { RESOURCE_NAMES } from '../src/resources/index.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import { clearPrefix, HEAP_FLAGS, startSimulatorProcess, syncEnv } from './end-to-end.js';
 import { freshDatabase, REDIS_URL } from './support.js';
@@ -29,7 +30,7 @@ export async function workerScaling(
         HIRESYNC_INCREMENTAL_EVERY: '1h',
         LOG_LEVEL: 'silent',
       });
-      const config = loadConfig(env);
+      const config = loadConfig(env, RESOURCE_NAMES);
       const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
       const queue = createSyncQueue(redis, config.redisPrefix);
       const db = createDatabase(target.url, { max: 1 });

@@ -19,11 +19,9 @@ import type {
   StatusConfig,
 } from './config/types.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
-import { RESOURCE_NAMES } from './resources/index.js';
 import { Secret } from './secret.js';
 import type { ResourceName } from './sync/ports.js';
 
-export { RESOURCE_NAMES } from './resources/index.js';
 export type { ResourceName } from './sync/ports.js';
 
 /**
@@ -53,12 +51,12 @@ export function loadDatabaseConfig(env: Env): DatabaseConfig {
   return Object.freeze({ databaseUrl: v.DATABASE_URL, logLevel: v.LOG_LEVEL });
 }
 
-/** Configuration of `hiresync migrate`: DATABASE_URL, and HIRESYNC_RESOURCES when set. */
-export function loadMigrateConfig(env: Env): MigrateConfig {
-  const v = parseOrThrow(
-    { ...databaseFields, HIRESYNC_RESOURCES: resourceList(RESOURCE_NAMES) },
-    env,
-  );
+/**
+ * Configuration of `hiresync migrate`: DATABASE_URL, and HIRESYNC_RESOURCES
+ * when set. `known` lists the declared resource names (the caller's catalog).
+ */
+export function loadMigrateConfig(env: Env, known: readonly ResourceName[]): MigrateConfig {
+  const v = parseOrThrow({ ...databaseFields, HIRESYNC_RESOURCES: resourceList(known) }, env);
   return Object.freeze({
     databaseUrl: v.DATABASE_URL,
     logLevel: v.LOG_LEVEL,
@@ -94,10 +92,11 @@ export function loadDemoConfig(env: Env): DemoConfig {
 /**
  * Reads and validates the whole configuration of `sync` and `worker`. Every
  * problem is collected and thrown at once as a ConfigError naming each variable.
- * `known` lists the resource names `HIRESYNC_RESOURCES` may name (default the
- * built-in resources; tests add declarations of their own).
+ * `known` lists the declared resource names, which `HIRESYNC_RESOURCES`
+ * defaults to (the caller's catalog: the built-in resources' RESOURCE_NAMES,
+ * plus any a test declares).
  */
-export function loadConfig(env: Env, known: readonly ResourceName[] = RESOURCE_NAMES): Config {
+export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
   const parsed = z
     .object({ ...fullFields, HIRESYNC_RESOURCES: resourceList(known) })
     .safeParse(env);
@@ -279,12 +278,16 @@ export function loadDefaultAuth(env: Env): AuthConfig | undefined {
     return undefined;
   }
   try {
-    return loadConfig({
-      ...Object.fromEntries(given.map((name) => [name, env[name]])),
-      // Required by loadConfig, unused here: nothing connects.
-      DATABASE_URL: 'postgres://127.0.0.1/unused',
-      REDIS_URL: 'redis://127.0.0.1',
-    }).api.auth;
+    return loadConfig(
+      {
+        ...Object.fromEntries(given.map((name) => [name, env[name]])),
+        // Required by loadConfig, unused here: nothing connects.
+        DATABASE_URL: 'postgres://127.0.0.1/unused',
+        REDIS_URL: 'redis://127.0.0.1',
+        HIRESYNC_RESOURCES: 'unused',
+      },
+      [],
+    ).api.auth;
   } catch (error) {
     if (error instanceof ConfigError) return undefined;
     throw error;

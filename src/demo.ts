@@ -10,11 +10,12 @@ import { authorizePartnerAccount } from './commands/accounts/authorize.js';
 import { authorizeEndpoint } from './commands/accounts/partner-app.js';
 import { loadAccountUrls } from './config/account-urls.js';
 import type { Config, Env } from './config/types.js';
-import { loadConfig, RESOURCE_NAMES } from './config.js';
+import { loadConfig } from './config.js';
 import { coerceError, HiresyncError } from './errors.js';
 import type { Logger } from './logger.js';
 import { deletePrefix } from './queue/redis.js';
 import { type RunOnceOutcome, runOnce } from './queue/run-once.js';
+import { RESOURCE_NAMES } from './resources/index.js';
 import { Secret } from './secret.js';
 import { ApiSimulator } from './simulator/api-simulator.js';
 import { migrateAll } from './warehouse/migrate-all.js';
@@ -185,7 +186,7 @@ export async function runDemo(options: {
     // The built-in resources, and a list resource stored as sent.
     HIRESYNC_RESOURCES: [...RESOURCE_NAMES, DEMO_LIST_RESOURCE].join(','),
   };
-  const config = loadConfig(env);
+  const config = loadConfig(env, RESOURCE_NAMES);
   const app = createApp(config, options.logger, {
     defaultMetrics: false,
     registry: registryOf(config),

@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import { schemaOf } from './account-name.js';
-import { RESOURCE_NAMES, type ResourceName } from './config.js';
+import type { ResourceName } from './config.js';
 import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
+import { RESOURCE_NAMES } from './resources/index.js';
 import { redactSecrets } from './secret.js';
 import type { Checkpoint } from './sync/ports.js';
 import { inSchema } from './warehouse/database.js';

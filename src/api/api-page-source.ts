@@ -7,7 +7,7 @@ import { buildListUrl, fetchPages } from './fetch-pages.js';
 /** The first-page URL of a resource's list: its path, its filters and `per_page`, never a cursor. */
 export function firstPageUrl(config: ApiConfig, resource: ResourceDeclaration): string {
   return buildListUrl(config.baseUrl, resource.path(config), {
-    ...resource.filters(config),
+    ...resource.query(config),
     per_page: config.perPage,
   });
 }
@@ -37,7 +37,7 @@ export class ApiPageSource implements PageSource {
   }
 
   filterOf(resource: ResourceName): string | undefined {
-    const filters = this.#declaration(resource).filters(this.#config);
+    const filters = this.#declaration(resource).query(this.#config);
     return Object.keys(filters).length === 0 ? undefined : new URLSearchParams(filters).toString();
   }
 

@@ -1,5 +1,6 @@
-import { loadMigrateConfig, RESOURCE_NAMES } from '../config.js';
+import { loadMigrateConfig } from '../config.js';
 import { coerceError, HiresyncError } from '../errors.js';
+import { RESOURCE_NAMES } from '../resources/index.js';
 import { createDatabase } from '../warehouse/database.js';
 import type { MigrateOutcome } from '../warehouse/migrate.js';
 import { migrateAll, SchemaMigrationError } from '../warehouse/migrate-all.js';
@@ -25,7 +26,7 @@ export const migrate = defineCommand({
     when the database is up to date, 1 on failure.`,
   options,
   async execute(_values, { env, stdout, stderr }) {
-    const config = loadMigrateConfig(env);
+    const config = loadMigrateConfig(env, RESOURCE_NAMES);
     const db = createDatabase(config.databaseUrl, { max: 1, applicationName: 'hiresync migrate' });
     /** What was applied to each schema, and the warnings; `done` when the run went through. */
     const report = (

@@ -1,12 +1,12 @@
 import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { createApp } from '../app.js';
 import { resourceNameProblem } from '../config/resource-names.js';
-import { loadConfig, RESOURCE_NAMES, type ResourceName } from '../config.js';
+import { loadConfig, type ResourceName } from '../config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { checkConnections, confirmRedisDatabase } from '../preflight.js';
 import { runOnce } from '../queue/run-once.js';
-import { catalogFor } from '../resources/index.js';
+import { catalogFor, RESOURCE_NAMES } from '../resources/index.js';
 import type { RunProgress } from '../sync/run-resource.js';
 import { parseAccounts, registryOf, resolveAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
@@ -86,7 +86,7 @@ export const sync = defineCommand({
         '--allow-mass-delete confirms the deletions of a full run: use it with --full',
       );
     }
-    const config = loadConfig(env);
+    const config = loadConfig(env, RESOURCE_NAMES);
     const resources = parseResources(
       values.resource,
       config.resources,

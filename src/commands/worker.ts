@@ -9,6 +9,7 @@ import { queueInterruptedRuns } from '../queue/resume-interrupted.js';
 import { ScheduleKeeper } from '../queue/schedule-keeper.js';
 import { settlesBy } from '../queue/settles-by.js';
 import type { ScheduleTarget } from '../queue/upsert-schedules.js';
+import { RESOURCE_NAMES } from '../resources/index.js';
 import { registryOf, resolveAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
 import type { OptionTable } from './options.js';
@@ -31,7 +32,7 @@ export const worker = defineCommand({
     runs left in hand (they resume from their last checkpoints).`,
   options,
   async execute(_values, { env, signals }) {
-    const config = loadConfig(env);
+    const config = loadConfig(env, RESOURCE_NAMES);
     // Logs are the worker's output: JSON lines on stdout.
     const logger = createLogger({ level: config.logLevel });
     // Before any connection of the app: nothing may be written to a database REDIS_URL does not name.

@@ -1,13 +1,6 @@
 import { z } from 'zod';
-import type { ApiConfig } from '../config/types.js';
-import { listResourceTable } from '../warehouse/list-resource-tables.js';
-import { storeJsonRecords } from '../warehouse/store-json-records.js';
-import {
-  defineResource,
-  type ResourceDeclaration,
-  type ResourcePaths,
-  type SimulationContext,
-} from './resource.js';
+import type { PathSetting, ResourceSettings } from '../sync/ports.js';
+import { defineResource, type ResourceDeclaration } from './resource.js';
 import { bigintId } from './validate-record.js';
 
 /** Records whose fields the spec does not show: only the id is checked. */
@@ -19,31 +12,29 @@ export interface JsonResourceOptions {
   description: string;
   /** Table holding `id`, `data`, `deleted_at` and bookkeeping; default the name. */
   table?: string;
-  /** List path; default `/v3/<name>`. */
-  path?: (api: ResourcePaths) => string;
-  /** The variable that sets `path`, if one does. */
-  pathVariable?: string;
-  filters?: (api: ApiConfig) => Readonly<Record<string, string | undefined>>;
+  /** The list path unless `pathVariable`'s setting gives another; default `/v3/<name>`. */
+  defaultPath?: string;
+  /** The setting that may override the path, if one does. */
+  pathVariable?: PathSetting;
+  /** First-page query parameters (filters) from the settings; default none. */
+  query?: (settings: ResourceSettings) => Readonly<Record<string, string | undefined>>;
   /** Default: an object with an integer id. */
   schema?: z.ZodType;
-  /** Default: a record with the id and its times. */
-  simulate?: (sim: SimulationContext, index: number) => Record<string, unknown>;
   /** Its tables are made on demand, not by a migration. Default false. */
   onDemand?: boolean;
 }
 
 /**
  * Any other list resource of the API, named in HIRESYNC_RESOURCES: stored as
- * sent in `NAME_data` (tables made on demand, see ensureListResources), read
- * through the view `NAME`, at `/v3/NAME` unless HIRESYNC_RESOURCE_PATHS gives
- * its path.
+ * sent in `NAME_data` (tables made on demand by the warehouse, see
+ * ensureListResources and listResourceTable), read through the view `NAME`,
+ * at `/v3/NAME` unless HIRESYNC_RESOURCE_PATHS gives its path.
  */
 export function defineListResource(name: string): ResourceDeclaration {
   return defineJsonResource({
     name,
     description: `${name}, a list of the API stored as sent (named in HIRESYNC_RESOURCES)`,
-    table: listResourceTable(name),
-    path: (api) => api.resourcePaths?.[name] ?? `/v3/${name}`,
+    table: `${name}_data`,
     pathVariable: 'HIRESYNC_RESOURCE_PATHS',
     onDemand: true,
   });
@@ -55,20 +46,16 @@ export function defineListResource(name: string): ResourceDeclaration {
  * table (see the README, "Adding a resource").
  */
 export function defineJsonResource(options: JsonResourceOptions): ResourceDeclaration {
-  const table = options.table ?? options.name;
   return defineResource({
     name: options.name,
     description: options.description,
-    table,
-    path: options.path ?? (() => `/v3/${options.name}`),
+    table: options.table ?? options.name,
+    defaultPath: options.defaultPath ?? `/v3/${options.name}`,
     pathVariable: options.pathVariable,
-    filters: options.filters,
+    query: options.query,
     schema: options.schema ?? jsonRecordSchema,
-    write: storeJsonRecords(table),
+    storage: 'json',
     onDemand: options.onDemand,
     typedView: `${options.name}_flat`,
-    simulate:
-      options.simulate ??
-      ((sim, index) => ({ id: sim.idOf(options.name, index), ...sim.times(options.name, index) })),
   });
 }

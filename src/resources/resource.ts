@@ -1,53 +1,50 @@
 import type { z } from 'zod';
-import type { ApiConfig } from '../config/types.js';
-import type { ResourceName } from '../sync/ports.js';
-import type { PageStatement, StoredResource } from '../warehouse/page-statement.js';
+import type { PathSetting, ResourceName, ResourceSettings, StorageKind } from '../sync/ports.js';
 import { validatorFor } from './validate-record.js';
 
-/** What decides the list paths: the configuration, or the simulator's own options. */
-export type ResourcePaths = Pick<ApiConfig, 'trackingLinksPath'> &
-  Partial<Pick<ApiConfig, 'resourcePaths'>>;
-
-/** What the simulator gives a resource to build its records from. */
-export interface SimulationContext {
-  /** Seed of every generated value. */
-  readonly seed: number;
-  /** A stable 32-bit mix of two numbers: the source of every generated value. */
-  mix(a: number, b: number): number;
-  /** Send tracking links flat (`job_board_id`, `source_id`, `referrer_id`). */
-  readonly flat: boolean;
-  /** The id of the record at `index` of a resource (ids of other resources included). */
-  idOf(resource: string, index: number): number;
-  /** Records of a resource (index slots, removed ones included). */
-  size(resource: string): number;
-  /** Creation and update times of the record at `index`, and how often it changed. */
-  times(
-    resource: string,
-    index: number,
-  ): { version: number; created_at: string; updated_at: string };
-}
-
 /**
- * Everything that differs between resources, declared once. The client, the
- * page loop, checkpoints, the queue, the run loop and the sweep are generic
- * and take a declaration.
+ * Everything that differs between resources, declared once, as data. The
+ * client, the page loop, checkpoints, the queue, the run loop, the warehouse
+ * (which holds the statement of each storage kind) and the simulator (which
+ * holds the simulated records, by name) are generic and take a declaration.
  */
-export interface ResourceDeclaration extends StoredResource {
+export interface ResourceDeclaration {
   readonly name: ResourceName;
   /** One line for `--help`, the README and table comments. */
   readonly description: string;
-  /** The list path, e.g. `/v3/jobs` (some paths are configurable). */
-  path(api: ResourcePaths): string;
+  /** The table its records land in; full runs sweep it. */
+  readonly table: string;
+  /** The list path unless {@link pathVariable}'s setting gives another, e.g. `/v3/jobs`. */
+  readonly defaultPath: string;
+  /**
+   * The setting that may override the path (named in the deletion guard's
+   * hint too); undefined for a fixed path.
+   */
+  readonly pathVariable?: PathSetting | undefined;
+  /** The list path under `settings`: {@link defaultPath} unless {@link pathVariable}'s setting gives one. */
+  path(settings: ResourceSettings): string;
   /**
    * Query parameters of the first request besides `per_page` (filters such as
-   * `status`). A run with a filter marks no deletions: it does not see
-   * everything.
+   * `status`), unset ones left out. A run with a filter marks no deletions:
+   * it does not see everything.
    */
-  filters(api: ApiConfig): Readonly<Record<string, string>>;
+  query(settings: ResourceSettings): Readonly<Record<string, string>>;
   /** How one record is checked before it is stored. */
   readonly schema: z.ZodType;
-  /** The record at `index` as the built-in simulator serves it. */
-  simulate(sim: SimulationContext, index: number): Record<string, unknown>;
+  /** Undefined when the record can be stored, else every reason it cannot (from {@link schema}). */
+  validate(record: unknown): string | undefined;
+  /** How its records are stored (the warehouse's statement for that kind). */
+  readonly storage: StorageKind;
+  /** Where a version of each record that changed goes: `<name>_history`. */
+  readonly historyTable: string;
+  /** The column of `table` (and of the history table) holding the record as sent: `data` or `raw`. */
+  readonly recordColumn: 'data' | 'raw';
+  /** Whether a completed, unfiltered full run soft-deletes the rows it did not see. */
+  readonly sweeps: boolean;
+  /** Its tables are made on demand (a list resource named in HIRESYNC_RESOURCES), not by a migration. */
+  readonly onDemand: boolean;
+  /** Its typed view over `data` (`jobs_flat`, …); undefined for none. */
+  readonly typedView?: string | undefined;
 }
 
 /** The parts of a declaration that vary; the rest is derived. */
@@ -55,47 +52,65 @@ export interface ResourceDefinition {
   name: ResourceName;
   description: string;
   table: string;
-  path: (api: ResourcePaths) => string;
-  /** The variable that sets `path`, if one does (named in the deletion guard's hint). */
-  pathVariable?: string;
-  filters?: (api: ApiConfig) => Readonly<Record<string, string | undefined>>;
+  /** The list path unless `pathVariable`'s setting gives another. */
+  defaultPath: string;
+  /** The setting that may override the path, if one does. */
+  pathVariable?: PathSetting;
+  /** First-page query parameters from the settings; undefined values are left out. Default none. */
+  query?: (settings: ResourceSettings) => Readonly<Record<string, string | undefined>>;
   schema: z.ZodType;
-  write: PageStatement;
+  storage: StorageKind;
   /** The column of `table` holding the record as sent: `data` (default) or `raw`. */
   recordColumn?: 'data' | 'raw';
+  /** Default true. */
   sweeps?: boolean;
-  /** Its tables are made on demand (a list resource named in HIRESYNC_RESOURCES). Default false: by a migration. */
+  /** Default false: its tables are made by a migration. */
   onDemand?: boolean;
   /** Its typed view over `data` (`jobs_flat`, …); default none. */
   typedView?: string;
-  simulate: (sim: SimulationContext, index: number) => Record<string, unknown>;
 }
 
-/** Builds a declaration: the validator comes from the schema; filters drop unset values; sweeps by default; history in `<name>_history`. */
+/** The path a setting gives resource `name`, if it gives one. */
+function settingPath(
+  setting: PathSetting | undefined,
+  name: ResourceName,
+  settings: ResourceSettings,
+): string | undefined {
+  switch (setting) {
+    case 'HIRESYNC_TRACKING_LINKS_PATH':
+      return settings.trackingLinksPath;
+    case 'HIRESYNC_RESOURCE_PATHS':
+      return settings.resourcePaths?.[name];
+    default:
+      return undefined;
+  }
+}
+
+/** Builds a declaration: the validator comes from the schema; the query drops unset values; sweeps by default; history in `<name>_history`. */
 export function defineResource(definition: ResourceDefinition): ResourceDeclaration {
-  const validate = validatorFor(definition.schema);
+  const { name, defaultPath, pathVariable } = definition;
   return Object.freeze({
-    name: definition.name,
+    name,
     description: definition.description,
     table: definition.table,
-    path: definition.path,
-    pathVariable: definition.pathVariable,
-    filters: (api: ApiConfig) => {
+    defaultPath,
+    pathVariable,
+    path: (settings: ResourceSettings) => settingPath(pathVariable, name, settings) ?? defaultPath,
+    query: (settings: ResourceSettings) => {
       const out: Record<string, string> = {};
-      for (const [key, value] of Object.entries(definition.filters?.(api) ?? {})) {
+      for (const [key, value] of Object.entries(definition.query?.(settings) ?? {})) {
         if (value !== undefined) out[key] = value;
       }
       return out;
     },
     schema: definition.schema,
-    validate,
-    write: definition.write,
+    validate: validatorFor(definition.schema),
+    storage: definition.storage,
     // Named after the resource, as analysts know it: jobs_history, tracking_links_history.
-    historyTable: `${definition.name}_history`,
+    historyTable: `${name}_history`,
     recordColumn: definition.recordColumn ?? 'data',
     sweeps: definition.sweeps ?? true,
     onDemand: definition.onDemand ?? false,
     typedView: definition.typedView,
-    simulate: definition.simulate,
   });
 }

@@ -7,6 +7,7 @@
 import { BUILT_IN_RESOURCES, type ResourceCatalog } from '../resources/index.js';
 import type { ExtraResource, ExtraSimulationContext } from './extra-resource.js';
 import { EXTRA_RESOURCE_NAMES, EXTRA_RESOURCES, extraResourcesNamed } from './extra-resources.js';
+import { recordGeneratorOf } from './simulated-records.js';
 
 /** A resource the simulator serves: any name its catalog declares, or an extra resource. */
 export type SimResource = string;
@@ -15,7 +16,11 @@ export type SimResource = string;
 export interface DatasetOptions {
   /** Records per resource at start. Default 250 each. */
   counts?: Partial<Record<SimResource, number>>;
-  /** The resources served, each building its records (its `simulate`). Default the built-in ones. */
+  /**
+   * The resources served. Each builds its records with the generator
+   * simulated-records.ts holds for its name, or else as a record with the id
+   * and its times. Default the built-in ones.
+   */
   resources?: ResourceCatalog;
   /**
    * Extra resources held besides the catalog's (names from
@@ -128,6 +133,8 @@ export class Dataset {
   /** Extra resources held, those the catalog declares left out. */
   readonly #extras: ReadonlyMap<SimResource, ExtraResource>;
   readonly #idBase: ReadonlyMap<SimResource, number>;
+  /** How each resource served builds its records. */
+  readonly #generators: ReadonlyMap<SimResource, ExtraResource['simulate']>;
   readonly #counts = new Map<SimResource, number>();
   /** Records of each resource when the dataset was made. */
   readonly #startSizes = new Map<SimResource, number>();
@@ -154,6 +161,10 @@ export class Dataset {
       extras.length === 0
         ? catalogBases
         : new Map([...catalogBases, ...extras.map((e): [string, number] => [e.name, e.idBase])]);
+    this.#generators = new Map([
+      ...[...this.#resources.keys()].map((name) => [name, recordGeneratorOf(name)] as const),
+      ...extras.map((extra) => [extra.name, extra.simulate] as const),
+    ]);
     for (const name of this.#idBase.keys()) {
       const count = options.counts?.[name] ?? 250;
       this.#counts.set(name, count);
@@ -161,7 +172,7 @@ export class Dataset {
     }
   }
 
-  /** What a resource's `simulate` builds its records from (made on first use). */
+  /** What a resource's record generator builds its records from (made on first use). */
   get #context(): ExtraSimulationContext {
     this.#contextMemo ??= {
       seed: this.#seed,
@@ -293,8 +304,7 @@ export class Dataset {
   /** The record at `index` as the API would send it (a malformed one included). */
   record(resource: SimResource, index: number): unknown {
     if (this.isMalformed(index)) return this.#malformed(resource, index);
-    const simulated = this.#resources.get(resource) ?? this.#of(this.#extras, resource);
-    const record = simulated.simulate(this.#context, index);
+    const record = this.#of(this.#generators, resource)(this.#context, index);
     return this.hasNul(index) ? { ...record, note: `NUL \u0000 inside ${index}` } : record;
   }
 

@@ -5,9 +5,9 @@
  * like the declared ones, with shapes chosen to exercise typed views.
  */
 
-import type { SimulationContext } from '../resources/resource.js';
+import type { SimulationContext } from './simulation-context.js';
 
-/** What an extra resource builds its records from: a declaration's context, and the start sizes. */
+/** What an extra resource builds its records from: the simulation context, and the start sizes. */
 export interface ExtraSimulationContext extends SimulationContext {
   /**
    * Records of a resource when its dataset was made. Indexes from here on

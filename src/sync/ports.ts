@@ -8,6 +8,31 @@
 /** A resource's name: `HIRESYNC_RESOURCES`, `sync_runs.resource`, job names, Redis keys. */
 export type ResourceName = string;
 
+/**
+ * How a resource's records are stored: `tracking_links` normalised into
+ * tracking_links with their job boards, referrers and sources; `json` one row
+ * per id with the record as sent in `data`. The warehouse holds the statement
+ * of each.
+ */
+export type StorageKind = 'tracking_links' | 'json';
+
+/** The settings that may override a resource's list path. */
+export type PathSetting = 'HIRESYNC_TRACKING_LINKS_PATH' | 'HIRESYNC_RESOURCE_PATHS';
+
+/**
+ * What a resource's list path and first-page query may depend on: a part of
+ * the API configuration (`ApiConfig` has it), so that a declaration knows
+ * nothing else of the configuration.
+ */
+export interface ResourceSettings {
+  /** `HIRESYNC_TRACKING_LINKS_PATH`; undefined: the declared default path. */
+  readonly trackingLinksPath?: string | undefined;
+  /** `HIRESYNC_RESOURCE_PATHS`: list paths of other resources by name. */
+  readonly resourcePaths?: Readonly<Record<string, string>> | undefined;
+  /** `HIRESYNC_JOBS_STATUS`: the status filter of the jobs list. */
+  readonly jobsStatus?: string | undefined;
+}
+
 /** `full` reads every page and sweeps deletions; `incremental` reads new records only. */
 export type RunMode = 'full' | 'incremental';
 

@@ -14,8 +14,9 @@ export interface HistoryTarget {
  * `changed` is true: the open version, if `replaced` says there is one (not a
  * row just inserted), is closed and the new one opened at the statement's time,
  * so `valid_to` of the one is exactly `valid_from` of the next. Part of the
- * statement that changed the rows, hence of the page's (or the sweep's)
- * transaction: a version is never lost or doubled.
+ * statement that changed the rows, hence of the sweep's transaction: a version
+ * is never lost or doubled. (The page statements of sql/ spell the same two
+ * CTEs out.)
  *
  * `deleted`: the new versions record a deletion (the sweep).
  */
@@ -38,28 +39,4 @@ export function versionCtes(
     select s.id, statement_timestamp(), ${runId}::bigint, ${deleted}, s.rec
     from ${sql.table(source)} as s where s.changed
   )`;
-}
-
-/**
- * The SET clause of an upsert's `changed_at`: moved to the statement's time
- * when the record differs from the one stored, or the row comes back from a
- * deletion; kept otherwise. `excluded.changed_at` is the statement's time.
- */
-export function changedAtOnConflict(recordColumn: 'data' | 'raw'): RawBuilder<unknown> {
-  const column = sql.ref(recordColumn);
-  return sql`changed_at = case
-      when t.${column} is distinct from excluded.${column} or t.deleted_at is not null
-      then excluded.changed_at else t.changed_at end`;
-}
-
-/**
- * RETURNING columns `changed`, `replaced` and `rec` (the record, only when it
- * changed) of an upsert that set `changed_at` with {@link changedAtOnConflict}.
- * A row the upsert inserted (xmax 0: no version before it) replaces nothing,
- * which spares the first sync a probe of the history per record.
- */
-export function returningVersion(recordColumn: 'data' | 'raw'): RawBuilder<unknown> {
-  return sql`changed_at = statement_timestamp() as changed,
-    changed_at = statement_timestamp() and xmax <> 0 as replaced,
-    case when changed_at = statement_timestamp() then ${sql.ref(recordColumn)} end as rec`;
 }

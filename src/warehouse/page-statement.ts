@@ -1,6 +1,8 @@
-import { type RawBuilder, sql } from 'kysely';
-import type { RejectedRecord } from '../sync/ports.js';
+import type { RejectedRecord, StorageKind } from '../sync/ports.js';
 import type { HistoryTarget } from './history.js';
+import { jsonRecordsPage } from './sql/json-records-page.js';
+import { rejectedRecords } from './sql/rejected-records.js';
+import { trackingLinksPage } from './sql/tracking-links-page.js';
 
 /** What one page statement is given. */
 export interface PageStatementInput {
@@ -13,13 +15,10 @@ export interface PageStatementInput {
   /** Property of an object body that holds the records; null: the body is the array. */
   recordsKey: string | null;
   rejected: RejectedRecord[];
-  /** True when the good records are known to carry distinct ids: no de-duplication sort needed. */
-  distinctIds?: boolean;
-  /**
-   * Where to record a version of each record that changed; undefined when
-   * history is off (HIRESYNC_HISTORY=off).
-   */
-  history?: HistoryTarget | undefined;
+  /** True when the good records are known to carry distinct ids: no de-duplication needed. */
+  distinctIds: boolean;
+  /** Record a version of each record that changed in the history table (HIRESYNC_HISTORY). */
+  history: boolean;
 }
 
 /** What a page statement returns: one row. */
@@ -31,8 +30,8 @@ export interface WrittenRow {
 
 /**
  * What the warehouse needs of a resource: where its records go, how one is
- * checked, and the statement that stores a page of them. The resource
- * declarations (src/resources) provide it.
+ * checked, and how they are stored (the warehouse holds the statement of each
+ * storage kind). The resource declarations (src/resources) provide it.
  */
 export interface StoredResource extends HistoryTarget {
   /** The resource's name (rejected_records.resource, sync_runs.resource). */
@@ -41,7 +40,8 @@ export interface StoredResource extends HistoryTarget {
   readonly table: string;
   /** Undefined when the record can be stored, else every reason it cannot. */
   validate(record: unknown): string | undefined;
-  readonly write: PageStatement;
+  /** Which page statement stores its records. */
+  readonly storage: StorageKind;
   /** Whether a completed, unfiltered full run soft-deletes the rows it did not see. */
   readonly sweeps: boolean;
   /**
@@ -59,46 +59,85 @@ export interface StoredResource extends HistoryTarget {
   readonly pathVariable?: string | undefined;
 }
 
+/** The statement of each storage kind, written out in src/warehouse/sql. */
+const STATEMENTS: Readonly<
+  Record<StorageKind, (tables: { table: string; history: string }) => string>
+> = {
+  tracking_links: trackingLinksPage,
+  json: jsonRecordsPage,
+};
+
+const texts = new Map<string, string>();
+
 /**
- * The one statement that stores a page's good records (its CTEs start with
- * {@link pageCte}) and returns {@link WrittenRow}: rows written, highest and
- * lowest id.
+ * The text of the statement that stores a page of `resource`: its storage
+ * kind's, with its table and history table (made once per resource).
  */
-export type PageStatement = (input: PageStatementInput) => RawBuilder<WrittenRow>;
-
-/** The page's records as (r jsonb, idx int), parsed once by Postgres from the body text. */
-export function pageRows(
-  input: Pick<PageStatementInput, 'body' | 'recordsKey'>,
-): RawBuilder<unknown> {
-  const records =
-    input.recordsKey === null
-      ? sql`${input.body}::jsonb`
-      : sql`${input.body}::jsonb -> ${input.recordsKey}::text`;
-  return sql`select e.value as r, (e.ord - 1)::int as idx
-    from jsonb_array_elements(${records}) with ordinality as e(value, ord)`;
-}
-
-/** Stores the rejected records of the page, once per run. */
-function insertRejected(input: PageStatementInput): RawBuilder<unknown> {
-  return sql`insert into rejected_records (resource, run_id, page, raw, record_key, reason)
-    select ${input.resource}, ${input.runId}::bigint, ${input.pageNumber}::int, p.r,
-      concat_ws(':', ${input.pageNumber}::int, p.idx, md5(p.r::text)), x.reason
-    from page p
-    join unnest(${input.rejected.map((r) => r.index)}::int[], ${input.rejected.map((r) => r.reason)}::text[]) as x(idx, reason)
-      on x.idx = p.idx
-    on conflict do nothing`;
-}
-
-/** CTEs `page` (every record), `good` (the valid ones) and, when there are any, `rejected` (stores the others). */
-export function pageCte(input: PageStatementInput): RawBuilder<unknown> {
-  // Most pages reject nothing: they skip the filter and the insert altogether.
-  if (input.rejected.length === 0) {
-    return sql`page as (${pageRows(input)}),
-  good as (select r, idx from page)`;
+export function pageStatementText(
+  resource: Pick<StoredResource, 'storage' | 'table' | 'historyTable'>,
+): string {
+  const key = JSON.stringify([resource.storage, resource.table, resource.historyTable]);
+  let text = texts.get(key);
+  if (text === undefined) {
+    text = STATEMENTS[resource.storage]({ table: resource.table, history: resource.historyTable });
+    texts.set(key, text);
   }
-  return sql`page as (${pageRows(input)}),
-  good as (
-    select r, idx from page where not (idx = any(${input.rejected.map((r) => r.index)}::int[]))
-  ),
-  rejected as (${insertRejected(input)})`;
+  return text;
+}
+
+/**
+ * The text of the statement that stores the rejected records of a page of
+ * `resource` and marks their rows seen (sql/rejected-records.ts), made once
+ * per resource.
+ */
+export function rejectedRecordsText(
+  resource: Pick<StoredResource, 'table' | 'historyTable' | 'recordColumn'>,
+): string {
+  const key = JSON.stringify([
+    'rejected',
+    resource.table,
+    resource.historyTable,
+    resource.recordColumn,
+  ]);
+  let text = texts.get(key);
+  if (text === undefined) {
+    text = rejectedRecords({
+      table: resource.table,
+      history: resource.historyTable,
+      record: resource.recordColumn,
+    });
+    texts.set(key, text);
+  }
+  return text;
+}
+
+/**
+ * The values of the parameters of the page statement of `storage`:
+ *
+ * - `$1` the response body as received (jsonb: Postgres reads ids and
+ *   timestamps from its text exactly), or one record's text in brackets;
+ * - `$2` the property of an object body that holds the records (text), or
+ *   null when the body is the array;
+ * - `$3` the run's id (bigint);
+ * - `$4` the positions in the page of the records validation rejected (int[],
+ *   empty for none), which the statement skips (sql/rejected-records.ts
+ *   stores them);
+ * - `$5` whether to record a version of each record that changed in the
+ *   history table (HIRESYNC_HISTORY);
+ * - tracking links only, `$6`: whether the good records are known to carry
+ *   distinct ids, so that no de-duplication is needed. Records stored as sent
+ *   are sorted by id whatever their ids (inserts in id order are the faster
+ *   ones there, sort included), and de-duplicated on the way.
+ *
+ * A page statement returns one {@link WrittenRow}.
+ */
+export function pageParameters(input: PageStatementInput, storage: StorageKind): unknown[] {
+  const values = [
+    input.body,
+    input.recordsKey,
+    input.runId,
+    input.rejected.map((r) => r.index),
+    input.history,
+  ];
+  return storage === 'tracking_links' ? [...values, input.distinctIds] : values;
 }

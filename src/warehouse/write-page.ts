@@ -1,4 +1,5 @@
 import {
+  CompiledQuery,
   type ControlledTransaction,
   type Kysely,
   type RawBuilder,
@@ -6,8 +7,14 @@ import {
   type Transaction,
 } from 'kysely';
 import type { PageWriteResult, RejectedRecord } from '../sync/ports.js';
-import { versionCtes } from './history.js';
-import { type PageStatementInput, pageRows, type StoredResource } from './page-statement.js';
+import {
+  type PageStatementInput,
+  pageParameters,
+  pageStatementText,
+  rejectedRecordsText,
+  type StoredResource,
+  type WrittenRow,
+} from './page-statement.js';
 import { recordTexts, topLevelId } from './record-texts.js';
 import type { Database } from './schema.js';
 
@@ -66,7 +73,9 @@ interface PageWrite extends PageStatementInput {
 }
 
 async function runStatement(db: Db, input: PageWrite): Promise<Omit<PageWriteResult, 'rejected'>> {
-  const { rows } = await input.store.write(input).execute(db);
+  const { rows } = await db.executeQuery<WrittenRow>(
+    CompiledQuery.raw(pageStatementText(input.store), pageParameters(input, input.store.storage)),
+  );
   const row = rows[0];
   return { written: row?.written ?? 0, maxId: row?.max_id ?? null, minId: row?.min_id ?? null };
 }
@@ -85,45 +94,32 @@ function isRecordLevelError(error: unknown): boolean {
 }
 
 /**
- * Marks the rows of rejected records whose id can be read as seen (synced_at
- * now, after the run began): the API still lists them, so the deletion sweep
- * must not touch them. The row keeps the last version hiresync could store;
- * the new one is in rejected_records. last_seen_run_id is left alone, so the
- * run's record count stays the records it stored.
+ * Stores the page's rejected records (`positions` in the page, with their
+ * `reasons`) and marks as seen the rows of their ids, and of `ids` (see
+ * sql/rejected-records.ts): the API still lists them, so the deletion sweep
+ * must not touch them.
  */
-async function markRejectedSeen(db: Db, input: PageWrite): Promise<void> {
-  if (input.rejected.length === 0) return;
-  await markSeen(
-    db,
-    input,
-    sql`select distinct n::bigint as id from (
-        select case when jsonb_typeof(p.r -> 'id') = 'number' then (p.r ->> 'id')::numeric end as n
-        from (${pageRows(input)}) p
-        where p.idx = any(${input.rejected.map((r) => r.index)}::int[])
-      ) ids
-      where n = trunc(n) and n between -9223372036854775808 and 9223372036854775807`,
+async function storeRejected(
+  db: Db,
+  input: PageWrite,
+  rejected: { positions: readonly number[]; reasons: readonly string[]; ids: readonly string[] },
+): Promise<void> {
+  if (rejected.positions.length === 0 && rejected.ids.length === 0) return;
+  // Rows seen by their ids alone need no body: the body may be what Postgres refused.
+  const fromBody = rejected.positions.length > 0;
+  await db.executeQuery(
+    CompiledQuery.raw(rejectedRecordsText(input.store), [
+      fromBody ? input.body : '[]',
+      fromBody ? input.recordsKey : null,
+      rejected.positions,
+      rejected.reasons,
+      rejected.ids,
+      input.resource,
+      input.runId,
+      input.pageNumber,
+      input.history,
+    ]),
   );
-}
-
-/**
- * Marks the rows whose ids `ids` selects (one column, `id`) as seen by the
- * run. A row that was deleted comes back: its history gets a live version
- * again, holding the record last stored.
- */
-async function markSeen(db: Db, input: PageWrite, ids: RawBuilder<unknown>): Promise<void> {
-  const table = sql.table(input.store.table);
-  const column = sql.ref(input.store.recordColumn);
-  await sql`with seen as (
-      update ${table} as t
-      set synced_at = now(), deleted_at = null,
-        changed_at = case when t.deleted_at is not null then statement_timestamp() else t.changed_at end
-      from (${ids}) s
-      where t.id = s.id
-      returning t.id, t.changed_at = statement_timestamp() as changed,
-        t.changed_at = statement_timestamp() as replaced,
-        case when t.changed_at = statement_timestamp() then t.${column} end as rec
-    )${input.history ? sql`, ${versionCtes(input.history, 'seen', input.runId, false)}` : sql``}
-    select count(*) from seen`.execute(db);
 }
 
 /**
@@ -153,13 +149,17 @@ export async function writePage(
     recordsKey: page.recordsKey ?? null,
     rejected,
     distinctIds,
-    history: page.history === false ? undefined : page.resource,
+    history: page.history !== false,
   };
   try {
     const result = await db.transaction().execute(async (trx) => {
       await page.assertLocked?.(trx);
       const written = await runStatement(trx, input);
-      await markRejectedSeen(trx, input);
+      await storeRejected(trx, input, {
+        positions: rejected.map((r) => r.index),
+        reasons: rejected.map((r) => r.reason),
+        ids: [],
+      });
       await recordProgress(trx, input, { ...written, rejected });
       return written;
     });
@@ -220,9 +220,7 @@ async function writeRecordByRecord(
     const seen = rejected
       .map((r) => topLevelId(texts[r.index] ?? ''))
       .filter((id): id is string => id !== undefined);
-    if (seen.length > 0) {
-      await markSeen(trx, input, sql`select unnest(${seen}::bigint[]) as id`);
-    }
+    await storeRejected(trx, input, { positions: [], reasons: [], ids: seen });
     const result = {
       written,
       rejected,

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import { DeletionGuardError } from '../../src/errors.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
-import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
+import { BUILT_IN_RESOURCES, RESOURCE_NAMES } from '../../src/resources/index.js';
 import { jobs } from '../../src/resources/jobs.js';
 import { defineListResource } from '../../src/resources/json-resource.js';
 import { trackingLinks } from '../../src/resources/tracking-links.js';
@@ -355,10 +355,13 @@ describe('two deployments on different Redis prefixes', () => {
       simulator: { dataset: { counts: { tracking_links: 3000 } }, latencyMs: 15 },
       env: { HIRESYNC_PER_PAGE: '100' },
     });
-    const other = loadConfig({
-      ...h.env,
-      HIRESYNC_REDIS_PREFIX: `${h.env.HIRESYNC_REDIS_PREFIX}-b`,
-    });
+    const other = loadConfig(
+      {
+        ...h.env,
+        HIRESYNC_REDIS_PREFIX: `${h.env.HIRESYNC_REDIS_PREFIX}-b`,
+      },
+      RESOURCE_NAMES,
+    );
     const apps = [h.app(), createApp(other, h.log.logger, { defaultMetrics: false })];
     try {
       await h.sync(['tracking_links'], 'full');

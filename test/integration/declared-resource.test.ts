@@ -3,7 +3,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
-import { BUILT_IN_RESOURCES, catalogFor, catalogOf } from '../../src/resources/index.js';
+import {
+  BUILT_IN_RESOURCES,
+  catalogFor,
+  catalogOf,
+  RESOURCE_NAMES,
+} from '../../src/resources/index.js';
 import { defineJsonResource } from '../../src/resources/json-resource.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
@@ -81,13 +86,16 @@ describe('a resource stored as JSON, declared once', () => {
   });
 
   it('is a list resource stored as sent, in tables made on demand, for a deployment that does not declare it', () => {
-    const config = loadConfig({
-      HIRESYNC_BASE_URL: 'https://harvest.example.com',
-      HIRESYNC_API_KEY: 'k',
-      DATABASE_URL: 'postgres://u@db/x',
-      REDIS_URL: 'redis://r',
-      HIRESYNC_RESOURCES: 'scorecards',
-    });
+    const config = loadConfig(
+      {
+        HIRESYNC_BASE_URL: 'https://harvest.example.com',
+        HIRESYNC_API_KEY: 'k',
+        DATABASE_URL: 'postgres://u@db/x',
+        REDIS_URL: 'redis://r',
+        HIRESYNC_RESOURCES: 'scorecards',
+      },
+      RESOURCE_NAMES,
+    );
     expect(config.resources).toEqual(['scorecards']);
     const declaration = catalogFor(config.resources).get('scorecards');
     expect(declaration).toMatchObject({

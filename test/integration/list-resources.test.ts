@@ -4,6 +4,7 @@ import { schemaOf } from '../../src/account-name.js';
 import { loadConfig } from '../../src/config.js';
 import type { ConfigError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
+import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { defineListResource } from '../../src/resources/json-resource.js';
 import { Secret } from '../../src/secret.js';
 import type { Dataset } from '../../src/simulator/dataset.js';
@@ -208,7 +209,7 @@ describe('list resources named in HIRESYNC_RESOURCES', () => {
     };
     const problems = (env: Record<string, string>) => {
       try {
-        loadConfig({ ...base, ...env });
+        loadConfig({ ...base, ...env }, RESOURCE_NAMES);
         return [];
       } catch (error) {
         return (error as ConfigError).problems.map((p) => `${p.variable}: ${p.message}`);

@@ -16,6 +16,7 @@ import { loadConfig } from '../../src/config.js';
 import { ConfigError, ReauthorizationRequiredError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
 import { runOnce } from '../../src/queue/run-once.js';
+import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { createDatabase, inSchema } from '../../src/warehouse/database.js';
@@ -519,7 +520,7 @@ describe('AccountStore: partner accounts', () => {
 describe('partner accounts end to end', () => {
   it('syncs a partner account, fails its runs without retry once the authorization is revoked, and syncs again with its data kept after accounts authorize', async () => {
     expect((await authorizeThroughBrowser('acme')).code).toBe(0);
-    const config = loadConfig(env);
+    const config = loadConfig(env, RESOURCE_NAMES);
     const log = captureLogger('silent');
     const sync = async () => {
       const app = createApp(config, log.logger, {

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
+import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
 let h: SyncHarness | undefined;
@@ -48,7 +49,10 @@ describe('a run that lost its Postgres lock', () => {
     );
     killed = true;
     // Another deployment: same database, another Redis (here: another prefix).
-    const config = loadConfig({ ...harness.env, HIRESYNC_REDIS_PREFIX: `test-${randomUUID()}` });
+    const config = loadConfig(
+      { ...harness.env, HIRESYNC_REDIS_PREFIX: `test-${randomUUID()}` },
+      RESOURCE_NAMES,
+    );
     const b = createApp(config, harness.log.logger, { defaultMetrics: false });
     const runB = runOnce(b, ['jobs'], 'full');
     await sleep(1500);

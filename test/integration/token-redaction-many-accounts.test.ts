@@ -7,6 +7,7 @@ import { createApp } from '../../src/app.js';
 import { registryOf } from '../../src/commands/account-options.js';
 import { loadConfig } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
+import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { inSchema } from '../../src/warehouse/database.js';
 import { migrateAll, migrateSchemas } from '../../src/warehouse/migrate-all.js';
@@ -78,7 +79,7 @@ describe('redaction of access tokens in a worker serving many accounts', () => {
       HIRESYNC_CONCURRENCY: '8',
     };
     defer(() => clearRedisPrefix(env));
-    const config = loadConfig(env);
+    const config = loadConfig(env, RESOURCE_NAMES);
     await migrateAll(database.db);
     const store = new AccountStore(database.db, config.secretKeys);
     // A deployment of 120 customers: victim, then c001…c119.

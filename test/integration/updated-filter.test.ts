@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
+import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 import { runCli } from '../support/run-cli.js';
 
@@ -70,7 +71,7 @@ describe('incremental runs with HIRESYNC_UPDATED_FILTER', () => {
     const touched = t.sim.dataset.touch('jobs', 3);
     await t.sync(['jobs']);
     // The filter is set: the next incremental run must still catch the change.
-    const config = loadConfig({ ...t.env, HIRESYNC_UPDATED_FILTER: FILTER });
+    const config = loadConfig({ ...t.env, HIRESYNC_UPDATED_FILTER: FILTER }, RESOURCE_NAMES);
     const app = createApp(config, t.log.logger, { defaultMetrics: false });
     try {
       const [outcome] = await runOnce(app, ['jobs'], 'auto');

@@ -7,7 +7,7 @@ import type { Config } from '../../src/config/types.js';
 import { loadConfig, type ResourceName } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import type { ScheduleTarget } from '../../src/queue/upsert-schedules.js';
-import { validateRecord } from '../../src/resources/index.js';
+import { RESOURCE_NAMES, validateRecord } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
@@ -75,7 +75,7 @@ export async function startAccountsHarness(options: {
     HIRESYNC_PER_PAGE: '10',
     ...options.env,
   };
-  const config = loadConfig(env);
+  const config = loadConfig(env, RESOURCE_NAMES);
   const store = new AccountStore(database.db, config.secretKeys);
   await migrateAll(database.db);
   for (const name of options.accounts) {

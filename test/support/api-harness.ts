@@ -10,7 +10,7 @@ import { fetchPages, type Page } from '../../src/api/fetch-pages.js';
 import type { Config } from '../../src/config/types.js';
 import { loadConfig, type ResourceName } from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
-import { BUILT_IN_RESOURCES, declarationOf } from '../../src/resources/index.js';
+import { BUILT_IN_RESOURCES, declarationOf, RESOURCE_NAMES } from '../../src/resources/index.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import { captureLogger } from './capture-logger.js';
@@ -39,14 +39,17 @@ function clientKit(
           HIRESYNC_CLIENT_ID: 'demo-client',
           HIRESYNC_CLIENT_SECRET: SIM_SECRET,
         };
-  const config = loadConfig({
-    HIRESYNC_BASE_URL: baseUrl,
-    DATABASE_URL: inject('databaseUrl'),
-    REDIS_URL: inject('redisUrl'),
-    HIRESYNC_RATE_LIMIT_WINDOW: '10s',
-    ...creds,
-    ...options.env,
-  });
+  const config = loadConfig(
+    {
+      HIRESYNC_BASE_URL: baseUrl,
+      DATABASE_URL: inject('databaseUrl'),
+      REDIS_URL: inject('redisUrl'),
+      HIRESYNC_RATE_LIMIT_WINDOW: '10s',
+      ...creds,
+      ...options.env,
+    },
+    RESOURCE_NAMES,
+  );
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
   const prefix = `test-${randomUUID()}`;
   const log = captureLogger();

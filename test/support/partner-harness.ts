@@ -8,6 +8,7 @@ import { registryOf } from '../../src/commands/account-options.js';
 import type { Config } from '../../src/config/types.js';
 import { loadConfig } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
+import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
@@ -96,7 +97,7 @@ export async function startPartnerHarness(
     await sim.close();
   };
   try {
-    const config = loadConfig(env);
+    const config = loadConfig(env, RESOURCE_NAMES);
     await migrateAll(database.db);
     const store = new AccountStore(database.db, config.secretKeys, { partner: config.partner });
     // The customer approves; the partner's own web app exchanges the code and

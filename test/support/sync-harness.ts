@@ -3,7 +3,7 @@ import { type App, type AppOptions, createApp } from '../../src/app.js';
 import type { Config } from '../../src/config/types.js';
 import { loadConfig, type ResourceName } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
-import { validateRecord } from '../../src/resources/index.js';
+import { RESOURCE_NAMES, validateRecord } from '../../src/resources/index.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
@@ -61,7 +61,7 @@ export async function startSyncHarness(
     HIRESYNC_HTTP_PORT: '0',
     ...options.env,
   };
-  const config = loadConfig(env);
+  const config = loadConfig(env, RESOURCE_NAMES);
   const log = captureLogger('info');
   const app = (appOptions: AppOptions = {}) =>
     createApp(config, log.logger, { defaultMetrics: false, ...appOptions });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isLoopbackHost } from '../../src/config/fields.js';
 import { loadConfig, loadDatabaseConfig, loadStatusConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
+import { RESOURCE_NAMES } from '../../src/resources/index.js';
 
 const BASE = {
   HIRESYNC_BASE_URL: 'https://harvest.example.com',
@@ -16,7 +17,7 @@ const CLIENT = {
 
 function problems(env: Record<string, string>): string[] {
   try {
-    loadConfig(env);
+    loadConfig(env, RESOURCE_NAMES);
   } catch (error) {
     expect(error).toBeInstanceOf(ConfigError);
     return (error as ConfigError).problems.map((p) => p.variable);
@@ -26,7 +27,7 @@ function problems(env: Record<string, string>): string[] {
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
-    const config = loadConfig({ ...BASE, ...CLIENT });
+    const config = loadConfig({ ...BASE, ...CLIENT }, RESOURCE_NAMES);
     expect(config.api.perPage).toBe(500);
     expect(config.resources).toEqual(['jobs', 'job_posts', 'tracking_links']);
     expect(config.api.trackingLinksPath).toBe('/v3/tracking_links');
@@ -39,19 +40,22 @@ describe('loadConfig', () => {
   });
 
   it('forms token URLs by appending to configured URLs that carry a path', () => {
-    const cc = loadConfig({ ...BASE, ...CLIENT });
+    const cc = loadConfig({ ...BASE, ...CLIENT }, RESOURCE_NAMES);
     expect(cc.api.auth.tokenUrl).toBe('https://auth.example.com/oauth/token');
-    const key = loadConfig({
-      ...BASE,
-      HIRESYNC_BASE_URL: 'https://harvest.example.com/api/',
-      HIRESYNC_API_KEY: 'k',
-    });
+    const key = loadConfig(
+      {
+        ...BASE,
+        HIRESYNC_BASE_URL: 'https://harvest.example.com/api/',
+        HIRESYNC_API_KEY: 'k',
+      },
+      RESOURCE_NAMES,
+    );
     expect(key.api.auth.tokenUrl).toBe('https://harvest.example.com/api/auth/token');
     expect(key.api.baseUrl).toBe('https://harvest.example.com/api');
   });
 
   it('keeps HIRESYNC_SUB for client credentials', () => {
-    const config = loadConfig({ ...BASE, ...CLIENT, HIRESYNC_SUB: '4242' });
+    const config = loadConfig({ ...BASE, ...CLIENT, HIRESYNC_SUB: '4242' }, RESOURCE_NAMES);
     expect(config.api.auth.mode === 'client_credentials' && config.api.auth.sub).toBe('4242');
   });
 
@@ -64,7 +68,8 @@ describe('loadConfig', () => {
     ]);
     for (const host of ['127.0.0.1:8080', 'localhost:1', '[::1]:9', '127.10.0.3']) {
       expect(
-        loadConfig({ ...BASE, ...CLIENT, HIRESYNC_BASE_URL: `http://${host}` }).api.baseUrl,
+        loadConfig({ ...BASE, ...CLIENT, HIRESYNC_BASE_URL: `http://${host}` }, RESOURCE_NAMES).api
+          .baseUrl,
       ).toBe(`http://${host}`);
     }
   });
@@ -113,19 +118,21 @@ describe('loadConfig', () => {
     expect(problems({ ...BASE, ...CLIENT, HIRESYNC_PER_PAGE: '2.5' })).toEqual([
       'HIRESYNC_PER_PAGE',
     ]);
-    expect(loadConfig({ ...BASE, ...CLIENT, HIRESYNC_PER_PAGE: '1' }).api.perPage).toBe(1);
+    expect(
+      loadConfig({ ...BASE, ...CLIENT, HIRESYNC_PER_PAGE: '1' }, RESOURCE_NAMES).api.perPage,
+    ).toBe(1);
   });
 
   it('never puts a secret into an error message or a serialized config', () => {
     let message = '';
     try {
-      loadConfig({ ...CLIENT, HIRESYNC_API_KEY: 'api-key-secret-value' });
+      loadConfig({ ...CLIENT, HIRESYNC_API_KEY: 'api-key-secret-value' }, RESOURCE_NAMES);
     } catch (error) {
       message = (error as Error).message;
     }
     expect(message).not.toContain('top-secret-value');
     expect(message).not.toContain('api-key-secret-value');
-    const config = loadConfig({ ...BASE, ...CLIENT });
+    const config = loadConfig({ ...BASE, ...CLIENT }, RESOURCE_NAMES);
     expect(JSON.stringify(config)).not.toContain('top-secret-value');
     expect(
       String(config.api.auth.mode === 'client_credentials' && config.api.auth.clientSecret),
@@ -165,7 +172,7 @@ describe('loadConfig guards and bounds', () => {
   const valid = { ...BASE, ...CLIENT };
   const messageOf = (env: Record<string, string>): string => {
     try {
-      loadConfig(env);
+      loadConfig(env, RESOURCE_NAMES);
     } catch (error) {
       return (error as ConfigError).message;
     }
@@ -173,19 +180,22 @@ describe('loadConfig guards and bounds', () => {
   };
 
   it('applies the guard defaults: half the live rows, 4 MiB pages, a one-hour Retry-After', () => {
-    const config = loadConfig(valid);
+    const config = loadConfig(valid, RESOURCE_NAMES);
     expect(config.maxDeleteFraction).toBe(0.5);
     expect(config.api.maxPageBytes).toBe(4 * 1024 ** 2);
     expect(config.api.maxRetryAfterMs).toBe(3_600_000);
   });
 
   it('reads guard values in their units', () => {
-    const config = loadConfig({
-      ...valid,
-      HIRESYNC_MAX_DELETE_FRACTION: '0.25',
-      HIRESYNC_MAX_PAGE_BYTES: '512KiB',
-      HIRESYNC_MAX_RETRY_AFTER: '10m',
-    });
+    const config = loadConfig(
+      {
+        ...valid,
+        HIRESYNC_MAX_DELETE_FRACTION: '0.25',
+        HIRESYNC_MAX_PAGE_BYTES: '512KiB',
+        HIRESYNC_MAX_RETRY_AFTER: '10m',
+      },
+      RESOURCE_NAMES,
+    );
     expect(config.maxDeleteFraction).toBe(0.25);
     expect(config.api.maxPageBytes).toBe(512 * 1024);
     expect(config.api.maxRetryAfterMs).toBe(600_000);
@@ -229,17 +239,22 @@ describe('loadConfig guards and bounds', () => {
     expect(problems({ ...valid, HIRESYNC_FULL_CRON: '0 0 3 * * *' })).toEqual([
       'HIRESYNC_FULL_CRON',
     ]);
-    expect(loadConfig({ ...valid, HIRESYNC_FULL_CRON: '30 2 * * 1' }).fullCron).toBe('30 2 * * 1');
+    expect(
+      loadConfig({ ...valid, HIRESYNC_FULL_CRON: '30 2 * * 1' }, RESOURCE_NAMES).fullCron,
+    ).toBe('30 2 * * 1');
   });
 
   it('ignores surrounding spaces in every variable alike', () => {
-    const config = loadConfig({
-      ...valid,
-      DATABASE_URL: ' postgres://u@db/hiresync  ',
-      REDIS_URL: 'redis://cache:6379 ',
-      LOG_LEVEL: ' debug',
-      HIRESYNC_PER_PAGE: ' 200 ',
-    });
+    const config = loadConfig(
+      {
+        ...valid,
+        DATABASE_URL: ' postgres://u@db/hiresync  ',
+        REDIS_URL: 'redis://cache:6379 ',
+        LOG_LEVEL: ' debug',
+        HIRESYNC_PER_PAGE: ' 200 ',
+      },
+      RESOURCE_NAMES,
+    );
     expect(config.databaseUrl).toBe('postgres://u@db/hiresync');
     expect(config.redisUrl).toBe('redis://cache:6379');
     expect(config.logLevel).toBe('debug');
@@ -251,17 +266,20 @@ describe('HIRESYNC_UPDATED_FILTER', () => {
   const valid = { ...BASE, ...CLIENT };
 
   it('is off by default, with a five-minute lookback', () => {
-    const config = loadConfig(valid);
+    const config = loadConfig(valid, RESOURCE_NAMES);
     expect(config.updatedFilter).toBeUndefined();
     expect(config.updatedLookbackMs).toBe(300_000);
   });
 
   it('takes a query-string template holding {since}', () => {
-    const config = loadConfig({
-      ...valid,
-      HIRESYNC_UPDATED_FILTER: 'updated_at=gte|{since}',
-      HIRESYNC_UPDATED_LOOKBACK: '1h',
-    });
+    const config = loadConfig(
+      {
+        ...valid,
+        HIRESYNC_UPDATED_FILTER: 'updated_at=gte|{since}',
+        HIRESYNC_UPDATED_LOOKBACK: '1h',
+      },
+      RESOURCE_NAMES,
+    );
     expect(config.updatedFilter).toBe('updated_at=gte|{since}');
     expect(config.updatedLookbackMs).toBe(3_600_000);
   });

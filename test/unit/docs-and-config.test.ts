@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { RESOURCE_NAMES } from '../../src/resources/index.js';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 
@@ -41,24 +42,30 @@ describe('documentation and deployment files', () => {
     const compose = read('docker-compose.yml');
     const database = /DATABASE_URL: (\S+)/.exec(compose)?.[1];
     const redis = /REDIS_URL: (\S+)/.exec(compose)?.[1];
-    const config = loadConfig({
-      ...envFile(read('compose.demo.env')),
-      DATABASE_URL: database,
-      REDIS_URL: redis,
-    });
+    const config = loadConfig(
+      {
+        ...envFile(read('compose.demo.env')),
+        DATABASE_URL: database,
+        REDIS_URL: redis,
+      },
+      RESOURCE_NAMES,
+    );
     expect(config.api.baseUrl).toBe('http://127.0.0.1:8910');
     expect(config.api.auth.mode).toBe('client_credentials');
   });
 
   it('keep .env.example a valid configuration once credentials are filled in', () => {
     const example = envFile(read('.env.example'));
-    const config = loadConfig({
-      ...example,
-      HIRESYNC_CLIENT_ID: 'id',
-      HIRESYNC_CLIENT_SECRET: 'secret',
-      DATABASE_URL: 'postgres://u@db/x',
-      REDIS_URL: 'redis://r',
-    });
+    const config = loadConfig(
+      {
+        ...example,
+        HIRESYNC_CLIENT_ID: 'id',
+        HIRESYNC_CLIENT_SECRET: 'secret',
+        DATABASE_URL: 'postgres://u@db/x',
+        REDIS_URL: 'redis://r',
+      },
+      RESOURCE_NAMES,
+    );
     expect(config.fullCron).toBe('0 3 * * *');
   });
 
