@@ -1,13 +1,13 @@
 import { loadDemoConfig } from '../config.js';
+import { createLogger } from '../logger.js';
+import { defineCommand, EXIT } from './command.js';
 import {
   DEMO_ACCOUNT,
   DEMO_DATABASE,
   DEMO_PARTNER_ACCOUNT,
   type DemoPartner,
   runDemo,
-} from '../demo.js';
-import { createLogger } from '../logger.js';
-import { defineCommand, EXIT } from './command.js';
+} from './demo-tour.js';
 import { formatTable } from './format-table.js';
 import { intOption } from './number-options.js';
 import type { OptionTable } from './options.js';

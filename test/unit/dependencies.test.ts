@@ -1,73 +1,190 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-/** `file: specifier` for every import of the .ts files in `dir` (relative to src/). */
-function importsOf(dir: string): string[] {
-  const folder = new URL(`../../src/${dir}/`, import.meta.url);
-  return readdirSync(folder)
-    .filter((name) => name.endsWith('.ts'))
-    .flatMap((name) =>
-      [...readFileSync(new URL(name, folder), 'utf8').matchAll(/from '([^']+)'/g)].map(
-        (m) => `${name}: ${m[1]}`,
-      ),
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+
+/** One import of a source file: where from, what, and whether it is erased at run time. */
+interface Import {
+  /** The importing file, relative to src/. */
+  file: string;
+  /** The folder (`api/`) or top-level file (`config.ts`) the importing file belongs to. */
+  from: string;
+  /** Same for the imported module; a package's name for a package. */
+  to: string;
+  /** `import type …`, or only `type` names: nothing is loaded at run time. */
+  typeOnly: boolean;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** `api/` for src/api/**, `config.ts` for src/config.ts. */
+function unitOf(path: string): string {
+  const parts = relative(SRC, path).split('/');
+  return parts.length > 1 ? `${parts[0]}/` : (parts[0] ?? '');
+}
+
+function importsOfTree(): Import[] {
+  return sourceFiles(SRC).flatMap((path) => {
+    const text = readFileSync(path, 'utf8');
+    return [...text.matchAll(/^(?:import|export)\s+(type\s+)?([^;]*?)\s+from\s+'([^']+)'/gms)].map(
+      (m): Import => {
+        const [, typeKeyword, clause = '', specifier = ''] = m;
+        const names = /^\{([^}]*)\}$/.exec(clause.trim())?.[1];
+        const typeOnly =
+          typeKeyword !== undefined ||
+          (names !== undefined &&
+            names
+              .split(',')
+              .map((n) => n.trim())
+              .filter((n) => n !== '')
+              .every((n) => n.startsWith('type ')));
+        const to = specifier.startsWith('.')
+          ? unitOf(resolve(dirname(path), specifier.replace(/\.js$/, '.ts')))
+          : (specifier.match(/^(@[^/]+\/[^/]+|[^/]+)/)?.[1] ?? specifier);
+        return { file: relative(SRC, path), from: unitOf(path), to, typeOnly };
+      },
     );
+  });
+}
+
+const IMPORTS = importsOfTree();
+const FOLDERS = readdirSync(SRC)
+  .filter((name) => statSync(join(SRC, name)).isDirectory())
+  .map((name) => `${name}/`);
+
+/**
+ * What each folder of src/ may import of hiresync (besides itself), from the
+ * bottom up: `redis`, `sync` and `resources` know almost nothing; `api` and
+ * `warehouse` never know each other; `queue` joins them through the ports of
+ * `sync`; only `commands` (and the app and CLI above them) see everything.
+ * Packages a folder must not load are listed too.
+ */
+const LAYERS: Record<string, { may: readonly string[]; packagesNot?: readonly string[] }> = {
+  'redis/': { may: ['errors.ts'] },
+  'sync/': {
+    may: ['errors.ts', 'logger.ts'],
+    packagesNot: ['got', 'bullmq', 'ioredis', 'pg', 'kysely'],
+  },
+  'resources/': { may: ['sync/'], packagesNot: ['got', 'bullmq', 'ioredis', 'pg', 'kysely'] },
+  'config/': { may: ['duration.ts', 'errors.ts', 'secret.ts', 'sync/'] },
+  'api/': {
+    may: ['config/', 'errors.ts', 'logger.ts', 'redis/', 'resources/', 'secret.ts', 'sync/'],
+    packagesNot: ['bullmq', 'pg', 'kysely'],
+  },
+  'warehouse/': {
+    may: ['account-name.ts', 'errors.ts', 'sync/'],
+    packagesNot: ['got', 'bullmq', 'ioredis'],
+  },
+  'simulator/': { may: ['resources/'], packagesNot: ['bullmq', 'ioredis', 'pg', 'kysely'] },
+  'accounts/': {
+    may: ['account-name.ts', 'api/', 'config/', 'errors.ts', 'secret.ts', 'warehouse/'],
+  },
+  'queue/': {
+    may: [
+      'account-name.ts',
+      'accounts/',
+      'config.ts',
+      'config/',
+      'errors.ts',
+      'logger.ts',
+      'redis/',
+      'secret.ts',
+      'sync/',
+      'warehouse/',
+    ],
+  },
+  'commands/': {
+    may: FOLDERS.filter((f) => f !== 'commands/').concat(
+      ...readdirSync(SRC).filter((n) => n.endsWith('.ts') && n !== 'main.ts' && n !== 'cli.ts'),
+    ),
+  },
+};
+
+/** The folders' runtime imports, as a graph; then its cycles (strongly connected parts). */
+function folderCycles(): string[][] {
+  const edges = new Map<string, Set<string>>();
+  for (const i of IMPORTS) {
+    if (i.typeOnly || i.from === i.to || !(i.to.endsWith('/') || i.to.endsWith('.ts'))) continue;
+    edges.set(i.from, (edges.get(i.from) ?? new Set()).add(i.to));
+  }
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const cycles: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v) ?? 0);
+    stack.push(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) ?? 0, low.get(w) ?? 0));
+      } else if (stack.includes(w)) {
+        low.set(v, Math.min(low.get(v) ?? 0, index.get(w) ?? 0));
+      }
+    }
+    if (low.get(v) === index.get(v)) {
+      const part: string[] = [];
+      for (let w = stack.pop(); w !== undefined; w = stack.pop()) {
+        part.push(w);
+        if (w === v) break;
+      }
+      if (part.length > 1) cycles.push(part.sort());
+    }
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return cycles;
 }
 
 describe('dependencies point one way', () => {
-  it('src/queue never imports the app, the commands or the CLI', () => {
-    const imports = importsOf('queue');
-    expect(imports.length).toBeGreaterThan(0);
-    expect(imports.filter((i) => /: \.\.\/(app|cli|main|demo|commands\/)/.test(i))).toEqual([]);
+  it('reads the imports of every folder of src', () => {
+    expect(IMPORTS.length).toBeGreaterThan(100);
+    for (const folder of FOLDERS) expect(IMPORTS.some((i) => i.from === folder)).toBe(true);
   });
 
-  it('src/redis (the lock shared by the run lock and the token refresh) imports only the error classes of hiresync', () => {
-    const imports = importsOf('redis');
-    expect(imports.filter((i) => /: \.\.\//.test(i) && !/: \.\.\/errors\.js$/.test(i))).toEqual([]);
+  it('no runtime import cycle runs between the folders and top-level files of src', () => {
+    expect(folderCycles()).toEqual([]);
   });
 
-  it('src/sync speaks only through its ports: no API, warehouse, queue, Redis or database code', () => {
-    const imports = importsOf('sync');
-    expect(imports.length).toBeGreaterThan(0);
+  it('every folder of src has its layer rule', () => {
+    expect(FOLDERS.filter((f) => !(f in LAYERS))).toEqual([]);
+  });
+
+  it.each(Object.keys(LAYERS))('src/%s imports only the layers below it', (folder) => {
+    const rule = LAYERS[folder] ?? { may: [] };
+    const own = IMPORTS.filter((i) => i.from === folder && i.to !== folder);
+    const local = own.filter((i) => i.to.endsWith('/') || i.to.endsWith('.ts'));
     expect(
-      imports.filter((i) =>
-        /: (\.\.\/(api|warehouse|queue|redis|resources|app)|got|bullmq|ioredis|pg|kysely)/.test(i),
-      ),
+      local.filter((i) => !rule.may.includes(i.to)).map((i) => `${i.file} -> ${i.to}`),
+    ).toEqual([]);
+    expect(
+      own
+        .filter((i) => !i.typeOnly && rule.packagesNot?.includes(i.to))
+        .map((i) => `${i.file} -> ${i.to}`),
     ).toEqual([]);
   });
 
-  it('src/warehouse and src/api never import the queue, the app, the accounts or each other', () => {
-    expect(
-      importsOf('warehouse').filter((i) =>
-        /: \.\.\/(api|queue|app|commands|resources|accounts)\//.test(i),
-      ),
-    ).toEqual([]);
-    expect(
-      importsOf('api').filter((i) => /: \.\.\/(warehouse|queue|app|commands)\//.test(i)),
-    ).toEqual([]);
+  it('src/resources declares resources with zod alone among packages', () => {
+    const packages = IMPORTS.filter(
+      (i) => i.from === 'resources/' && !i.to.endsWith('/') && !i.to.endsWith('.ts'),
+    );
+    expect([...new Set(packages.map((i) => i.to))]).toEqual(['zod']);
   });
 
-  it('src/config (src/config.ts and src/config/) imports no layer above it: no accounts, API, warehouse, queue or commands', () => {
-    const imports = [
-      ...importsOf('config'),
-      ...[
-        ...readFileSync(new URL('../../src/config.ts', import.meta.url), 'utf8').matchAll(
-          /from '([^']+)'/g,
-        ),
-      ].map((m) => `config.ts: ${m[1]?.replace(/^\.\//, '../')}`),
-    ];
-    expect(imports.length).toBeGreaterThan(0);
+  it('the top-level modules below the commands never import the commands, the app or the CLI', () => {
+    const low = ['config.ts', 'errors.ts', 'logger.ts', 'secret.ts', 'duration.ts'];
     expect(
-      imports.filter((i) =>
-        /: \.\.\/(accounts|api|warehouse|queue|commands|app|simulator)\b/.test(i),
-      ),
-    ).toEqual([]);
-  });
-
-  it('src/accounts never imports the queue, the app, the commands or the CLI', () => {
-    const imports = importsOf('accounts');
-    expect(imports.length).toBeGreaterThan(0);
-    expect(
-      imports.filter((i) => /: \.\.\/(queue|app|cli|main|demo|commands|simulator)\b/.test(i)),
+      IMPORTS.filter(
+        (i) => low.includes(i.from) && /^(commands\/|app\.ts|main\.ts|cli\.ts)$/.test(i.to),
+      ).map((i) => `${i.file} -> ${i.to}`),
     ).toEqual([]);
   });
 });
