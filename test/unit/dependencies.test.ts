@@ -40,12 +40,11 @@ function importsOfTree(): Import[] {
         const names = /^\{([^}]*)\}$/.exec(clause.trim())?.[1];
         const typeOnly =
           typeKeyword !== undefined ||
-          (names !== undefined &&
-            names
-              .split(',')
-              .map((n) => n.trim())
-              .filter((n) => n !== '')
-              .every((n) => n.startsWith('type ')));
+          names
+            ?.split(',')
+            .map((n) => n.trim())
+            .filter((n) => n !== '')
+            .every((n) => n.startsWith('type ')) === true;
         const to = specifier.startsWith('.')
           ? unitOf(resolve(dirname(path), specifier.replace(/\.js$/, '.ts')))
           : (specifier.match(/^(@[^/]+\/[^/]+|[^/]+)/)?.[1] ?? specifier);
