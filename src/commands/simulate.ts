@@ -2,6 +2,7 @@ import { isLoopbackHost } from '../config/fields.js';
 import { UsageError } from '../errors.js';
 import { ApiSimulator } from '../simulator/api-simulator.js';
 import { EXTRA_RESOURCE_NAMES, EXTRA_RESOURCES } from '../simulator/extra-resources.js';
+import { SIMULATOR_SHAPES, type SimulatorShape, V3_RATE_LIMIT } from '../simulator/shape.js';
 import { simulatedAccounts } from '../simulator/simulated-accounts.js';
 import {
   PARTNER_CLIENT_ID,
@@ -14,6 +15,13 @@ import type { OptionTable } from './options.js';
 
 /** Options of `hiresync simulate`. */
 export const options = {
+  shape: {
+    type: 'string',
+    value: 'SHAPE',
+    description:
+      "seed: the shapes api-spec.md shows; v3: the live service's (flat tracking links, expires_at tokens, a 75/30s window unless --rate-limit says otherwise, X-RateLimit-Limit/Remaining/Reset as epoch seconds on every list response but 429s, pipe date filters, a 1-minute authorization code)",
+    default: 'seed',
+  },
   host: {
     type: 'string',
     value: 'ADDR',
@@ -57,12 +65,13 @@ export const options = {
   'rate-limit': {
     type: 'string',
     value: 'N/WINDOW',
-    description: 'fixed-window rate limit on list requests, e.g. 50/10s (default: none)',
+    description:
+      'fixed-window rate limit on list requests, e.g. 50/10s, or none (default: none; --shape v3: 75/30s)',
   },
   'rate-limit-headers': {
     type: 'boolean',
     description:
-      'send X-RateLimit-Limit and X-RateLimit-Reset (seconds until reset) beside X-RateLimit-Remaining',
+      'send X-RateLimit-Limit and X-RateLimit-Reset (seconds until reset; --shape v3: on, in epoch seconds) beside X-RateLimit-Remaining',
   },
   'token-ttl': {
     type: 'string',
@@ -175,6 +184,7 @@ export const simulate = defineCommand({
     Ctrl-C (SIGINT) or SIGTERM.`,
   options,
   async execute(values, { stdout, signals }) {
+    const shape = parseShape(values.shape);
     const host = values.host;
     if (!isLoopbackHost(host))
       throw new UsageError(
@@ -195,9 +205,11 @@ export const simulate = defineCommand({
       return text === undefined ? records : intOption(name, text);
     };
     const extraResources = parseExtraResources(values['extra-resources']);
-    const flatTrackingLinks = values.flat ?? false;
+    // Left undefined when not given, so that the shape decides.
+    const flatTrackingLinks = values.flat;
     const malformedEvery = intOption('malformed-every', values['malformed-every']);
     const simulatorOptions: SimulatorOptions = {
+      shape,
       host: host === 'localhost' ? '127.0.0.1' : host,
       port: intOption('port', values.port),
       dataset: {
@@ -215,10 +227,14 @@ export const simulate = defineCommand({
         malformedEvery,
       },
       rateLimit:
-        values['rate-limit'] === undefined ? undefined : parseRateLimit(values['rate-limit']),
-      rateLimitHeaders: values['rate-limit-headers'] ?? false,
+        values['rate-limit'] === undefined
+          ? undefined
+          : values['rate-limit'].trim() === 'none'
+            ? null
+            : parseRateLimit(values['rate-limit']),
+      rateLimitHeaders: values['rate-limit-headers'],
       tokenTtlSeconds: intOption('token-ttl', values['token-ttl'], 1),
-      expiresField: values['expires-at'] ? 'expires_at' : 'expires_in',
+      expiresField: values['expires-at'] ? 'expires_at' : undefined,
       revokePreviousToken: values['revoke-previous-token'] ?? false,
       latencyMs: intOption('latency', values.latency),
       cachePages: values['cache-pages'] ?? false,
@@ -260,6 +276,7 @@ export const simulate = defineCommand({
         accountLines.join('') +
         partnerLines.join('') +
         extraLines.join('') +
+        shapeLine(shape, simulatorOptions.rateLimit) +
         'Stop with Ctrl-C.\n',
     );
     await new Promise<void>((resolve) => {
@@ -270,6 +287,25 @@ export const simulate = defineCommand({
     return EXIT.ok;
   },
 });
+
+/** What `simulate` prints about a shape other than seed. */
+function shapeLine(shape: SimulatorShape, rateLimit: SimulatorOptions['rateLimit']): string {
+  if (shape === 'seed') return '';
+  const window = rateLimit === null ? 'none' : (rateLimit ?? V3_RATE_LIMIT);
+  const limit =
+    window === 'none' ? 'no rate limit' : `${window.limit} requests / ${window.windowMs / 1000}s`;
+  return `  shape v3: the live service's shapes (flat tracking links, expires_at tokens, ${limit} with X-RateLimit-Reset in epoch seconds)\n`;
+}
+
+/** The value of `--shape`: `seed` or `v3`. */
+function parseShape(text: string): SimulatorShape {
+  const shape = SIMULATOR_SHAPES.find((name) => name === text.trim());
+  if (!shape)
+    throw new UsageError(
+      `--shape takes ${SIMULATOR_SHAPES.join(' or ')}, got ${JSON.stringify(text)}`,
+    );
+  return shape;
+}
 
 /** The value of `--extra-resources`: names of extra resources, `none`, or all when absent. */
 function parseExtraResources(text: string | undefined): readonly string[] {

@@ -1,6 +1,7 @@
-import { Dataset, type SimResource } from './dataset.js';
+import { Dataset, type DatasetOptions, type SimResource } from './dataset.js';
 import type { Fault } from './faults.js';
 import { FixedWindow, type RateLimit } from './rate-limiter.js';
+import { withDefaults } from './shape.js';
 import type { SimulatedAccount } from './simulated-accounts.js';
 
 /** What one account has seen: its share of the simulator's stats. */
@@ -30,6 +31,8 @@ export interface AccountState {
 
 /** What every account shares, from the simulator's options. */
 export interface AccountRegistryOptions {
+  /** Dataset options of the simulator's shape: each account's dataset options left undefined take these. */
+  datasetDefaults?: DatasetOptions;
   /** Names of the extra resources served. */
   extraNames: ReadonlySet<string>;
   /** The default of every account's `DatasetOptions.clockSkewMs`. */
@@ -70,7 +73,7 @@ export class AccountRegistry {
       account.dataset instanceof Dataset
         ? account.dataset
         : new Dataset({
-            ...account.dataset,
+            ...withDefaults(this.#options.datasetDefaults ?? {}, account.dataset ?? {}),
             clockSkewMs: account.dataset?.clockSkewMs ?? this.#options.clockSkewMs,
             extraResources: account.dataset?.extraResources ?? [...this.#options.extraNames],
           });

@@ -10,6 +10,7 @@ import { json } from './http-messages.js';
 import { IssuedTokens } from './issued-tokens.js';
 import { ListEndpoint } from './list-endpoint.js';
 import { PartnerGrants, type PartnerStats } from './partner-grants.js';
+import { shapeDefaults, withDefaults } from './shape.js';
 import { DEFAULT_ACCOUNT } from './simulated-accounts.js';
 import {
   PARTNER_CLIENT_ID,
@@ -26,7 +27,8 @@ import { type RefreshListener, TokenEndpoint } from './token-endpoint.js';
  * ones (applications, candidates, …) with id-descending cursor pagination and
  * Link headers, every 422 rule, 401 on expired or revoked tokens, 403 for
  * non-administrators, a fixed-window rate limit with X-RateLimit-Remaining
- * and 429/Retry-After) plus fault injection.
+ * and 429/Retry-After) plus fault injection. With `shape: 'v3'` it serves
+ * the live service's shapes instead where they differ (see shape.ts).
  */
 export class ApiSimulator {
   readonly dataset: Dataset;
@@ -58,14 +60,17 @@ export class ApiSimulator {
   readonly #authorizeEndpoint: AuthorizeEndpoint;
   readonly #listEndpoint: ListEndpoint;
 
-  private constructor(options: SimulatorOptions) {
+  private constructor(given: SimulatorOptions) {
+    const shape = shapeDefaults(given.shape ?? 'seed');
+    const options = withDefaults(shape.simulator, given);
     this.#options = options;
     this.#accounts = new AccountRegistry({
+      datasetDefaults: shape.dataset,
       extraNames: new Set(
         extraResourcesNamed(options.extraResources ?? EXTRA_RESOURCE_NAMES).map((r) => r.name),
       ),
       clockSkewMs: options.clockSkewMs,
-      rateLimit: options.rateLimit,
+      rateLimit: options.rateLimit ?? undefined,
       trackingLinksPath: options.trackingLinksPath,
     });
     this.#default = this.#accounts.add({

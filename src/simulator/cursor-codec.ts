@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { DateBound } from './list-query.js';
 
 /** What a simulator cursor carries. */
 export interface CursorState {
@@ -7,8 +8,8 @@ export interface CursorState {
   below: number;
   perPage: number;
   status?: string | undefined;
-  /** The `updated_at=gte|…` filter of the first request: records updated at or after it. */
-  updatedSince?: string | undefined;
+  /** The date filters of the first request (`updated_at=gte|…|lte|…`, `created_at=…`). */
+  dates?: DateBound[] | undefined;
   /** The account whose data the walk reads; undefined for the simulator's first (default) account. */
   account?: string | undefined;
 }
@@ -31,7 +32,7 @@ export class CursorCodec {
       state.below,
       state.perPage,
       state.status ?? null,
-      state.updatedSince ?? null,
+      state.dates?.length ? state.dates : null,
     ];
     if (state.account !== undefined) fields.push(state.account);
     const payload = Buffer.from(JSON.stringify(fields));
@@ -49,15 +50,22 @@ export class CursorCodec {
     const expected = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
     if (!timingSafeEqual(mac, expected)) return undefined;
     try {
-      const [resource, below, perPage, status, updatedSince, account] = JSON.parse(
+      const [resource, below, perPage, status, dates, account] = JSON.parse(
         payload.toString('utf8'),
-      ) as [string, number, number, string | null, string | null | undefined, string | undefined];
+      ) as [
+        string,
+        number,
+        number,
+        string | null,
+        DateBound[] | null | undefined,
+        string | undefined,
+      ];
       return {
         resource,
         below,
         perPage,
         status: status ?? undefined,
-        updatedSince: updatedSince ?? undefined,
+        dates: dates ?? undefined,
         account,
       };
     } catch {

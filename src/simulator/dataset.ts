@@ -7,6 +7,7 @@
 import { BUILT_IN_RESOURCES, type ResourceCatalog } from '../resources/index.js';
 import type { ExtraResource, ExtraSimulationContext } from './extra-resource.js';
 import { EXTRA_RESOURCE_NAMES, EXTRA_RESOURCES, extraResourcesNamed } from './extra-resources.js';
+import { type DateBound, withinDates } from './list-query.js';
 import { recordGeneratorOf } from './simulated-records.js';
 
 /** A resource the simulator serves: any name its catalog declares, or an extra resource. */
@@ -355,10 +356,14 @@ export class Dataset {
     };
   }
 
-  /** Whether the record at `index` was updated at or after `since` (an ISO 8601 time). */
-  updatedSince(resource: SimResource, index: number, since: string): boolean {
+  /**
+   * Whether the record at `index` is within every bound of `dates`
+   * (`updated_at=gte|…`, `created_at=lt|…`); a malformed one never is.
+   */
+  withinDates(resource: SimResource, index: number, dates: readonly DateBound[]): boolean {
+    if (dates.length === 0) return true;
     if (this.isMalformed(index)) return false;
-    return Date.parse(this.#times(resource, index).updated_at) >= Date.parse(since);
+    return withinDates(this.#times(resource, index), dates);
   }
 
   /** Malformed records rotate through the kinds a validator must catch. */

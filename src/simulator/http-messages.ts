@@ -20,8 +20,12 @@ export function json(
 }
 
 /** The API's 422: `errors` says which rule the request broke. */
-export function unprocessable(res: ServerResponse, errors: unknown[]): void {
-  json(res, 422, { message: 'Unprocessable Content', errors });
+export function unprocessable(
+  res: ServerResponse,
+  errors: unknown[],
+  headers: Record<string, string> = {},
+): void {
+  json(res, 422, { message: 'Unprocessable Content', errors }, headers);
 }
 
 /** The user name and password of an HTTP Basic `authorization` header. */

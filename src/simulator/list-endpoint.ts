@@ -112,7 +112,11 @@ export class ListEndpoint {
     if (window) {
       const decision = window.take(now);
       if (!decision.allowed) return this.#tooMany(res, account, decision.retryAfterS, limit);
-      rateHeaders = rateLimitHeaders(window, decision, opts.rateLimitHeaders ?? false);
+      rateHeaders = rateLimitHeaders(window, decision, opts.rateLimitHeaders ?? false, {
+        format: opts.rateLimitResetFormat ?? 'seconds',
+        now,
+        clockSkewMs: opts.clockSkewMs ?? 0,
+      });
     }
     if (fault?.kind === 'rate-limit')
       return this.#tooMany(res, account, fault.retryAfterS, limit, fault.format);
@@ -154,10 +158,11 @@ export class ListEndpoint {
     const cursorAccount = account === this.#default ? undefined : account.name;
     const query = readListQuery(url, resource, cursorAccount, this.#cursors);
     if ('errors' in query) {
-      unprocessable(res, query.errors);
+      // Limit/Remaining/Reset on every response when sent in full (v3), a 422 included.
+      unprocessable(res, query.errors, opts.rateLimitHeaders ? rateHeaders : {});
       return 422;
     }
-    const { perPage, status, updatedSince } = query;
+    const { perPage, status, dates } = query;
     const page = this.#page(account, resource, query);
     const { lastIndex, hasMore } = page;
     const headers = { ...rateHeaders };
@@ -172,7 +177,7 @@ export class ListEndpoint {
         below: ds.idOf(resource, lastIndex),
         perPage,
         status,
-        updatedSince,
+        dates,
         account: cursorAccount,
       });
       const base = this.#baseUrl();
@@ -203,8 +208,8 @@ export class ListEndpoint {
    */
   #page(account: AccountState, resource: SimResource, query: ListQuery): Page {
     const ds = account.dataset;
-    const { below, perPage, status, updatedSince } = query;
-    const cacheKey = `${account.name}|${resource}|${below}|${perPage}|${status}|${updatedSince}|${ds.version}`;
+    const { below, perPage, status, dates } = query;
+    const cacheKey = `${account.name}|${resource}|${below}|${perPage}|${status}|${JSON.stringify(dates)}|${ds.version}`;
     const cached = this.#options.cachePages ? this.#pageCache.get(cacheKey) : undefined;
     if (cached) return cached;
     const matches = (index: number) => matchesQuery(ds, resource, index, query);
@@ -246,16 +251,16 @@ export class ListEndpoint {
   }
 }
 
-/** Whether record `index` passes the query's `status` and `updated_at` filters. */
+/** Whether record `index` passes the query's `status` and date filters. */
 function matchesQuery(
   ds: Dataset,
   resource: SimResource,
   index: number,
   query: ListQuery,
 ): boolean {
-  const { status, updatedSince } = query;
+  const { status, dates } = query;
   return (
     (status === undefined || ds.matches(resource, index, { status })) &&
-    (updatedSince === undefined || ds.updatedSince(resource, index, updatedSince))
+    ds.withinDates(resource, index, dates)
   );
 }

@@ -1,6 +1,19 @@
 import type { CursorCodec } from './cursor-codec.js';
 import type { SimResource } from './dataset.js';
 
+/** The list fields a date filter may name. */
+export const DATE_FILTER_FIELDS = ['updated_at', 'created_at'] as const;
+/** The operators of a pipe-delimited date filter. */
+export const DATE_FILTER_OPERATORS = ['gte', 'lte', 'gt', 'lt'] as const;
+
+/** One bound of a date filter: `updated_at=gte|2024-01-01T00:00:00Z` is `{ updated_at, gte, … }`. */
+export interface DateBound {
+  field: (typeof DATE_FILTER_FIELDS)[number];
+  op: (typeof DATE_FILTER_OPERATORS)[number];
+  /** An ISO 8601 time as the request gave it. */
+  at: string;
+}
+
 /** Where a list request's walk stands and what it filters. */
 export interface ListQuery {
   /** The page holds ids strictly below this one (the first page: every id). */
@@ -8,8 +21,11 @@ export interface ListQuery {
   perPage: number;
   /** The `status` filter. */
   status: string | undefined;
-  /** The `updated_at=gte|…` filter: records updated at or after it. */
-  updatedSince: string | undefined;
+  /**
+   * The date filters (`updated_at=gte|A|lte|B`, `created_at=…`): a record
+   * passes when it is within every bound. Empty: no filter.
+   */
+  dates: DateBound[];
 }
 
 /** A list request that breaks a rule: the `errors` of its 422. */
@@ -20,7 +36,7 @@ export interface ListQueryRefusal {
 /**
  * Reads a list request's query: the state of its cursor (which must come
  * alone, be valid, and belong to `resource` and `cursorAccount`), or the
- * first page's `per_page`, `status` and `updated_at` parameters.
+ * first page's `per_page`, `status`, `updated_at` and `created_at` parameters.
  */
 export function readListQuery(
   url: URL,
@@ -36,8 +52,8 @@ export function readListQuery(
     const state = cursors.decode(cursorText);
     if (!state || state.resource !== resource || state.account !== cursorAccount)
       return { errors: ['The cursor is malformed or invalid'] };
-    const { below, perPage, status, updatedSince } = state;
-    return { below, perPage, status, updatedSince };
+    const { below, perPage, status, dates } = state;
+    return { below, perPage, status, dates: dates ?? [] };
   }
   let perPage = 100;
   const perPageText = url.searchParams.get('per_page');
@@ -57,15 +73,64 @@ export function readListQuery(
   }
   // The spec shows a status filter on jobs; the simulator applies one to any list.
   const status = url.searchParams.get('status') ?? undefined;
-  // The filter peers send for incremental syncs (Singer's tap-greenhouse):
-  // updated_at=gte|<ISO 8601>.
-  let updatedSince: string | undefined;
-  const updated = url.searchParams.get('updated_at');
-  if (updated !== null) {
-    const since = /^gte\|(.+)$/.exec(updated)?.[1];
-    if (since === undefined || Number.isNaN(Date.parse(since)))
-      return { errors: [{ updated_at: 'must be gte|<ISO 8601 timestamp>' }] };
-    updatedSince = since;
+  // Pipe-delimited date filters, as v3 takes them (peers send updated_at=gte|<ISO 8601>).
+  const dates: DateBound[] = [];
+  for (const field of DATE_FILTER_FIELDS) {
+    const text = url.searchParams.get(field);
+    if (text === null) continue;
+    const bounds = readDateBounds(field, text);
+    if (!bounds)
+      return {
+        errors: [
+          {
+            [field]:
+              'must be OP|<ISO 8601 timestamp>, OP one of gte, lte, gt, lt, and may be repeated (gte|A|lte|B)',
+          },
+        ],
+      };
+    dates.push(...bounds);
   }
-  return { below: Number.POSITIVE_INFINITY, perPage, status, updatedSince };
+  return { below: Number.POSITIVE_INFINITY, perPage, status, dates };
+}
+
+/** The bounds of `field=OP|TIME[|OP|TIME…]`, or undefined when the text breaks that form. */
+function readDateBounds(field: DateBound['field'], text: string): DateBound[] | undefined {
+  const parts = text.split('|');
+  if (parts.length % 2 !== 0) return undefined;
+  const bounds: DateBound[] = [];
+  for (let i = 0; i < parts.length; i += 2) {
+    const op = parts[i] as DateBound['op'];
+    const at = parts[i + 1] ?? '';
+    if (!DATE_FILTER_OPERATORS.includes(op) || Number.isNaN(Date.parse(at))) return undefined;
+    bounds.push({ field, op, at });
+  }
+  return bounds;
+}
+
+/**
+ * An ISO 8601 time in microseconds since the epoch, so that times of the
+ * same millisecond still compare (records carry microseconds).
+ */
+export function epochMicros(iso: string): number {
+  const ms = Date.parse(iso);
+  const fraction = /T[\d:]+\.(\d+)/.exec(iso)?.[1] ?? '';
+  return ms * 1000 + Number(fraction.slice(3, 6).padEnd(3, '0'));
+}
+
+/** Whether a record of times `times` is within every bound of `dates`. */
+export function withinDates(
+  times: Readonly<Record<DateBound['field'], string>>,
+  dates: readonly DateBound[],
+): boolean {
+  return dates.every(({ field, op, at }) => {
+    const value = epochMicros(times[field]);
+    const bound = epochMicros(at);
+    return op === 'gte'
+      ? value >= bound
+      : op === 'lte'
+        ? value <= bound
+        : op === 'gt'
+          ? value > bound
+          : value < bound;
+  });
 }

@@ -41,19 +41,32 @@ export class FixedWindow {
   }
 }
 
+/** How `X-RateLimit-Reset` states the window's end: seconds until it, or Unix epoch seconds. */
+export type RateLimitResetFormat = 'seconds' | 'epoch';
+
 /**
  * The `X-RateLimit-*` headers of a served request: Remaining always, Limit
- * and Reset (seconds until the window resets, to the millisecond) when `full`.
+ * and Reset when `full`. Reset is the seconds until the window resets, to the
+ * millisecond, or with `epoch` the Unix epoch second it resets at (rounded
+ * up) on a clock `clockSkewMs` ahead of `now`.
  */
 export function rateLimitHeaders(
   window: FixedWindow,
   served: { remaining: number; resetMs: number },
   full: boolean,
+  reset: { format: RateLimitResetFormat; now: number; clockSkewMs: number } = {
+    format: 'seconds',
+    now: 0,
+    clockSkewMs: 0,
+  },
 ): Record<string, string> {
   const headers: Record<string, string> = { 'x-ratelimit-remaining': String(served.remaining) };
   if (full) {
     headers['x-ratelimit-limit'] = String(window.rate.limit);
-    headers['x-ratelimit-reset'] = (served.resetMs / 1000).toFixed(3);
+    headers['x-ratelimit-reset'] =
+      reset.format === 'epoch'
+        ? String(Math.ceil((reset.now + reset.clockSkewMs + served.resetMs) / 1000))
+        : (served.resetMs / 1000).toFixed(3);
   }
   return headers;
 }

@@ -1,6 +1,7 @@
 import type { Dataset, DatasetOptions } from './dataset.js';
 import type { RandomFaults } from './faults.js';
-import type { RateLimit, RetryAfterFormat } from './rate-limiter.js';
+import type { RateLimit, RateLimitResetFormat, RetryAfterFormat } from './rate-limiter.js';
+import type { SimulatorShape } from './shape.js';
 import type { SimulatedAccount } from './simulated-accounts.js';
 
 /** Default client id of the partner app. */
@@ -10,6 +11,13 @@ export const PARTNER_CLIENT_SECRET = 'partner-secret';
 
 /** Options of {@link ApiSimulator.start}. */
 export interface SimulatorOptions {
+  /**
+   * Which API to play: `seed` (default), the shapes `api-spec.md` shows, or
+   * `v3`, the live service's (see `shapeDefaults` in shape.ts). A shape only
+   * sets the options left undefined here and in each account's dataset
+   * options (a {@link Dataset} passed in is served as it is).
+   */
+  shape?: SimulatorShape;
   /** Loopback address to listen on. Default 127.0.0.1. */
   host?: string;
   /** Default 0 (any free port). */
@@ -30,17 +38,24 @@ export interface SimulatorOptions {
   /** Minting a token revokes the previous ones of the same credentials. Default false. */
   revokePreviousToken?: boolean;
   /**
-   * Fixed-window rate limit on list requests; none when undefined. Each
-   * account counts its own window (a request whose token the simulator never
-   * issued counts against the default account's).
+   * Fixed-window rate limit on list requests; none when undefined (the seed
+   * shape; v3: 75 / 30 s) or null. Each account counts its own window (a
+   * request whose token the simulator never issued counts against the
+   * default account's).
    */
-  rateLimit?: RateLimit | undefined;
+  rateLimit?: RateLimit | null | undefined;
   /**
-   * Send `X-RateLimit-Limit` and `X-RateLimit-Reset` (seconds until the window
-   * resets, to the millisecond) beside `X-RateLimit-Remaining` on every list
-   * response. Default false: only Remaining, as the spec shows.
+   * Send `X-RateLimit-Limit` and `X-RateLimit-Reset` beside
+   * `X-RateLimit-Remaining` on every list response (a 422 included). Default
+   * false: only Remaining, as the spec shows.
    */
   rateLimitHeaders?: boolean;
+  /**
+   * How `X-RateLimit-Reset` states the window's end: `seconds` until it
+   * (to the millisecond; the default) or `epoch`, Unix epoch seconds on the
+   * API's clock (rounded up), as v3 sends it.
+   */
+  rateLimitResetFormat?: RateLimitResetFormat;
   /** Send X-RateLimit-* headers on 429 responses too. Default false (the spec allows their absence). */
   rateLimitHeadersOn429?: boolean;
   /** Retry-After as delta-seconds, an HTTP-date or epoch seconds. Default seconds. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../src/simulator/cursor-codec.js';
-import { readListQuery } from '../../../src/simulator/list-query.js';
+import { epochMicros, readListQuery, withinDates } from '../../../src/simulator/list-query.js';
 
 const read = (query: string, cursors = new CursorCodec(), account?: string) =>
   readListQuery(new URL(`http://sim.invalid/v3/jobs?${query}`), 'jobs', account, cursors);
@@ -11,26 +11,67 @@ describe('the simulator list query', () => {
       below: Number.POSITIVE_INFINITY,
       perPage: 100,
       status: undefined,
-      updatedSince: undefined,
+      dates: [],
     });
     expect(read('per_page=500&status=open&updated_at=gte|2024-01-01T00:00:00Z')).toEqual({
       below: Number.POSITIVE_INFINITY,
       perPage: 500,
       status: 'open',
-      updatedSince: '2024-01-01T00:00:00Z',
+      dates: [{ field: 'updated_at', op: 'gte', at: '2024-01-01T00:00:00Z' }],
     });
   });
 
-  it('refuses per_page outside 1..500 and an updated_at filter that is not gte|<timestamp>', () => {
+  it('reads pipe-delimited date filters: gte, lte, gt and lt, combined, on updated_at and created_at', () => {
+    expect(
+      read(
+        'updated_at=gte|2024-01-01T00:00:00Z|lte|2024-02-01T00:00:00Z&created_at=gt|2023-06-01T00:00:00.5Z|lt|2024-01-02T00:00:00Z',
+      ),
+    ).toMatchObject({
+      dates: [
+        { field: 'updated_at', op: 'gte', at: '2024-01-01T00:00:00Z' },
+        { field: 'updated_at', op: 'lte', at: '2024-02-01T00:00:00Z' },
+        { field: 'created_at', op: 'gt', at: '2023-06-01T00:00:00.5Z' },
+        { field: 'created_at', op: 'lt', at: '2024-01-02T00:00:00Z' },
+      ],
+    });
+  });
+
+  it('compares times to the microsecond, so that bounds within one millisecond still hold', () => {
+    expect(epochMicros('2024-01-01T00:00:00.000500Z') - epochMicros('2024-01-01T00:00:00Z')).toBe(
+      500,
+    );
+    const times = { updated_at: '2024-01-01T00:00:00.000500Z', created_at: '2023-01-01T00:00:00Z' };
+    expect(
+      withinDates(times, [{ field: 'updated_at', op: 'gt', at: '2024-01-01T00:00:00.000Z' }]),
+    ).toBe(true);
+    expect(
+      withinDates(times, [{ field: 'updated_at', op: 'lt', at: '2024-01-01T00:00:00.000400Z' }]),
+    ).toBe(false);
+    expect(
+      withinDates(times, [{ field: 'updated_at', op: 'lte', at: '2024-01-01T00:00:00.000500Z' }]),
+    ).toBe(true);
+    expect(withinDates(times, [])).toBe(true);
+  });
+
+  it('refuses per_page outside 1..500 and a date filter that is not OP|<timestamp>[|OP|<timestamp>…]', () => {
     expect(read('per_page=501')).toEqual({
       errors: [{ per_page: 'must be less than or equal to 500' }],
     });
     expect(read('per_page=0')).toEqual({
       errors: [{ per_page: 'must be an integer from 1 to 500' }],
     });
-    expect(read('updated_at=2024-01-01')).toEqual({
-      errors: [{ updated_at: 'must be gte|<ISO 8601 timestamp>' }],
-    });
+    const refusal = {
+      errors: [
+        {
+          updated_at:
+            'must be OP|<ISO 8601 timestamp>, OP one of gte, lte, gt, lt, and may be repeated (gte|A|lte|B)',
+        },
+      ],
+    };
+    expect(read('updated_at=2024-01-01')).toEqual(refusal);
+    expect(read('updated_at=gte|2024-01-01|lte')).toEqual(refusal);
+    expect(read('updated_at=since|2024-01-01')).toEqual(refusal);
+    expect(read('created_at=gte|soon')).toMatchObject({ errors: [{ created_at: /^must be OP/ }] });
   });
 
   it('continues from a cursor, which must come alone and belong to the resource and account', () => {
@@ -41,8 +82,14 @@ describe('the simulator list query', () => {
       below: 42,
       perPage: 7,
       status: 'open',
-      updatedSince: undefined,
+      dates: [],
     });
+    const dates = [{ field: 'created_at' as const, op: 'lt' as const, at: '2024-01-01T00:00:00Z' }];
+    expect(read(`cursor=${cursors.encode({ ...state, dates })}`, cursors, 'acct001')).toMatchObject(
+      {
+        dates,
+      },
+    );
     expect(read(`cursor=${cursor}`, cursors, undefined)).toEqual({
       errors: ['The cursor is malformed or invalid'],
     });

@@ -1,0 +1,54 @@
+import type { DatasetOptions } from './dataset.js';
+import type { RateLimit } from './rate-limiter.js';
+import type { SimulatorOptions } from './simulator-options.js';
+
+/**
+ * Which API the simulator plays: `seed`, the shapes `api-spec.md` shows (the
+ * default), or `v3`, the shapes the live service (Harvest v3) serves.
+ */
+export type SimulatorShape = 'seed' | 'v3';
+
+/** Every shape, for `hiresync simulate --shape`. */
+export const SIMULATOR_SHAPES: readonly SimulatorShape[] = ['seed', 'v3'];
+
+/** The v3 shape's window unless one is given: 75 requests per 30 s, the vendor docs' example. */
+export const V3_RATE_LIMIT: Readonly<RateLimit> = { limit: 75, windowMs: 30_000 };
+
+/** What a shape turns on: the simulator's options and every account's dataset options. */
+export interface ShapeDefaults {
+  simulator: SimulatorOptions;
+  dataset: DatasetOptions;
+}
+
+/**
+ * The one place a shape turns options on. `seed` turns on nothing. `v3`:
+ * flat tracking links, tokens stating `expires_at` (ISO 8601, no
+ * `expires_in`), a fixed window of 75 requests / 30 s with
+ * `X-RateLimit-Limit`, `-Remaining` and `-Reset` (Unix epoch seconds) on
+ * every list response but 429s, and a one-minute authorization code.
+ */
+export function shapeDefaults(shape: SimulatorShape): ShapeDefaults {
+  if (shape === 'seed') return { simulator: {}, dataset: {} };
+  return {
+    simulator: {
+      expiresField: 'expires_at',
+      rateLimit: { ...V3_RATE_LIMIT },
+      rateLimitHeaders: true,
+      rateLimitHeadersOn429: false,
+      rateLimitResetFormat: 'epoch',
+      authorizationCodeTtlSeconds: 60,
+    },
+    dataset: { flatTrackingLinks: true },
+  };
+}
+
+/**
+ * `given` with each option it leaves undefined taken from `defaults` (an
+ * option set to anything, `null` and `false` included, is kept).
+ */
+export function withDefaults<T extends object>(defaults: T, given: T): T {
+  const merged: Record<string, unknown> = { ...(given as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(defaults))
+    if (merged[key] === undefined) merged[key] = value;
+  return merged as T;
+}
