@@ -106,7 +106,8 @@ from applications_flat where deleted_at is null group by status order by applica
 }
 
 /**
- * `npm run demo`: the main job on built-in defaults. Starts the simulator,
+ * `npm run demo`: the main job on built-in defaults. Starts the simulator
+ * (serving the live service's v3 shapes),
  * creates and migrates a database of its own (hiresync_demo, on the server of
  * DATABASE_URL, so no existing data is touched), syncs every resource through
  * the queue (a list resource, applications, besides the built-in ones), lets
@@ -141,7 +142,10 @@ export async function runDemo(options: {
   const databaseUrl = url.href;
 
   const counts = (n: number) => ({ jobs: n, job_posts: n, tracking_links: n, applications: n });
+  // The live service's shapes (flat tracking links named by the reference
+  // lists, expires_at tokens, 75 requests / 30 s windows per account).
   const sim = await ApiSimulator.start({
+    shape: 'v3',
     dataset: { counts: counts(options.records), malformedEvery: 250 },
     partnerAccessTokenTtlSeconds: DEMO_PARTNER_TOKEN_TTL_SECONDS,
     accounts: [
