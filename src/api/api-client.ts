@@ -10,6 +10,7 @@ import {
 } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { excerpt } from '../secret.js';
+import { scopeOfPath } from '../sync/not-permitted.js';
 import type { RateLimitWait } from '../sync/ports.js';
 import type { HttpResponse } from './http.js';
 import { readRateLimitHeaders } from './rate-limit-headers.js';
@@ -194,7 +195,9 @@ export class ApiClient {
       throw new ForbiddenError(
         status,
         path,
-        `403 from ${path}: ${detail || 'forbidden'}; the authorizing user must be a site administrator ${forbiddenFix(config.auth)}`,
+        `403 from ${path}: ${detail || 'forbidden'}; not permitted: the credential lacks this list's scope ${scopeOfPath(path)} ` +
+          `(a partner app's scopes are set by the API vendor's partner support; the customer then authorizes again), ` +
+          `or the authorizing user must be a site administrator (then every list answers 403) ${forbiddenFix(config.auth)}`,
         response.body,
       );
     }

@@ -102,6 +102,39 @@ export function tokenPathSuffix(auth: AuthConfig): string {
 }
 
 /**
+ * What a token endpoint's error answer says, in either shape: RFC 6749 5.2's
+ * `{"error": "invalid_grant", "error_description": …}` (as `invalid_grant:
+ * …`) or `{"message": …}` (the description, when both are sent). Redacted
+ * and cut to 300 characters; undefined when the body says nothing readable.
+ */
+export function oauthErrorText(body: string): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined; // Not JSON: the status says enough.
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const fields = parsed as Record<string, unknown>;
+  const text = (value: unknown) =>
+    typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+  const description = text(fields.error_description) ?? text(fields.message);
+  const parts = [text(fields.error), description].filter((p): p is string => p !== undefined);
+  // Redacted before it is cut: a secret across the cut must not show half.
+  return parts.length === 0 ? undefined : excerpt(parts.join(': '), 300);
+}
+
+/** The RFC 6749 `error` code of a token endpoint's answer (`invalid_grant`, …), if it states one. */
+export function oauthErrorCode(body: string): string | undefined {
+  try {
+    const error = (JSON.parse(body) as { error?: unknown } | null)?.error;
+    return typeof error === 'string' ? error : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Why the token endpoint refused these credentials (`status`, its answer
  * `body`), and what fixes it: for `default`, the environment's variables; for
  * a registered account, the account and `hiresync accounts update NAME`.
@@ -109,6 +142,7 @@ export function tokenPathSuffix(auth: AuthConfig): string {
 export function describeTokenError(auth: AuthConfig, status: number, body: string): string {
   let detail = '';
   try {
+    // RFC 6749 5.2's description first, else the `{"message": …}` shape, else the bare code.
     const parsed = JSON.parse(body) as Record<string, unknown>;
     const text = parsed.error_description ?? parsed.message ?? parsed.error;
     // Redacted before it is cut: a secret across the cut must not show half.
@@ -157,9 +191,5 @@ export function rotatedRefreshToken(body: string): string | undefined {
 
 /** Whether an error answer says the client's own authentication failed (RFC 6749 5.2 `invalid_client`). */
 export function isClientAuthError(body: string): boolean {
-  try {
-    return (JSON.parse(body) as { error?: unknown } | null)?.error === 'invalid_client';
-  } catch {
-    return false;
-  }
+  return oauthErrorCode(body) === 'invalid_client';
 }

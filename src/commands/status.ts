@@ -6,6 +6,7 @@ import { coerceError, describeWait, HiresyncError } from '../errors.js';
 import { checkConnections } from '../preflight.js';
 import { redactSecrets } from '../secret.js';
 import { type ResourceStatus, readStatus, readTypedViewBlocks } from '../status.js';
+import { isNotPermitted, scopeOfRun } from '../sync/not-permitted.js';
 import { createDatabase } from '../warehouse/database.js';
 import { parseAccounts } from './account-options.js';
 import { reauthorizationNote } from './accounts/list.js';
@@ -47,13 +48,51 @@ export function clockSkewNote(
   );
 }
 
+/**
+ * What status says below the table of resources whose last run was refused
+ * 403 (not permitted): per account, when every resource it ran was refused,
+ * that its authorizing user is most likely not a site administrator; else,
+ * per resource, the scope to ask for. One 403 cannot tell the two apart.
+ */
+export function notPermittedNotes(
+  statuses: readonly ResourceStatus[],
+  withAccount: boolean,
+): string[] {
+  const notes: string[] = [];
+  const accounts = [...new Set(statuses.map((s) => s.account))];
+  for (const account of accounts) {
+    const ran = statuses.filter((s) => s.account === account && s.lastRun !== undefined);
+    const refused = ran.filter((s) => isNotPermitted(s.lastRun));
+    if (refused.length === 0) continue;
+    const scopes = refused.map((s) => scopeOfRun(s.resource, s.lastRun?.error ?? null));
+    if (refused.length === ran.length && ran.length > 1) {
+      notes.push(
+        `${withAccount ? `account ${account}: ` : ''}every resource answered 403: the authorizing user is most likely not a site administrator ` +
+          `(or the credential holds none of the scopes ${scopes.join(', ')}); scheduled incremental runs wait for the next full run`,
+      );
+      continue;
+    }
+    for (const [i, s] of refused.entries()) {
+      const where = withAccount ? `${account}/${s.resource}` : s.resource;
+      notes.push(
+        `${where}: not permitted: ask for scope ${scopes[i]} (a partner app: through the API vendor's partner support, then the customer authorizes again), ` +
+          'or, if every resource answers 403, make the authorizing user a site administrator; its scheduled incremental runs wait for the next full run, the other resources go on',
+      );
+    }
+  }
+  return notes;
+}
+
 /** `hiresync status`: a table of each account's and resource's last run and pending checkpoint. */
 export const status = defineCommand({
   name: 'status',
   summary: "show each resource's last run and pending checkpoint",
   description: `One line per account and resource: the last run (mode, started, finished,
     pages, records, outcome, error), the last success, and whether a checkpoint is
-    pending. With registered accounts, an account column comes first and a
+    pending. A resource whose last run was answered 403 shows as not permitted,
+    with the scope to ask for (harvest:NAME:list) below the table, or, when
+    every resource of the account was refused, that its authorizing user is
+    most likely not a site administrator. With registered accounts, an account column comes first and a
     disabled account's state shows in its outcome; a partner account that needs
     re-authorizing is named below the table, with why and what to do, and so is
     a typed view (or all_accounts union) that shows null where the records
@@ -113,14 +152,19 @@ export const status = defineCommand({
           r?.finished_at ?? '-',
           r ? String(r.pages) : '-',
           r ? String(r.records) : '-',
-          state === 'enabled' ? (r?.outcome ?? '-') : `${r?.outcome ?? '-'} (account ${state})`,
+          ((outcome) => (state === 'enabled' ? outcome : `${outcome} (account ${state})`))(
+            isNotPermitted(r) ? 'not permitted' : (r?.outcome ?? '-'),
+          ),
           s.lastSuccess?.finished_at ?? '-',
           s.checkpoint
             ? `yes: run ${s.checkpoint.runId}, ${s.checkpoint.pagesDone} pages done`
             : 'no',
           state === 'needs_reauthorization'
             ? `needs re-authorizing: run 'hiresync accounts authorize ${s.account}'`
-            : (s.problem ?? redactSecrets(r?.error ?? '')),
+            : (s.problem ??
+              (isNotPermitted(r)
+                ? `ask for scope ${scopeOfRun(s.resource, r?.error ?? null)}: ${redactSecrets(r?.error ?? '')}`
+                : redactSecrets(r?.error ?? ''))),
         ];
       });
       stdout.write(
@@ -131,6 +175,8 @@ export const status = defineCommand({
         (a) => a.state === 'needs_reauthorization' && accounts.includes(a.name),
       );
       if (waiting.length > 0) stdout.write(`\n${waiting.map(reauthorizationNote).join('\n')}\n`);
+      const refused = notPermittedNotes(statuses, withAccount);
+      if (refused.length > 0) stdout.write(`\n${refused.join('\n')}\n`);
       // Typed views that show null where the records hold values, and why.
       const blocked = await readTypedViewBlocks(db, accounts);
       if (blocked.length > 0) {

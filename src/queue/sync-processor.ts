@@ -3,6 +3,7 @@ import { runKey } from '../account-name.js';
 import { coerceError, HiresyncError, ReauthorizationRequiredError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { redactError, redactSecrets } from '../secret.js';
+import { isNotPermitted, scopeOfRun } from '../sync/not-permitted.js';
 import type { CheckpointStore, PageSource, RunStore } from '../sync/ports.js';
 import { type RunMetrics, type RunProgress, runResource } from '../sync/run-resource.js';
 import { busyDelayMs } from './busy-delay.js';
@@ -76,6 +77,9 @@ export interface SyncProcessorDeps {
 /**
  * The job processor: it carries out the error policy ({@link jobBehaviourOf},
  * the one place where errors become queue behaviour):
+ * - a scheduled incremental run of a resource whose last run was refused
+ *   403 (not permitted, src/sync/not-permitted.ts): skipped, logged once,
+ *   until a full run succeeds;
  * - a resume job whose checkpoint is gone once it holds the lock (another
  *   job resumed and finished the run meanwhile): it runs nothing;
  * - another process runs the resource: the job waits (delayed, backing off
@@ -121,6 +125,19 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const message = redactSecrets(coerceError(error).message);
       logger.error({ err: error }, 'run failed: the account cannot be prepared');
       throw new UnrecoverableError(message);
+    }
+    if (origin === 'schedule' && requested === 'auto') {
+      const last = await context.store.lastRun(resource);
+      if (isNotPermitted(last)) {
+        // A 403 answers the same until the scope is granted: only a full run
+        // (its cron, or sync by hand) tries again, not every incremental tick.
+        const scope = scopeOfRun(resource, last?.error ?? null);
+        logger.info(
+          { scope },
+          'not permitted (its last run was answered 403); skipping this scheduled incremental run until a full run succeeds',
+        );
+        return { skipped: `not permitted (scope ${scope})` };
+      }
     }
     const lock = await deps.runLock.acquire(runKey(account, resource));
     if (!lock) {

@@ -207,6 +207,15 @@ export class ApiSimulator {
   }
 
   /**
+   * Sets the scopes of account `name`'s partner authorizations (with
+   * `resourceScopes`, a list answers 403 unless its `harvest:NAME:list` is
+   * among them), for the tokens already minted too.
+   */
+  setPartnerScopes(name: string, scopes: readonly string[]): void {
+    this.#partner.setScopes(this.#accounts.get(name).name, scopes);
+  }
+
+  /**
    * Drops the next `times` refresh responses of account `name` (of any
    * account when undefined): the refresh token is rotated and an access token
    * minted server-side, then the connection is destroyed instead of answered,

@@ -7,6 +7,7 @@ import { type Faults, sendOversized } from './faults.js';
 import { json, unprocessable } from './http-messages.js';
 import type { IssuedTokens } from './issued-tokens.js';
 import { type ListQuery, readListQuery } from './list-query.js';
+import { scopesOf } from './partner-grants.js';
 import { rateLimitHeaders, sendTooManyRequests } from './rate-limiter.js';
 import type { SimulatorOptions, SimulatorStats } from './simulator-options.js';
 
@@ -43,7 +44,8 @@ interface Page {
 
 /**
  * GET on a list path: the injected and random faults, the account's
- * fixed-window rate limit, 401/403, the query rules (422), then a page of
+ * fixed-window rate limit, 401/403 (a non-administrator; with `resourceScopes`,
+ * a partner token without the list's scope), the query rules (422), then a page of
  * the account's data in id-descending order with a `Link: rel="next"` to a
  * signed cursor while records remain.
  */
@@ -144,6 +146,12 @@ export class ListEndpoint {
         { message: 'Forbidden', errors: ['The authorizing user must be a site administrator'] },
         rateHeaders,
       );
+      return 403;
+    }
+    const scope = `harvest:${resource}:list`;
+    if (opts.resourceScopes && token.grant && !scopesOf(token.grant.scope).includes(scope)) {
+      // A partner grant without this list's scope: this list only is refused.
+      json(res, 403, { message: `Missing required scope: ${scope}` }, rateHeaders);
       return 403;
     }
     if (fault?.kind === 'status' || (random && faults.chance(random.serverError))) {

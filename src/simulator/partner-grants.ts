@@ -23,8 +23,8 @@ export interface PartnerGrant {
   readonly id: number;
   readonly account: string;
   readonly clientId: string;
-  /** The scope granted (space-separated), if any. */
-  readonly scope: string | undefined;
+  /** The scope granted (space-separated), if any; {@link PartnerGrants.setScopes} changes it. */
+  scope: string | undefined;
   /** Every refresh and access token of the grant is invalid once set. */
   revoked: boolean;
 }
@@ -76,7 +76,8 @@ export interface GrantTokens {
 
 const newSecret = (bytes: number) => randomBytes(bytes).toString('base64url');
 
-const scopesOf = (scope: string | undefined): string[] =>
+/** The scopes of a space-separated scope string. */
+export const scopesOf = (scope: string | undefined): string[] =>
   (scope ?? '').split(' ').filter((s) => s !== '');
 
 const emptyStats = (): PartnerStats => ({
@@ -216,6 +217,17 @@ export class PartnerGrants {
   revokeAccount(account: string): void {
     for (const grant of this.#grants) if (grant.account === account) this.#revoke(grant);
     for (const [text, code] of this.#codes) if (code.account === account) this.#codes.delete(text);
+  }
+
+  /**
+   * Sets the scopes of every grant of `account` not revoked (as when the
+   * vendor's partner support changes the app's scopes and the customer
+   * approves again): the grant's tokens, those already minted included,
+   * carry them from now on.
+   */
+  setScopes(account: string, scopes: readonly string[]): void {
+    for (const grant of this.#grants)
+      if (grant.account === account && !grant.revoked) grant.scope = scopes.join(' ');
   }
 
   /** Drops the next `times` refresh responses of `account` (any account when undefined). */

@@ -96,6 +96,28 @@ export interface SimulatorOptions {
    * any scope requested is granted (and echoed), none requested grants none.
    */
   partnerScopes?: string[];
+  /**
+   * Partner access tokens carry the scopes of their grant (`harvest:NAME:list`
+   * per list; `partnerScopes` and the scope requested decide which), and a
+   * list request whose token lacks that list's scope answers 403 `{"message":
+   * …}` naming the missing scope; the other lists work. Default false: a
+   * partner token reads every list.
+   */
+  resourceScopes?: boolean;
+  /**
+   * Token-endpoint errors (both endpoints) in one shape: true, RFC 6749 5.2
+   * `{"error", "error_description"}` (400, or 401 for `invalid_client`);
+   * false, `{"message": …}` with the same statuses. Default undefined:
+   * as before (the OAuth endpoint answers RFC 6749 bodies, the transition
+   * endpoint `{"message": "Unauthorized"}`).
+   */
+  oauthErrorBodies?: boolean;
+  /**
+   * The token endpoint's own fixed window (60 s on the live service), counted
+   * apart from the lists': a token request beyond `limit` in `windowMs`
+   * (either endpoint, every client) answers 429 with `Retry-After`. Default none.
+   */
+  tokenEndpointWindow?: RateLimit | undefined;
   /** Lifetime of an authorization code. Default 60 s. */
   authorizationCodeTtlSeconds?: number;
   /** Lifetime of access tokens of the authorization code and refresh grants. Default `tokenTtlSeconds`. */
@@ -145,7 +167,7 @@ export interface SimulatorStats {
   tokensIssued: number;
   /** List requests answered 429. */
   rateLimited: number;
-  /** Token requests answered 429 ({@link ApiSimulator.rateLimitTokenRequests}). */
+  /** Token requests answered 429 ({@link ApiSimulator.rateLimitTokenRequests}, `tokenEndpointWindow`). */
   tokenRequestsRateLimited: number;
   faultsInjected: Record<string, number>;
   /** The raw request targets (path and query) of the last 1,000 list requests. */

@@ -3,6 +3,7 @@ import type { AccountRegistry } from './account-registry.js';
 import { basicCredentials, json, NO_STORE, readBody } from './http-messages.js';
 import type { IssuedTokens } from './issued-tokens.js';
 import type { GrantRefusal, GrantTokens, PartnerGrants } from './partner-grants.js';
+import { FixedWindow } from './rate-limiter.js';
 import type { SimulatorOptions, SimulatorStats } from './simulator-options.js';
 
 /** Called just before a refresh response is written (see {@link TokenEndpoint.onRefresh}). */
@@ -43,6 +44,8 @@ export class TokenEndpoint {
   /** Retry-After (seconds) of the 429s queued for the next token requests. */
   readonly #rateLimits: number[] = [];
   readonly #refreshListeners = new Set<RefreshListener>();
+  /** The endpoint's own window (`tokenEndpointWindow`), if any. */
+  readonly #window: FixedWindow | undefined;
 
   constructor(deps: TokenEndpointOptions) {
     this.#options = deps.options;
@@ -53,6 +56,8 @@ export class TokenEndpoint {
     this.#partnerClientSecrets = deps.partnerClientSecrets;
     this.#stats = deps.stats;
     this.#tokenPath = `${deps.options.authPath ?? '/oauth'}/token`;
+    const window = deps.options.tokenEndpointWindow;
+    this.#window = window ? new FixedWindow(window) : undefined;
   }
 
   /** Whether a POST to `path` is a token request. */
@@ -75,7 +80,9 @@ export class TokenEndpoint {
 
   /** Serves a POST to `path`, one the endpoint {@link TokenEndpoint.serves}. */
   async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    const retryAfterS = this.#rateLimits.shift();
+    const decision = this.#window?.take(Date.now());
+    const retryAfterS =
+      this.#rateLimits.shift() ?? (decision?.allowed === false ? decision.retryAfterS : undefined);
     if (retryAfterS !== undefined) {
       await readBody(req);
       this.#stats.tokenRequestsRateLimited += 1;
@@ -95,26 +102,22 @@ export class TokenEndpoint {
     const [id, secret] = creds ?? ['', ''];
     const account = this.#accounts.byClientId(id);
     if (!account?.clientSecrets.includes(secret)) {
-      return json(res, 401, {
-        error: 'invalid_client',
-        error_description: 'Client authentication failed',
-      });
+      return this.#refuse(res, 401, 'invalid_client', 'Client authentication failed');
     }
     if (!req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
-      return json(res, 400, { error: 'invalid_request', error_description: 'form body expected' });
+      return this.#refuse(res, 400, 'invalid_request', 'form body expected');
     }
     if (body.get('grant_type') !== 'client_credentials') {
-      return json(res, 400, {
-        error: 'unsupported_grant_type',
-        error_description: 'grant_type must be client_credentials',
-      });
+      return this.#refuse(
+        res,
+        400,
+        'unsupported_grant_type',
+        'grant_type must be client_credentials',
+      );
     }
     const sub = body.get('sub') ?? undefined;
     if (sub !== undefined && !/^\d+$/.test(sub)) {
-      return json(res, 400, {
-        error: 'invalid_request',
-        error_description: 'sub must be a numeric user id',
-      });
+      return this.#refuse(res, 400, 'invalid_request', 'sub must be a numeric user id');
     }
     const { token, expiresAt } = this.#tokens.issue(account, `client:${id}`, sub);
     const ttl = this.#options.tokenTtlSeconds ?? 3600;
@@ -131,7 +134,9 @@ export class TokenEndpoint {
     const [key, password] = basicCredentials(req) ?? ['', 'none'];
     const account = this.#accounts.byApiKey(key);
     if (password !== '' || !account) {
-      return json(res, 401, { message: 'Unauthorized' });
+      if (this.#options.oauthErrorBodies === undefined)
+        return json(res, 401, { message: 'Unauthorized' });
+      return this.#refuse(res, 401, 'invalid_client', 'unknown API key');
     }
     const { token, expiresAt } = this.#tokens.issue(account, `key:${key}`, undefined);
     // A JWT-shaped token whose `exp` is the only statement of its lifetime.
@@ -151,15 +156,13 @@ export class TokenEndpoint {
     const body = new URLSearchParams(await readBody(req));
     const [clientId, secret] = basicCredentials(req) ?? ['', ''];
     if (!this.#partnerClientSecrets.includes(secret)) {
-      return json(
-        res,
-        401,
-        { error: 'invalid_client', error_description: 'Client authentication failed' },
-        { 'www-authenticate': 'Basic realm="oauth"', ...NO_STORE },
-      );
+      return this.#refuse(res, 401, 'invalid_client', 'Client authentication failed', {
+        'www-authenticate': 'Basic realm="oauth"',
+        ...NO_STORE,
+      });
     }
     const fail = (error: string, description: string) =>
-      json(res, 400, { error, error_description: description }, NO_STORE);
+      this.#refuse(res, 400, error, description, NO_STORE);
     if (!req.headers['content-type']?.startsWith('application/x-www-form-urlencoded'))
       return fail('invalid_request', 'form body expected');
     const grantType = body.get('grant_type');
@@ -217,5 +220,23 @@ export class TokenEndpoint {
       }
     }
     json(res, 200, answer, NO_STORE);
+  }
+
+  /**
+   * Answers a refused token request: `{"error", "error_description"}` (RFC
+   * 6749 5.2), or `{"message": …}` when `oauthErrorBodies` is false.
+   */
+  #refuse(
+    res: ServerResponse,
+    status: number,
+    error: string,
+    description: string,
+    headers: Record<string, string> = {},
+  ): void {
+    const body =
+      this.#options.oauthErrorBodies === false
+        ? { message: `${error}: ${description}` }
+        : { error, error_description: description };
+    json(res, status, body, headers);
   }
 }

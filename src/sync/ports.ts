@@ -174,6 +174,14 @@ export interface RunStore {
   }): Promise<string>;
   /** Outcome of a run, or undefined if the row is gone. */
   runOutcome(runId: string): Promise<'running' | 'succeeded' | 'failed' | undefined>;
+  /**
+   * The resource's latest run (highest id), any mode and outcome: how it
+   * ended and why; undefined before any. (A not-permitted resource's
+   * scheduled incremental runs are skipped by it: src/sync/not-permitted.ts.)
+   */
+  lastRun(
+    resource: ResourceName,
+  ): Promise<{ outcome: 'running' | 'succeeded' | 'failed'; error: string | null } | undefined>;
   /** Has the resource ever completed a full run? */
   hasCompletedFullRun(resource: ResourceName): Promise<boolean>;
   /** Highest id any completed run of the resource saw. */

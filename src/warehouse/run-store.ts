@@ -96,6 +96,18 @@ export class KyselyRunStore implements RunStore {
     return (await getRun(this.#db, runId))?.outcome;
   }
 
+  async lastRun(
+    resource: ResourceName,
+  ): Promise<{ outcome: 'running' | 'succeeded' | 'failed'; error: string | null } | undefined> {
+    return await this.#db
+      .selectFrom('sync_runs')
+      .select(['outcome', 'error'])
+      .where('resource', '=', resource)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
   hasCompletedFullRun(resource: ResourceName): Promise<boolean> {
     return hasCompletedFullRun(this.#db, resource);
   }

@@ -87,7 +87,10 @@ describe('hiresync sync and status', () => {
     expect(sync.code).toBe(1);
     expect(sync.stdout).toMatch(/^jobs\s+-.*failed: 403 from \/v3\/jobs/m);
     const status = await runCli(['status'], h.env);
-    expect(status.stdout).toMatch(/^jobs\s+full.*failed.*403 from \/v3\/jobs/m);
+    // A 403 is shown as not permitted, with the scope to ask for.
+    expect(status.stdout).toMatch(
+      /^jobs\s+full.*not permitted.*ask for scope harvest:jobs:list: 403 from \/v3\/jobs/m,
+    );
   });
 
   it('exits 2 on a resource name that cannot be one and on bad configuration, before connecting', async () => {

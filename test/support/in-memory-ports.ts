@@ -185,6 +185,14 @@ export class MemoryRunStore implements RunStore {
     return this.runs.get(runId)?.outcome;
   }
 
+  async lastRun(
+    resource: ResourceName,
+  ): Promise<{ outcome: MemoryRun['outcome']; error: string | null } | undefined> {
+    const runs = [...this.runs.values()].filter((r) => r.resource === resource);
+    const last = runs.at(-1);
+    return last && { outcome: last.outcome, error: last.error ?? null };
+  }
+
   async hasCompletedFullRun(resource: ResourceName): Promise<boolean> {
     return [...this.runs.values()].some(
       (r) => r.resource === resource && r.mode === 'full' && r.outcome === 'succeeded',

@@ -1,9 +1,10 @@
 import type { Got } from 'got';
 import { sendWithRetries } from '../../api/send.js';
+import { oauthErrorText } from '../../api/token-answer.js';
 import type { PartnerConfig } from '../../config/types.js';
 import { HiresyncError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import { excerpt, registerSecret, Secret } from '../../secret.js';
+import { registerSecret, Secret } from '../../secret.js';
 
 /** Options of {@link exchangeCode}. */
 export interface ExchangeCodeOptions {
@@ -28,19 +29,10 @@ export interface ExchangeCodeOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** A token endpoint's refusal or other non-success, read for a message. */
+/** A token endpoint's refusal or other non-success, read for a message (RFC 6749 `error` or `message`). */
 function describeAnswer(status: number, body: string): string {
-  try {
-    const parsed = JSON.parse(body) as Record<string, unknown>;
-    const parts = [parsed.error, parsed.error_description].filter(
-      (p): p is string => typeof p === 'string' && p !== '',
-    );
-    // Redacted before it is cut: a secret across the cut must not show half.
-    if (parts.length > 0) return `${status}: ${excerpt(parts.join(': '), 300)}`;
-  } catch {
-    // Not JSON: the status says enough.
-  }
-  return String(status);
+  const text = oauthErrorText(body);
+  return text === undefined ? String(status) : `${status}: ${text}`;
 }
 
 /**
