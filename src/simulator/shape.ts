@@ -14,6 +14,13 @@ export const SIMULATOR_SHAPES: readonly SimulatorShape[] = ['seed', 'v3'];
 /** The v3 shape's window unless one is given: 75 requests per 30 s, the vendor docs' example. */
 export const V3_RATE_LIMIT: Readonly<RateLimit> = { limit: 75, windowMs: 30_000 };
 
+/**
+ * The v3 shape's token-endpoint window unless one is given: its own 60 s
+ * window (the fact sheet), at a limit the vendor does not publish; 60 is this
+ * simulator's guess.
+ */
+export const V3_TOKEN_ENDPOINT_WINDOW: Readonly<RateLimit> = { limit: 60, windowMs: 60_000 };
+
 /** What a shape turns on: the simulator's options and every account's dataset options. */
 export interface ShapeDefaults {
   simulator: SimulatorOptions;
@@ -25,7 +32,10 @@ export interface ShapeDefaults {
  * flat tracking links, tokens stating `expires_at` (ISO 8601, no
  * `expires_in`), a fixed window of 75 requests / 30 s with
  * `X-RateLimit-Limit`, `-Remaining` and `-Reset` (Unix epoch seconds) on
- * every list response but 429s, and a one-minute authorization code.
+ * every list response but 429s, a one-minute authorization code,
+ * per-resource scopes for partner grants (403 for a list whose scope a grant
+ * lacks), RFC 6749 error bodies on every token error, and the token
+ * endpoint's own 60 s window.
  */
 export function shapeDefaults(shape: SimulatorShape): ShapeDefaults {
   if (shape === 'seed') return { simulator: {}, dataset: {} };
@@ -37,6 +47,9 @@ export function shapeDefaults(shape: SimulatorShape): ShapeDefaults {
       rateLimitHeadersOn429: false,
       rateLimitResetFormat: 'epoch',
       authorizationCodeTtlSeconds: 60,
+      resourceScopes: true,
+      oauthErrorBodies: true,
+      tokenEndpointWindow: { ...V3_TOKEN_ENDPOINT_WINDOW },
     },
     dataset: { flatTrackingLinks: true },
   };

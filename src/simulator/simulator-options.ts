@@ -100,8 +100,9 @@ export interface SimulatorOptions {
    * Partner access tokens carry the scopes of their grant (`harvest:NAME:list`
    * per list; `partnerScopes` and the scope requested decide which), and a
    * list request whose token lacks that list's scope answers 403 `{"message":
-   * …}` naming the missing scope; the other lists work. Default false: a
-   * partner token reads every list.
+   * …}` naming the missing scope; the other lists work. A grant that names
+   * no scope at all reads every list. Default false: a partner token reads
+   * every list.
    */
   resourceScopes?: boolean;
   /**
