@@ -16,8 +16,8 @@ export function firstPageUrl(
 ): string {
   return buildListUrl(config.baseUrl, resource.path(config), {
     ...resource.query(config),
-    ...Object.fromEntries(new URLSearchParams(walkQuery ?? '')),
     per_page: config.perPage,
+    ...Object.fromEntries(new URLSearchParams(walkQuery ?? '')),
   });
 }
 

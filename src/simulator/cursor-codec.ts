@@ -11,6 +11,8 @@ export interface CursorState {
   updatedSince?: string | undefined;
   /** The account whose data the walk reads; undefined for the simulator's first (default) account. */
   account?: string | undefined;
+  /** The first request asked `active=false`: the walk lists only the inactive records. */
+  inactiveOnly?: boolean | undefined;
 }
 
 /**
@@ -33,7 +35,9 @@ export class CursorCodec {
       state.status ?? null,
       state.updatedSince ?? null,
     ];
-    if (state.account !== undefined) fields.push(state.account);
+    // Optional trailing fields: cursors of walks without them stay as they were.
+    if (state.account !== undefined || state.inactiveOnly) fields.push(state.account ?? null);
+    if (state.inactiveOnly) fields.push(true);
     const payload = Buffer.from(JSON.stringify(fields));
     const mac = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
     return Buffer.concat([mac, payload]).toString('base64url');
@@ -49,16 +53,25 @@ export class CursorCodec {
     const expected = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
     if (!timingSafeEqual(mac, expected)) return undefined;
     try {
-      const [resource, below, perPage, status, updatedSince, account] = JSON.parse(
+      const [resource, below, perPage, status, updatedSince, account, inactiveOnly] = JSON.parse(
         payload.toString('utf8'),
-      ) as [string, number, number, string | null, string | null | undefined, string | undefined];
+      ) as [
+        string,
+        number,
+        number,
+        string | null,
+        string | null | undefined,
+        string | null | undefined,
+        boolean | undefined,
+      ];
       return {
         resource,
         below,
         perPage,
         status: status ?? undefined,
         updatedSince: updatedSince ?? undefined,
-        account,
+        account: account ?? undefined,
+        ...(inactiveOnly === true ? { inactiveOnly: true } : {}),
       };
     } catch {
       return undefined;

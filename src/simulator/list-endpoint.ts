@@ -157,7 +157,7 @@ export class ListEndpoint {
       unprocessable(res, query.errors);
       return 422;
     }
-    const { perPage, status, updatedSince } = query;
+    const { perPage, status, updatedSince, inactiveOnly } = query;
     const page = this.#page(account, resource, query);
     const { lastIndex, hasMore } = page;
     const headers = { ...rateHeaders };
@@ -174,6 +174,7 @@ export class ListEndpoint {
         status,
         updatedSince,
         account: cursorAccount,
+        inactiveOnly,
       });
       const base = this.#baseUrl();
       let next = `${base}${url.pathname}?cursor=${cursor}`;
@@ -203,8 +204,8 @@ export class ListEndpoint {
    */
   #page(account: AccountState, resource: SimResource, query: ListQuery): Page {
     const ds = account.dataset;
-    const { below, perPage, status, updatedSince } = query;
-    const cacheKey = `${account.name}|${resource}|${below}|${perPage}|${status}|${updatedSince}|${ds.version}`;
+    const { below, perPage, status, updatedSince, inactiveOnly } = query;
+    const cacheKey = `${account.name}|${resource}|${below}|${perPage}|${status}|${updatedSince}|${inactiveOnly}|${ds.version}`;
     const cached = this.#options.cachePages ? this.#pageCache.get(cacheKey) : undefined;
     if (cached) return cached;
     const matches = (index: number) => matchesQuery(ds, resource, index, query);
@@ -246,15 +247,16 @@ export class ListEndpoint {
   }
 }
 
-/** Whether record `index` passes the query's `status` and `updated_at` filters. */
+/** Whether record `index` is listed by the walk (`active`) and passes its `status` and `updated_at` filters. */
 function matchesQuery(
   ds: Dataset,
   resource: SimResource,
   index: number,
   query: ListQuery,
 ): boolean {
-  const { status, updatedSince } = query;
+  const { status, updatedSince, inactiveOnly } = query;
   return (
+    ds.listed(resource, index, inactiveOnly) &&
     (status === undefined || ds.matches(resource, index, { status })) &&
     (updatedSince === undefined || ds.updatedSince(resource, index, updatedSince))
   );

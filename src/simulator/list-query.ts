@@ -10,6 +10,8 @@ export interface ListQuery {
   status: string | undefined;
   /** The `updated_at=gte|…` filter: records updated at or after it. */
   updatedSince: string | undefined;
+  /** `active=false`: the walk lists the inactive records hidden by default (job posts, when hidden). */
+  inactiveOnly: boolean;
 }
 
 /** A list request that breaks a rule: the `errors` of its 422. */
@@ -20,7 +22,7 @@ export interface ListQueryRefusal {
 /**
  * Reads a list request's query: the state of its cursor (which must come
  * alone, be valid, and belong to `resource` and `cursorAccount`), or the
- * first page's `per_page`, `status` and `updated_at` parameters.
+ * first page's `per_page`, `status`, `updated_at` and `active` parameters.
  */
 export function readListQuery(
   url: URL,
@@ -37,7 +39,7 @@ export function readListQuery(
     if (!state || state.resource !== resource || state.account !== cursorAccount)
       return { errors: ['The cursor is malformed or invalid'] };
     const { below, perPage, status, updatedSince } = state;
-    return { below, perPage, status, updatedSince };
+    return { below, perPage, status, updatedSince, inactiveOnly: state.inactiveOnly === true };
   }
   let perPage = 100;
   const perPageText = url.searchParams.get('per_page');
@@ -67,5 +69,6 @@ export function readListQuery(
       return { errors: [{ updated_at: 'must be gte|<ISO 8601 timestamp>' }] };
     updatedSince = since;
   }
-  return { below: Number.POSITIVE_INFINITY, perPage, status, updatedSince };
+  const inactiveOnly = url.searchParams.get('active') === 'false';
+  return { below: Number.POSITIVE_INFINITY, perPage, status, updatedSince, inactiveOnly };
 }

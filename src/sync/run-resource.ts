@@ -215,8 +215,7 @@ function atFirstPageOfWalk(
   if (index === 0) return false;
   const query = walks[index];
   return (
-    checkpoint.nextUrl ===
-    source.firstPageUrl(checkpoint.resource, checkpoint.updatedQuery, query)
+    checkpoint.nextUrl === source.firstPageUrl(checkpoint.resource, checkpoint.updatedQuery, query)
   );
 }
 

@@ -381,10 +381,7 @@ describe('runResource with extra walks', () => {
       walk: 1,
       walkQuery: 'active=false',
     });
-    source.failNext(
-      walkUrls[1] as string,
-      new CursorRejectedError(422, '/v3/jobs', 'stale', '{}'),
-    );
+    source.failNext(walkUrls[1] as string, new CursorRejectedError(422, '/v3/jobs', 'stale', '{}'));
     const summary = await run();
     expect(summary).toMatchObject({ runId, pages: 6, records: 14 });
     expect(source.requested).toEqual([walkUrls[1], ...urls, ...walkUrls]);
