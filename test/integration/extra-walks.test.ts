@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
-import { runOnce } from '../../src/queue/run-once.js';
 import { RedisCheckpointStore } from '../../src/queue/redis-checkpoint-store.js';
+import { runOnce } from '../../src/queue/run-once.js';
 import type { Checkpoint } from '../../src/sync/ports.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
 import type { SyncHarness } from '../support/sync-harness.js';
