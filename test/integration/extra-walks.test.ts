@@ -5,6 +5,7 @@ import { RedisCheckpointStore } from '../../src/queue/redis-checkpoint-store.js'
 import { runOnce } from '../../src/queue/run-once.js';
 import type { Checkpoint } from '../../src/sync/ports.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
+import { runCli } from '../support/run-cli.js';
 import type { SyncHarness } from '../support/sync-harness.js';
 
 const { harness, cli } = cleanupAfterEach();
@@ -154,5 +155,20 @@ describe('extra walks for rows hidden by default', () => {
       summary: { runId: saved?.runId, resumed: true, pages: 7, records: 70, deleted: 0 },
     });
     expect(await h.liveIds('job_posts')).toEqual(h.expectedIds('job_posts'));
+  });
+
+  it('refuses a malformed HIRESYNC_EXTRA_WALKS at start with exit 2, naming the item', async () => {
+    const result = await runCli(['sync'], {
+      HIRESYNC_BASE_URL: 'https://harvest.example.com',
+      HIRESYNC_AUTH_URL: 'https://auth.example.com',
+      HIRESYNC_CLIENT_ID: 'client-1',
+      HIRESYNC_CLIENT_SECRET: 'secret-1',
+      DATABASE_URL: 'postgres://u@db.invalid/hiresync',
+      REDIS_URL: 'redis://cache.invalid:6379',
+      HIRESYNC_EXTRA_WALKS: 'job_posts?active=false,users',
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('HIRESYNC_EXTRA_WALKS');
+    expect(result.stderr).toContain('"users" is not NAME?QUERY');
   });
 });
