@@ -209,6 +209,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
         ? undefined
         : { template: config.updatedFilter, lookbackMs: config.updatedLookbackMs },
     maxClockSkewMs: config.updatedLookbackMs,
+    extraWalks: config.extraWalks,
   };
   const workers: ReturnType<typeof createSyncWorker>[] = [];
   const running = new Map<string | undefined, string>();

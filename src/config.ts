@@ -198,6 +198,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
     maxSlotWaitMs: v.HIRESYNC_MAX_SLOT_WAIT,
     maxDeleteFraction: v.HIRESYNC_MAX_DELETE_FRACTION,
     updatedFilter: v.HIRESYNC_UPDATED_FILTER,
+    extraWalks: v.HIRESYNC_EXTRA_WALKS,
     updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,
     history: v.HIRESYNC_HISTORY,
     resources: Object.freeze(v.HIRESYNC_RESOURCES),

@@ -4,11 +4,20 @@ import type { Page, PageSource, PageWalkOptions, ResourceName } from '../sync/po
 import type { ApiClient } from './api-client.js';
 import { buildListUrl, fetchPages } from './fetch-pages.js';
 
-/** The first-page URL of a resource's list: its path, its filters and `per_page`, never a cursor. */
-export function firstPageUrl(config: ApiConfig, resource: ResourceDeclaration): string {
+/**
+ * The first-page URL of a resource's list: its path, its filters and
+ * `per_page`, never a cursor. An extra walk's `walkQuery` (`active=false`)
+ * goes beside `per_page`; a key it shares with the filters replaces theirs.
+ */
+export function firstPageUrl(
+  config: ApiConfig,
+  resource: ResourceDeclaration,
+  walkQuery?: string,
+): string {
   return buildListUrl(config.baseUrl, resource.path(config), {
     ...resource.query(config),
     per_page: config.perPage,
+    ...Object.fromEntries(new URLSearchParams(walkQuery ?? '')),
   });
 }
 
@@ -30,8 +39,8 @@ export class ApiPageSource implements PageSource {
     return declaration;
   }
 
-  firstPageUrl(resource: ResourceName, extraQuery?: string): string {
-    const url = firstPageUrl(this.#config, this.#declaration(resource));
+  firstPageUrl(resource: ResourceName, extraQuery?: string, walkQuery?: string): string {
+    const url = firstPageUrl(this.#config, this.#declaration(resource), walkQuery);
     // The updated filter goes as configured, only {since} percent-encoded.
     return extraQuery ? `${url}${url.includes('?') ? '&' : '?'}${extraQuery}` : url;
   }

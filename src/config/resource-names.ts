@@ -90,3 +90,61 @@ export const resourcePaths = z
     }
     return paths;
   });
+
+/**
+ * `HIRESYNC_EXTRA_WALKS`: comma-separated `NAME?QUERY` items (for example
+ * `job_posts?active=false,users?show_service_accounts=true`), the walks a run
+ * of NAME reads after its default walk, QUERY beside `per_page` on the first
+ * request. Read as the queries of each name, in order; default none.
+ */
+export const extraWalks = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    const walks: Record<string, string[]> = {};
+    for (const item of (text ?? '').split(',').map((s) => s.trim())) {
+      if (item === '') continue;
+      const at = item.indexOf('?');
+      if (at < 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${JSON.stringify(item)} is not NAME?QUERY (for example job_posts?active=false)`,
+        });
+        continue;
+      }
+      const name = item.slice(0, at);
+      const query = item.slice(at + 1);
+      if (!/^[a-z][a-z0-9_]{0,39}$/.test(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${JSON.stringify(item)}: ${JSON.stringify(name)} is not a resource name (lower-case letters, digits and _, starting with a letter)`,
+        });
+        continue;
+      }
+      if (query === '') {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${JSON.stringify(item)} has an empty query: give the parameters of the walk (for example job_posts?active=false)`,
+        });
+        continue;
+      }
+      if (!/^[^?#&=\s]+=[^?#&\s]*(&[^?#&=\s]+=[^?#&\s]*)*$/.test(query)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${JSON.stringify(item)}: the query must be KEY=VALUE pairs joined by & (for example active=false)`,
+        });
+        continue;
+      }
+      if (/(^|&)(cursor|per_page)=/i.test(query)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${JSON.stringify(item)}: the query may not set cursor or per_page (hiresync sends those)`,
+        });
+        continue;
+      }
+      const queries = walks[name] ?? [];
+      if (!queries.includes(query)) queries.push(query);
+      walks[name] = queries;
+    }
+    return walks as Readonly<Record<string, readonly string[]>>;
+  });

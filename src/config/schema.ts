@@ -17,7 +17,7 @@ import {
   onOff,
   optionalText,
 } from './fields.js';
-import { resourcePaths } from './resource-names.js';
+import { extraWalks, resourcePaths } from './resource-names.js';
 import { parseSecretKeys, SecretKeys } from './secret-keys.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -132,4 +132,5 @@ export const fullFields = {
     },
   ),
   HIRESYNC_HISTORY: onOff(true),
+  HIRESYNC_EXTRA_WALKS: extraWalks,
 };

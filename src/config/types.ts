@@ -129,6 +129,12 @@ export interface Config extends StatusConfig {
    * runs stop by id instead.
    */
   updatedFilter: string | undefined;
+  /**
+   * `HIRESYNC_EXTRA_WALKS`: per resource name, the queries (`active=false`)
+   * of the walks a run reads after the default one, as part of the same run.
+   * Default none.
+   */
+  extraWalks: Readonly<Record<string, readonly string[]>>;
   /** `HIRESYNC_HISTORY`: keep a version of every record that changes in `<resource>_history`. Default on. */
   history: boolean;
   resources: readonly ResourceName[];

@@ -23,9 +23,12 @@ export class RedisCheckpointStore implements CheckpointStore {
     return `${this.#prefix}:checkpoint:${runKey(this.#account, resource)}`;
   }
 
+  /** The checkpoint; one saved before extra walks existed (no `walk`) is in the default walk, 0. */
   async load(resource: ResourceName): Promise<Checkpoint | undefined> {
     const text = await this.#redis.get(this.#key(resource));
-    return text === null ? undefined : (JSON.parse(text) as Checkpoint);
+    if (text === null) return undefined;
+    const checkpoint = JSON.parse(text) as Checkpoint;
+    return { ...checkpoint, walk: checkpoint.walk ?? 0 };
   }
 
   async save(checkpoint: Checkpoint): Promise<void> {

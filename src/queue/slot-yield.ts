@@ -34,7 +34,8 @@ export class SlotYield {
   /** `source`, reporting the rate-limit waits of its page walks to {@link onWait}. */
   watch(source: PageSource): PageSource {
     return {
-      firstPageUrl: (resource, extraQuery) => source.firstPageUrl(resource, extraQuery),
+      firstPageUrl: (resource, extraQuery, walkQuery) =>
+        source.firstPageUrl(resource, extraQuery, walkQuery),
       filterOf: (resource) => source.filterOf(resource),
       pages: (startUrl, startPage, options) =>
         source.pages(startUrl, startPage, {

@@ -70,6 +70,8 @@ export interface SyncProcessorDeps {
   maxSlotWaitMs?: number;
   /** Incremental runs' updated filter (HIRESYNC_UPDATED_FILTER, _LOOKBACK), if configured. */
   updatedFilter?: { template: string; lookbackMs: number } | undefined;
+  /** `HIRESYNC_EXTRA_WALKS`: per resource, the queries of the walks read after its default one. */
+  extraWalks?: Readonly<Record<string, readonly string[]>> | undefined;
   /** `HIRESYNC_UPDATED_LOOKBACK`: a larger skew of the API's clock is logged as a warning (see RunResourceOptions). */
   maxClockSkewMs?: number | undefined;
 }
@@ -215,6 +217,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         },
         allowMassDelete: job.data.allowMassDelete === true,
         updatedFilter: deps.updatedFilter,
+        extraWalks: deps.extraWalks?.[resource],
         maxClockSkewMs: deps.maxClockSkewMs,
       });
       return { ...summary, account };

@@ -12,6 +12,8 @@ export interface CursorState {
   dates?: DateBound[] | undefined;
   /** The account whose data the walk reads; undefined for the simulator's first (default) account. */
   account?: string | undefined;
+  /** The first request asked `active=false`: the walk lists only the inactive records. */
+  inactiveOnly?: boolean | undefined;
 }
 
 /**
@@ -34,7 +36,9 @@ export class CursorCodec {
       state.status ?? null,
       state.dates?.length ? state.dates : null,
     ];
-    if (state.account !== undefined) fields.push(state.account);
+    // Optional trailing fields: cursors of walks without them stay as they were.
+    if (state.account !== undefined || state.inactiveOnly) fields.push(state.account ?? null);
+    if (state.inactiveOnly) fields.push(true);
     const payload = Buffer.from(JSON.stringify(fields));
     const mac = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
     return Buffer.concat([mac, payload]).toString('base64url');
@@ -50,7 +54,7 @@ export class CursorCodec {
     const expected = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
     if (!timingSafeEqual(mac, expected)) return undefined;
     try {
-      const [resource, below, perPage, status, dates, account] = JSON.parse(
+      const [resource, below, perPage, status, dates, account, inactiveOnly] = JSON.parse(
         payload.toString('utf8'),
       ) as [
         string,
@@ -58,7 +62,8 @@ export class CursorCodec {
         number,
         string | null,
         DateBound[] | null | undefined,
-        string | undefined,
+        string | null | undefined,
+        boolean | undefined,
       ];
       return {
         resource,
@@ -66,7 +71,8 @@ export class CursorCodec {
         perPage,
         status: status ?? undefined,
         dates: dates ?? undefined,
-        account,
+        account: account ?? undefined,
+        ...(inactiveOnly === true ? { inactiveOnly: true } : {}),
       };
     } catch {
       return undefined;

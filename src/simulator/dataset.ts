@@ -40,6 +40,13 @@ export interface DatasetOptions {
   idOffset?: number;
   /** Tracking links as flat ids (`job_board_id`, `source_id`, `referrer_id`) instead of nested objects. */
   flatTrackingLinks?: boolean;
+  /**
+   * Job posts as v3 lists them: each carries `active` (every 7th, by index
+   * 6, 13, 20, …, is inactive), and a job_posts walk leaves the inactive
+   * ones out unless its first request asks `active=false`, which lists only
+   * them. Default off: no `active` key, every post listed.
+   */
+  hideInactiveJobPosts?: boolean;
   /** Every Nth record (by index) is malformed in a rotating way; 0 for none. Default 0. */
   malformedEvery?: number;
   /**
@@ -122,6 +129,8 @@ function idBasesOf(resources: ResourceCatalog): ReadonlyMap<SimResource, number>
 
 export class Dataset {
   readonly flatTrackingLinks: boolean;
+  /** See DatasetOptions.hideInactiveJobPosts. */
+  readonly hideInactiveJobPosts: boolean;
   readonly malformedEvery: number;
   readonly nulEvery: number;
   /** The API's clock less real time, in ms (see DatasetOptions.clockSkewMs). */
@@ -149,6 +158,7 @@ export class Dataset {
     if (!Number.isSafeInteger(this.#idOffset) || this.#idOffset < 0 || this.#idOffset >= ID_RANGE)
       throw new RangeError(`idOffset must be a whole number from 0 below ${ID_RANGE}`);
     this.flatTrackingLinks = options.flatTrackingLinks ?? false;
+    this.hideInactiveJobPosts = options.hideInactiveJobPosts ?? false;
     this.malformedEvery = options.malformedEvery ?? 0;
     this.nulEvery = options.nulEvery ?? 0;
     this.clockSkewMs = options.clockSkewMs ?? 0;
@@ -305,8 +315,29 @@ export class Dataset {
   /** The record at `index` as the API would send it (a malformed one included). */
   record(resource: SimResource, index: number): unknown {
     if (this.isMalformed(index)) return this.#malformed(resource, index);
-    const record = this.#of(this.#generators, resource)(this.#context, index);
+    let record = this.#of(this.#generators, resource)(this.#context, index);
+    if (this.#hidesInactive(resource))
+      record = { ...record, active: !this.isInactive(resource, index) };
     return this.hasNul(index) ? { ...record, note: `NUL \u0000 inside ${index}` } : record;
+  }
+
+  #hidesInactive(resource: SimResource): boolean {
+    return this.hideInactiveJobPosts && resource === 'job_posts';
+  }
+
+  /** Whether the record at `index` is an inactive job post (only with `hideInactiveJobPosts`). */
+  isInactive(resource: SimResource, index: number): boolean {
+    return this.#hidesInactive(resource) && index % 7 === 6;
+  }
+
+  /**
+   * Whether a walk lists the record at `index`: with `hideInactiveJobPosts`,
+   * a job_posts walk lists the active posts, or only the inactive ones when
+   * it asked `active=false` (`inactiveOnly`); every other record is listed.
+   */
+  listed(resource: SimResource, index: number, inactiveOnly: boolean): boolean {
+    if (!this.#hidesInactive(resource)) return true;
+    return this.isInactive(resource, index) === inactiveOnly;
   }
 
   /** True when the record at `index` carries a `\u0000` (and is not malformed otherwise). */

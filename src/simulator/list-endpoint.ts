@@ -173,7 +173,7 @@ export class ListEndpoint {
       unprocessable(res, query.errors, opts.rateLimitHeaders ? rateHeaders : {});
       return 422;
     }
-    const { perPage, status, dates } = query;
+    const { perPage, status, dates, inactiveOnly } = query;
     const page = this.#page(account, resource, query);
     const { lastIndex, hasMore } = page;
     const headers = { ...rateHeaders };
@@ -190,6 +190,7 @@ export class ListEndpoint {
         status,
         dates,
         account: cursorAccount,
+        inactiveOnly,
       });
       const base = this.#baseUrl();
       let next = `${base}${url.pathname}?cursor=${cursor}`;
@@ -219,8 +220,8 @@ export class ListEndpoint {
    */
   #page(account: AccountState, resource: SimResource, query: ListQuery): Page {
     const ds = account.dataset;
-    const { below, perPage, status, dates } = query;
-    const cacheKey = `${account.name}|${resource}|${below}|${perPage}|${status}|${JSON.stringify(dates)}|${ds.version}`;
+    const { below, perPage, status, dates, inactiveOnly } = query;
+    const cacheKey = `${account.name}|${resource}|${below}|${perPage}|${status}|${JSON.stringify(dates)}|${inactiveOnly}|${ds.version}`;
     const cached = this.#options.cachePages ? this.#pageCache.get(cacheKey) : undefined;
     if (cached) return cached;
     const matches = (index: number) => matchesQuery(ds, resource, index, query);
@@ -262,15 +263,16 @@ export class ListEndpoint {
   }
 }
 
-/** Whether record `index` passes the query's `status` and date filters. */
+/** Whether record `index` is listed by the walk (`active`) and passes its `status` and date filters. */
 function matchesQuery(
   ds: Dataset,
   resource: SimResource,
   index: number,
   query: ListQuery,
 ): boolean {
-  const { status, dates } = query;
+  const { status, dates, inactiveOnly } = query;
   return (
+    ds.listed(resource, index, inactiveOnly) &&
     (status === undefined || ds.matches(resource, index, { status })) &&
     ds.withinDates(resource, index, dates)
   );

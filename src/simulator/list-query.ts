@@ -26,6 +26,8 @@ export interface ListQuery {
    * passes when it is within every bound. Empty: no filter.
    */
   dates: DateBound[];
+  /** `active=false`: the walk lists the inactive records hidden by default (job posts, when hidden). */
+  inactiveOnly: boolean;
 }
 
 /** A list request that breaks a rule: the `errors` of its 422. */
@@ -36,7 +38,7 @@ export interface ListQueryRefusal {
 /**
  * Reads a list request's query: the state of its cursor (which must come
  * alone, be valid, and belong to `resource` and `cursorAccount`), or the
- * first page's `per_page`, `status`, `updated_at` and `created_at` parameters.
+ * first page's `per_page`, `status`, `updated_at`, `created_at` and `active` parameters.
  */
 export function readListQuery(
   url: URL,
@@ -53,7 +55,13 @@ export function readListQuery(
     if (!state || state.resource !== resource || state.account !== cursorAccount)
       return { errors: ['The cursor is malformed or invalid'] };
     const { below, perPage, status, dates } = state;
-    return { below, perPage, status, dates: dates ?? [] };
+    return {
+      below,
+      perPage,
+      status,
+      dates: dates ?? [],
+      inactiveOnly: state.inactiveOnly === true,
+    };
   }
   let perPage = 100;
   const perPageText = url.searchParams.get('per_page');
@@ -90,7 +98,8 @@ export function readListQuery(
       };
     dates.push(...bounds);
   }
-  return { below: Number.POSITIVE_INFINITY, perPage, status, dates };
+  const inactiveOnly = url.searchParams.get('active') === 'false';
+  return { below: Number.POSITIVE_INFINITY, perPage, status, dates, inactiveOnly };
 }
 
 /** The bounds of `field=OP|TIME[|OP|TIME…]`, or undefined when the text breaks that form. */

@@ -35,7 +35,7 @@ export interface ShapeDefaults {
  * every list response but 429s, a one-minute authorization code,
  * per-resource scopes for partner grants (403 for a list whose scope a grant
  * lacks), RFC 6749 error bodies on every token error, and the token
- * endpoint's own 60 s window.
+ * endpoint's own 60 s window; job posts hidden unless `active=false`.
  */
 export function shapeDefaults(shape: SimulatorShape): ShapeDefaults {
   if (shape === 'seed') return { simulator: {}, dataset: {} };
@@ -51,7 +51,7 @@ export function shapeDefaults(shape: SimulatorShape): ShapeDefaults {
       oauthErrorBodies: true,
       tokenEndpointWindow: { ...V3_TOKEN_ENDPOINT_WINDOW },
     },
-    dataset: { flatTrackingLinks: true },
+    dataset: { flatTrackingLinks: true, hideInactiveJobPosts: true },
   };
 }
 

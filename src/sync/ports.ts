@@ -50,7 +50,10 @@ export interface ApiClockReading {
 
 /** One page of a list endpoint. */
 export interface Page {
-  /** 1-based position in this walk (a resumed walk counts on from its checkpoint). */
+  /**
+   * 1-based position in the run, counted across its walks (a resumed run
+   * counts on from its checkpoint).
+   */
   number: number;
   /** The URL this page was read from. */
   url: string;
@@ -91,8 +94,18 @@ export interface Checkpoint {
   mode: RunMode;
   /** The URL of the next page to read (the first page's URL before any commit). */
   nextUrl: string;
-  /** The run's first-page URL (with the updated filter it was sent with), to restart from. */
+  /** The run's first-page URL (its default walk's, with the updated filter it was sent with), to restart from. */
   firstUrl?: string;
+  /**
+   * Which walk of the run `nextUrl` belongs to: 0 the default walk, then
+   * each extra walk (`HIRESYNC_EXTRA_WALKS`) in order. Absent (a checkpoint
+   * saved before extra walks existed): 0.
+   */
+  walk?: number;
+  /** The extra walk's query (`active=false`), saying which walk it is; absent for the default walk. */
+  walkQuery?: string;
+  /** The updated filter an incremental run sends on each walk's first request, if any. */
+  updatedQuery?: string;
   /** The operator confirmed a mass deletion for this run (`--allow-mass-delete`): kept across a resume. */
   allowMassDelete?: boolean;
   /** Pages committed so far. */
@@ -145,8 +158,11 @@ export interface PreparedPage {
 
 /** Pages of a resource from a URL on (the API client in production). */
 export interface PageSource {
-  /** The first-page URL: filters and per_page, plus `extraQuery` (the updated filter) verbatim. */
-  firstPageUrl(resource: ResourceName, extraQuery?: string): string;
+  /**
+   * The first-page URL: filters and per_page, an extra walk's `walkQuery`
+   * (`active=false`) beside them, plus `extraQuery` (the updated filter) verbatim.
+   */
+  firstPageUrl(resource: ResourceName, extraQuery?: string, walkQuery?: string): string;
   /** The status filter of a resource's list, if any (a filtered full run marks no deletions). */
   filterOf(resource: ResourceName): string | undefined;
   /** With `prefetch`, the next page is fetched while the current one is written. */

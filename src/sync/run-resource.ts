@@ -46,6 +46,13 @@ export interface RunResourceOptions {
    */
   updatedFilter?: { template: string; lookbackMs: number } | undefined;
   /**
+   * `HIRESYNC_EXTRA_WALKS` of this resource: the queries (`active=false`) of
+   * the walks read after the default one, in order, as part of the same run.
+   * Each is sent beside `per_page` (and the updated filter) on its walk's
+   * first request; an incremental run stops each walk by id on its own.
+   */
+  extraWalks?: readonly string[] | undefined;
+  /**
    * `HIRESYNC_UPDATED_LOOKBACK`: a skew between the API's clock (its `Date`)
    * and this worker's larger than this (beyond the header's one-second
    * resolution) is logged as a warning at the run's first response.
@@ -106,7 +113,12 @@ async function planRun(
       await checkpoints.clear(resource);
     } else {
       logger.info(
-        { runId: pending.runId, page: pending.pagesDone + 1, mode: pending.mode },
+        {
+          runId: pending.runId,
+          page: pending.pagesDone + 1,
+          mode: pending.mode,
+          walk: pending.walk ?? 0,
+        },
         'resuming run from checkpoint',
       );
       return { checkpoint: pending, resumed: true };
@@ -140,6 +152,8 @@ async function planRun(
     mode,
     nextUrl: firstUrl,
     firstUrl,
+    walk: 0,
+    ...(updated === undefined ? {} : { updatedQuery: updated }),
     ...(options.allowMassDelete ? { allowMassDelete: true } : {}),
     pagesDone: 0,
     stopAtId,
@@ -151,6 +165,60 @@ async function planRun(
   return { checkpoint, resumed: false };
 }
 
+/**
+ * The walks of a run: the default walk (no query), then each extra walk's
+ * query, in order.
+ */
+function walksOf(options: RunResourceOptions): ReadonlyArray<string | undefined> {
+  return [undefined, ...(options.extraWalks ?? [])];
+}
+
+/**
+ * The index of the walk a checkpoint is in: the one its query names when the
+ * query is still configured, else its index (absent, from older code: 0).
+ */
+function walkIndexOf(checkpoint: Checkpoint, walks: ReadonlyArray<string | undefined>): number {
+  if (checkpoint.walkQuery !== undefined) {
+    const named = walks.indexOf(checkpoint.walkQuery);
+    if (named > 0) return named;
+  }
+  return checkpoint.walk ?? 0;
+}
+
+/** `checkpoint` moved to the start of walk `index` (its first page, or `url` when given). */
+function atWalkStart(
+  checkpoint: Checkpoint,
+  index: number,
+  walks: ReadonlyArray<string | undefined>,
+  source: PageSource,
+  url?: string,
+): Checkpoint {
+  const { walkQuery: _, ...rest } = checkpoint;
+  const query = walks[index];
+  return {
+    ...rest,
+    walk: index,
+    ...(query === undefined ? {} : { walkQuery: query }),
+    nextUrl: url ?? source.firstPageUrl(checkpoint.resource, checkpoint.updatedQuery, query),
+    updatedAt: now(),
+  };
+}
+
+/** Whether the checkpoint's `nextUrl` is its walk's first page (so not a cursor that may go stale). */
+function atFirstPageOfWalk(
+  checkpoint: Checkpoint,
+  walks: ReadonlyArray<string | undefined>,
+  source: PageSource,
+): boolean {
+  if (checkpoint.pagesDone === 0) return true;
+  const index = walkIndexOf(checkpoint, walks);
+  if (index === 0) return false;
+  const query = walks[index];
+  return (
+    checkpoint.nextUrl === source.firstPageUrl(checkpoint.resource, checkpoint.updatedQuery, query)
+  );
+}
+
 function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
   return (
     signal?.aborted === true && (error === signal.reason || (error as Error)?.name === 'AbortError')
@@ -160,7 +228,10 @@ function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
 /**
  * One run of one resource, to its end: pages are read from the checkpoint on
  * (or the first page), each is written in one transaction, and only after the
- * commit is the next URL checkpointed. A full run then marks deletions.
+ * commit is the next URL checkpointed. The default walk is read first, then
+ * each extra walk (`extraWalks`), all in the same run: pages are counted
+ * across walks, and the checkpoint says which walk its `next` URL belongs to.
+ * A full run then marks deletions: ids that no walk returned.
  *
  * A stale checkpointed cursor (422) restarts the run from its first page once.
  * On abort the run stops after its last checkpoint and throws
@@ -174,10 +245,13 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
   const logger = options.logger.child({ runId: checkpoint.runId, mode: checkpoint.mode });
   let restarted = false;
   let recordsThisTime = 0;
+  const walks = walksOf(options);
 
   for (;;) {
     try {
       let reachedStop = false;
+      // The walk ended and the checkpoint is at the next walk's first page.
+      let nextWalk = false;
       // A full run reads every page, so the next one is fetched while this one
       // is written; an incremental run stops early and would waste that request.
       const prefetch = checkpoint.stopAtId === null;
@@ -187,8 +261,8 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
       for await (const page of source.pages(checkpoint.nextUrl, checkpoint.pagesDone + 1, {
         signal,
         prefetch,
-        // Past the first page the start URL is a checkpointed cursor, which may go stale.
-        fromCheckpoint: checkpoint.pagesDone > 0,
+        // Past a walk's first page the start URL is a checkpointed cursor, which may go stale.
+        fromCheckpoint: !atFirstPageOfWalk(checkpoint, walks, source),
         prepare: (p) => prepared.set(p, store.preparePage(resource, p)),
       })) {
         if (page.number === 1 && page.apiClock) {
@@ -208,16 +282,17 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
           { page: page.number, records: result.written, rejected: result.rejected.length },
           'page committed',
         );
-        if (page.nextUrl === undefined || reachedStop) {
+        // A walk ends at its last page, or (incremental) at the page reaching the stop id.
+        const next = reachedStop ? undefined : page.nextUrl;
+        const walkEnded = next === undefined;
+        const walk = walkIndexOf(checkpoint, walks);
+        if (walkEnded && walk + 1 >= walks.length) {
           checkpoint = { ...checkpoint, pagesDone: page.number, updatedAt: now() };
           break;
         }
-        checkpoint = {
-          ...checkpoint,
-          nextUrl: page.nextUrl,
-          pagesDone: page.number,
-          updatedAt: now(),
-        };
+        checkpoint = walkEnded
+          ? { ...atWalkStart(checkpoint, walk + 1, walks, source), pagesDone: page.number }
+          : { ...checkpoint, nextUrl: next, pagesDone: page.number, updatedAt: now() };
         await checkpoints.save(checkpoint);
         options.onProgress?.({
           resource,
@@ -230,7 +305,16 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
           throw new RunInterruptedError(
             `run ${checkpoint.runId} of ${resource} stopped after page ${page.number}`,
           );
+        if (walkEnded) {
+          logger.info(
+            { nextWalk: checkpoint.walk, query: checkpoint.walkQuery },
+            'walk finished; reading the next walk',
+          );
+          nextWalk = true;
+          break;
+        }
       }
+      if (nextWalk) continue;
       break;
     } catch (error) {
       if (error instanceof RunInterruptedError) throw error;
@@ -247,11 +331,16 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
         );
         restarted = true;
         await store.resetProgress(checkpoint.runId);
+        // The whole run again, from its default walk's first page.
         checkpoint = {
-          ...checkpoint,
-          nextUrl: checkpoint.firstUrl ?? source.firstPageUrl(resource),
+          ...atWalkStart(
+            checkpoint,
+            0,
+            walks,
+            source,
+            checkpoint.firstUrl ?? source.firstPageUrl(resource, checkpoint.updatedQuery),
+          ),
           pagesDone: 0,
-          updatedAt: now(),
         };
         await checkpoints.save(checkpoint);
         continue;

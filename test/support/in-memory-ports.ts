@@ -40,12 +40,23 @@ export class MemoryPageSource implements PageSource {
   /** The options of every walk, in order. */
   readonly walks: PageWalkOptions[] = [];
 
-  /** Serves `records` of `resource`, `perPage` a page; returns the pages' URLs. */
-  serve(resource: ResourceName, records: MemoryRecord[], perPage: number): string[] {
+  /**
+   * Serves `records` of `resource`, `perPage` a page, on the walk that
+   * `walkQuery` asks for (default: the default walk); returns the pages' URLs.
+   */
+  serve(
+    resource: ResourceName,
+    records: MemoryRecord[],
+    perPage: number,
+    walkQuery?: string,
+  ): string[] {
     const urls: string[] = [];
+    const walk = walkQuery === undefined ? '' : `${walkQuery.replace(/[^a-z0-9]/gi, '-')}-`;
     for (let start = 0; start < Math.max(records.length, 1); start += perPage) {
       urls.push(
-        start === 0 ? this.firstPageUrl(resource) : `${MEMORY_API}/${resource}?cursor=${start}`,
+        start === 0
+          ? this.firstPageUrl(resource, undefined, walkQuery)
+          : `${MEMORY_API}/${resource}?cursor=${walk}${start}`,
       );
     }
     urls.forEach((url, index) => {
@@ -69,8 +80,8 @@ export class MemoryPageSource implements PageSource {
     this.#failures.set(url, [...(this.#failures.get(url) ?? []), error]);
   }
 
-  firstPageUrl(resource: ResourceName, extraQuery?: string): string {
-    const url = `${MEMORY_API}/${resource}?per_page=100`;
+  firstPageUrl(resource: ResourceName, extraQuery?: string, walkQuery?: string): string {
+    const url = `${MEMORY_API}/${resource}?per_page=100${walkQuery ? `&${walkQuery}` : ''}`;
     return extraQuery ? `${url}&${extraQuery}` : url;
   }
 
@@ -138,6 +149,10 @@ function higher(a: string | null, b: string | null): string | null {
 export class MemoryRunStore implements RunStore {
   readonly runs = new Map<string, MemoryRun>();
   readonly rows = new Map<ResourceName, Map<string, MemoryRecord>>();
+  /** The run that last wrote each id of each resource (seeded rows: none). */
+  readonly lastSeen = new Map<ResourceName, Map<string, string>>();
+  /** Ids a sweep marked deleted, by resource. */
+  readonly deleted = new Map<ResourceName, Set<string>>();
   /** What `updatedSince` answers (the last run's start less the lookback). */
   updatedSinceAnswer: string | undefined;
   /** Thrown by `refreshTypedView` when set. */
@@ -232,6 +247,10 @@ export class MemoryRunStore implements RunStore {
     const written = page.records.filter((_, index) => !skipped.has(index)) as MemoryRecord[];
     const ids = written.map((r) => String(r.id));
     for (const record of written) this.#rowsOf(resource).set(String(record.id), record);
+    const seen = this.lastSeen.get(resource) ?? new Map<string, string>();
+    this.lastSeen.set(resource, seen);
+    for (const id of ids) seen.set(id, runId);
+    for (const id of ids) this.deleted.get(resource)?.delete(id);
     const maxId = ids.reduce<string | null>(higher, null);
     const minId = ids.reduce<string | null>(
       (min, id) => (min === null || BigInt(id) < BigInt(min) ? id : min),
@@ -251,9 +270,20 @@ export class MemoryRunStore implements RunStore {
     this.calls.push(`resetProgress ${runId}`);
   }
 
-  async sweepDeletions(_resource: ResourceName, runId: string): Promise<number> {
+  /** Marks deleted the live rows the run did not write, as the warehouse's sweep does. */
+  async sweepDeletions(resource: ResourceName, runId: string): Promise<number> {
     this.calls.push(`sweepDeletions ${runId}`);
-    return 0;
+    const deleted = this.deleted.get(resource) ?? new Set<string>();
+    this.deleted.set(resource, deleted);
+    const seen = this.lastSeen.get(resource);
+    let marked = 0;
+    for (const id of this.#rowsOf(resource).keys()) {
+      if (deleted.has(id) || seen?.get(id) === runId) continue;
+      deleted.add(id);
+      marked += 1;
+    }
+    this.#run(runId).deleted += marked;
+    return marked;
   }
 
   async refreshTypedView(

@@ -301,3 +301,52 @@ describe('HIRESYNC_UPDATED_FILTER', () => {
     }
   });
 });
+
+describe('HIRESYNC_EXTRA_WALKS', () => {
+  const valid = { ...BASE, ...CLIENT };
+
+  function messages(text: string): string[] {
+    try {
+      loadConfig({ ...valid, HIRESYNC_EXTRA_WALKS: text }, RESOURCE_NAMES);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as ConfigError).problems.map((p) => `${p.variable} ${p.message}`);
+    }
+    throw new Error('expected a ConfigError');
+  }
+
+  it('is unset by default: every resource reads its default walk only', () => {
+    expect(loadConfig(valid, RESOURCE_NAMES).extraWalks).toEqual({});
+  });
+
+  it('reads comma-separated NAME?QUERY items as the queries of each name, in order', () => {
+    const config = loadConfig(
+      {
+        ...valid,
+        HIRESYNC_EXTRA_WALKS:
+          'job_posts?active=false, users?show_service_accounts=true,users?include_defaults=true',
+      },
+      RESOURCE_NAMES,
+    );
+    expect(config.extraWalks).toEqual({
+      job_posts: ['active=false'],
+      users: ['show_service_accounts=true', 'include_defaults=true'],
+    });
+  });
+
+  it('refuses an item of unknown format, an empty query or a name that is not a resource name, naming the item', () => {
+    for (const [text, item] of [
+      ['job_posts', 'job_posts'],
+      ['job_posts?', 'job_posts?'],
+      ['Job-Posts?active=false', 'Job-Posts?active=false'],
+      ['job_posts?active', 'job_posts?active'],
+      ['job_posts?per_page=5', 'job_posts?per_page=5'],
+      ['jobs?status=open,job_posts?cursor=x', 'job_posts?cursor=x'],
+    ] as const) {
+      const found = messages(text);
+      expect(found, text).toHaveLength(1);
+      expect(found[0], text).toMatch(/^HIRESYNC_EXTRA_WALKS /);
+      expect(found[0], text).toContain(JSON.stringify(item));
+    }
+  });
+});

@@ -12,12 +12,14 @@ describe('the simulator list query', () => {
       perPage: 100,
       status: undefined,
       dates: [],
+      inactiveOnly: false,
     });
     expect(read('per_page=500&status=open&updated_at=gte|2024-01-01T00:00:00Z')).toEqual({
       below: Number.POSITIVE_INFINITY,
       perPage: 500,
       status: 'open',
       dates: [{ field: 'updated_at', op: 'gte', at: '2024-01-01T00:00:00Z' }],
+      inactiveOnly: false,
     });
   });
 
@@ -83,6 +85,7 @@ describe('the simulator list query', () => {
       perPage: 7,
       status: 'open',
       dates: [],
+      inactiveOnly: false,
     });
     const dates = [{ field: 'created_at' as const, op: 'lt' as const, at: '2024-01-01T00:00:00Z' }];
     expect(read(`cursor=${cursors.encode({ ...state, dates })}`, cursors, 'acct001')).toMatchObject(
@@ -99,5 +102,27 @@ describe('the simulator list query', () => {
     expect(read(`cursor=${cursor}`, new CursorCodec(), 'acct001')).toEqual({
       errors: ['The cursor is malformed or invalid'],
     });
+  });
+
+  it('reads active=false on a first page and carries it through the cursor, with or without an account', () => {
+    const cursors = new CursorCodec();
+    expect(read('per_page=5&active=false')).toMatchObject({ inactiveOnly: true });
+    expect(read('per_page=5&active=true')).toMatchObject({ inactiveOnly: false });
+    for (const account of [undefined, 'acct001']) {
+      const cursor = cursors.encode({
+        resource: 'jobs',
+        below: 42,
+        perPage: 5,
+        account,
+        inactiveOnly: true,
+      });
+      expect(read(`cursor=${cursor}`, cursors, account)).toEqual({
+        below: 42,
+        perPage: 5,
+        status: undefined,
+        dates: [],
+        inactiveOnly: true,
+      });
+    }
   });
 });

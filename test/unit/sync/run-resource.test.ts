@@ -233,3 +233,157 @@ describe('runResource with in-memory ports', () => {
     expect(summary).toMatchObject({ records: 2, rejected: 1 });
   });
 });
+
+describe('runResource with extra walks', () => {
+  /** `jobs` 9..1 three a page on the default walk, and 14, 12, 10, 3, 2 two a page on `active=false`. */
+  function setupWalks() {
+    const base = setup();
+    const walkUrls = base.source.serve(
+      'jobs',
+      [14, 12, 10, 3, 2].map((id) => ({ id, name: `hidden ${id}` })),
+      2,
+      'active=false',
+    );
+    const run = (options: Partial<RunResourceOptions> = {}) =>
+      base.run({ extraWalks: ['active=false'], ...options });
+    return { ...base, walkUrls, run };
+  }
+
+  it('reads the default walk and then the extra walk as one run, counting pages across both', async () => {
+    const { source, urls, walkUrls, store, checkpoints, run } = setupWalks();
+    const summary = await run({ requested: 'full' });
+    expect(summary).toMatchObject({ mode: 'full', pages: 6, records: 14 });
+    expect(store.runs.size).toBe(1);
+    expect(source.requested).toEqual([...urls, ...walkUrls]);
+    // The extra walk's query goes beside per_page on its first request.
+    expect(walkUrls[0]).toBe('https://api.test/v3/jobs?per_page=100&active=false');
+    expect(store.calls.filter((c) => c.startsWith('writePage'))).toEqual(
+      [1, 2, 3, 4, 5, 6].map((n) => `writePage ${summary.runId} ${n}`),
+    );
+    // Each checkpoint says which walk its next URL belongs to; the walk's first page needs no cursor.
+    expect(checkpoints.saves.map((c) => [c.walk, c.walkQuery, c.nextUrl, c.pagesDone])).toEqual([
+      [0, undefined, urls[0], 0],
+      [0, undefined, urls[1], 1],
+      [0, undefined, urls[2], 2],
+      [1, 'active=false', walkUrls[0], 3],
+      [1, 'active=false', walkUrls[1], 4],
+      [1, 'active=false', walkUrls[2], 5],
+    ]);
+    expect(source.walks.map((w) => w.fromCheckpoint)).toEqual([false, false]);
+    expect(await checkpoints.load('jobs')).toBeUndefined();
+  });
+
+  it('sweeps only the ids that no walk returned', async () => {
+    const { store, run } = setupWalks();
+    // Stored before: 20 (no walk serves it any more), 14 (the extra walk does), 5 (the default walk does).
+    await store.seedRun('jobs', 'full', 'succeeded', [
+      { id: 20, name: 'gone' },
+      { id: 14, name: 'hidden 14' },
+      { id: 5, name: 'record 5' },
+    ]);
+    const summary = await run({ requested: 'full' });
+    expect([...(store.deleted.get('jobs') ?? [])]).toEqual(['20']);
+    expect(summary.deleted).toBe(1);
+  });
+
+  it('resumes a run interrupted in its second walk there, with the same run id and page count', async () => {
+    const { source, walkUrls, store, checkpoints, run } = setupWalks();
+    const runId = await store.seedRun('jobs', 'full', 'running');
+    await checkpoints.save({
+      ...checkpointOf(runId, 'full', walkUrls[1] as string, 4, 'unused'),
+      walk: 1,
+      walkQuery: 'active=false',
+    });
+    const summary = await run();
+    expect(summary).toMatchObject({ runId, resumed: true });
+    expect(source.requested).toEqual(walkUrls.slice(1));
+    expect(store.calls.filter((c) => c.startsWith('writePage'))).toEqual([
+      `writePage ${runId} 5`,
+      `writePage ${runId} 6`,
+    ]);
+    expect(store.calls).toContain(`sweepDeletions ${runId}`);
+  });
+
+  it('resumes a run stopped at the end of its default walk at the extra walk’s first page, not as a cursor', async () => {
+    const { source, urls, walkUrls, checkpoints, run } = setupWalks();
+    const controller = new AbortController();
+    const error = await run({
+      requested: 'full',
+      signal: controller.signal,
+      onProgress: (progress) => {
+        if (progress.pages === 3) controller.abort(new Error('shutdown'));
+      },
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RunInterruptedError);
+    expect(await checkpoints.load('jobs')).toMatchObject({
+      walk: 1,
+      walkQuery: 'active=false',
+      nextUrl: walkUrls[0],
+      pagesDone: 3,
+    });
+    source.requested.length = 0;
+    const summary = await run();
+    expect(summary).toMatchObject({ resumed: true, pages: 6 });
+    expect(source.requested).toEqual(walkUrls);
+    expect(source.walks.at(-1)?.fromCheckpoint).toBe(false);
+    expect(urls).toHaveLength(3);
+  });
+
+  it('resumes a checkpoint saved before extra walks existed (no walk) in the default walk, then reads the extra walk', async () => {
+    const { source, urls, walkUrls, store, checkpoints, run } = setupWalks();
+    const runId = await store.seedRun('jobs', 'full', 'running');
+    const old = checkpointOf(runId, 'full', urls[1] as string, 1, urls[0] as string);
+    expect(old).not.toHaveProperty('walk');
+    await checkpoints.save(old);
+    const summary = await run();
+    expect(summary).toMatchObject({ runId, resumed: true });
+    expect(source.requested).toEqual([...urls.slice(1), ...walkUrls]);
+    expect(store.calls.filter((c) => c.startsWith('writePage'))).toEqual(
+      [2, 3, 4, 5, 6].map((n) => `writePage ${runId} ${n}`),
+    );
+  });
+
+  it('stops each walk of an incremental run by id on its own', async () => {
+    const { source, urls, walkUrls, store, run } = setupWalks();
+    // A completed full run stored ids up to 5.
+    await store.seedRun('jobs', 'full', 'succeeded', recordsFrom(5, 1));
+    const summary = await run({ requested: 'auto' });
+    expect(summary).toMatchObject({ mode: 'incremental', pages: 4 });
+    // Default walk: 9..7, 6..4 (reaches 5); extra walk: 14, 12 and 10, 3 (reaches 5).
+    expect(source.requested).toEqual([...urls.slice(0, 2), ...walkUrls.slice(0, 2)]);
+  });
+
+  it('sends the updated filter on the first request of each walk', async () => {
+    const { source, urls, walkUrls, store, run } = setupWalks();
+    await store.seedRun('jobs', 'full', 'succeeded', recordsFrom(5, 1));
+    store.updatedSinceAnswer = '2026-03-01T10:00:00.000000Z';
+    const updated = 'updated_after=2026-03-01T10%3A00%3A00.000000Z';
+    source.alias(`${urls[0]}&${updated}`, urls[0] as string);
+    source.alias(`${walkUrls[0]}&${updated}`, walkUrls[0] as string);
+    const summary = await run({
+      requested: 'auto',
+      updatedFilter: { template: 'updated_after={since}', lookbackMs: 60_000 },
+    });
+    expect(summary).toMatchObject({ mode: 'incremental', pages: 6 });
+    expect(source.requested).toEqual([
+      `${urls[0]}&${updated}`,
+      ...urls.slice(1),
+      `${walkUrls[0]}&${updated}`,
+      ...walkUrls.slice(1),
+    ]);
+  });
+
+  it('restarts the whole run from the default walk when the API rejects a cursor of the extra walk', async () => {
+    const { source, urls, walkUrls, store, checkpoints, run } = setupWalks();
+    const runId = await store.seedRun('jobs', 'full', 'running');
+    await checkpoints.save({
+      ...checkpointOf(runId, 'full', walkUrls[1] as string, 4, urls[0] as string),
+      walk: 1,
+      walkQuery: 'active=false',
+    });
+    source.failNext(walkUrls[1] as string, new CursorRejectedError(422, '/v3/jobs', 'stale', '{}'));
+    const summary = await run();
+    expect(summary).toMatchObject({ runId, pages: 6, records: 14 });
+    expect(source.requested).toEqual([walkUrls[1], ...urls, ...walkUrls]);
+  });
+});
