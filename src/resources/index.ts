@@ -2,6 +2,7 @@ import type { ResourceName } from '../sync/ports.js';
 import { jobPosts } from './job-posts.js';
 import { jobs } from './jobs.js';
 import { defineListResource } from './json-resource.js';
+import { jobBoards, referrers, sources } from './reference-lists.js';
 import type { ResourceDeclaration } from './resource.js';
 import { trackingLinks } from './tracking-links.js';
 
@@ -16,7 +17,14 @@ export function catalogOf(...declarations: ResourceDeclaration[]): ResourceCatal
 }
 
 /** The resources hiresync knows, in the order `sync` and `status` list them. */
-export const BUILT_IN_RESOURCES: ResourceCatalog = catalogOf(jobs, jobPosts, trackingLinks);
+export const BUILT_IN_RESOURCES: ResourceCatalog = catalogOf(
+  jobs,
+  jobPosts,
+  trackingLinks,
+  jobBoards,
+  sources,
+  referrers,
+);
 
 /**
  * The resources a deployment syncs: the declared ones (default the built-in

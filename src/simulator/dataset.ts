@@ -15,7 +15,7 @@ export type SimResource = string;
 
 /** Options of {@link Dataset}. */
 export interface DatasetOptions {
-  /** Records per resource at start. Default 250 each. */
+  /** Records per resource at start. Default 250 each (job_boards 13, sources 12, referrers 40: those tracking links name). */
   counts?: Partial<Record<SimResource, number>>;
   /**
    * The resources served. Each builds its records with the generator
@@ -71,6 +71,19 @@ const BUILT_IN_ID_BASE: Readonly<Record<string, number>> = {
   jobs: 4_300_000_000,
   job_posts: 5_300_000_000,
   tracking_links: 6_300_000_000,
+  // The reference lists: tracking links name their ids (nested or flat).
+  job_boards: 30_300_000_000,
+  sources: 31_300_000_000,
+  referrers: 32_300_000_000,
+};
+/**
+ * Records at start of the resources whose default is not 250: the reference
+ * lists hold exactly the boards, referrers and sources tracking links name.
+ */
+const DEFAULT_COUNTS: Readonly<Record<string, number>> = {
+  job_boards: 13,
+  sources: 12,
+  referrers: 40,
 };
 const ID_STEP = 7;
 const ID_RANGE = 1_000_000_000;
@@ -177,7 +190,7 @@ export class Dataset {
       ...extras.map((extra) => [extra.name, extra.simulate] as const),
     ]);
     for (const name of this.#idBase.keys()) {
-      const count = options.counts?.[name] ?? 250;
+      const count = options.counts?.[name] ?? DEFAULT_COUNTS[name] ?? 250;
       this.#counts.set(name, count);
       this.#startSizes.set(name, count);
     }

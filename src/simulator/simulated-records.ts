@@ -1,5 +1,6 @@
 import { simulateJobPost } from './records/job-posts.js';
 import { simulateJob } from './records/jobs.js';
+import { simulateJobBoard, simulateReferrer, simulateSource } from './records/reference-lists.js';
 import { simulateTrackingLink } from './records/tracking-links.js';
 import type { RecordGenerator } from './simulation-context.js';
 
@@ -11,6 +12,9 @@ export const SIMULATED_RECORDS: ReadonlyMap<string, RecordGenerator> = new Map([
   ['jobs', simulateJob],
   ['job_posts', simulateJobPost],
   ['tracking_links', simulateTrackingLink],
+  ['job_boards', simulateJobBoard],
+  ['sources', simulateSource],
+  ['referrers', simulateReferrer],
 ]);
 
 /**

@@ -14,7 +14,7 @@ export type ResourceName = string;
  * per id with the record as sent in `data`. The warehouse holds the statement
  * of each.
  */
-export type StorageKind = 'tracking_links' | 'json';
+export type StorageKind = 'tracking_links' | 'json' | 'job_boards' | 'sources' | 'referrers';
 
 /** The settings that may override a resource's list path. */
 export type PathSetting = 'HIRESYNC_TRACKING_LINKS_PATH' | 'HIRESYNC_RESOURCE_PATHS';

@@ -1,6 +1,7 @@
 import type { RejectedRecord, StorageKind } from '../sync/ports.js';
 import type { HistoryTarget } from './history.js';
 import { jsonRecordsPage } from './sql/json-records-page.js';
+import { REFERENCE_COLUMNS, referenceRecordsPage } from './sql/reference-records-page.js';
 import { rejectedRecords } from './sql/rejected-records.js';
 import { trackingLinksPage } from './sql/tracking-links-page.js';
 
@@ -65,6 +66,13 @@ const STATEMENTS: Readonly<
 > = {
   tracking_links: trackingLinksPage,
   json: jsonRecordsPage,
+  // The reference lists: each writes the table the nested objects of tracking links fill.
+  job_boards: (tables) =>
+    referenceRecordsPage({ ...tables, columns: REFERENCE_COLUMNS.job_boards ?? [] }),
+  sources: (tables) =>
+    referenceRecordsPage({ ...tables, columns: REFERENCE_COLUMNS.sources ?? [] }),
+  referrers: (tables) =>
+    referenceRecordsPage({ ...tables, columns: REFERENCE_COLUMNS.referrers ?? [] }),
 };
 
 const texts = new Map<string, string>();

@@ -23,6 +23,12 @@ export interface JobBoardsTable extends Bookkeeping {
   raw: Json | null;
   source_run_id: string | null;
   source_updated_at: string | null;
+  /** Set when a full run of the table's own list no longer saw the id (migration 0010). */
+  deleted_at: NullableTimestamp;
+  /** The run of the table's own list that last saw the id. */
+  last_seen_run_id: string | null;
+  /** When the current version began (valid_from of its open version in `<table>_history`). */
+  changed_at: Generated<string>;
 }
 
 export interface ReferrersTable extends Bookkeeping {
@@ -32,6 +38,12 @@ export interface ReferrersTable extends Bookkeeping {
   raw: Json | null;
   source_run_id: string | null;
   source_updated_at: string | null;
+  /** Set when a full run of the table's own list no longer saw the id (migration 0010). */
+  deleted_at: NullableTimestamp;
+  /** The run of the table's own list that last saw the id. */
+  last_seen_run_id: string | null;
+  /** When the current version began (valid_from of its open version in `<table>_history`). */
+  changed_at: Generated<string>;
 }
 
 export interface SourcesTable extends Bookkeeping {
@@ -40,6 +52,12 @@ export interface SourcesTable extends Bookkeeping {
   raw: Json | null;
   source_run_id: string | null;
   source_updated_at: string | null;
+  /** Set when a full run of the table's own list no longer saw the id (migration 0010). */
+  deleted_at: NullableTimestamp;
+  /** The run of the table's own list that last saw the id. */
+  last_seen_run_id: string | null;
+  /** When the current version began (valid_from of its open version in `<table>_history`). */
+  changed_at: Generated<string>;
 }
 
 export interface TrackingLinksTable extends Bookkeeping {
@@ -91,6 +109,11 @@ export interface RecordHistoryTable extends HistoryRow {
 /** History of tracking links: the record as sent in `raw`. */
 export interface TrackingLinksHistoryTable extends HistoryRow {
   raw: Json;
+}
+
+/** A version of a job board, source or referrer; raw null for an id known only from a flat link. */
+export interface ReferenceHistoryTable extends HistoryRow {
+  raw: Json | null;
 }
 
 export type { RunMode } from '../sync/ports.js';
@@ -182,6 +205,9 @@ export interface Database {
   tracking_links_history: TrackingLinksHistoryTable;
   jobs_history: RecordHistoryTable;
   job_posts_history: RecordHistoryTable;
+  job_boards_history: ReferenceHistoryTable;
+  sources_history: ReferenceHistoryTable;
+  referrers_history: ReferenceHistoryTable;
   /** In schema hiresync whatever the search_path: always named with its schema. */
   'hiresync.accounts': AccountsTable;
 }

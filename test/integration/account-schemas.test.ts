@@ -36,6 +36,7 @@ const WAREHOUSE_MIGRATIONS = [
   '0007_typed_view_signals',
   '0008_api_clock',
   '0009_typed_view_repairs',
+  '0010_reference_resources',
 ];
 
 const cleanups: Array<() => Promise<unknown>> = [];

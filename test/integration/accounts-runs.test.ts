@@ -237,13 +237,15 @@ describe('runs of several accounts', () => {
     defer(() => keeper.stop());
     const keys = async () => (await app.queue.getJobSchedulers()).map((s) => s.key ?? s.id).sort();
     await keeper.upsertAll();
-    expect(await keys()).toHaveLength(18);
+    // Two schedules (full, incremental) per resource of each of three accounts.
+    const perAccount = 2 * h.config.resources.length;
+    expect(await keys()).toHaveLength(3 * perAccount);
     expect(await keys()).toContain(`full:${runKey('alpha', 'jobs')}`);
 
     await h.store.setState('alpha', 'disabled');
     await keeper.repair();
     expect((await keys()).filter((k) => k?.includes('alpha'))).toEqual([]);
-    expect(await keys()).toHaveLength(12);
+    expect(await keys()).toHaveLength(2 * perAccount);
 
     app.startWorker();
     const job = await enqueueRun(
@@ -261,7 +263,7 @@ describe('runs of several accounts', () => {
     await h.store.remove('beta');
     await keeper.repair();
     expect((await keys()).filter((k) => k?.includes('beta'))).toEqual([]);
-    expect((await keys()).filter((k) => k?.includes('alpha'))).toHaveLength(6);
+    expect((await keys()).filter((k) => k?.includes('alpha'))).toHaveLength(perAccount);
   });
 
   it('label metrics with the account', async () => {

@@ -215,11 +215,13 @@ describe('list resources named in HIRESYNC_RESOURCES', () => {
         return (error as ConfigError).problems.map((p) => `${p.variable}: ${p.message}`);
       }
     };
-    expect(problems({ HIRESYNC_RESOURCES: 'sources' })).toEqual([
+    expect(problems({ HIRESYNC_RESOURCES: 'sync_runs' })).toEqual([
       expect.stringMatching(
-        /^HIRESYNC_RESOURCES: sources is the name of one of hiresync's own tables; name it otherwise and give its path in HIRESYNC_RESOURCE_PATHS \(e\.g\. api_sources=\/v3\/sources\)/,
+        /^HIRESYNC_RESOURCES: sync_runs is the name of one of hiresync's own tables; name it otherwise and give its path in HIRESYNC_RESOURCE_PATHS \(e\.g\. api_sync_runs=\/v3\/sync_runs\)/,
       ),
     ]);
+    // sources, job_boards and referrers are resources of their own.
+    expect(problems({ HIRESYNC_RESOURCES: 'sources,job_boards,referrers' })).toEqual([]);
     expect(problems({ HIRESYNC_RESOURCES: 'jobs_history' })[0]).toMatch(/ends in _history/);
     expect(problems({ HIRESYNC_RESOURCES: 'Bad-Name' })[0]).toMatch(/is not a resource name/);
     expect(problems({ HIRESYNC_RESOURCE_PATHS: 'offers=/v3/offers' })[0]).toMatch(

@@ -167,7 +167,7 @@ describe('command-line usage', () => {
       expect(empty).toMatchObject({
         code: 2,
         stderr:
-          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links (HIRESYNC_RESOURCES)\n',
+          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links, job_boards, sources, referrers (HIRESYNC_RESOURCES)\n',
       });
     }
   });

@@ -101,6 +101,7 @@ describe('migrations', () => {
         '0007_typed_view_signals',
         '0008_api_clock',
         '0009_typed_view_repairs',
+        '0010_reference_resources',
       ]);
     } finally {
       await Promise.all(dbs.map((db) => db.destroy()));

@@ -34,7 +34,7 @@ export function useEmptyWarehouse(): EmptyWarehouse {
     await t?.drop();
   });
   beforeEach(async () => {
-    await sql`truncate tracking_links, job_boards, referrers, sources, jobs, job_posts, rejected_records, sync_runs, tracking_links_history, jobs_history, job_posts_history`.execute(
+    await sql`truncate tracking_links, job_boards, referrers, sources, jobs, job_posts, rejected_records, sync_runs, tracking_links_history, jobs_history, job_posts_history, job_boards_history, sources_history, referrers_history`.execute(
       warehouse.db,
     );
   });

@@ -29,7 +29,14 @@ describe('loadConfig', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({ ...BASE, ...CLIENT }, RESOURCE_NAMES);
     expect(config.api.perPage).toBe(500);
-    expect(config.resources).toEqual(['jobs', 'job_posts', 'tracking_links']);
+    expect(config.resources).toEqual([
+      'jobs',
+      'job_posts',
+      'tracking_links',
+      'job_boards',
+      'sources',
+      'referrers',
+    ]);
     expect(config.api.trackingLinksPath).toBe('/v3/tracking_links');
     expect(config.incrementalEveryMs).toBe(15 * 60_000);
     expect(config.fullCron).toBe('0 3 * * *');

@@ -1,4 +1,5 @@
 import type { RecordGenerator, SimulationContext } from '../simulation-context.js';
+import { simulateJobBoard, simulateReferrer, simulateSource } from './reference-lists.js';
 
 function nested(sim: SimulationContext, index: number) {
   const h = sim.mix(sim.seed + 2, index);
@@ -7,6 +8,10 @@ function nested(sim: SimulationContext, index: number) {
 
 function simulateNested(sim: SimulationContext, index: number) {
   const { h, board, referrer, source } = nested(sim, index);
+  // The nested objects are the records of the reference lists, as the lists serve them now.
+  const jobBoard = simulateJobBoard(sim, board);
+  const person = simulateReferrer(sim, referrer);
+  const origin = simulateSource(sim, source);
   const t = sim.times('tracking_links', index);
   const anonymous = h % 11 === 0;
   return {
@@ -18,9 +23,9 @@ function simulateNested(sim: SimulationContext, index: number) {
       h % 9 === 0
         ? null
         : {
-            id: 2_200_000_000 + board,
-            company_name: `Company ${board}`,
-            url_token: `company${board}`,
+            id: jobBoard.id,
+            company_name: jobBoard.company_name,
+            url_token: jobBoard.url_token,
           },
     token: `t${sim.idOf('tracking_links', index).toString(36)}`,
     related_post_id: h % 3 === 0 ? null : 8_000_000_000 + (h % 1000),
@@ -29,11 +34,11 @@ function simulateNested(sim: SimulationContext, index: number) {
       h % 4 === 0
         ? null
         : {
-            id: anonymous ? null : 3_300_000_000 + referrer,
-            name: `Referrer ${referrer}${t.version ? ` (rev ${t.version})` : ''}`,
+            id: anonymous ? null : person.id,
+            name: person.name,
             employee_id: referrer % 3 === 0 ? null : `E-${referrer}`,
           },
-    source: h % 10 === 0 ? null : { id: 100 + source, public_name: `Source ${source}` },
+    source: h % 10 === 0 ? null : { id: origin.id, public_name: origin.name },
     created_at: t.created_at,
     updated_at: t.updated_at,
   };
@@ -46,12 +51,12 @@ function simulateFlat(sim: SimulationContext, index: number) {
     id: link.id,
     job_id: link.job_id,
     job_post_id: link.job_post_id,
-    job_board_id: h % 9 === 0 ? null : 2_200_000_000 + board,
+    job_board_id: h % 9 === 0 ? null : sim.idOf('job_boards', board),
     token: link.token,
     related_post_id: link.related_post_id,
     related_post_type: link.related_post_type,
-    referrer_id: h % 4 === 0 || h % 11 === 0 ? null : 3_300_000_000 + referrer,
-    source_id: h % 10 === 0 ? null : 100 + source,
+    referrer_id: h % 4 === 0 || h % 11 === 0 ? null : sim.idOf('referrers', referrer),
+    source_id: h % 10 === 0 ? null : sim.idOf('sources', source),
     created_at: link.created_at,
     updated_at: link.updated_at,
   };

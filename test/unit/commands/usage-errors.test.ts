@@ -34,7 +34,7 @@ describe('usage and configuration errors, in process', () => {
         code: 2,
         stdout: '',
         stderr:
-          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links (HIRESYNC_RESOURCES)\n',
+          'hiresync: --resource was given an empty resource name; choose from jobs, job_posts, tracking_links, job_boards, sources, referrers (HIRESYNC_RESOURCES)\n',
       });
     }
   });
@@ -52,7 +52,7 @@ describe('usage and configuration errors, in process', () => {
       code: 2,
       stdout: '',
       stderr:
-        'hiresync: --resource applications is not a configured resource; HIRESYNC_RESOURCES has jobs, job_posts, tracking_links (add it there, or give it a path in HIRESYNC_RESOURCE_PATHS, to sync it)\n',
+        'hiresync: --resource applications is not a configured resource; HIRESYNC_RESOURCES has jobs, job_posts, tracking_links, job_boards, sources, referrers (add it there, or give it a path in HIRESYNC_RESOURCE_PATHS, to sync it)\n',
     });
     const typo = await run(['sync', '--resource', 'jbos'], {
       ...ENV,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { jobs } from '../../../src/resources/jobs.js';
+import { jobBoards, referrers, sources } from '../../../src/resources/reference-lists.js';
 import { trackingLinks } from '../../../src/resources/tracking-links.js';
 import { pageParameters, pageStatementText } from '../../../src/warehouse/page-statement.js';
 import { quoteIdentifier } from '../../../src/warehouse/sql/quote-identifier.js';
@@ -17,6 +18,17 @@ describe('page statements', () => {
   it('store records as sent, with their history, in one statement', async () => {
     await expect(pageStatementText(jobs)).toMatchFileSnapshot(
       '__snapshots__/json-records-page.sql',
+    );
+  });
+
+  it('store each reference list in the table the nested objects of tracking links fill, with its history', async () => {
+    await expect(pageStatementText(jobBoards)).toMatchFileSnapshot(
+      '__snapshots__/job-boards-page.sql',
+    );
+    // The same shape: only the table, its columns and the keys that fill them differ.
+    await expect(pageStatementText(sources)).toMatchFileSnapshot('__snapshots__/sources-page.sql');
+    await expect(pageStatementText(referrers)).toMatchFileSnapshot(
+      '__snapshots__/referrers-page.sql',
     );
   });
 
@@ -61,5 +73,7 @@ describe('page statements', () => {
       [...new Set([...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))].sort((a, b) => a - b);
     expect(used(pageStatementText(jobs))).toEqual([1, 2, 3, 4, 5]);
     expect(used(pageStatementText(trackingLinks))).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(pageParameters(input, 'sources')).toEqual(['[]', null, '7', [], false]);
+    expect(used(pageStatementText(sources))).toEqual([1, 2, 3, 4, 5]);
   });
 });

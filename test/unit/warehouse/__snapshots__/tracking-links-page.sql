@@ -20,8 +20,11 @@ decoded as (
 ),
 boards as (
   -- job_board objects, and the bare job_board_id of the flat shape.
-  insert into job_boards as t (id, company_name, url_token, raw, source_run_id, source_updated_at)
-  select distinct on (id) id, company_name, url_token, raw, $3::bigint, updated_at from (
+  insert into job_boards as t (
+    id, company_name, url_token, raw, source_run_id, source_updated_at, changed_at
+  )
+  select distinct on (id) id, company_name, url_token, raw, $3::bigint, updated_at, statement_timestamp()
+  from (
     select (job_board ->> 'id')::bigint as id, job_board ->> 'company_name' as company_name,
       job_board ->> 'url_token' as url_token, job_board as raw, updated_at, idx
     from decoded where jsonb_typeof(job_board -> 'id') = 'number'
@@ -33,20 +36,32 @@ boards as (
   on conflict (id) do update set
     company_name = excluded.company_name, url_token = excluded.url_token, raw = excluded.raw,
     source_run_id = excluded.source_run_id, source_updated_at = excluded.source_updated_at,
-    synced_at = now()
+    synced_at = now(),
+    changed_at = case when t.raw is distinct from excluded.raw
+      then excluded.changed_at else t.changed_at end
   where excluded.raw is not null
     and (t.raw is null or t.source_run_id is null
+      -- A copy from the table's own list (its run wrote source_run_id and last_seen_run_id):
+      -- the later copy wins.
+      or t.source_run_id = t.last_seen_run_id
       or excluded.source_run_id > t.source_run_id
       or (excluded.source_run_id = t.source_run_id
         and (t.source_updated_at is null or excluded.source_updated_at >= t.source_updated_at)))
     and (t.raw is distinct from excluded.raw
       or t.source_run_id is distinct from excluded.source_run_id
       or t.source_updated_at is distinct from excluded.source_updated_at)
+  -- A row known only by a bare id (raw null) has no version; a deleted one stays deleted.
+  returning id, raw is not null and changed_at = statement_timestamp() as changed,
+    changed_at = statement_timestamp() and xmax <> 0 as replaced,
+    deleted_at is not null as deleted, raw as rec
 ),
 people as (
   -- credited_to objects, and the bare referrer_id of the flat shape.
-  insert into referrers as t (id, name, employee_id, raw, source_run_id, source_updated_at)
-  select distinct on (id) id, name, employee_id, raw, $3::bigint, updated_at from (
+  insert into referrers as t (
+    id, name, employee_id, raw, source_run_id, source_updated_at, changed_at
+  )
+  select distinct on (id) id, name, employee_id, raw, $3::bigint, updated_at, statement_timestamp()
+  from (
     select (credited_to ->> 'id')::bigint as id, credited_to ->> 'name' as name,
       credited_to ->> 'employee_id' as employee_id, credited_to as raw, updated_at, idx
     from decoded where jsonb_typeof(credited_to -> 'id') = 'number'
@@ -58,20 +73,30 @@ people as (
   on conflict (id) do update set
     name = excluded.name, employee_id = excluded.employee_id, raw = excluded.raw,
     source_run_id = excluded.source_run_id, source_updated_at = excluded.source_updated_at,
-    synced_at = now()
+    synced_at = now(),
+    changed_at = case when t.raw is distinct from excluded.raw
+      then excluded.changed_at else t.changed_at end
   where excluded.raw is not null
     and (t.raw is null or t.source_run_id is null
+      -- A copy from the table's own list (its run wrote source_run_id and last_seen_run_id):
+      -- the later copy wins.
+      or t.source_run_id = t.last_seen_run_id
       or excluded.source_run_id > t.source_run_id
       or (excluded.source_run_id = t.source_run_id
         and (t.source_updated_at is null or excluded.source_updated_at >= t.source_updated_at)))
     and (t.raw is distinct from excluded.raw
       or t.source_run_id is distinct from excluded.source_run_id
       or t.source_updated_at is distinct from excluded.source_updated_at)
+  -- A row known only by a bare id (raw null) has no version; a deleted one stays deleted.
+  returning id, raw is not null and changed_at = statement_timestamp() as changed,
+    changed_at = statement_timestamp() and xmax <> 0 as replaced,
+    deleted_at is not null as deleted, raw as rec
 ),
 origins as (
   -- source objects, and the bare source_id of the flat shape.
-  insert into sources as t (id, public_name, raw, source_run_id, source_updated_at)
-  select distinct on (id) id, public_name, raw, $3::bigint, updated_at from (
+  insert into sources as t (id, public_name, raw, source_run_id, source_updated_at, changed_at)
+  select distinct on (id) id, public_name, raw, $3::bigint, updated_at, statement_timestamp()
+  from (
     select (source ->> 'id')::bigint as id, source ->> 'public_name' as public_name,
       source as raw, updated_at, idx
     from decoded where jsonb_typeof(source -> 'id') = 'number'
@@ -83,15 +108,24 @@ origins as (
   on conflict (id) do update set
     public_name = excluded.public_name, raw = excluded.raw,
     source_run_id = excluded.source_run_id, source_updated_at = excluded.source_updated_at,
-    synced_at = now()
+    synced_at = now(),
+    changed_at = case when t.raw is distinct from excluded.raw
+      then excluded.changed_at else t.changed_at end
   where excluded.raw is not null
     and (t.raw is null or t.source_run_id is null
+      -- A copy from the table's own list (its run wrote source_run_id and last_seen_run_id):
+      -- the later copy wins.
+      or t.source_run_id = t.last_seen_run_id
       or excluded.source_run_id > t.source_run_id
       or (excluded.source_run_id = t.source_run_id
         and (t.source_updated_at is null or excluded.source_updated_at >= t.source_updated_at)))
     and (t.raw is distinct from excluded.raw
       or t.source_run_id is distinct from excluded.source_run_id
       or t.source_updated_at is distinct from excluded.source_updated_at)
+  -- A row known only by a bare id (raw null) has no version; a deleted one stays deleted.
+  returning id, raw is not null and changed_at = statement_timestamp() as changed,
+    changed_at = statement_timestamp() and xmax <> 0 as replaced,
+    deleted_at is not null as deleted, raw as rec
 ),
 links as (
   -- One row per id: the page's last link of that id, unless $6 says the ids are distinct.
@@ -131,6 +165,42 @@ links as (
     changed_at = statement_timestamp() as changed,
     changed_at = statement_timestamp() and xmax <> 0 as replaced,
     case when changed_at = statement_timestamp() then raw end as rec
+),
+boards_closed as (
+  -- History ($5) of job_boards: the open version of each replaced row ends now.
+  update job_boards_history as h set valid_to = statement_timestamp()
+  where $5::boolean
+    and h.id = any(array(select s.id from boards as s where s.changed and s.replaced))
+    and h.valid_to is null
+),
+boards_versions as (
+  insert into job_boards_history (id, valid_from, run_id, deleted, raw)
+  select s.id, statement_timestamp(), $3::bigint, s.deleted, s.rec
+  from boards as s where $5::boolean and s.changed
+),
+people_closed as (
+  -- History ($5) of referrers: the open version of each replaced row ends now.
+  update referrers_history as h set valid_to = statement_timestamp()
+  where $5::boolean
+    and h.id = any(array(select s.id from people as s where s.changed and s.replaced))
+    and h.valid_to is null
+),
+people_versions as (
+  insert into referrers_history (id, valid_from, run_id, deleted, raw)
+  select s.id, statement_timestamp(), $3::bigint, s.deleted, s.rec
+  from people as s where $5::boolean and s.changed
+),
+origins_closed as (
+  -- History ($5) of sources: the open version of each replaced row ends now.
+  update sources_history as h set valid_to = statement_timestamp()
+  where $5::boolean
+    and h.id = any(array(select s.id from origins as s where s.changed and s.replaced))
+    and h.valid_to is null
+),
+origins_versions as (
+  insert into sources_history (id, valid_from, run_id, deleted, raw)
+  select s.id, statement_timestamp(), $3::bigint, s.deleted, s.rec
+  from origins as s where $5::boolean and s.changed
 ),
 closed_versions as (
   -- History ($5): the open version of each replaced link ends now, when the next begins.
