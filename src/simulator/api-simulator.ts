@@ -66,6 +66,7 @@ export class ApiSimulator {
       ),
       clockSkewMs: options.clockSkewMs,
       rateLimit: options.rateLimit,
+      alignedWindows: options.rateLimitResetFormat === 'epoch',
       trackingLinksPath: options.trackingLinksPath,
     });
     this.#default = this.#accounts.add({

@@ -112,7 +112,13 @@ export class ListEndpoint {
     if (window) {
       const decision = window.take(now);
       if (!decision.allowed) return this.#tooMany(res, account, decision.retryAfterS, limit);
-      rateHeaders = rateLimitHeaders(window, decision, opts.rateLimitHeaders ?? false);
+      rateHeaders = rateLimitHeaders(
+        window,
+        decision,
+        opts.rateLimitHeaders ?? false,
+        opts.rateLimitResetFormat,
+        now,
+      );
     }
     if (fault?.kind === 'rate-limit')
       return this.#tooMany(res, account, fault.retryAfterS, limit, fault.format);

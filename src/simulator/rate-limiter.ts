@@ -7,6 +7,15 @@ export interface RateLimit {
   windowMs: number;
 }
 
+/**
+ * How `X-RateLimit-Reset` states the window's end: `seconds` until it (to the
+ * millisecond); `epoch`: Unix epoch seconds, the windows then aligned on the
+ * epoch (a window of whole seconds ends on a whole second); `epoch-ms`: Unix
+ * epoch seconds to the millisecond (`1764121234.567`), each window opening
+ * with the first request after the last one closed.
+ */
+export type RateLimitResetFormat = 'seconds' | 'epoch' | 'epoch-ms';
+
 /** How a 429's Retry-After states its wait. */
 export type RetryAfterFormat = 'seconds' | 'http-date' | 'epoch';
 
@@ -25,13 +34,17 @@ export class FixedWindow {
   #start = 0;
   #count = 0;
 
-  constructor(readonly rate: RateLimit) {}
+  /** `aligned`: windows begin at multiples of the window's length since the epoch. */
+  constructor(
+    readonly rate: RateLimit,
+    readonly aligned = false,
+  ) {}
 
   /** Counts a request made at `now` (epoch ms), unless the window is spent. */
   take(now: number): WindowDecision {
     const { limit, windowMs } = this.rate;
     if (now >= this.#start + windowMs) {
-      this.#start = now;
+      this.#start = this.aligned ? now - (now % windowMs) : now;
       this.#count = 0;
     }
     const resetMs = this.#start + windowMs - now;
@@ -42,18 +55,27 @@ export class FixedWindow {
 }
 
 /**
- * The `X-RateLimit-*` headers of a served request: Remaining always, Limit
- * and Reset (seconds until the window resets, to the millisecond) when `full`.
+ * The `X-RateLimit-*` headers of a served request at `now`: Remaining always,
+ * Limit and Reset when `full` (Reset in `resetFormat`, default seconds until
+ * the window resets, to the millisecond; `epoch`: the end in Unix epoch
+ * seconds, rounded up; `epoch-ms`: to the millisecond).
  */
 export function rateLimitHeaders(
   window: FixedWindow,
   served: { remaining: number; resetMs: number },
   full: boolean,
+  resetFormat: RateLimitResetFormat = 'seconds',
+  now: number = Date.now(),
 ): Record<string, string> {
   const headers: Record<string, string> = { 'x-ratelimit-remaining': String(served.remaining) };
   if (full) {
     headers['x-ratelimit-limit'] = String(window.rate.limit);
-    headers['x-ratelimit-reset'] = (served.resetMs / 1000).toFixed(3);
+    headers['x-ratelimit-reset'] =
+      resetFormat === 'epoch'
+        ? String(Math.ceil((now + served.resetMs) / 1000))
+        : resetFormat === 'epoch-ms'
+          ? ((now + served.resetMs) / 1000).toFixed(3)
+          : (served.resetMs / 1000).toFixed(3);
   }
   return headers;
 }

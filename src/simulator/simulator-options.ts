@@ -1,6 +1,6 @@
 import type { Dataset, DatasetOptions } from './dataset.js';
 import type { RandomFaults } from './faults.js';
-import type { RateLimit, RetryAfterFormat } from './rate-limiter.js';
+import type { RateLimit, RateLimitResetFormat, RetryAfterFormat } from './rate-limiter.js';
 import type { SimulatedAccount } from './simulated-accounts.js';
 
 /** Default client id of the partner app. */
@@ -41,6 +41,13 @@ export interface SimulatorOptions {
    * response. Default false: only Remaining, as the spec shows.
    */
   rateLimitHeaders?: boolean;
+  /**
+   * How `X-RateLimit-Reset` states the end: `seconds` until it (default),
+   * `epoch` seconds as the live service does, with the windows aligned on the
+   * epoch, or `epoch-ms`: epoch seconds to the millisecond, each window opening
+   * with the first request after the last one closed.
+   */
+  rateLimitResetFormat?: RateLimitResetFormat;
   /** Send X-RateLimit-* headers on 429 responses too. Default false (the spec allows their absence). */
   rateLimitHeadersOn429?: boolean;
   /** Retry-After as delta-seconds, an HTTP-date or epoch seconds. Default seconds. */
