@@ -27,6 +27,8 @@ export interface RateLimitedWalkOptions {
   headers?: boolean;
   /** HIRESYNC_RATE_LIMIT_WINDOW is the true window. Default false (the 10 s default guess). */
   configureWindow?: boolean;
+  /** How X-RateLimit-Reset states the end (with `headers`). Default seconds from now. */
+  resetFormat?: 'seconds' | 'epoch' | 'epoch-ms';
 }
 
 export interface RateLimitedWalkResult {
@@ -54,6 +56,7 @@ export async function rateLimitedWalk(
   const sim = await ApiSimulator.start({
     rateLimit: { limit, windowMs: windowS * 1000 },
     rateLimitHeaders: options.headers ?? false,
+    rateLimitResetFormat: options.resetFormat ?? 'seconds',
     dataset: { counts: { tracking_links: pages * perPage } },
   });
   const config = loadConfig(

@@ -14,6 +14,7 @@ import { incrementalUpdates } from './incremental-updates.js';
 import { describeWalk, rateLimitedWalk } from './rate-limited-walk.js';
 import { resumeCost } from './resume-cost.js';
 import { ADMIN_URL, fmt, freshDatabase } from './support.js';
+import { v3PacingRows } from './v3-pacing.js';
 import { warehouseUpsert } from './warehouse-upsert.js';
 import { workerScaling } from './worker-scaling.js';
 
@@ -89,6 +90,10 @@ for (const walkCase of [
     walkCase.target,
   );
 }
+
+// Pacing per credential against the live service's shapes (v3; also alone:
+// node dist/bench/v3-pacing.js [rounds]).
+for (const [name, result, target] of await v3PacingRows(3)) row(name, result, target);
 
 const updates = await incrementalUpdates(200_000);
 row(

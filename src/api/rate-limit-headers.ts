@@ -18,8 +18,14 @@ export interface RateLimitHeaders {
   limit?: number;
   /** `X-RateLimit-Reset` given as seconds until the window resets, in milliseconds. */
   resetInMs?: number;
-  /** `X-RateLimit-Reset` given as Unix epoch seconds (above 10^9), in epoch milliseconds. */
+  /**
+   * `X-RateLimit-Reset` given as Unix epoch seconds (above 10^9), in epoch
+   * milliseconds of the API's clock (the pacer converts it to its own clock
+   * with the offset estimated from `Date` headers: clock-offset.ts).
+   */
   resetAtMs?: number;
+  /** The response's `Date` (a whole second of the API's clock), in epoch ms. */
+  dateMs?: number;
 }
 
 function numberOf(text: string): number | undefined {
@@ -53,8 +59,9 @@ function dateOf(value: string | string[] | undefined): number | undefined {
  * Reads `X-RateLimit-Remaining`, `-Limit` and `-Reset`, clamping absurd values
  * instead of failing: a negative or fractional allowance counts as its whole
  * part at least 0, a huge one as {@link MAX_REMAINING} (plenty); a limit below
- * 1 is dropped; a Reset above 10^9 is epoch seconds, else seconds from now
- * (fractions kept), and one negative or more than a day ahead is dropped.
+ * 1 is dropped; a Reset above 10^9 is epoch seconds (kept with the `Date`
+ * it is to be read against), else seconds from now (fractions kept), and one
+ * negative, past or more than a day ahead is dropped.
  */
 export function readRateLimitHeaders(
   headers: Readonly<Record<string, string | string[] | undefined>>,
@@ -71,14 +78,12 @@ export function readRateLimitHeaders(
   if (reset !== undefined && reset >= 0) {
     if (reset > EPOCH_SECONDS_THRESHOLD) {
       const at = Math.ceil(reset * 1000);
-      // Measured against the server's own clock (its Date header) when it sends
-      // one: a server clock behind or ahead of ours then costs nothing.
+      // Judged against the API's own clock (its Date header) when it sends one.
       const serverNow = dateOf(headers.date);
-      if (serverNow !== undefined) {
-        const inMs = at - serverNow;
-        if (inMs >= 0 && inMs <= MAX_RESET_MS) out.resetInMs = inMs;
-      } else if (at - nowMs <= MAX_RESET_MS) {
+      const inMs = at - (serverNow ?? nowMs);
+      if (inMs <= MAX_RESET_MS && (serverNow === undefined || inMs > -1000)) {
         out.resetAtMs = at;
+        if (serverNow !== undefined) out.dateMs = serverNow;
       }
     } else if (reset * 1000 <= MAX_RESET_MS) {
       out.resetInMs = Math.ceil(reset * 1000);

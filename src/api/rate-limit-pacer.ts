@@ -16,6 +16,7 @@ interface PacerCommands {
     resetAtMs: number,
     guessMs: number,
     sentAt: number,
+    dateMs: number,
   ): Promise<number>;
   hiresyncPacePause(
     state: string,
@@ -63,7 +64,9 @@ export interface PacerTicket {
 /**
  * Paces requests by the API's rate-limit headers and 429s, with the state in
  * Redis so that every worker sharing the credentials slows down together.
- * A window's end is taken from `X-RateLimit-Reset` when the API sends it;
+ * A window's end is taken from `X-RateLimit-Reset` when the API sends it
+ * (an epoch Reset converted to Redis time with the offset between the API's
+ * clock and Redis's, estimated over many responses' `Date`: clock-offset.ts);
  * otherwise the window's length is learned (from a 429's Retry-After, or
  * from the time between two moments the allowance came back) and kept in
  * Redis for every worker, the configured window being only the first guess.
@@ -129,6 +132,7 @@ export class RateLimitPacer {
       headers.resetAtMs ?? -1,
       this.#windowMs,
       sentAt,
+      headers.dateMs ?? -1,
     );
   }
 

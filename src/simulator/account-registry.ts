@@ -39,6 +39,8 @@ export interface AccountRegistryOptions {
   clockSkewMs: number | undefined;
   /** The window of an account that states none. */
   rateLimit: RateLimit | undefined;
+  /** Windows aligned on the epoch (`rateLimitResetFormat: 'epoch'`). */
+  alignedWindows?: boolean;
   /** Path of the tracking links list. Default `/v3/tracking_links`. */
   trackingLinksPath: string | undefined;
 }
@@ -85,7 +87,7 @@ export class AccountRegistry {
       clientSecrets: account.clientSecrets ?? [],
       apiKeys: account.apiKeys ?? [],
       dataset,
-      window: rateLimit ? new FixedWindow(rateLimit) : undefined,
+      window: rateLimit ? new FixedWindow(rateLimit, this.#options.alignedWindows) : undefined,
       nonAdminSubs: account.nonAdminSubs ?? [],
       forbidden: account.forbidden ?? false,
       faults: [],

@@ -71,6 +71,7 @@ export class ApiSimulator {
       ),
       clockSkewMs: options.clockSkewMs,
       rateLimit: options.rateLimit ?? undefined,
+      alignedWindows: options.rateLimitResetFormat === 'epoch',
       trackingLinksPath: options.trackingLinksPath,
     });
     this.#default = this.#accounts.add({

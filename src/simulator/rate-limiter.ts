@@ -7,6 +7,15 @@ export interface RateLimit {
   windowMs: number;
 }
 
+/**
+ * How `X-RateLimit-Reset` states the window's end: `seconds` until it (to the
+ * millisecond); `epoch`: Unix epoch seconds, the windows then aligned on the
+ * epoch (a window of whole seconds ends on a whole second); `epoch-ms`: Unix
+ * epoch seconds to the millisecond (`1764121234.567`), each window opening
+ * with the first request after the last one closed.
+ */
+export type RateLimitResetFormat = 'seconds' | 'epoch' | 'epoch-ms';
+
 /** How a 429's Retry-After states its wait. */
 export type RetryAfterFormat = 'seconds' | 'http-date' | 'epoch';
 
@@ -25,13 +34,17 @@ export class FixedWindow {
   #start = 0;
   #count = 0;
 
-  constructor(readonly rate: RateLimit) {}
+  /** `aligned`: windows begin at multiples of the window's length since the epoch. */
+  constructor(
+    readonly rate: RateLimit,
+    readonly aligned = false,
+  ) {}
 
   /** Counts a request made at `now` (epoch ms), unless the window is spent. */
   take(now: number): WindowDecision {
     const { limit, windowMs } = this.rate;
     if (now >= this.#start + windowMs) {
-      this.#start = now;
+      this.#start = this.aligned ? now - (now % windowMs) : now;
       this.#count = 0;
     }
     const resetMs = this.#start + windowMs - now;
@@ -41,14 +54,12 @@ export class FixedWindow {
   }
 }
 
-/** How `X-RateLimit-Reset` states the window's end: seconds until it, or Unix epoch seconds. */
-export type RateLimitResetFormat = 'seconds' | 'epoch';
-
 /**
  * The `X-RateLimit-*` headers of a served request: Remaining always, Limit
  * and Reset when `full`. Reset is the seconds until the window resets, to the
- * millisecond, or with `epoch` the Unix epoch second it resets at (rounded
- * up) on a clock `clockSkewMs` ahead of `now`.
+ * millisecond (`seconds`, the default), or the Unix epoch second it resets at
+ * (`epoch`, rounded up; `epoch-ms`: to the millisecond), on a clock
+ * `clockSkewMs` ahead of `now`.
  */
 export function rateLimitHeaders(
   window: FixedWindow,
@@ -66,7 +77,9 @@ export function rateLimitHeaders(
     headers['x-ratelimit-reset'] =
       reset.format === 'epoch'
         ? String(Math.ceil((reset.now + reset.clockSkewMs + served.resetMs) / 1000))
-        : (served.resetMs / 1000).toFixed(3);
+        : reset.format === 'epoch-ms'
+          ? ((reset.now + reset.clockSkewMs + served.resetMs) / 1000).toFixed(3)
+          : (served.resetMs / 1000).toFixed(3);
   }
   return headers;
 }

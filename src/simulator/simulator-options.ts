@@ -52,8 +52,10 @@ export interface SimulatorOptions {
   rateLimitHeaders?: boolean;
   /**
    * How `X-RateLimit-Reset` states the window's end: `seconds` until it
-   * (to the millisecond; the default) or `epoch`, Unix epoch seconds on the
-   * API's clock (rounded up), as v3 sends it.
+   * (to the millisecond; the default), `epoch`, Unix epoch seconds on the
+   * API's clock (rounded up), as v3 sends it, with the windows aligned on the
+   * epoch, or `epoch-ms`: epoch seconds to the millisecond, each window
+   * opening with the first request after the last one closed.
    */
   rateLimitResetFormat?: RateLimitResetFormat;
   /** Send X-RateLimit-* headers on 429 responses too. Default false (the spec allows their absence). */

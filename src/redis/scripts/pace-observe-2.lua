@@ -15,14 +15,21 @@
                         (`429`: a Retry-After; `rise`: the time between two rises)
     pausedUntil, pausedAt  the pause after a 429 (pace-pause-2.lua)
     probeAt             when the probe of a spent, guessed window goes (pace-acquire-2.lua)
+    offsetLo, offsetLoAt, offsetHi, offsetHiAt
+                        the bounds of the offset between the API's clock and
+                        Redis time (API − Redis, ms) learned from Date headers,
+                        and when each was learned (src/api/clock-offset.ts)
 
   A rise (a new window) is an answer reporting more allowance than `last`
   to a request sent after `last` was recorded: an allowance only shrinks
   within a window, so an older answer arriving late (concurrent workers) is
   never mistaken for one. Answers to requests sent before the last 429 belong
   to the window that 429 ended and are ignored. X-RateLimit-Reset, when sent,
-  states the end outright; an end already past is a finished window's. The
-  time comes from Redis.
+  states the end outright; an end already past is a finished window's. An
+  epoch Reset is on the API's clock: it is converted to Redis time with the
+  offset estimated over every response's Date (the tightest bounds seen, as
+  src/api/clock-offset.ts describes), taking the lower bound so that the end
+  is never waited for early. The time comes from Redis.
 
   Input:
     KEYS[1] the pacing state hash
@@ -33,6 +40,7 @@
     ARGV[4] X-RateLimit-Reset as the end in Unix epoch milliseconds, or -1
     ARGV[5] the first guess of the window length in milliseconds (HIRESYNC_RATE_LIMIT_WINDOW)
     ARGV[6] when the request was sent (the time pace-acquire-2.lua gave it)
+    ARGV[7] the response's Date header in epoch milliseconds, or -1
 
   Output:
     0
@@ -46,7 +54,10 @@ local resetIn = tonumber(ARGV[3])
 local resetEpoch = tonumber(ARGV[4])
 local guess = tonumber(ARGV[5])
 local sentAt = tonumber(ARGV[6])
+local dateMs = tonumber(ARGV[7])
 local DAY = 86400000
+local DRIFT_PER_MS = 0.0001
+local JUMP_MS = 1000
 local function num(field)
   return tonumber(redis.call('HGET', key, field) or '0')
 end
@@ -56,6 +67,33 @@ local function done()
 end
 
 redis.call('DEL', KEYS[2])
+
+-- The clock offset (src/api/clock-offset.ts, nextClockOffset): this answer
+-- came between sentAt and now, in the API's second dateMs.
+local offsetLo = nil
+if dateMs >= 0 then
+  local ownLo = dateMs - now
+  local ownHi = dateMs + 1000 - sentAt
+  local knownLo = redis.call('HGET', key, 'offsetLo')
+  if knownLo then
+    local lo = tonumber(knownLo) - math.floor(math.max(0, now - num('offsetLoAt')) * DRIFT_PER_MS)
+    local hi = num('offsetHi') + math.floor(math.max(0, now - num('offsetHiAt')) * DRIFT_PER_MS)
+    if ownLo > hi + JUMP_MS or ownHi < lo - JUMP_MS then
+      redis.call('HSET', key, 'offsetLo', ownLo, 'offsetLoAt', now, 'offsetHi', ownHi, 'offsetHiAt', now)
+      offsetLo = ownLo
+    else
+      if ownLo > lo then
+        redis.call('HSET', key, 'offsetLo', ownLo, 'offsetLoAt', now)
+        lo = ownLo
+      end
+      if ownHi < hi then redis.call('HSET', key, 'offsetHi', ownHi, 'offsetHiAt', now) end
+      offsetLo = lo
+    end
+  else
+    redis.call('HSET', key, 'offsetLo', ownLo, 'offsetLoAt', now, 'offsetHi', ownHi, 'offsetHiAt', now)
+    offsetLo = ownLo
+  end
+end
 if reported < 0 then
   redis.call('HSET', key, 'headerless', '1')
   return done()
@@ -69,7 +107,8 @@ end
 
 local stated = nil
 if resetEpoch >= 0 then
-  stated = resetEpoch
+  -- On the API's clock: converted with the estimated offset (none known: the clocks agree).
+  stated = resetEpoch - (offsetLo or 0)
 elseif resetIn >= 0 then
   stated = now + resetIn
 end

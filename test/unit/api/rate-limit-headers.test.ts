@@ -26,6 +26,19 @@ describe('readRateLimitHeaders', () => {
     });
   });
 
+  it('keeps an epoch Reset on the API clock with the Date it is read against, however far our clock is', () => {
+    const apiNow = NOW + 3_600_000; // the API's clock an hour ahead of ours
+    expect(
+      readRateLimitHeaders(
+        {
+          'x-ratelimit-reset': String(apiNow / 1000 + 2),
+          date: new Date(apiNow).toUTCString(),
+        },
+        NOW,
+      ),
+    ).toEqual({ resetAtMs: apiNow + 2_000, dateMs: apiNow });
+  });
+
   it('clamps absurd allowances instead of failing: huge is plenty, negative is none, fractions are cut', () => {
     const read = (value: string) =>
       readRateLimitHeaders({ 'x-ratelimit-remaining': value }, NOW).remaining;

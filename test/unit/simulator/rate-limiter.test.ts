@@ -1,10 +1,38 @@
 import { describe, expect, it } from 'vitest';
-import { FixedWindow, retryAfterValue } from '../../../src/simulator/rate-limiter.js';
+import {
+  FixedWindow,
+  rateLimitHeaders,
+  retryAfterValue,
+} from '../../../src/simulator/rate-limiter.js';
 
 /** An epoch time in ms, as `Date.now()` gives. */
 const T = 1_700_000_000_000;
 
 describe('the simulator fixed window', () => {
+  it('aligned on the epoch, ends each window on a multiple of its length and states that end as epoch seconds', () => {
+    const window = new FixedWindow({ limit: 2, windowMs: 2_000 }, true);
+    const served = window.take(T + 1_300);
+    expect(served).toEqual({ allowed: true, remaining: 1, resetMs: 700 });
+    if (!served.allowed) throw new Error('refused');
+    expect(
+      rateLimitHeaders(window, served, true, { format: 'epoch', now: T + 1_300, clockSkewMs: 0 }),
+    ).toEqual({
+      'x-ratelimit-remaining': '1',
+      'x-ratelimit-limit': '2',
+      'x-ratelimit-reset': String((T + 2_000) / 1000),
+    });
+    expect(
+      rateLimitHeaders(window, served, true, {
+        format: 'epoch-ms',
+        now: T + 1_300,
+        clockSkewMs: 0,
+      }),
+    ).toMatchObject({
+      'x-ratelimit-reset': ((T + 2_000) / 1000).toFixed(3),
+    });
+    expect(window.take(T + 2_100)).toEqual({ allowed: true, remaining: 1, resetMs: 1_900 });
+  });
+
   it('serves the limit, then refuses until the window that opened with the first request ends', () => {
     const window = new FixedWindow({ limit: 2, windowMs: 10_000 });
     expect(window.take(T + 1_000)).toEqual({ allowed: true, remaining: 1, resetMs: 10_000 });
