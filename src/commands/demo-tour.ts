@@ -189,6 +189,8 @@ export async function runDemo(options: {
     LOG_LEVEL: 'error',
     // The built-in resources, and a list resource stored as sent.
     HIRESYNC_RESOURCES: [...RESOURCE_NAMES, DEMO_LIST_RESOURCE].join(','),
+    // As against the live service: the job posts v3 hides by default are read too.
+    HIRESYNC_EXTRA_WALKS: 'job_posts?active=false',
   };
   const config = loadConfig(env, RESOURCE_NAMES);
   const app = createApp(config, options.logger, {
