@@ -225,6 +225,16 @@ export class ApiClient {
         undefined,
       );
     }
+    if (status === 404) {
+      // An API of the spec's shape serves no reference lists (job_boards,
+      // sources, referrers), which the default HIRESYNC_RESOURCES names.
+      throw new ApiError(
+        status,
+        path,
+        `404 from ${path}: ${detail || 'not found'}; this API does not serve that list: leave it out of HIRESYNC_RESOURCES (an API of the spec's shape, without the reference lists: HIRESYNC_RESOURCES=jobs,job_posts,tracking_links), or give its path in HIRESYNC_RESOURCE_PATHS`,
+        response.body,
+      );
+    }
     throw new ApiError(
       status,
       path,

@@ -22,6 +22,12 @@ export const ALL_ACCOUNTS_VIEWS: readonly string[] = [
   'tracking_links_history',
   'jobs_history',
   'job_posts_history',
+  'job_boards',
+  'sources',
+  'referrers',
+  'job_boards_history',
+  'sources_history',
+  'referrers_history',
 ];
 
 /** Columns of `relations` in `schemas`, by schema then relation, in column order. */
