@@ -15,9 +15,10 @@
  * before the API's instant, and late by at most the bounds' gap.
  *
  * Clocks drift: each bound widens by {@link DRIFT_PER_MS} per millisecond of
- * its age, so an old bound gives way to newer ones. Bounds that contradict
- * each other by more than {@link JUMP_MS} (a clock was set) are dropped for
- * the new response's own.
+ * its age, so an old bound gives way to newer ones. A response whose own
+ * bounds contradict the stored ones at all (its upper bound below their lower,
+ * or its lower above their upper) proves them wrong — a clock was set, even
+ * by less than a second — so they are dropped at once for the response's own.
  *
  * src/redis/scripts/pace-observe-2.lua applies the same rule to the state
  * all processes of a credential share (fields offsetLo, offsetLoAt, offsetHi,
@@ -26,9 +27,6 @@
 
 /** How fast a bound widens with age: 100 ppm, more than a clock's usual drift. */
 export const DRIFT_PER_MS = 1e-4;
-
-/** Bounds contradicting each other by more than this mean a clock was set. */
-export const JUMP_MS = 1000;
 
 /** The bounds of the offset (API clock − ours, ms) and when each was learned (our clock). */
 export interface ClockOffset {
@@ -70,7 +68,8 @@ export function nextClockOffset(
   if (!previous) return own;
   const lo = lowerBoundAt(previous, receivedAt);
   const hi = upperBoundAt(previous, receivedAt);
-  if (own.lo > hi + JUMP_MS || own.hi < lo - JUMP_MS) return own;
+  // Contradicting bounds: the stored ones are wrong (a clock was set), whatever the amount.
+  if (own.lo > hi || own.hi < lo) return own;
   const next = { ...previous };
   if (own.lo > lo) {
     next.lo = own.lo;

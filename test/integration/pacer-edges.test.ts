@@ -177,3 +177,70 @@ describe('rate-limit header forms', () => {
     expect(state.remaining).toBe('0');
   });
 });
+
+/**
+ * Answers `count` requests `everyMs` apart from an API whose clock runs
+ * `offset` ms ahead of ours (Redis's: the same machine clock), each with the
+ * `Date` of the API's whole second, and observes them through the pacer.
+ */
+async function answerWithDates(
+  pacer: RateLimitPacer,
+  offset: number,
+  count: number,
+  everyMs = 137,
+): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const sentAt = Date.now();
+    const apiNow = Date.now() + offset;
+    await pacer.observe({ remaining: 1_000 - i, dateMs: apiNow - (apiNow % 1000) }, sentAt);
+    await sleep(everyMs);
+  }
+}
+
+/** The API's whole second about `inMs` from now on its clock (ahead of ours by `offset`). */
+function apiSecondIn(offset: number, inMs: number): number {
+  const at = Date.now() + offset + inMs;
+  return at - (at % 1000);
+}
+
+describe('an epoch Reset read through the clock offset learned from Date headers', () => {
+  it('is never waited for early after the API clock steps back 800 ms (less than a second)', async () => {
+    const h = await start();
+    const pacer = pacerOf(h, 'clock-step-back');
+    // A second and more of answers at every moment of the API's second: the offset is known to be near 0.
+    await answerWithDates(pacer, 0, 10);
+    const before = await h.redis.hgetall(pacer.key);
+    expect(Number(before.offsetLo)).toBeLessThanOrEqual(0);
+    expect(Number(before.offsetLo)).toBeGreaterThan(-400);
+    // The API's clock steps back 800 ms (an NTP step); answers go on.
+    const stepped = -800;
+    await answerWithDates(pacer, stepped, 10);
+    const after = await h.redis.hgetall(pacer.key);
+    expect(Number(after.offsetLo)).toBeLessThanOrEqual(stepped);
+    expect(Number(after.offsetHi)).toBeGreaterThanOrEqual(stepped);
+    // The API states its window's end (epoch) on its own clock: on ours that is 800 ms later.
+    const resetApi = apiSecondIn(stepped, 5_000);
+    const sentAt = Date.now();
+    const apiNow = Date.now() + stepped;
+    await pacer.observe(
+      { remaining: 0, resetAtMs: resetApi, dateMs: apiNow - (apiNow % 1000) },
+      sentAt,
+    );
+    const state = await h.redis.hgetall(pacer.key);
+    expect(Number(state.resetAt)).toBeGreaterThanOrEqual(resetApi - stepped);
+  });
+
+  it('is read through the offset already learned when the answer carries no Date', async () => {
+    const h = await start();
+    const pacer = pacerOf(h, 'clock-no-date');
+    // The API's clock is 2 s behind ours, learned from earlier answers' Date.
+    const offset = -2_000;
+    await answerWithDates(pacer, offset, 3);
+    expect(Number((await h.redis.hgetall(pacer.key)).offsetLo)).toBeLessThanOrEqual(offset);
+    // An answer (a proxy's, say) states the window's end but sends no Date.
+    const resetApi = apiSecondIn(offset, 5_000);
+    await pacer.observe({ remaining: 0, resetAtMs: resetApi }, Date.now());
+    const state = await h.redis.hgetall(pacer.key);
+    expect(Number(state.resetAt)).toBeGreaterThanOrEqual(resetApi - offset);
+  });
+});

@@ -57,7 +57,6 @@ local sentAt = tonumber(ARGV[6])
 local dateMs = tonumber(ARGV[7])
 local DAY = 86400000
 local DRIFT_PER_MS = 0.0001
-local JUMP_MS = 1000
 local function num(field)
   return tonumber(redis.call('HGET', key, field) or '0')
 end
@@ -78,7 +77,8 @@ if dateMs >= 0 then
   if knownLo then
     local lo = tonumber(knownLo) - math.floor(math.max(0, now - num('offsetLoAt')) * DRIFT_PER_MS)
     local hi = num('offsetHi') + math.floor(math.max(0, now - num('offsetHiAt')) * DRIFT_PER_MS)
-    if ownLo > hi + JUMP_MS or ownHi < lo - JUMP_MS then
+    -- Contradicting bounds prove the stored ones wrong (a clock was set, by any amount).
+    if ownLo > hi or ownHi < lo then
       redis.call('HSET', key, 'offsetLo', ownLo, 'offsetLoAt', now, 'offsetHi', ownHi, 'offsetHiAt', now)
       offsetLo = ownLo
     else
@@ -92,6 +92,12 @@ if dateMs >= 0 then
   else
     redis.call('HSET', key, 'offsetLo', ownLo, 'offsetLoAt', now, 'offsetHi', ownHi, 'offsetHiAt', now)
     offsetLo = ownLo
+  end
+else
+  -- No Date: the lower bound already learned, widened for its age (none: the clocks agree).
+  local knownLo = redis.call('HGET', key, 'offsetLo')
+  if knownLo then
+    offsetLo = tonumber(knownLo) - math.floor(math.max(0, now - num('offsetLoAt')) * DRIFT_PER_MS)
   end
 end
 if reported < 0 then
@@ -107,7 +113,7 @@ end
 
 local stated = nil
 if resetEpoch >= 0 then
-  -- On the API's clock: converted with the estimated offset (none known: the clocks agree).
+  -- On the API's clock: converted with the estimated offset (localInstantOf; none known: the clocks agree).
   stated = resetEpoch - (offsetLo or 0)
 elseif resetIn >= 0 then
   stated = now + resetIn

@@ -75,11 +75,39 @@ describe('the clock offset estimated from Date headers', () => {
     expect(next).toMatchObject({ lo: -8, loAt: T0 + 3_600_008 });
   });
 
-  it('starts over from the newest answer when a clock was set (bounds contradicting by over a second)', () => {
+  it('starts over from the newest answer when a clock was set by over a second', () => {
     const before = clockOffsetOf([response(0, 0), response(1_002, 0)]) as ClockOffset;
     const after = nextClockOffset(before, response(5_000, 60_000));
     expect(after.lo).toBeGreaterThan(59_000);
     expect(after.lo).toBeLessThanOrEqual(60_000);
     expect(after.hi).toBeGreaterThanOrEqual(60_000);
+  });
+
+  it('starts over from the first answer that contradicts the bounds by less than a second (Redis steps forward 300 ms)', () => {
+    // Answers at every moment of the second: the bounds are tight around 0.
+    const before = clockOffsetOf(
+      Array.from({ length: 20 }, (_, i) => response(i * 137, 0)),
+    ) as ClockOffset;
+    // Our clock steps forward 300 ms: the offset is now -300; the first answer
+    // whose upper bound falls below the stored lower bound replaces them all.
+    const answers = Array.from({ length: 20 }, (_, i) => response(3_000 + i * 137, -300));
+    let estimate = before;
+    for (const answer of answers) {
+      const contradicts =
+        answer.dateMs + 1000 - answer.sentAt < lowerBoundAt(estimate, answer.receivedAt);
+      const next = nextClockOffset(estimate, answer);
+      if (contradicts) {
+        expect(next).toEqual({
+          lo: answer.dateMs - answer.receivedAt,
+          loAt: answer.receivedAt,
+          hi: answer.dateMs + 1000 - answer.sentAt,
+          hiAt: answer.receivedAt,
+        });
+      }
+      estimate = next;
+    }
+    expect(estimate.lo).toBeLessThanOrEqual(-300);
+    expect(estimate.hi).toBeGreaterThanOrEqual(-300);
+    expect(estimate.hi).toBeGreaterThanOrEqual(estimate.lo);
   });
 });
