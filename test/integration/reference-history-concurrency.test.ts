@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobBoards } from '../../src/resources/reference-lists.js';
 import { trackingLinks } from '../../src/resources/tracking-links.js';
 import { pageStatementText } from '../../src/warehouse/page-statement.js';
+import { referenceLocksText } from '../../src/warehouse/resource-lock.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 let t: TestDatabase;
@@ -53,9 +54,15 @@ describe('job_boards history under concurrent writers', () => {
       // The list's first version.
       await a.query(boardsSql, [listBody('Acme v1'), null, ids[0], [], true]);
       // A tracking-links page (nested copy) and a later job_boards page race.
+      // Each takes its locks first, as writePage does, in a statement of its own.
       await a.query('begin');
+      await a.query(referenceLocksText(['job_boards', 'referrers', 'sources']));
       await a.query(linksSql, [linkBody('Acme v2'), null, ids[1], [], true, true]);
-      const racing = b.query(boardsSql, [listBody('Acme v3'), null, ids[2], [], true]);
+      await b.query('begin');
+      const racing = b
+        .query(referenceLocksText(['job_boards']))
+        .then(() => b.query(boardsSql, [listBody('Acme v3'), null, ids[2], [], true]))
+        .then(() => b.query('commit'));
       await new Promise((r) => setTimeout(r, 300));
       await a.query('commit');
       await racing;
