@@ -4,6 +4,8 @@ import { jobBoards } from '../../src/resources/reference-lists.js';
 import { trackingLinks } from '../../src/resources/tracking-links.js';
 import { pageStatementText } from '../../src/warehouse/page-statement.js';
 import { referenceLocksText } from '../../src/warehouse/resource-lock.js';
+import { createRun } from '../../src/warehouse/sync-runs.js';
+import { writePage } from '../../src/warehouse/write-page.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 let t: TestDatabase;
@@ -76,6 +78,40 @@ describe('job_boards history under concurrent writers', () => {
     } finally {
       await a.end();
       await b.end();
+    }
+  });
+
+  it('writes a job_boards page or a tracking-links page only once no other writer of the same account holds job_boards', async () => {
+    const holder = new pg.Client({ connectionString: t.url });
+    await holder.connect();
+    try {
+      // Another page of this account is writing job_boards: its lock is held.
+      await holder.query('begin');
+      await holder.query(referenceLocksText(['job_boards']));
+      const order: string[] = [];
+      const pages = [
+        { resource: jobBoards, body: listBody('Acme v4') },
+        { resource: trackingLinks, body: linkBody('Acme v5') },
+      ].map(async ({ resource, body }) => {
+        const runId = await createRun(t.db, { resource: resource.name, mode: 'full' });
+        await writePage(t.db, {
+          resource,
+          runId,
+          pageNumber: 1,
+          body,
+          records: JSON.parse(body) as unknown[],
+        });
+        order.push(resource.name);
+      });
+      // Both wait for the lock: neither has written while it is held.
+      await new Promise((r) => setTimeout(r, 300));
+      order.push('released');
+      await holder.query('commit');
+      await Promise.all(pages);
+      expect(order[0]).toBe('released');
+      expect(order.slice(1).sort()).toEqual(['job_boards', 'tracking_links']);
+    } finally {
+      await holder.end();
     }
   });
 });
