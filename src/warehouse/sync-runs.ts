@@ -2,6 +2,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { DeletionGuardError, type DeletionGuardHint } from '../errors.js';
 import type { ApiClockReading, ResourceName, RunMode } from '../sync/ports.js';
 import { type HistoryTarget, versionCtes } from './history.js';
+import { isReferenceTable, referenceLocksText } from './resource-lock.js';
 import type { Database, SyncRun } from './schema.js';
 
 /** Starts a run: a `running` row in sync_runs. Returns its id. */
@@ -111,6 +112,10 @@ export async function sweepDeletions(
   const maxFraction = options.maxDeleteFraction ?? 0.5;
   return db.transaction().execute(async (trx) => {
     await options.assertLocked?.(trx, run.resource);
+    // A reference list's sweep and a tracking-links page of the account may
+    // version one row at once: serialised like the page writers (see
+    // referenceLocksText), before the statements below take their snapshots.
+    if (isReferenceTable(table)) await sql.raw(referenceLocksText([table])).execute(trx);
     const unseen = sql`last_seen_run_id is distinct from ${runId}::bigint
       and synced_at < ${run.started_at}::timestamptz`;
     const { rows } = await sql<{ live: string; unseen: string }>`

@@ -6,7 +6,7 @@ import {
   sql,
   type Transaction,
 } from 'kysely';
-import type { PageWriteResult, RejectedRecord } from '../sync/ports.js';
+import type { PageWriteResult, RejectedRecord, StorageKind } from '../sync/ports.js';
 import {
   type PageStatementInput,
   pageParameters,
@@ -16,6 +16,7 @@ import {
   type WrittenRow,
 } from './page-statement.js';
 import { recordTexts, topLevelId } from './record-texts.js';
+import { type ReferenceTable, referenceLocksText } from './resource-lock.js';
 import type { Database } from './schema.js';
 
 /** A page to store: the body exactly as received, and its records parsed. */
@@ -70,6 +71,27 @@ export function validatePage(resource: StoredResource, records: readonly unknown
 /** A page statement's input, with the resource that writes it. */
 interface PageWrite extends PageStatementInput {
   store: StoredResource;
+}
+
+/** The reference tables the page statement of each storage kind writes (none: no lock). */
+const REFERENCE_TABLES_WRITTEN: Readonly<Record<StorageKind, readonly ReferenceTable[]>> = {
+  tracking_links: ['job_boards', 'referrers', 'sources'],
+  json: [],
+  job_boards: ['job_boards'],
+  referrers: ['referrers'],
+  sources: ['sources'],
+};
+
+/**
+ * Takes the account's write locks of the reference tables the page writes, as
+ * a statement of its own before the page statement: see referenceLocksText
+ * for why (two open versions of one id otherwise). Pages of other resources
+ * take none.
+ */
+async function lockReferenceTables(db: Db, input: PageWrite): Promise<void> {
+  const tables = REFERENCE_TABLES_WRITTEN[input.store.storage];
+  if (tables.length === 0) return;
+  await db.executeQuery(CompiledQuery.raw(referenceLocksText(tables)));
 }
 
 async function runStatement(db: Db, input: PageWrite): Promise<Omit<PageWriteResult, 'rejected'>> {
@@ -154,6 +176,7 @@ export async function writePage(
   try {
     const result = await db.transaction().execute(async (trx) => {
       await page.assertLocked?.(trx);
+      await lockReferenceTables(trx, input);
       const written = await runStatement(trx, input);
       await storeRejected(trx, input, {
         positions: rejected.map((r) => r.index),
@@ -192,6 +215,7 @@ async function writeRecordByRecord(
   const trx = await db.startTransaction().execute();
   try {
     await assertLocked?.(trx);
+    await lockReferenceTables(trx, input);
     for (const [index, text] of texts.entries()) {
       const one = { ...input, body: `[${text}]`, recordsKey: null, rejected: [] };
       if (known.has(index)) continue;
