@@ -15,7 +15,7 @@ import { deletePrefix } from '../src/queue/redis.js';
 import { runOnce } from '../src/queue/run-once.js';
 import { RESOURCE_NAMES } from '../src/resources/index.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
-import { mix } from '../src/simulator/dataset.js';
+import { mix } from '../src/simulator/dataset-values.js';
 import { syncEnv } from './end-to-end.js';
 import { fmt, freshDatabase } from './support.js';
 

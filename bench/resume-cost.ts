@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
-import { mix } from '../src/simulator/dataset.js';
+import { mix } from '../src/simulator/dataset-values.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import { childSync, clearPrefix, syncEnv } from './end-to-end.js';
 import { freshDatabase } from './support.js';

@@ -45,7 +45,7 @@ import type { ScheduleTarget } from '../src/queue/upsert-schedules.js';
 import { RESOURCE_NAMES, validateRecord } from '../src/resources/index.js';
 import { Secret } from '../src/secret.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
-import { mix } from '../src/simulator/dataset.js';
+import { mix } from '../src/simulator/dataset-values.js';
 import type { Fault } from '../src/simulator/faults.js';
 import { grantRefreshToken } from '../src/simulator/partner-browser.js';
 import { simulatedAccounts } from '../src/simulator/simulated-accounts.js';

@@ -5,6 +5,17 @@
  */
 
 import { BUILT_IN_RESOURCES, type ResourceCatalog } from '../resources/index.js';
+import {
+  BUILT_IN_ID_BASE,
+  DEFAULT_COUNTS,
+  EPOCH_S,
+  ID_RANGE,
+  ID_STEP,
+  idBasesOf,
+  isoMicros,
+  mix,
+  timestamp,
+} from './dataset-values.js';
 import type { ExtraResource, ExtraSimulationContext } from './extra-resource.js';
 import { EXTRA_RESOURCE_NAMES, EXTRA_RESOURCES, extraResourcesNamed } from './extra-resources.js';
 import { type DateBound, withinDates } from './list-query.js';
@@ -63,54 +74,6 @@ export interface DatasetOptions {
   clockSkewMs?: number;
 }
 
-/**
- * Ids start above 2^32 so that 32-bit ids would overflow; each resource has a
- * range of its own (other resources' ranges follow the built-in ones).
- */
-const BUILT_IN_ID_BASE: Readonly<Record<string, number>> = {
-  jobs: 4_300_000_000,
-  job_posts: 5_300_000_000,
-  tracking_links: 6_300_000_000,
-  // The reference lists: tracking links name their ids (nested or flat).
-  job_boards: 30_300_000_000,
-  sources: 31_300_000_000,
-  referrers: 32_300_000_000,
-};
-/**
- * Records at start of the resources whose default is not 250: the reference
- * lists hold exactly the boards, referrers and sources tracking links name.
- */
-const DEFAULT_COUNTS: Readonly<Record<string, number>> = {
-  job_boards: 13,
-  sources: 12,
-  referrers: 40,
-};
-const ID_STEP = 7;
-const ID_RANGE = 1_000_000_000;
-const EPOCH_S = Date.UTC(2024, 0, 1) / 1000;
-
-/** A 32-bit mix of two numbers (splitmix-like), stable across runs. */
-export function mix(a: number, b: number): number {
-  let h = (Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(b + 0x632be5ab, 0xc2b2ae35)) >>> 0;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x7feb352d) >>> 0;
-  h ^= h >>> 15;
-  h = Math.imul(h, 0x846ca68b) >>> 0;
-  h ^= h >>> 16;
-  return h >>> 0;
-}
-
-/** A wall-clock time in ms as ISO 8601 with microseconds (the sub-millisecond digits from `h`). */
-function isoMicros(ms: number, h: number): string {
-  return `${new Date(ms).toISOString().slice(0, 23)}${String(h % 1000).padStart(3, '0')}Z`;
-}
-
-/** ISO 8601 with microseconds, as the API sends them. */
-function timestamp(seconds: number, micros: number): string {
-  const iso = new Date(seconds * 1000).toISOString().slice(0, 19);
-  return `${iso}.${String(micros % 1_000_000).padStart(6, '0')}Z`;
-}
-
 /** What changed in one resource after start; made on its first change (most datasets have none). */
 interface ResourceChanges {
   readonly removed: Set<number>;
@@ -119,25 +82,6 @@ interface ResourceChanges {
   readonly touchedAt: Map<number, number>;
   /** Records added after start (grow), as batches: indexes from `from` on were created at `at` ms. */
   readonly grown: Array<{ from: number; at: number }>;
-}
-
-/** Id bases by catalog: every dataset of a catalog shares one map. */
-const idBases = new WeakMap<ResourceCatalog, ReadonlyMap<SimResource, number>>();
-
-function idBasesOf(resources: ResourceCatalog): ReadonlyMap<SimResource, number> {
-  let bases = idBases.get(resources);
-  if (!bases) {
-    const map = new Map<SimResource, number>();
-    let nextBase = 7_300_000_000;
-    for (const name of resources.keys()) {
-      const base = BUILT_IN_ID_BASE[name];
-      map.set(name, base ?? nextBase);
-      if (base === undefined) nextBase += ID_RANGE;
-    }
-    bases = map;
-    idBases.set(resources, bases);
-  }
-  return bases;
 }
 
 export class Dataset {

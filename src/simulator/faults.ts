@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { createGzip } from 'node:zlib';
-import { mix } from './dataset.js';
+import { mix } from './dataset-values.js';
 import type { RetryAfterFormat } from './rate-limiter.js';
 
 /** A one-shot fault, applied to the next list request(s). */

@@ -11,6 +11,7 @@ import type {
   RunMode,
   RunStore,
 } from './ports.js';
+import { atFirstPageOfWalk, atWalkStart, walkIndexOf, walksOf } from './walks.js';
 
 /** What the caller asks for: a full run, or whatever is due (incremental once a full run has completed). */
 export type RequestedMode = 'full' | 'auto';
@@ -165,60 +166,6 @@ async function planRun(
   return { checkpoint, resumed: false };
 }
 
-/**
- * The walks of a run: the default walk (no query), then each extra walk's
- * query, in order.
- */
-function walksOf(options: RunResourceOptions): ReadonlyArray<string | undefined> {
-  return [undefined, ...(options.extraWalks ?? [])];
-}
-
-/**
- * The index of the walk a checkpoint is in: the one its query names when the
- * query is still configured, else its index (absent, from older code: 0).
- */
-function walkIndexOf(checkpoint: Checkpoint, walks: ReadonlyArray<string | undefined>): number {
-  if (checkpoint.walkQuery !== undefined) {
-    const named = walks.indexOf(checkpoint.walkQuery);
-    if (named > 0) return named;
-  }
-  return checkpoint.walk ?? 0;
-}
-
-/** `checkpoint` moved to the start of walk `index` (its first page, or `url` when given). */
-function atWalkStart(
-  checkpoint: Checkpoint,
-  index: number,
-  walks: ReadonlyArray<string | undefined>,
-  source: PageSource,
-  url?: string,
-): Checkpoint {
-  const { walkQuery: _, ...rest } = checkpoint;
-  const query = walks[index];
-  return {
-    ...rest,
-    walk: index,
-    ...(query === undefined ? {} : { walkQuery: query }),
-    nextUrl: url ?? source.firstPageUrl(checkpoint.resource, checkpoint.updatedQuery, query),
-    updatedAt: now(),
-  };
-}
-
-/** Whether the checkpoint's `nextUrl` is its walk's first page (so not a cursor that may go stale). */
-function atFirstPageOfWalk(
-  checkpoint: Checkpoint,
-  walks: ReadonlyArray<string | undefined>,
-  source: PageSource,
-): boolean {
-  if (checkpoint.pagesDone === 0) return true;
-  const index = walkIndexOf(checkpoint, walks);
-  if (index === 0) return false;
-  const query = walks[index];
-  return (
-    checkpoint.nextUrl === source.firstPageUrl(checkpoint.resource, checkpoint.updatedQuery, query)
-  );
-}
-
 function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
   return (
     signal?.aborted === true && (error === signal.reason || (error as Error)?.name === 'AbortError')
@@ -245,7 +192,7 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
   const logger = options.logger.child({ runId: checkpoint.runId, mode: checkpoint.mode });
   let restarted = false;
   let recordsThisTime = 0;
-  const walks = walksOf(options);
+  const walks = walksOf(options.extraWalks);
 
   for (;;) {
     try {

@@ -187,3 +187,13 @@ describe('dependencies point one way', () => {
     ).toEqual([]);
   });
 });
+
+describe('the shape of src', () => {
+  it('keeps every file of src at 400 lines or fewer, one idea each', () => {
+    const long = sourceFiles(SRC)
+      .map((path) => ({ path, lines: readFileSync(path, 'utf8').split('\n').length - 1 }))
+      .filter((f) => f.lines > 400)
+      .map((f) => `${relative(SRC, f.path)}: ${f.lines} lines`);
+    expect(long).toEqual([]);
+  });
+});
