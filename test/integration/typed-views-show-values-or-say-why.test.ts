@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { Metrics } from '../../src/metrics.js';
+import { refreshAllAccountsViews } from '../../src/warehouse/all-accounts-views.js';
 import { inSchema } from '../../src/warehouse/database.js';
 import {
   ALL_ACCOUNTS_LOCK,
@@ -340,11 +341,15 @@ async function undoLatestMigration(db: Db, schema: string): Promise<void> {
   await inSchema(db, schema)
     .transaction()
     .execute(async (trx) => {
+      // As hiresync wraps a migration: the all_accounts views over the schema go first.
+      await dropAllAccountsViews(trx, schema);
       await module.down(trx as unknown as Kysely<unknown>);
       await sql`delete from ${sql.id(schema, 'kysely_migration')} where name = ${latest}`.execute(
         trx,
       );
     });
+  // The views over the schema as the previous release left them.
+  await refreshAllAccountsViews(db);
 }
 
 describe('a migration of an account schema', () => {
