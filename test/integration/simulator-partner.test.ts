@@ -1,11 +1,9 @@
-import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { CommandContext } from '../../src/commands/command.js';
-import { simulate } from '../../src/commands/simulate.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { simulatedAccounts } from '../../src/simulator/simulated-accounts.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
+import { runSimulate } from '../support/run-simulate.js';
 
 const started: ApiSimulator[] = [];
 
@@ -461,35 +459,6 @@ describe('revoking and losing partner authorizations', () => {
 });
 
 describe('hiresync simulate --partner', () => {
-  async function runSimulate(args: string[]): Promise<{ out: string; stop: () => Promise<void> }> {
-    let out = '';
-    let printed: () => void = () => undefined;
-    const ready = new Promise<void>((resolve) => {
-      printed = resolve;
-    });
-    const signals = new EventEmitter();
-    const context: CommandContext = {
-      env: {},
-      stdout: {
-        write: (text: string) => {
-          out += text;
-          if (out.includes('Stop with Ctrl-C')) printed();
-        },
-      },
-      stderr: { write: () => undefined },
-      signals,
-    };
-    const run = simulate.run(['--port', '0', '--records', '3', ...args], context);
-    await ready;
-    return {
-      out,
-      stop: async () => {
-        signals.emit('SIGTERM');
-        expect(await run).toBe(0);
-      },
-    };
-  }
-
   it('prints the partner app credentials and the authorize URL, which approves', async () => {
     const { out, stop } = await runSimulate(['--partner']);
     try {

@@ -15,6 +15,7 @@ import {
 } from '../../src/simulator/extra-resources.js';
 import { simulatedAccounts } from '../../src/simulator/simulated-accounts.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
+import { runSimulate } from '../support/run-simulate.js';
 
 const started: ApiSimulator[] = [];
 
@@ -341,35 +342,6 @@ function checkDeclaredKeys(extra: ExtraResource, records: Row[]): void {
 }
 
 describe('hiresync simulate', () => {
-  async function runSimulate(args: string[]): Promise<{ out: string; stop: () => Promise<void> }> {
-    let out = '';
-    let printed: () => void = () => undefined;
-    const ready = new Promise<void>((resolve) => {
-      printed = resolve;
-    });
-    const signals = new EventEmitter();
-    const context: CommandContext = {
-      env: {},
-      stdout: {
-        write: (text: string) => {
-          out += text;
-          if (out.includes('Stop with Ctrl-C')) printed();
-        },
-      },
-      stderr: { write: () => undefined },
-      signals,
-    };
-    const run = simulate.run(['--port', '0', '--records', '3', ...args], context);
-    await ready;
-    return {
-      out,
-      stop: async () => {
-        signals.emit('SIGTERM');
-        expect(await run).toBe(0);
-      },
-    };
-  }
-
   it("prints the extra resources' paths and serves their counts", async () => {
     const { out, stop } = await runSimulate(['--candidates', '5']);
     try {

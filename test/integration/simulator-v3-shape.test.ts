@@ -6,6 +6,7 @@ import { UsageError } from '../../src/errors.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { shapeDefaults, V3_RATE_LIMIT } from '../../src/simulator/shape.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
+import { runSimulate } from '../support/run-simulate.js';
 
 const started: ApiSimulator[] = [];
 
@@ -314,35 +315,6 @@ describe('the simulator with shape seed (the default)', () => {
 });
 
 describe('hiresync simulate --shape', () => {
-  async function runSimulate(args: string[]): Promise<{ out: string; stop: () => Promise<void> }> {
-    let out = '';
-    let printed: () => void = () => undefined;
-    const ready = new Promise<void>((resolve) => {
-      printed = resolve;
-    });
-    const signals = new EventEmitter();
-    const context: CommandContext = {
-      env: {},
-      stdout: {
-        write: (text: string) => {
-          out += text;
-          if (out.includes('Stop with Ctrl-C')) printed();
-        },
-      },
-      stderr: { write: () => undefined },
-      signals,
-    };
-    const run = simulate.run(['--port', '0', '--records', '3', ...args], context);
-    await ready;
-    return {
-      out,
-      stop: async () => {
-        signals.emit('SIGTERM');
-        expect(await run).toBe(0);
-      },
-    };
-  }
-
   it('--shape v3 serves flat links, expires_at tokens and the 75/30s window with epoch resets; --rate-limit overrides the window', async () => {
     const v3 = await runSimulate(['--shape', 'v3']);
     try {
