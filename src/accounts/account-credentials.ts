@@ -73,6 +73,32 @@ export function secretPurpose(account: string): string {
   return `account:${account}:secret`;
 }
 
+/**
+ * Puts `sealed` in place as account `name`'s refresh token, as a new
+ * authorization: the times and the re-authorization reason of the one it
+ * replaces are cleared. In the caller's transaction (which holds the refresh lock).
+ */
+export async function replaceRefreshToken(
+  trx: Transaction<Database & RefreshTokenTables>,
+  name: string,
+  sealed: string,
+) {
+  return trx
+    .insertInto('hiresync.refresh_tokens')
+    .values({ account: name, token: sealed })
+    .onConflict((oc) =>
+      oc.column('account').doUpdateSet({
+        token: sealed,
+        authorized_at: sql<string>`now()`,
+        refreshed_at: null,
+        refresh_started_at: null,
+        reauthorization_reason: null,
+      }),
+    )
+    .returning(TOKEN_COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
 /** What {@link AccountStore.authorize} did. */
 export interface AuthorizeOutcome {
   account: AccountInfo;
@@ -112,20 +138,7 @@ export async function authorizePartner(
         `account ${name} authenticates with ${current.auth_mode === 'client_credentials' ? 'client credentials' : 'an API key'}, not partner authorization: 'accounts authorize' applies to partner accounts only`,
       );
     }
-    const token = await trx
-      .insertInto('hiresync.refresh_tokens')
-      .values({ account: name, token: sealed })
-      .onConflict((oc) =>
-        oc.column('account').doUpdateSet({
-          token: sealed,
-          authorized_at: sql<string>`now()`,
-          refreshed_at: null,
-          refresh_started_at: null,
-          reauthorization_reason: null,
-        }),
-      )
-      .returning(TOKEN_COLUMNS)
-      .executeTakeFirstOrThrow();
+    const token = await replaceRefreshToken(trx, name, sealed);
     const row =
       current.state === 'needs_reauthorization'
         ? await trx

@@ -12,6 +12,7 @@ import {
   authConfig,
   lockRefreshes,
   partnerAuth,
+  replaceRefreshToken,
   requireBox,
   requirePartner,
   secretPurpose,
@@ -127,20 +128,7 @@ export async function updateAccount(
     if (mode === 'partner') {
       if (change.secret !== undefined) {
         const refreshToken = box.seal(change.secret.reveal(), refreshTokenPurpose(name));
-        token = await trx
-          .insertInto('hiresync.refresh_tokens')
-          .values({ account: name, token: refreshToken })
-          .onConflict((oc) =>
-            oc.column('account').doUpdateSet({
-              token: refreshToken,
-              authorized_at: sql<string>`now()`,
-              refreshed_at: null,
-              refresh_started_at: null,
-              reauthorization_reason: null,
-            }),
-          )
-          .returning(TOKEN_COLUMNS)
-          .executeTakeFirstOrThrow();
+        token = await replaceRefreshToken(trx, name, refreshToken);
         if (state === 'needs_reauthorization') state = 'enabled';
       }
       if (change.authUrl !== undefined) {
