@@ -2,7 +2,6 @@
  * `accounts update`: a registered account's credentials and URLs changed in
  * place, in one transaction, its data, schema and schedules kept.
  */
-import { sql } from 'kysely';
 import { TokenCipher } from '../api/token-cipher.js';
 import { HiresyncError } from '../errors.js';
 import { Secret } from '../secret.js';
