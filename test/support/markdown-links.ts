@@ -16,7 +16,9 @@ function proseLines(text: string): { text: string; line: number }[] {
   text.split('\n').forEach((line, index) => {
     const marker = /^\s{0,3}(`{3,}|~{3,})/.exec(line)?.[1];
     if (fence !== undefined) {
-      if (marker?.[0] === fence[0] && marker.length >= fence.length) fence = undefined;
+      if (marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length) {
+        fence = undefined;
+      }
     } else if (marker !== undefined) {
       fence = marker;
     } else {
