@@ -43,7 +43,7 @@ export function defineListResource(name: string): ResourceDeclaration {
 /**
  * A resource stored as JSON, like jobs: one row per id with the record as
  * sent in `data`. Adding one is this declaration plus a migration creating its
- * table (see the README, "Adding a resource").
+ * table (see docs/layout.md, "Adding a resource").
  */
 export function defineJsonResource(options: JsonResourceOptions): ResourceDeclaration {
   return defineResource({

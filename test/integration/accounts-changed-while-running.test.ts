@@ -51,7 +51,7 @@ async function runWhile(h: AccountsHarness, argv: string[]) {
 }
 
 describe('an account disabled or removed while its run is in flight', () => {
-  it('`accounts disable` stops the run after the page in hand (README: "stops its runs")', async () => {
+  it('`accounts disable` stops the run after the page in hand (docs/accounts.md: "stops its runs")', async () => {
     const h = await accounts({ accounts: ['alpha'], records: 200 });
     const { code, extraRequests } = await runWhile(h, ['disable', 'alpha']);
     expect(code).toBe(0);

@@ -30,7 +30,7 @@ describe("one account's broken state and the commands over several accounts", ()
     );
     expect(code).toBe(1);
     expect(io.err()).toMatch(/HIRESYNC_SECRET_KEY/);
-    // README: "A credential no configured key opens fails only that account's runs".
+    // docs/accounts.md: "A credential no configured key opens fails only that account's runs".
     expect(await h.liveIds('beta', 'jobs'), "beta's jobs").toEqual(h.expectedIds('beta', 'jobs'));
   });
 
@@ -84,7 +84,7 @@ describe('hiresync migrate failing on one account schema', () => {
 });
 
 describe("one account's rate limiting", () => {
-  it("never holds another account's run back (README: one account's 429s never slow another)", async () => {
+  it("never holds another account's run back (docs/accounts.md: one account's 429s never slow another)", async () => {
     const h = await accounts({
       accounts: ['slow', 'fast'],
       records: 10,
@@ -162,7 +162,7 @@ describe('accounts remove of an account sharing its credential', () => {
     const after = (await redis.keys(`${prefix}:token:*`)).concat(
       await redis.keys(`${prefix}:rate:*`),
     );
-    // README: "keys shared with another account's identical credentials stay".
+    // docs/accounts.md: "keys shared with another account's identical credentials stay".
     expect(after.sort(), "default's token and pacing keys").toEqual(before.sort());
   });
 });

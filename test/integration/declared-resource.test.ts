@@ -19,7 +19,7 @@ const scorecards = defineJsonResource({
 });
 const catalog = catalogOf(...BUILT_IN_RESOURCES.values(), scorecards);
 
-// ...plus its migration, as the README shows it.
+// ...plus its migration, as docs/layout.md shows it.
 const CREATE_TABLE = sql`
   create table scorecards (
     id bigint primary key,
