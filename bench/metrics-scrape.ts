@@ -1,8 +1,9 @@
 /**
- * `npm run build && node dist/bench/metrics-scrape.js [ACCOUNTS]`: the size of
- * one /metrics body as accounts grow. Registers, through the same calls a
- * worker's runs and requests make, a day's worth of series for ACCOUNTS
- * accounts (default 46) × the six built-in resources, then prints the body's
+ * `npm run build && node dist/bench/metrics-scrape.js [ACCOUNTS] [RESOURCES]`:
+ * the size of one /metrics body as accounts grow. Registers, through the
+ * same calls a worker's runs and requests make, a day's worth of series for
+ * ACCOUNTS accounts (default 46) × RESOURCES of the six built-in resources
+ * (default all six), then prints the body's
  * bytes (plain and gzipped, as Prometheus asks for it), in total and per
  * account (the body less that of a process with no account, divided by the
  * accounts). Needs no service: the series hiresync reads from Postgres at a
@@ -13,7 +14,7 @@ import { gzipSync } from 'node:zlib';
 import type { ResourceName } from '../src/config.js';
 import { Metrics } from '../src/metrics.js';
 
-const RESOURCES: ResourceName[] = [
+const BUILT_IN: ResourceName[] = [
   'jobs',
   'job_posts',
   'tracking_links',
@@ -67,6 +68,7 @@ async function scrape(accounts: number): Promise<{ plain: number; gzip: number }
 }
 
 const accounts = Number(process.argv[2] ?? 46);
+const RESOURCES = BUILT_IN.slice(0, Number(process.argv[3] ?? BUILT_IN.length));
 const base = await scrape(0);
 const full = await scrape(accounts);
 const per = (key: 'plain' | 'gzip') => Math.round((full[key] - base[key]) / accounts);
