@@ -133,10 +133,16 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
   const resourceLock = new ResourceLock(db);
   const redis = createRedis(config.redisUrl, logger, 'hiresync');
   const queueRedis = createQueueRedis(config.redisUrl, logger, 'hiresync-queue');
-  const metrics = new Metrics({ defaultMetrics: options.defaultMetrics ?? true, db });
   const prefix = config.redisPrefix;
   const http = createHttp({ timeoutMs: config.api.httpTimeoutMs });
   const queue = createSyncQueue(queueRedis, prefix);
+  const metrics = new Metrics({
+    defaultMetrics: options.defaultMetrics ?? true,
+    db,
+    queue,
+    // What the schedules cover: a resource dropped from them must not look stale.
+    synced: (_account, resource) => config.resources.includes(resource),
+  });
   // Without a listener BullMQ would print its errors raw; an outage emits one per call.
   queue.on('error', throttledWarn(logger, 'queue error'));
   const shutdown = new AbortController();

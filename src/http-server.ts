@@ -73,8 +73,9 @@ export async function startHttpServer(
           }),
         );
       } else if (req.method === 'GET' && req.url === '/metrics') {
-        res.writeHead(200, { 'content-type': options.metrics.registry.contentType });
-        res.end(await options.metrics.registry.metrics());
+        const scrape = await options.metrics.scrape(req.headers['accept-encoding']);
+        res.writeHead(200, scrape.headers);
+        res.end(scrape.body);
       } else {
         res.writeHead(404, { 'content-type': 'text/plain' });
         res.end('not found: try /healthz or /metrics\n');

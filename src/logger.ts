@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import { redactSecrets } from './secret.js';
 
@@ -64,13 +65,16 @@ export interface LoggerOptions {
  * The root logger: JSON, one event per line, errors allow-listed, secrets
  * redacted twice: by field name (`redact`), and by value in every written
  * line (`hooks.streamWrite`), so a token the API echoed into an error
- * message, or any other string field, never reaches the log.
+ * message, or any other string field, never reaches the log. Every line, a
+ * child logger's too, carries `pid` and `hostname` (pino's defaults, which a
+ * `base` of its own replaces, so they are named here), to tell the workers of
+ * a deployment apart.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   return pino(
     {
       level: options.level ?? 'info',
-      base: { service: 'hiresync' },
+      base: { service: 'hiresync', pid: process.pid, hostname: hostname() },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       serializers: { err: serializeError, error: serializeError },
       timestamp: pino.stdTimeFunctions.isoTime,

@@ -1,8 +1,12 @@
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import { type Kysely, sql } from 'kysely';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry, Summary } from 'prom-client';
 import { DEFAULT_ACCOUNT } from './account-name.js';
+import { type AccountSeries, readAccountSeries } from './account-series.js';
 import type { ApiClientMetrics } from './api/api-client.js';
 import type { ResourceName } from './config.js';
+import { packageVersion } from './package-version.js';
 import type { RunMetrics } from './sync/run-resource.js';
 import type { Database } from './warehouse/schema.js';
 
@@ -13,11 +17,63 @@ export type AccountMetrics = ApiClientMetrics &
     onNeedsReauthorization?(needed: boolean): void;
   };
 
+/** The BullMQ queue as the metrics read it: its jobs by state (Queue.getJobCounts). */
+export interface QueueCounts {
+  getJobCounts(...states: JobState[]): Promise<Record<string, number>>;
+}
+
+type JobState = 'waiting' | 'prioritized' | 'active' | 'delayed' | 'failed';
+
+/** Options of {@link Metrics}. */
+export interface MetricsOptions {
+  /** Node's process metrics. Default true. */
+  defaultMetrics?: boolean;
+  /**
+   * Where series kept in Postgres are read at each scrape (last success,
+   * re-authorization, typed views), so they are right from the first scrape
+   * after a restart, and the same on every worker.
+   */
+  db?: Kysely<Database>;
+  /** `default`'s runs (schema public) count: the environment has credentials. Default true. */
+  withDefault?: boolean;
+  /**
+   * Whether an (account, resource) is synced now: a resource left out of
+   * HIRESYNC_RESOURCES keeps its runs, but its last success must not age
+   * into a stale-run alert. Default every resource with a run.
+   */
+  synced?: (account: string, resource: string) => boolean;
+  /** The run queue, whose jobs are counted by state at each scrape. */
+  queue?: QueueCounts;
+}
+
+const gzipText = promisify(gzip);
+
+/** How long a scrape waits for Postgres or Redis before it serves the values read last. */
+const READ_TIMEOUT_MS = 3000;
+
+/** `work`'s value, or undefined when it fails or takes longer than {@link READ_TIMEOUT_MS}. */
+async function within<T>(work: () => Promise<T | undefined>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work(),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), READ_TIMEOUT_MS);
+      }),
+    ]);
+  } catch {
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
- * Prometheus metrics of one process, served by `worker` at /metrics. Every
- * series of runs and requests carries an `account` label; with `resource`,
- * the series of a deployment number at most accounts × resources (× modes
- * and outcomes for run durations, × statuses for responses).
+ * Prometheus metrics of one process, served by `worker` at /metrics (see
+ * docs/metrics.md). Every series of runs and requests carries an `account`
+ * label. What a scrape holds per account is kept small, as there may be
+ * hundreds: run durations are a sum and a count per (resource, mode,
+ * outcome), not histogram buckets, and no label takes values without bound.
  */
 export class Metrics {
   readonly registry = new Registry();
@@ -69,36 +125,93 @@ export class Metrics {
     labelNames: ['account'],
     registers: [this.registry],
   });
-  readonly #runs = new Histogram({
+  readonly #runs = new Summary({
     name: 'hiresync_run_duration_seconds',
-    help: 'Duration of finished runs',
+    help: 'Duration of finished runs: _count is the number of runs, _sum their seconds',
     labelNames: ['account', 'resource', 'mode', 'outcome'],
-    buckets: [1, 5, 15, 60, 300, 900, 3600, 4 * 3600],
+    // A sum and a count per series: buckets or quantiles per account and
+    // resource would make most of a scrape.
+    percentiles: [],
     registers: [this.registry],
   });
-  readonly #lastSuccess = new Gauge({
-    name: 'hiresync_last_success_timestamp_seconds',
-    help: 'When a run of the resource last succeeded',
-    labelNames: ['account', 'resource'],
+  readonly #lastSuccess: Gauge<'account' | 'resource'>;
+  readonly #needsReauthorization: Gauge<'account'>;
+  readonly #tokenRequests = new Counter({
+    name: 'hiresync_token_requests_total',
+    help: 'Token requests (mint, refresh, code exchange) by outcome: ok, refused (the endpoint refused the credential or grant), error',
+    labelNames: ['account', 'outcome'],
     registers: [this.registry],
   });
+  /** The Postgres read of the scrape under way, shared by the series it feeds. */
+  #accountRead: Promise<AccountSeries | undefined> | undefined;
 
-  readonly #needsReauthorization = new Gauge({
-    name: 'hiresync_account_needs_reauthorization',
-    help: "1 while a partner account's authorization is gone (run hiresync accounts authorize), else 0",
-    labelNames: ['account'],
-    registers: [this.registry],
-  });
-
-  /**
-   * `defaultMetrics`: Node's process metrics (default true). `db`: where
-   * series kept in Postgres are read at each scrape (hiresync_typed_view_blocked),
-   * so they are right from the first scrape after a restart.
-   */
-  constructor(options: { defaultMetrics?: boolean; db?: Kysely<Database> } = {}) {
+  constructor(options: MetricsOptions = {}) {
     if (options.defaultMetrics ?? true)
       collectDefaultMetrics({ register: this.registry, prefix: 'hiresync_' });
-    const db = options.db;
+    const { db, queue, synced } = options;
+    const readAccounts = db
+      ? () => {
+          this.#accountRead ??= within(() =>
+            readAccountSeries(db, { withDefault: options.withDefault ?? true }),
+          ).finally(() => {
+            this.#accountRead = undefined;
+          });
+          return this.#accountRead;
+        }
+      : undefined;
+    new Gauge({
+      name: 'hiresync_build_info',
+      help: 'Always 1; the version of hiresync this process runs',
+      labelNames: ['version'],
+      registers: [this.registry],
+    }).set({ version: packageVersion() }, 1);
+    this.#lastSuccess = new Gauge({
+      name: 'hiresync_last_success_timestamp_seconds',
+      help: "When a run of the resource last succeeded (read from the account's sync_runs at each scrape)",
+      labelNames: ['account', 'resource'],
+      registers: [this.registry],
+      async collect() {
+        const read = await readAccounts?.();
+        // Postgres unreachable: the last values read (or set) stay.
+        if (read === undefined) return;
+        this.reset();
+        for (const s of read.lastSuccesses) {
+          if (synced?.(s.account, s.resource) ?? true)
+            this.set({ account: s.account, resource: s.resource }, s.at);
+        }
+      },
+    });
+    this.#needsReauthorization = new Gauge({
+      name: 'hiresync_account_needs_reauthorization',
+      help: "1 while a partner account's authorization is gone (send a connect link: hiresync accounts invite, or hiresync accounts authorize), else 0",
+      labelNames: ['account'],
+      registers: [this.registry],
+      async collect() {
+        const read = await readAccounts?.();
+        if (read === undefined) return;
+        this.reset();
+        for (const p of read.partners)
+          this.set({ account: p.account }, p.needsReauthorization ? 1 : 0);
+      },
+    });
+    if (queue) {
+      new Gauge({
+        name: 'hiresync_queue_jobs',
+        help: 'Jobs of the run queue by state (waiting: queued, prioritized included; failed: kept after their last attempt)',
+        labelNames: ['state'],
+        registers: [this.registry],
+        async collect() {
+          const counts = await within(() =>
+            queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed'),
+          );
+          // Redis unreachable: the last counts stay.
+          if (counts === undefined) return;
+          this.set({ state: 'waiting' }, (counts.waiting ?? 0) + (counts.prioritized ?? 0));
+          for (const state of ['active', 'delayed', 'failed'] as const)
+            this.set({ state }, counts[state] ?? 0);
+        },
+      });
+    }
     if (db) {
       new Gauge({
         name: 'hiresync_typed_view_blocked',
@@ -106,7 +219,7 @@ export class Metrics {
         labelNames: ['account', 'view'],
         registers: [this.registry],
         async collect() {
-          const blocks = await readTypedViewBlockStates(db);
+          const blocks = await within(() => readTypedViewBlockStates(db));
           // Postgres unreachable: the last values read stay.
           if (blocks === undefined) return;
           this.reset();
@@ -114,6 +227,22 @@ export class Metrics {
         },
       });
     }
+  }
+
+  /**
+   * One scrape's response: the exposition text, gzipped when the scraper
+   * accepts it (Prometheus does), which makes it about twenty times smaller.
+   */
+  async scrape(
+    acceptEncoding?: string,
+  ): Promise<{ headers: Record<string, string>; body: string | Buffer }> {
+    const text = await this.registry.metrics();
+    const headers: Record<string, string> = {
+      'content-type': this.registry.contentType,
+      vary: 'accept-encoding',
+    };
+    if (!/\bgzip\b/i.test(acceptEncoding ?? '')) return { headers, body: text };
+    return { headers: { ...headers, 'content-encoding': 'gzip' }, body: await gzipText(text) };
   }
 
   /** The metrics of `account`'s runs and requests. */
@@ -124,6 +253,7 @@ export class Metrics {
       onRetry: (reason: string) => this.#retries.inc({ account, reason }),
       onRemaining: (remaining: number) => this.#remaining.set({ account }, remaining),
       onPacingWait: (ms: number) => this.#pacingWait.inc({ account }, ms / 1000),
+      onTokenRequest: (outcome) => this.#tokenRequests.inc({ account, outcome }),
       onPage: (resource: ResourceName, records: number, rejected: number) => {
         this.#pages.inc({ account, resource });
         this.#records.inc({ account, resource }, records);
@@ -133,6 +263,7 @@ export class Metrics {
         this.#needsReauthorization.set({ account }, needed ? 1 : 0),
       onRunFinished: (resource, mode, outcome, seconds) => {
         this.#runs.observe({ account, resource, mode, outcome }, seconds);
+        // Until the next scrape reads it from sync_runs (at once without a database).
         if (outcome === 'succeeded')
           this.#lastSuccess.set({ account, resource }, Date.now() / 1000);
       },

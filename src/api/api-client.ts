@@ -16,6 +16,7 @@ import type { HttpResponse } from './http.js';
 import { readRateLimitHeaders } from './rate-limit-headers.js';
 import type { RateLimitPacer } from './rate-limit-pacer.js';
 import { pathOf, sendWithRetries } from './send.js';
+import type { TokenRequestOutcome } from './token-grants.js';
 import type { TokenProvider } from './token-provider.js';
 import { baseUrlSetting } from './url-setting.js';
 
@@ -26,6 +27,8 @@ export interface ApiClientMetrics {
   onRetry?(reason: string): void;
   onRemaining?(remaining: number): void;
   onPacingWait?(ms: number): void;
+  /** Each token request that left (mint, refresh), by how it ended. */
+  onTokenRequest?(outcome: TokenRequestOutcome): void;
 }
 
 /** Options of {@link ApiClient}. */
@@ -118,6 +121,8 @@ export class ApiClient {
        * starts; aborting `signal` meanwhile ends the wait at once.
        */
       onRateLimitWait?: ((wait: RateLimitWait) => void) | undefined;
+      /** Fields of each request's debug line besides method, path, status, ms and allowance (see SendOptions). */
+      logFields?: Record<string, unknown>;
     } = {},
   ): Promise<HttpResponse> {
     this.assertSameOrigin(url);
@@ -138,6 +143,7 @@ export class ApiClient {
       timeoutMs: config.httpTimeoutMs,
       endpointVariable: this.baseUrlSetting,
       logger,
+      ...(options.logFields ? { logFields: options.logFields } : {}),
       signal,
       hooks: {
         beforeAttempt: async () => {

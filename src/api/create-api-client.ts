@@ -41,6 +41,7 @@ export function createApiClient(options: CreateApiClientOptions): ApiClient {
     maxResponseBytes: config.maxPageBytes,
     timeoutMs: config.httpTimeoutMs,
     ...(options.refreshTokens ? { refreshTokens: options.refreshTokens } : {}),
+    onTokenRequest: (outcome) => metrics?.onTokenRequest?.(outcome),
   });
   const pacer = new RateLimitPacer({
     redis,

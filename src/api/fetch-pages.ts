@@ -36,6 +36,8 @@ export interface FetchPagesOptions {
   prepare?: (page: Page) => void;
   /** Told of each rate-limit wait before it starts (see PageWalkOptions). */
   onRateLimitWait?: PageWalkOptions['onRateLimitWait'];
+  /** Named, with the page's number, in the debug line of each request (see PageWalkOptions). */
+  requestLog?: PageWalkOptions['requestLog'];
 }
 
 /** Builds the first-page URL of a list: the filters and `per_page`, never a cursor. */
@@ -120,6 +122,7 @@ async function fetchPage(
   const response = await client.get(url, signal, {
     cursor,
     onRateLimitWait: options.onRateLimitWait,
+    logFields: { ...options.requestLog, page: number },
   });
   const apiClock = readApiClock(response.headers.date, Date.now());
   const path = new URL(url).pathname;

@@ -7,6 +7,7 @@ import {
 } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { HttpResponse } from './http.js';
+import { readRateLimitHeaders } from './rate-limit-headers.js';
 import { decideRetry, FIRST_TRY } from './retry-decision.js';
 import { sleep } from './sleep.js';
 
@@ -55,6 +56,13 @@ export interface SendOptions {
   /** The variable that configures this endpoint, named when it cannot be reached. Default `HIRESYNC_BASE_URL`. */
   endpointVariable?: string;
   logger: Logger;
+  /**
+   * Fields of the debug line every request sent gets (`api request`: method,
+   * path, status or error code, ms and the X-RateLimit-Remaining it stated),
+   * e.g. a list request's resource, run and page. The URL shows by its path
+   * only: never its query (a cursor), nor any header.
+   */
+  logFields?: Record<string, unknown>;
   signal?: AbortSignal | undefined;
   hooks?: SendHooks;
 }
@@ -124,6 +132,41 @@ export async function receive(
   };
 }
 
+/**
+ * The debug line of one request: what was sent (method and path, never the
+ * query or a header), what came back (status, or the error's code), how long
+ * it took and the allowance the API stated.
+ */
+function logRequest(
+  options: SendOptions,
+  path: string,
+  sentAt: number,
+  response: HttpResponse | undefined,
+  error: unknown,
+): void {
+  const { logger } = options;
+  if (!logger.isLevelEnabled('debug')) return;
+  const ms = Math.round(performance.now() - sentAt);
+  const remaining = response && readRateLimitHeaders(response.headers).remaining;
+  logger.debug(
+    {
+      ...options.logFields,
+      method: options.method,
+      path,
+      ...(response
+        ? { status: response.status }
+        : {
+            code: isTimeout(error)
+              ? 'timeout'
+              : String((error as { code?: unknown } | undefined)?.code ?? 'ERROR'),
+          }),
+      ms,
+      ...(remaining === undefined ? {} : { remaining }),
+    },
+    'api request',
+  );
+}
+
 function isTimeout(error: unknown): boolean {
   const e = error as { name?: unknown; code?: unknown };
   return e.name === 'TimeoutError' || e.code === 'ETIMEDOUT';
@@ -155,14 +198,19 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
     await hooks.beforeAttempt?.();
     let response: HttpResponse | undefined;
     let failure: unknown;
+    const sentAt = performance.now();
     try {
       response = await receive(http, { ...options, headers });
     } catch (error) {
+      logRequest(options, path, sentAt, undefined, error);
       if (options.signal?.aborted) throw options.signal.reason ?? error;
       if (error instanceof ResponseTooLargeError) throw error;
       failure = error;
     }
-    if (response) await hooks.onResponse?.(response);
+    if (response) {
+      logRequest(options, path, sentAt, response, undefined);
+      await hooks.onResponse?.(response);
+    }
     const timedOut = !response && isTimeout(failure);
     const code = timedOut
       ? 'timeout'

@@ -1,7 +1,14 @@
 import { validateHeaderValue } from 'node:http';
 import type { Got } from 'got';
 import type { AuthConfig } from '../config/types.js';
-import { AuthError, HiresyncError, RedirectedError, RefreshRefusedError } from '../errors.js';
+import {
+  ApiError,
+  AuthError,
+  HiresyncError,
+  ReauthorizationRequiredError,
+  RedirectedError,
+  RefreshRefusedError,
+} from '../errors.js';
 import type { Logger } from '../logger.js';
 import { registerSecret } from '../secret.js';
 import { holdWhileSent } from './hold-while-sent.js';
@@ -34,7 +41,24 @@ export interface TokenGrantsOptions {
   timeoutMs?: number;
   /** A partner account's refresh token: required with `auth.mode` partner. */
   refreshTokens?: RefreshTokenVault;
+  /** Told how each token request that left ended (hiresync_token_requests_total). */
+  onTokenRequest?: (outcome: TokenRequestOutcome) => void;
   now: () => number;
+}
+
+/**
+ * How a token request ended: `ok`, a token; `refused`, the token endpoint
+ * refused the credential or grant (a 4xx answer: a wrong secret, a revoked
+ * authorization); `error`, anything else (unreachable, 5xx, a redirect, an
+ * answer without a usable token).
+ */
+export type TokenRequestOutcome = 'ok' | 'refused' | 'error';
+
+/** The outcome of a token request that threw `error`. */
+export function tokenRequestOutcome(error: unknown): TokenRequestOutcome {
+  if (error instanceof ReauthorizationRequiredError) return 'refused';
+  if (error instanceof ApiError && error.status >= 400 && error.status < 500) return 'refused';
+  return 'error';
 }
 
 /** An HTTP Basic credential, known to the redaction (the client secret or key inside it). */
@@ -61,10 +85,25 @@ export class TokenGrants {
 
   /**
    * Obtains a new token with the grant of the credentials' mode. `attempt.sent`
-   * becomes true once a refresh grant has left (its answer may rotate the
-   * refresh token, so the caller must not send another).
+   * becomes true once the request has left (a refresh grant's answer may
+   * rotate the refresh token, so the caller must not send another). Each
+   * request that left is counted by its outcome (`onTokenRequest`).
    */
   async mint(signal: AbortSignal, attempt: { sent: boolean }): Promise<CachedToken> {
+    const count = this.#options.onTokenRequest;
+    try {
+      const token = await this.#mint(signal, attempt);
+      count?.('ok');
+      return token;
+    } catch (error) {
+      // A request that never left (a grant the vault would not send) is none;
+      // one stopped by a shutdown or a lost lock says nothing of the endpoint.
+      if (attempt.sent && !signal.aborted) count?.(tokenRequestOutcome(error));
+      throw error;
+    }
+  }
+
+  async #mint(signal: AbortSignal, attempt: { sent: boolean }): Promise<CachedToken> {
     const { auth } = this.#options;
     if (auth.mode === 'partner') return this.#refreshGrant(auth, signal, attempt);
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -78,7 +117,12 @@ export class TokenGrants {
     } else {
       headers.authorization = basicAuthorization(auth.apiKey.reveal(), '');
     }
-    const answer = await this.#post(headers, body, { signal });
+    const answer = await this.#post(headers, body, {
+      signal,
+      beforeSend: async () => {
+        attempt.sent = true;
+      },
+    });
     return this.#readToken(answer);
   }
 

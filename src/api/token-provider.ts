@@ -7,7 +7,7 @@ import type { RefreshTokenVault } from './refresh-token-port.js';
 import { abortable, sleep } from './sleep.js';
 import { renewAt, tokenUrlVariable } from './token-answer.js';
 import type { CachedToken } from './token-cipher.js';
-import { TokenGrants } from './token-grants.js';
+import { TokenGrants, type TokenRequestOutcome } from './token-grants.js';
 import type { TokenStore } from './token-store.js';
 
 /** Options of {@link TokenProvider}. */
@@ -28,6 +28,8 @@ export interface TokenProviderOptions {
   lockWaitMs?: number;
   /** A partner account's refresh token: required with `auth.mode` partner. */
   refreshTokens?: RefreshTokenVault;
+  /** Told how each token request that left ended (hiresync_token_requests_total). */
+  onTokenRequest?: (outcome: TokenRequestOutcome) => void;
   now?: () => number;
 }
 

@@ -141,6 +141,8 @@ export interface PageWalkOptions {
    * worker slot up this way).
    */
   onRateLimitWait?: ((wait: RateLimitWait) => void) | undefined;
+  /** Named, with the page's number, in the debug line of each request of the walk. */
+  requestLog?: { resource: ResourceName; runId: string };
 }
 
 /** A rate-limit wait a page walk is about to spend. */

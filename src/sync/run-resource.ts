@@ -211,6 +211,7 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
         // Past a walk's first page the start URL is a checkpointed cursor, which may go stale.
         fromCheckpoint: !atFirstPageOfWalk(checkpoint, walks, source),
         prepare: (p) => prepared.set(p, store.preparePage(resource, p)),
+        requestLog: { resource, runId: checkpoint.runId },
       })) {
         if (page.number === 1 && page.apiClock) {
           await noteApiClock(options, checkpoint.runId, page.apiClock, logger);

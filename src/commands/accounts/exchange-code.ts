@@ -1,6 +1,7 @@
 import type { Got } from 'got';
 import { sendWithRetries } from '../../api/send.js';
 import { oauthErrorText } from '../../api/token-answer.js';
+import type { TokenRequestOutcome } from '../../api/token-grants.js';
 import type { PartnerConfig } from '../../config/types.js';
 import { HiresyncError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -27,6 +28,8 @@ export interface ExchangeCodeOptions {
    */
   authUrlSetting?: string;
   signal?: AbortSignal | undefined;
+  /** Told how the request ended once it has left (hiresync_token_requests_total of the account). */
+  onTokenRequest?: (outcome: TokenRequestOutcome) => void;
 }
 
 /** A token endpoint's refusal or other non-success, read for a message (RFC 6749 `error` or `message`). */
@@ -46,6 +49,26 @@ function describeAnswer(status: number, body: string): string {
  * when the endpoint refuses, redirects, or answers without a refresh token.
  */
 export async function exchangeCode(options: ExchangeCodeOptions): Promise<Secret> {
+  let answered: number | undefined;
+  try {
+    const refreshToken = await sendExchange(options, (status) => {
+      answered = status;
+    });
+    options.onTokenRequest?.('ok');
+    return refreshToken;
+  } catch (error) {
+    if (!options.signal?.aborted) {
+      const refused = answered !== undefined && answered >= 400 && answered < 500;
+      options.onTokenRequest?.(refused ? 'refused' : 'error');
+    }
+    throw error;
+  }
+}
+
+async function sendExchange(
+  options: ExchangeCodeOptions,
+  onStatus: (status: number) => void,
+): Promise<Secret> {
   const { partner } = options;
   registerSecret(options.code);
   const basic = Buffer.from(`${partner.clientId}:${partner.clientSecret.reveal()}`).toString(
@@ -81,6 +104,7 @@ export async function exchangeCode(options: ExchangeCodeOptions): Promise<Secret
   });
   const path = new URL(options.tokenUrl).pathname;
   const { status } = response;
+  onStatus(status);
   if (status >= 300 && status < 400) {
     throw new HiresyncError(
       `the token endpoint ${path} answered with a ${status} redirect, which is not followed (credentials never go to another address): ${setting} must name the token service itself (hiresync appends /token)`,

@@ -1,0 +1,187 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { registryOf } from '../../src/commands/account-options.js';
+import { Metrics } from '../../src/metrics.js';
+import { runOnce } from '../../src/queue/run-once.js';
+import { enqueueRun } from '../../src/queue/sync-job.js';
+import { Secret } from '../../src/secret.js';
+import { createDatabase, inSchema } from '../../src/warehouse/database.js';
+import { migrateAll } from '../../src/warehouse/migrate-all.js';
+import { targetsOf } from '../support/accounts-harness.js';
+import { captureLogger } from '../support/capture-logger.js';
+import { cleanupAfterEach } from '../support/lifecycle.js';
+
+const { accounts: harness, defer } = cleanupAfterEach();
+
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
+
+/** The value of the one series of `text` that `name{labels}` names, or undefined. */
+function seriesValue(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+/** Epoch seconds of the newest succeeded run of `resource` in `schema`, as Postgres computes them. */
+async function lastSucceeded(
+  db: Parameters<typeof inSchema>[0],
+  schema: string,
+  resource: string,
+): Promise<number> {
+  const row = await inSchema(db, schema)
+    .selectFrom('sync_runs')
+    .select(sql<number>`extract(epoch from finished_at)::float8`.as('at'))
+    .where('resource', '=', resource)
+    .where('outcome', '=', 'succeeded')
+    .orderBy('id', 'desc')
+    .executeTakeFirstOrThrow();
+  return row.at;
+}
+
+describe('metrics a scrape reads from Postgres and Redis', () => {
+  it("knows each account's last success from sync_runs at a restarted worker's first scrape", async () => {
+    const h = await harness({ accounts: ['alpha', 'beta'] });
+    await h.sync(targetsOf(['default', 'alpha', 'beta'], ['jobs', 'job_posts']));
+    await h.store.setState('beta', 'disabled');
+
+    // A new app, as a worker has after a restart: no run of its own yet.
+    const app = h.app();
+    defer(() => app.close());
+    const text = await app.metrics.registry.metrics();
+    for (const [account, schema] of [
+      ['alpha', 'alpha'],
+      ['default', 'public'],
+    ] as const) {
+      for (const resource of ['jobs', 'job_posts']) {
+        const value = seriesValue(
+          text,
+          `hiresync_last_success_timestamp_seconds{account="${account}",resource="${resource}"}`,
+        );
+        expect(value).toBe(await lastSucceeded(h.database.db, schema, resource));
+      }
+    }
+    // A disabled account's runs are not watched.
+    expect(text).not.toContain('account="beta",resource="jobs"');
+  });
+
+  it('leaves out resources no longer synced, and keeps the values read last while Postgres is unreachable', async () => {
+    const h = await harness({ accounts: ['alpha'] });
+    await h.sync(targetsOf(['alpha'], ['jobs', 'job_posts']));
+    const db = createDatabase(h.database.url, { max: 1 });
+    const metrics = new Metrics({
+      defaultMetrics: false,
+      db,
+      synced: (_account, resource) => resource === 'jobs',
+    });
+    const first = await metrics.registry.metrics();
+    const jobs = 'hiresync_last_success_timestamp_seconds{account="alpha",resource="jobs"}';
+    expect(seriesValue(first, jobs)).toBe(await lastSucceeded(h.database.db, 'alpha', 'jobs'));
+    expect(first).not.toContain('resource="job_posts"');
+
+    await db.destroy();
+    const second = await metrics.registry.metrics();
+    expect(seriesValue(second, jobs)).toBe(seriesValue(first, jobs));
+  });
+
+  it('counts the queued jobs by state', async () => {
+    const h = await harness({ accounts: [] });
+    const app = h.app();
+    defer(() => app.close());
+    const run = { requested: 'auto', origin: 'cli' } as const;
+    await enqueueRun(app.queue, { ...run, resource: 'jobs' }, h.config);
+    await enqueueRun(app.queue, { ...run, resource: 'job_posts' }, h.config);
+    await app.queue.add('later', { ...run, resource: 'tracking_links' }, { delay: 3_600_000 });
+    const text = await app.metrics.registry.metrics();
+    expect(seriesValue(text, 'hiresync_queue_jobs{state="waiting"}')).toBe(2);
+    expect(seriesValue(text, 'hiresync_queue_jobs{state="delayed"}')).toBe(1);
+    expect(seriesValue(text, 'hiresync_queue_jobs{state="active"}')).toBe(0);
+    expect(seriesValue(text, 'hiresync_queue_jobs{state="failed"}')).toBe(0);
+  });
+
+  it('counts token requests the token endpoint answered with a token, and those it refused', async () => {
+    const h = await harness({ accounts: ['alpha'] });
+    await h.store.add({
+      name: 'wrong',
+      baseUrl: h.sim.url,
+      auth: {
+        mode: 'client_credentials',
+        authUrl: h.sim.authUrl,
+        clientId: 'alpha-client',
+        clientSecret: new Secret('not-the-secret'),
+      },
+    });
+    await migrateAll(h.database.db);
+    const app = h.app();
+    defer(() => app.close());
+    await runOnce(app, targetsOf(['alpha', 'wrong'], ['jobs']), 'auto');
+    const text = await app.metrics.registry.metrics();
+    expect(seriesValue(text, 'hiresync_token_requests_total{account="alpha",outcome="ok"}')).toBe(
+      1,
+    );
+    expect(
+      seriesValue(text, 'hiresync_token_requests_total{account="wrong",outcome="refused"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(text).not.toContain('hiresync_token_requests_total{account="wrong",outcome="ok"}');
+  });
+
+  it('states the version of hiresync it runs', async () => {
+    const text = await new Metrics({ defaultMetrics: false }).registry.metrics();
+    expect(seriesValue(text, `hiresync_build_info{version="${VERSION}"}`)).toBe(1);
+  });
+});
+
+describe('the debug log of API requests', () => {
+  it('logs one line per request with method, path, status, time, allowance, account, resource, run and page, and no secret or cursor', async () => {
+    const h = await harness({
+      accounts: ['alpha'],
+      simulator: { rateLimit: { limit: 1000, windowMs: 60_000 } },
+    });
+    const log = captureLogger('debug');
+    const app = createApp(h.config, log.logger, {
+      defaultMetrics: false,
+      registry: registryOf(h.config),
+    });
+    defer(() => app.close());
+    const [result] = await runOnce(app, targetsOf(['alpha'], ['jobs']), 'full');
+    expect(result?.ok).toBe(true);
+
+    const lines = log.lines().map((l) => JSON.parse(l) as Record<string, unknown>);
+    for (const line of lines) {
+      expect(line).toMatchObject({ pid: process.pid, hostname: hostname() });
+    }
+    const requests = lines.filter((l) => l.msg === 'api request');
+    const lists = requests.filter((l) => l.path === '/v3/jobs');
+    // Per page 10, more than 40 records: several pages, the later ones by cursor.
+    expect(lists.length).toBeGreaterThan(3);
+    expect(lists.map((l) => l.page)).toEqual(lists.map((_, i) => i + 1));
+    for (const line of lists) {
+      expect(line).toMatchObject({
+        method: 'GET',
+        status: 200,
+        account: 'alpha',
+        resource: 'jobs',
+        runId: expect.any(String),
+      });
+      expect(line.ms).toEqual(expect.any(Number));
+      expect(line.remaining).toEqual(expect.any(Number));
+    }
+    const token = requests.filter((l) => l.method === 'POST');
+    expect(token).toEqual([
+      expect.objectContaining({
+        path: new URL(`${h.sim.authUrl}/token`).pathname,
+        status: 200,
+        ms: expect.any(Number),
+      }),
+    ]);
+    const text = requests.map((l) => JSON.stringify(l)).join('\n');
+    for (const secret of ['alpha-secret', 'Bearer', 'Basic', 'redacted', 'cursor', '?']) {
+      expect(text).not.toContain(secret);
+    }
+  });
+});
