@@ -93,8 +93,11 @@ export interface ResourceReport {
   lastRun: RunReport | null;
   /** Its last run that succeeded. */
   lastSuccess: RunReport | null;
-  /** The last run was refused 403: the scope the credential lacks (one 403 cannot tell it from a user who is not a site administrator). */
-  notPermitted: { scope: string } | null;
+  /**
+   * The last run was refused 403: the scope the credential lacks and what to
+   * do (one 403 cannot tell it from a user who is not a site administrator).
+   */
+  notPermitted: { scope: string; action: string } | null;
   inFlight: InFlightRun | null;
   checkpoint: CheckpointReport | null;
   /** The last run's error (redacted), or why the resource cannot be read; null when none. */
@@ -287,7 +290,7 @@ function resourceReport(
     state,
     lastRun: runReport(last),
     lastSuccess: runReport(status.lastSuccess),
-    notPermitted: scope === undefined ? null : { scope },
+    notPermitted: scope === undefined ? null : { scope, action: notPermittedAction(scope) },
     inFlight:
       last?.outcome === 'running'
         ? {
@@ -313,10 +316,16 @@ function resourceReport(
         ? reauthorizationAction(account.name)
         : scope === undefined
           ? null
-          : `ask for scope ${scope} (a partner app: through the API vendor's partner support, then the customer authorizes again), ` +
-            'or, if every resource answers 403, make the authorizing user a site administrator; its scheduled incremental runs wait for the next full run, the other resources go on',
+          : notPermittedAction(scope),
     clockSkew: clockSkewOf(status, options.updatedLookbackMs),
   };
+}
+
+function notPermittedAction(scope: string): string {
+  return (
+    `ask for scope ${scope} (a partner app: through the API vendor's partner support, then the customer authorizes again), ` +
+    'or, if every resource answers 403, make the authorizing user a site administrator; its scheduled incremental runs wait for the next full run, the other resources go on'
+  );
 }
 
 function runReport(run: SyncRun | undefined): RunReport | null {

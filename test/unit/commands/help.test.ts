@@ -25,8 +25,9 @@ describe('command help', () => {
       for (const [option, spec] of Object.entries(command.options)) {
         const flag = spec.type === 'string' ? `--${option} ${spec.value}` : `--${option}`;
         expect(help, option).toContain(`[${flag}]`);
+        const listed = spec.short === undefined ? flag : `-${spec.short}, ${flag}`;
         expect(help, option).toMatch(
-          new RegExp(`^  ${flag.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}  `, 'm'),
+          new RegExp(`^  ${listed.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}  `, 'm'),
         );
         const text =
           spec.type === 'string' && spec.default !== undefined
@@ -34,7 +35,7 @@ describe('command help', () => {
             : spec.description;
         expect(flatten(help), option).toContain(flatten(text));
       }
-      expect(help).toMatch(/^ {2}--help {2,}print this help$/m);
+      expect(help).toMatch(/^ {2}-h, --help {2,}print this help$/m);
     },
   );
 
@@ -75,7 +76,7 @@ describe('command help', () => {
         '  --colour NAME   paint it (default red)',
         '  --twice         do it again',
         '  --tag T         label the run',
-        '  --help          print this help',
+        '  -h, --help      print this help',
         '',
       ].join('\n'),
     );
