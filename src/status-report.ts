@@ -175,6 +175,17 @@ export function reauthorizationAction(account: string): string {
   return `run 'hiresync accounts authorize ${account}' (its data is kept)`;
 }
 
+/** Why account `name` needs re-authorizing (`reason` as stored, if any) and what to do. */
+export function reauthorizationOf(
+  name: string,
+  reason: string | null | undefined,
+): { reason: string; action: string } {
+  return {
+    reason: reason ?? 'its refresh token was refused',
+    action: reauthorizationAction(name),
+  };
+}
+
 /**
  * Reads the status of `accounts` (in their order; each from its own schema
  * and checkpoints under `prefix` in Redis) into one document. Never holds a
@@ -205,7 +216,7 @@ export async function readStatusReport(
     ).flat(),
   );
   const reports = accounts.map((account) =>
-    accountReport(
+    reportOfAccount(
       account,
       statuses.filter((s) => s.account === account.name),
       held,
@@ -220,7 +231,12 @@ export async function readStatusReport(
   };
 }
 
-function accountReport(
+/**
+ * One account's part of the report, from its resources' statuses (as
+ * readStatus reads them) and the `account/resource` pairs whose run lock a
+ * live process holds.
+ */
+export function reportOfAccount(
   account: ReportAccount,
   statuses: readonly ResourceStatus[],
   held: ReadonlySet<string>,
@@ -243,10 +259,7 @@ function accountReport(
     lastSuccess: successes.sort().at(-1) ?? null,
     reauthorization:
       account.state === 'needs_reauthorization'
-        ? {
-            reason: account.reauthorizationReason ?? 'its refresh token was refused',
-            action: reauthorizationAction(account.name),
-          }
+        ? reauthorizationOf(account.name, account.reauthorizationReason)
         : null,
     problem: statuses.find((s) => s.problem !== undefined)?.problem ?? null,
     everyResourceRefused: everyRefused
