@@ -8,15 +8,17 @@
  */
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { runKey } from './account-name.js';
+import { DEFAULT_ACCOUNT, runKey } from './account-name.js';
+import { reportOfAccount } from './account-report.js';
 import type { AccountInfo } from './accounts/stored-account.js';
-import { describeWait } from './errors.js';
-import { isoTimestamp, isoTimestampOrNull } from './iso-timestamp.js';
+import { isoTimestamp } from './iso-timestamp.js';
 import { RunLock } from './queue/run-lock.js';
-import { type ResourceStatus, readStatus, readTypedViewBlocks } from './status.js';
+import { readStatus, readTypedViewBlocks } from './status.js';
 import { checkReport } from './status-check.js';
-import { isNotPermitted, scopeOfRun } from './sync/not-permitted.js';
-import type { Database, SyncRun } from './warehouse/schema.js';
+import type { Database } from './warehouse/schema.js';
+
+// Kept where the first version of this module had them.
+export { reauthorizationAction, reauthorizationOf } from './account-report.js';
 
 /** An account the report covers, as the command (or the console) resolved it. */
 export interface ReportAccount {
@@ -37,6 +39,22 @@ export function reportAccountOf(account: AccountInfo): ReportAccount {
     state: account.state,
     reauthorizationReason: account.partner?.reauthorizationReason ?? null,
   };
+}
+
+/**
+ * The accounts a report covers: the environment's own (`default`) when
+ * `environment` is given, then the registered accounts in their order.
+ */
+export function reportAccounts(
+  registered: readonly AccountInfo[],
+  environment: { authMode: string | null } | undefined,
+): ReportAccount[] {
+  return [
+    ...(environment
+      ? [{ name: DEFAULT_ACCOUNT, authMode: environment.authMode, state: 'enabled' }]
+      : []),
+    ...registered.map(reportAccountOf),
+  ];
 }
 
 /** One row of sync_runs: a run of one resource. */
@@ -170,22 +188,6 @@ export interface StatusReportOptions {
   updatedLookbackMs: number;
 }
 
-/** What to do about an account that needs re-authorizing. */
-export function reauthorizationAction(account: string): string {
-  return `run 'hiresync accounts authorize ${account}' (its data is kept)`;
-}
-
-/** Why account `name` needs re-authorizing (`reason` as stored, if any) and what to do. */
-export function reauthorizationOf(
-  name: string,
-  reason: string | null | undefined,
-): { reason: string; action: string } {
-  return {
-    reason: reason ?? 'its refresh token was refused',
-    action: reauthorizationAction(name),
-  };
-}
-
 /**
  * Reads the status of `accounts` (in their order; each from its own schema
  * and checkpoints under `prefix` in Redis) into one document. Never holds a
@@ -228,152 +230,5 @@ export async function readStatusReport(
     accounts: reports,
     typedViewBlocks: blocks.map((b) => ({ ...b, since: isoTimestamp(b.since) })),
     check: checkReport(reports),
-  };
-}
-
-/**
- * One account's part of the report, from its resources' statuses (as
- * readStatus reads them) and the `account/resource` pairs whose run lock a
- * live process holds.
- */
-export function reportOfAccount(
-  account: ReportAccount,
-  statuses: readonly ResourceStatus[],
-  held: ReadonlySet<string>,
-  options: StatusReportOptions,
-): AccountReport {
-  const ran = statuses.filter((s) => s.lastRun !== undefined);
-  const refused = ran.filter((s) => isNotPermitted(s.lastRun));
-  const everyRefused = refused.length === ran.length && ran.length > 1;
-  const resources = statuses.map((s) =>
-    resourceReport(account, s, held.has(`${s.account}/${s.resource}`), options),
-  );
-  const successes = resources.flatMap((r) =>
-    r.lastSuccess?.finishedAt ? [r.lastSuccess.finishedAt] : [],
-  );
-  const count = (state: ResourceState) => resources.filter((r) => r.state === state).length;
-  return {
-    name: account.name,
-    authMode: account.authMode,
-    state: account.state,
-    lastSuccess: successes.sort().at(-1) ?? null,
-    reauthorization:
-      account.state === 'needs_reauthorization'
-        ? reauthorizationOf(account.name, account.reauthorizationReason)
-        : null,
-    problem: statuses.find((s) => s.problem !== undefined)?.problem ?? null,
-    everyResourceRefused: everyRefused
-      ? 'every resource answered 403: the authorizing user is most likely not a site administrator ' +
-        `(or the credential holds none of the scopes ${refused.map((s) => scopeOfRun(s.resource, s.lastRun?.error ?? null)).join(', ')}); ` +
-        'scheduled incremental runs wait for the next full run'
-      : null,
-    summary: {
-      succeeded: count('succeeded'),
-      failed: count('failed'),
-      notPermitted: count('not_permitted'),
-      neverRun: count('never_run'),
-      running: count('running'),
-    },
-    resources,
-  };
-}
-
-function resourceReport(
-  account: ReportAccount,
-  status: ResourceStatus,
-  active: boolean,
-  options: StatusReportOptions,
-): ResourceReport {
-  const last = status.lastRun;
-  const refused = isNotPermitted(last);
-  const scope = refused ? scopeOfRun(status.resource, last?.error ?? null) : undefined;
-  const state: ResourceState =
-    last === undefined
-      ? 'never_run'
-      : refused
-        ? 'not_permitted'
-        : last.outcome === 'running'
-          ? 'running'
-          : last.outcome === 'failed'
-            ? 'failed'
-            : 'succeeded';
-  const checkpoint = status.checkpoint;
-  return {
-    resource: status.resource,
-    state,
-    lastRun: runReport(last),
-    lastSuccess: runReport(status.lastSuccess),
-    notPermitted: scope === undefined ? null : { scope, action: notPermittedAction(scope) },
-    inFlight:
-      last?.outcome === 'running'
-        ? {
-            runId: last.id,
-            mode: last.mode,
-            startedAt: isoTimestamp(last.started_at),
-            pages: last.pages,
-            records: Number(last.records),
-            active,
-          }
-        : null,
-    checkpoint: checkpoint
-      ? {
-          runId: checkpoint.runId,
-          mode: checkpoint.mode,
-          pagesDone: checkpoint.pagesDone,
-          savedAt: isoTimestamp(checkpoint.updatedAt),
-        }
-      : null,
-    error: status.problem ?? (last?.outcome === 'failed' ? (last.error ?? null) : null),
-    action:
-      account.state === 'needs_reauthorization'
-        ? reauthorizationAction(account.name)
-        : scope === undefined
-          ? null
-          : notPermittedAction(scope),
-    clockSkew: clockSkewOf(status, options.updatedLookbackMs),
-  };
-}
-
-function notPermittedAction(scope: string): string {
-  return (
-    `ask for scope ${scope} (a partner app: through the API vendor's partner support, then the customer authorizes again), ` +
-    'or, if every resource answers 403, make the authorizing user a site administrator; its scheduled incremental runs wait for the next full run, the other resources go on'
-  );
-}
-
-function runReport(run: SyncRun | undefined): RunReport | null {
-  if (run === undefined) return null;
-  return {
-    id: run.id,
-    mode: run.mode,
-    startedAt: isoTimestamp(run.started_at),
-    finishedAt: isoTimestampOrNull(run.finished_at),
-    pages: run.pages,
-    records: Number(run.records),
-    rejected: Number(run.rejected),
-    deleted: Number(run.deleted),
-    outcome: run.outcome,
-    error: run.error,
-    warnings: run.warnings,
-  };
-}
-
-/**
- * The API's clock further from the worker's than HIRESYNC_UPDATED_LOOKBACK at
- * the first response of the resource's last run that read one (beyond the
- * `Date` header's one-second resolution), or null.
- */
-function clockSkewOf(status: ResourceStatus, lookbackMs: number): ResourceReport['clockSkew'] {
-  const run = [status.lastRun, status.lastSuccess].find((r) => r?.api_clock_skew_ms != null);
-  if (!run) return null;
-  const skewMs = Number(run.api_clock_skew_ms);
-  if (Math.abs(skewMs) <= lookbackMs + 1000) return null;
-  return {
-    runId: run.id,
-    skewMs,
-    note:
-      `the API's clock was ${describeWait(Math.abs(skewMs))} ${skewMs < 0 ? 'behind' : 'ahead of'} this worker's ` +
-      `at the first response of run ${run.id}, more than HIRESYNC_UPDATED_LOOKBACK (${describeWait(lookbackMs)}); ` +
-      "the updated filter starts from the API's clock, but check the worker's time (NTP)",
   };
 }

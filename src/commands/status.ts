@@ -1,11 +1,10 @@
 import { Redis } from 'ioredis';
-import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { AccountStore } from '../accounts/account-store.js';
 import { loadStatusConfig } from '../config.js';
 import { coerceError, HiresyncError, UsageError } from '../errors.js';
 import { checkConnections } from '../preflight.js';
 import { redactSecrets } from '../secret.js';
-import { type ReportAccount, readStatusReport, reportAccountOf } from '../status-report.js';
+import { readStatusReport, reportAccounts } from '../status-report.js';
 import { createDatabase } from '../warehouse/database.js';
 import { parseAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
@@ -100,10 +99,7 @@ export const status = defineCommand({
         throw error;
       });
       const registered = await new AccountStore(db).list();
-      const known: ReportAccount[] = [
-        { name: DEFAULT_ACCOUNT, authMode: config.defaultAuthMode ?? null, state: 'enabled' },
-        ...registered.map(reportAccountOf),
-      ];
+      const known = reportAccounts(registered, { authMode: config.defaultAuthMode ?? null });
       const unknown = (named ?? []).filter((n) => !known.some((a) => a.name === n));
       if (unknown.length > 0) {
         stderr.write(

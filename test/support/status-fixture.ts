@@ -1,11 +1,7 @@
+import { reportOfAccount } from '../../src/account-report.js';
 import type { ResourceStatus } from '../../src/status.js';
 import { checkReport } from '../../src/status-check.js';
-import {
-  type AccountReport,
-  type ReportAccount,
-  reportOfAccount,
-  type StatusReport,
-} from '../../src/status-report.js';
+import type { AccountReport, ReportAccount, StatusReport } from '../../src/status-report.js';
 import type { SyncRun } from '../../src/warehouse/schema.js';
 
 /** A sync_runs row as Postgres returns it (timestamps as text in a UTC session). */

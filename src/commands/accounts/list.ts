@@ -1,9 +1,9 @@
 import { DEFAULT_ACCOUNT, schemaOf } from '../../account-name.js';
+import { reauthorizationOf } from '../../account-report.js';
 import { AccountStore } from '../../accounts/account-store.js';
 import type { AccountInfo } from '../../accounts/stored-account.js';
 import { loadAccountsConfig } from '../../config.js';
 import { isoTimestampOrNull } from '../../iso-timestamp.js';
-import { reauthorizationOf } from '../../status-report.js';
 import { EXIT } from '../command.js';
 import { formatTable } from '../format-table.js';
 import type { OptionTable } from '../options.js';
