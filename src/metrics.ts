@@ -6,8 +6,8 @@ import { DEFAULT_ACCOUNT } from './account-name.js';
 import { type AccountSeries, readAccountSeries } from './account-series.js';
 import type { ApiClientMetrics } from './api/api-client.js';
 import type { ResourceName } from './config.js';
-import { packageVersion } from './package-version.js';
 import type { RunMetrics } from './sync/run-resource.js';
+import { readVersion } from './version.js';
 import type { Database } from './warehouse/schema.js';
 
 /** What one account's runs and requests report: the process's metrics with the `account` label set. */
@@ -164,7 +164,7 @@ export class Metrics {
       help: 'Always 1; the version of hiresync this process runs',
       labelNames: ['version'],
       registers: [this.registry],
-    }).set({ version: packageVersion() }, 1);
+    }).set({ version: buildVersion() }, 1);
     this.#lastSuccess = new Gauge({
       name: 'hiresync_last_success_timestamp_seconds',
       help: "When a run of the resource last succeeded (read from the account's sync_runs at each scrape)",
@@ -292,5 +292,14 @@ async function readTypedViewBlockStates(
     }));
   } catch (error) {
     return (error as { code?: string }).code === '42P01' ? [] : undefined;
+  }
+}
+
+/** The version for hiresync_build_info: `unknown` rather than no metrics when package.json is gone. */
+function buildVersion(): string {
+  try {
+    return readVersion();
+  } catch {
+    return 'unknown';
   }
 }

@@ -1,0 +1,181 @@
+/**
+ * One account's part of the status report, from what readStatus read of its
+ * resources: pure shaping, no I/O (src/status-report.ts reads).
+ */
+
+import { describeWait } from './errors.js';
+import { isoTimestamp, isoTimestampOrNull } from './iso-timestamp.js';
+import type { ResourceStatus } from './status.js';
+import type {
+  AccountReport,
+  ReportAccount,
+  ResourceReport,
+  ResourceState,
+  RunReport,
+  StatusReportOptions,
+} from './status-report.js';
+import { isNotPermitted, scopeOfRun } from './sync/not-permitted.js';
+import type { SyncRun } from './warehouse/schema.js';
+
+/** What to do about an account that needs re-authorizing. */
+export function reauthorizationAction(account: string): string {
+  return `run 'hiresync accounts authorize ${account}' (its data is kept)`;
+}
+
+/** Why account `name` needs re-authorizing (`reason` as stored, if any) and what to do. */
+export function reauthorizationOf(
+  name: string,
+  reason: string | null | undefined,
+): { reason: string; action: string } {
+  return {
+    reason: reason ?? 'its refresh token was refused',
+    action: reauthorizationAction(name),
+  };
+}
+
+/**
+ * One account's part of the report, from its resources' statuses (as
+ * readStatus reads them) and the `account/resource` pairs whose run lock a
+ * live process holds.
+ */
+export function reportOfAccount(
+  account: ReportAccount,
+  statuses: readonly ResourceStatus[],
+  held: ReadonlySet<string>,
+  options: StatusReportOptions,
+): AccountReport {
+  const ran = statuses.filter((s) => s.lastRun !== undefined);
+  const refused = ran.filter((s) => isNotPermitted(s.lastRun));
+  const everyRefused = refused.length === ran.length && ran.length > 1;
+  const resources = statuses.map((s) =>
+    resourceReport(account, s, held.has(`${s.account}/${s.resource}`), options),
+  );
+  const successes = resources.flatMap((r) =>
+    r.lastSuccess?.finishedAt ? [r.lastSuccess.finishedAt] : [],
+  );
+  const count = (state: ResourceState) => resources.filter((r) => r.state === state).length;
+  return {
+    name: account.name,
+    authMode: account.authMode,
+    state: account.state,
+    lastSuccess: successes.sort().at(-1) ?? null,
+    reauthorization:
+      account.state === 'needs_reauthorization'
+        ? reauthorizationOf(account.name, account.reauthorizationReason)
+        : null,
+    problem: statuses.find((s) => s.problem !== undefined)?.problem ?? null,
+    everyResourceRefused: everyRefused
+      ? 'every resource answered 403: the authorizing user is most likely not a site administrator ' +
+        `(or the credential holds none of the scopes ${refused.map((s) => scopeOfRun(s.resource, s.lastRun?.error ?? null)).join(', ')}); ` +
+        'scheduled incremental runs wait for the next full run'
+      : null,
+    summary: {
+      succeeded: count('succeeded'),
+      failed: count('failed'),
+      notPermitted: count('not_permitted'),
+      neverRun: count('never_run'),
+      running: count('running'),
+    },
+    resources,
+  };
+}
+
+function resourceReport(
+  account: ReportAccount,
+  status: ResourceStatus,
+  active: boolean,
+  options: StatusReportOptions,
+): ResourceReport {
+  const last = status.lastRun;
+  const refused = isNotPermitted(last);
+  const scope = refused ? scopeOfRun(status.resource, last?.error ?? null) : undefined;
+  const state: ResourceState =
+    last === undefined
+      ? 'never_run'
+      : refused
+        ? 'not_permitted'
+        : last.outcome === 'running'
+          ? 'running'
+          : last.outcome === 'failed'
+            ? 'failed'
+            : 'succeeded';
+  const checkpoint = status.checkpoint;
+  return {
+    resource: status.resource,
+    state,
+    lastRun: runReport(last),
+    lastSuccess: runReport(status.lastSuccess),
+    notPermitted: scope === undefined ? null : { scope, action: notPermittedAction(scope) },
+    inFlight:
+      last?.outcome === 'running'
+        ? {
+            runId: last.id,
+            mode: last.mode,
+            startedAt: isoTimestamp(last.started_at),
+            pages: last.pages,
+            records: Number(last.records),
+            active,
+          }
+        : null,
+    checkpoint: checkpoint
+      ? {
+          runId: checkpoint.runId,
+          mode: checkpoint.mode,
+          pagesDone: checkpoint.pagesDone,
+          savedAt: isoTimestamp(checkpoint.updatedAt),
+        }
+      : null,
+    error: status.problem ?? (last?.outcome === 'failed' ? (last.error ?? null) : null),
+    action:
+      account.state === 'needs_reauthorization'
+        ? reauthorizationAction(account.name)
+        : scope === undefined
+          ? null
+          : notPermittedAction(scope),
+    clockSkew: clockSkewOf(status, options.updatedLookbackMs),
+  };
+}
+
+function notPermittedAction(scope: string): string {
+  return (
+    `ask for scope ${scope} (a partner app: through the API vendor's partner support, then the customer authorizes again), ` +
+    'or, if every resource answers 403, make the authorizing user a site administrator; its scheduled incremental runs wait for the next full run, the other resources go on'
+  );
+}
+
+function runReport(run: SyncRun | undefined): RunReport | null {
+  if (run === undefined) return null;
+  return {
+    id: run.id,
+    mode: run.mode,
+    startedAt: isoTimestamp(run.started_at),
+    finishedAt: isoTimestampOrNull(run.finished_at),
+    pages: run.pages,
+    records: Number(run.records),
+    rejected: Number(run.rejected),
+    deleted: Number(run.deleted),
+    outcome: run.outcome,
+    error: run.error,
+    warnings: run.warnings,
+  };
+}
+
+/**
+ * The API's clock further from the worker's than HIRESYNC_UPDATED_LOOKBACK at
+ * the first response of the resource's last run that read one (beyond the
+ * `Date` header's one-second resolution), or null.
+ */
+function clockSkewOf(status: ResourceStatus, lookbackMs: number): ResourceReport['clockSkew'] {
+  const run = [status.lastRun, status.lastSuccess].find((r) => r?.api_clock_skew_ms != null);
+  if (!run) return null;
+  const skewMs = Number(run.api_clock_skew_ms);
+  if (Math.abs(skewMs) <= lookbackMs + 1000) return null;
+  return {
+    runId: run.id,
+    skewMs,
+    note:
+      `the API's clock was ${describeWait(Math.abs(skewMs))} ${skewMs < 0 ? 'behind' : 'ahead of'} this worker's ` +
+      `at the first response of run ${run.id}, more than HIRESYNC_UPDATED_LOOKBACK (${describeWait(lookbackMs)}); ` +
+      "the updated filter starts from the API's clock, but check the worker's time (NTP)",
+  };
+}

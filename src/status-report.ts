@@ -1,0 +1,234 @@
+/**
+ * What `hiresync status` knows, as one JSON-serialisable document: per
+ * account its state and last success, per resource its last run, last
+ * success, a run in flight and its progress, the error and what to do; the
+ * typed views that show null where records hold values; and the verdict of
+ * `status --check`. `status` prints it as a table or as JSON; the console
+ * renders it as a page. Timestamps are ISO 8601 UTC strings.
+ */
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { DEFAULT_ACCOUNT, runKey } from './account-name.js';
+import { reportOfAccount } from './account-report.js';
+import type { AccountInfo } from './accounts/stored-account.js';
+import { isoTimestamp } from './iso-timestamp.js';
+import { RunLock } from './queue/run-lock.js';
+import { readStatus, readTypedViewBlocks } from './status.js';
+import { checkReport } from './status-check.js';
+import type { Database } from './warehouse/schema.js';
+
+// Kept where the first version of this module had them.
+export { reauthorizationAction, reauthorizationOf } from './account-report.js';
+
+/** An account the report covers, as the command (or the console) resolved it. */
+export interface ReportAccount {
+  name: string;
+  /** `client_credentials`, `api_key`, `partner`; null when unknown. */
+  authMode: string | null;
+  /** `enabled`, `disabled` or `needs_reauthorization`. */
+  state: string;
+  /** Why it needs re-authorizing (state needs_reauthorization), if known. */
+  reauthorizationReason?: string | null;
+}
+
+/** A registered account as the report takes it. */
+export function reportAccountOf(account: AccountInfo): ReportAccount {
+  return {
+    name: account.name,
+    authMode: account.authMode,
+    state: account.state,
+    reauthorizationReason: account.partner?.reauthorizationReason ?? null,
+  };
+}
+
+/**
+ * The accounts a report covers: the environment's own (`default`) when
+ * `environment` is given, then the registered accounts in their order.
+ */
+export function reportAccounts(
+  registered: readonly AccountInfo[],
+  environment: { authMode: string | null } | undefined,
+): ReportAccount[] {
+  return [
+    ...(environment
+      ? [{ name: DEFAULT_ACCOUNT, authMode: environment.authMode, state: 'enabled' }]
+      : []),
+    ...registered.map(reportAccountOf),
+  ];
+}
+
+/** One row of sync_runs: a run of one resource. */
+export interface RunReport {
+  /** sync_runs.id, as text (a bigint). */
+  id: string;
+  mode: string;
+  startedAt: string;
+  /** Null while it runs. */
+  finishedAt: string | null;
+  /** Pages committed (while it runs: so far). */
+  pages: number;
+  /** Records stored (a succeeded run: the distinct records it stored). */
+  records: number;
+  rejected: number;
+  deleted: number;
+  /** `running`, `succeeded` or `failed`. */
+  outcome: string;
+  /** Why it failed, secrets redacted; null unless failed. */
+  error: string | null;
+  /** What a succeeded run could not do and what resolves it; null when nothing. */
+  warnings: string | null;
+}
+
+/** A run whose sync_runs row is still `running`. */
+export interface InFlightRun {
+  runId: string;
+  mode: string;
+  startedAt: string;
+  /** Pages committed so far (sync_runs.pages). */
+  pages: number;
+  records: number;
+  /**
+   * A live process holds the resource's run lock now; false: the run was
+   * interrupted and resumes from its checkpoint when a worker takes it again.
+   */
+  active: boolean;
+}
+
+/** A checkpoint in Redis: a run that will resume from page `pagesDone + 1`. */
+export interface CheckpointReport {
+  runId: string;
+  mode: string;
+  pagesDone: number;
+  savedAt: string;
+}
+
+/** Where a resource stands, from its last run. */
+export type ResourceState = 'succeeded' | 'failed' | 'not_permitted' | 'running' | 'never_run';
+
+export interface ResourceReport {
+  resource: string;
+  state: ResourceState;
+  lastRun: RunReport | null;
+  /** Its last run that succeeded. */
+  lastSuccess: RunReport | null;
+  /**
+   * The last run was refused 403: the scope the credential lacks and what to
+   * do (one 403 cannot tell it from a user who is not a site administrator).
+   */
+  notPermitted: { scope: string; action: string } | null;
+  inFlight: InFlightRun | null;
+  checkpoint: CheckpointReport | null;
+  /** The last run's error (redacted), or why the resource cannot be read; null when none. */
+  error: string | null;
+  /** What to do about it; null when nothing (a failed run's error says what to do). */
+  action: string | null;
+  /** The API's clock was further from the worker's than HIRESYNC_UPDATED_LOOKBACK at its last run's first response. */
+  clockSkew: { runId: string; skewMs: number; note: string } | null;
+}
+
+/** How many of an account's resources stand where. */
+export interface AccountSummary {
+  succeeded: number;
+  failed: number;
+  notPermitted: number;
+  neverRun: number;
+  running: number;
+}
+
+export interface AccountReport {
+  name: string;
+  authMode: string | null;
+  state: string;
+  /** When its last successful run (of any resource) finished. */
+  lastSuccess: string | null;
+  /** State needs_reauthorization: why, and what to do. */
+  reauthorization: { reason: string; action: string } | null;
+  /** Why its runs cannot be read (its schema has no hiresync tables), if so. */
+  problem: string | null;
+  /** Every resource it ran was refused 403: what that most likely means. */
+  everyResourceRefused: string | null;
+  summary: AccountSummary;
+  resources: ResourceReport[];
+}
+
+/** A typed view (or all_accounts union) that shows null where the records hold values. */
+export interface TypedViewBlockReport {
+  /** Its account, or `all_accounts`. */
+  account: string;
+  /** `schema.view`. */
+  view: string;
+  /** Which columns, what is in the way, and what resolves it. */
+  message: string;
+  since: string;
+}
+
+/** One reason `status --check` fails. */
+export interface CheckProblem {
+  account: string;
+  /** Null for the account's own state. */
+  resource: string | null;
+  kind: 'needs_reauthorization' | 'failed' | 'not_permitted';
+  /** One line: where, what, and what to do. */
+  message: string;
+}
+
+/** `hiresync status --json`. */
+export interface StatusReport {
+  /** When it was read. */
+  generatedAt: string;
+  accounts: AccountReport[];
+  typedViewBlocks: TypedViewBlockReport[];
+  /** `status --check`: passed unless an account that is not disabled has a problem. */
+  check: { passed: boolean; problems: CheckProblem[] };
+}
+
+/** Options of {@link readStatusReport}. */
+export interface StatusReportOptions {
+  /** HIRESYNC_UPDATED_LOOKBACK: a clock skew beyond it (and the Date header's second) is noted. */
+  updatedLookbackMs: number;
+}
+
+/**
+ * Reads the status of `accounts` (in their order; each from its own schema
+ * and checkpoints under `prefix` in Redis) into one document. Never holds a
+ * secret: errors are redacted as stored rows are read.
+ */
+export async function readStatusReport(
+  db: Kysely<Database>,
+  redis: Redis,
+  prefix: string,
+  accounts: readonly ReportAccount[],
+  options: StatusReportOptions,
+): Promise<StatusReport> {
+  const names = accounts.map((a) => a.name);
+  const generatedAt = new Date().toISOString();
+  const [statuses, blocks] = await Promise.all([
+    readStatus(db, redis, prefix, names),
+    readTypedViewBlocks(db, names),
+  ]);
+  const locks = new RunLock(redis, prefix);
+  const running = statuses.filter((s) => s.lastRun?.outcome === 'running');
+  const held = new Set(
+    (
+      await Promise.all(
+        running.map(async (s) =>
+          (await locks.isHeld(runKey(s.account, s.resource))) ? [`${s.account}/${s.resource}`] : [],
+        ),
+      )
+    ).flat(),
+  );
+  const reports = accounts.map((account) =>
+    reportOfAccount(
+      account,
+      statuses.filter((s) => s.account === account.name),
+      held,
+      options,
+    ),
+  );
+  return {
+    generatedAt,
+    accounts: reports,
+    typedViewBlocks: blocks.map((b) => ({ ...b, since: isoTimestamp(b.since) })),
+    check: checkReport(reports),
+  };
+}
