@@ -1,0 +1,132 @@
+import type { Kysely } from 'kysely';
+import { schemaOf } from '../../account-name.js';
+import type { Account } from '../../accounts/account.js';
+import { authConfig } from '../../accounts/account-credentials.js';
+import type { AccountStore } from '../../accounts/account-store.js';
+import {
+  type AccountInfo,
+  type NewAccount,
+  UnknownAccountError,
+} from '../../accounts/stored-account.js';
+import type { Config } from '../../config/types.js';
+import { coerceError, HiresyncError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { Secret } from '../../secret.js';
+import type { Database } from '../../warehouse/schema.js';
+import {
+  type AccountProbe,
+  mintAccountToken,
+  openProbeApp,
+  readAccountResources,
+} from './account-probe.js';
+import { type FreeSchema, registerAccount } from './register-account.js';
+
+/** A partner account being added: its URLs and the customer's refresh token. */
+export interface NewPartnerAccount {
+  name: string;
+  baseUrl: string;
+  authUrl: string;
+  refreshToken: Secret;
+}
+
+/** Options of {@link registerTestedAccount}. */
+export interface RegisterTestedOptions {
+  db: Kysely<Database>;
+  /** With HIRESYNC_SECRET_KEY and (for a partner account) the partner app. */
+  store: AccountStore;
+  /** What {@link checkNewAccount} found of its schema. */
+  owner: FreeSchema;
+  account: { credentials: NewAccount } | { partner: NewPartnerAccount };
+  /** The configuration tests run with (loadProbeConfig). */
+  config: Config;
+  logger: Logger;
+  warn: (warning: string) => void;
+}
+
+/**
+ * Registers an account as `accounts add` does ({@link registerAccount}), once
+ * a token has been minted with its credentials, then reads the first page of
+ * each of its resources. A credential that cannot mint a token is refused
+ * (HiresyncError) and nothing is registered: client credentials and API keys
+ * are tried before their row is written; a partner account's refresh grant
+ * needs its stored refresh token (a rotated one is stored at once, never
+ * lost), so its rows are written first, disabled (no worker schedules it),
+ * and deleted when the grant is refused, else enabled. A resource the test
+ * finds failing or not permitted is returned, not refused.
+ */
+export async function registerTestedAccount(
+  options: RegisterTestedOptions,
+): Promise<{ added: AccountInfo; probe: AccountProbe }> {
+  const { db, store, owner, account, config, logger, warn } = options;
+  const name = 'credentials' in account ? account.credentials.name : account.partner.name;
+  const app = await openProbeApp(config, logger, (wanted) => {
+    if (wanted !== name) return Promise.reject(new UnknownAccountError(wanted));
+    return 'credentials' in account
+      ? Promise.resolve(candidateOf(account.credentials))
+      : store.resolve(wanted, { anyState: true });
+  });
+  try {
+    let insert: () => Promise<AccountInfo>;
+    let minted: Awaited<ReturnType<typeof mintAccountToken>>;
+    if ('credentials' in account) {
+      minted = await mintAccountToken(app, name);
+      if (!minted.token.ok) throw notAdded(name, minted.token.error);
+      insert = () => store.add(account.credentials);
+    } else {
+      const { baseUrl, authUrl, refreshToken } = account.partner;
+      await store.addPartner(name, baseUrl, authUrl, refreshToken, 'disabled');
+      minted = await mintAccountToken(app, name).catch((error: unknown) =>
+        unregisterPartner(store, name, coerceError(error).message),
+      );
+      if (!minted.token.ok) await unregisterPartner(store, name, minted.token.error);
+      insert = async () => {
+        try {
+          return (await store.setState(name, 'enabled')).account;
+        } catch (error) {
+          throw new HiresyncError(
+            `account ${name} was tested but could not be enabled (${coerceError(error).message}); run 'hiresync accounts enable ${name}'`,
+            { cause: error },
+          );
+        }
+      };
+    }
+    const added = await registerAccount(db, store, name, owner, insert, warn);
+    const resources = await readAccountResources(app, name, minted.context);
+    return { added, probe: { token: minted.token, resources } };
+  } finally {
+    await app.close();
+  }
+}
+
+/** The account `credentials` make, as its runs would resolve it once registered. */
+function candidateOf(credentials: NewAccount): Account {
+  const { auth } = credentials;
+  const secret = auth.mode === 'client_credentials' ? auth.clientSecret : auth.apiKey;
+  return {
+    name: credentials.name,
+    schema: schemaOf(credentials.name),
+    baseUrl: credentials.baseUrl,
+    auth: authConfig(credentials.baseUrl, auth, secret, credentials.name),
+    version: 'unregistered',
+  };
+}
+
+/** Deletes the partner account just inserted (its refresh token goes with it), and throws why. */
+async function unregisterPartner(store: AccountStore, name: string, why: string): Promise<never> {
+  try {
+    await store.remove(name);
+  } catch (error) {
+    throw new HiresyncError(
+      `account ${name} could not be added: no access token could be minted with the refresh token given (${why}), and its registration could not be undone (${coerceError(error).message}): run 'hiresync accounts remove ${name}'`,
+      { cause: error },
+    );
+  }
+  throw notAdded(name, why);
+}
+
+/** The refusal of an account whose credentials cannot mint a token. */
+function notAdded(name: string, why: string): HiresyncError {
+  return new HiresyncError(
+    `account ${name} was not added, and nothing is registered: no access token could be minted with the credentials given (${why}); give the right ones to 'hiresync accounts add ${name}' again (with --no-test it registers them untested)`,
+  );
+}
