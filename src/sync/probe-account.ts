@@ -8,7 +8,7 @@ import type { PageSource, ResourceName } from './ports.js';
  * each of its resources answered. Nothing of it is stored: no run, no
  * checkpoint, no row.
  */
-export type TokenProbe = { ok: true } | { ok: false; error: string };
+export type TokenProbe = { ok: true } | { ok: false; error: string; cause: unknown };
 
 /** What reading the first page of one resource found. */
 export type ResourceProbe =
@@ -27,7 +27,7 @@ export async function probeToken(renewToken: () => Promise<void>): Promise<Token
     await renewToken();
     return { ok: true };
   } catch (error) {
-    return { ok: false, error: coerceError(error).message };
+    return { ok: false, error: coerceError(error).message, cause: error };
   }
 }
 

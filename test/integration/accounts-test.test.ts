@@ -189,8 +189,10 @@ describe('hiresync accounts add tests the account unless --no-test', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain(
-      'hiresync accounts add: account beta was not added, and nothing is registered: no access token could be minted with the credentials given (',
+      'hiresync accounts add: account beta was not added, and nothing is registered: no access token could be minted with the credentials given (the token service refused the client secret given (401',
     );
+    // Nothing is registered: the fix is another add, not an update of it.
+    expect(result.stderr).not.toContain('accounts update');
     expect(result.stderr).not.toContain('not-the-secret');
     expect(await h.store.get('beta')).toBeUndefined();
     expect(await schemaExists(h, 'beta')).toBe(false);
@@ -217,6 +219,8 @@ describe('hiresync accounts add tests the account unless --no-test', () => {
     );
     expect(await h.store.get('beta')).toMatchObject({ state: 'enabled' });
     expect(await schemaExists(h, 'beta')).toBe(true);
+    // The token minted before registering is the one the pages were read with.
+    expect(h.sim.stats).toMatchObject({ tokensIssued: 1, listRequests: 3 });
   });
 
   it('--no-test registers without contacting the API, and without REDIS_URL', async () => {
@@ -272,8 +276,9 @@ describe('hiresync accounts add tests the account unless --no-test', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain(
-      'account beta was not added, and nothing is registered: no access token could be minted',
+      'account beta was not added, and nothing is registered: no access token could be minted with the credentials given (its refresh token was refused (',
     );
+    expect(result.stderr).not.toContain('accounts authorize');
     expect(result.stderr).not.toContain('not-a-refresh-token');
     expect(await h.store.get('beta')).toBeUndefined();
     expect(await sealedRefreshToken(h, 'beta')).toBeUndefined();

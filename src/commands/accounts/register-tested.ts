@@ -9,9 +9,10 @@ import {
   UnknownAccountError,
 } from '../../accounts/stored-account.js';
 import type { Config } from '../../config/types.js';
-import { coerceError, HiresyncError } from '../../errors.js';
+import { coerceError, HiresyncError, ReauthorizationRequiredError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { Secret } from '../../secret.js';
+import type { TokenProbe } from '../../sync/probe-account.js';
 import type { Database } from '../../warehouse/schema.js';
 import {
   type AccountProbe,
@@ -59,26 +60,35 @@ export async function registerTestedAccount(
 ): Promise<{ added: AccountInfo; probe: AccountProbe }> {
   const { db, store, owner, account, config, logger, warn } = options;
   const name = 'credentials' in account ? account.credentials.name : account.partner.name;
-  const app = await openProbeApp(config, logger, (wanted) => {
-    if (wanted !== name) return Promise.reject(new UnknownAccountError(wanted));
-    return 'credentials' in account
-      ? Promise.resolve(candidateOf(account.credentials))
-      : store.resolve(wanted, { anyState: true });
+  // Until it is registered, errors about its token name the flags of `add`;
+  // after, its pages are read by a context of the registered account (the
+  // token minted is shared through Redis: it is not minted again).
+  let registered = false;
+  const app = await openProbeApp(config, logger, async (wanted) => {
+    if (wanted !== name) throw new UnknownAccountError(wanted);
+    const resolved =
+      'credentials' in account
+        ? candidateOf(account.credentials, registered)
+        : await store.resolve(wanted, { anyState: true });
+    return { ...resolved, auth: { ...resolved.auth, adding: !registered } };
   });
   try {
     let insert: () => Promise<AccountInfo>;
-    let minted: Awaited<ReturnType<typeof mintAccountToken>>;
     if ('credentials' in account) {
-      minted = await mintAccountToken(app, name);
-      if (!minted.token.ok) throw notAdded(name, minted.token.error);
+      const { token } = await mintAccountToken(app, name);
+      if (!token.ok) throw notAdded(name, token);
       insert = () => store.add(account.credentials);
     } else {
       const { baseUrl, authUrl, refreshToken } = account.partner;
       await store.addPartner(name, baseUrl, authUrl, refreshToken, 'disabled');
-      minted = await mintAccountToken(app, name).catch((error: unknown) =>
-        unregisterPartner(store, name, coerceError(error).message),
+      const { token } = await mintAccountToken(app, name).catch((error: unknown) =>
+        unregisterPartner(store, name, {
+          ok: false,
+          error: coerceError(error).message,
+          cause: error,
+        }),
       );
-      if (!minted.token.ok) await unregisterPartner(store, name, minted.token.error);
+      if (!token.ok) await unregisterPartner(store, name, token);
       insert = async () => {
         try {
           return (await store.setState(name, 'enabled')).account;
@@ -91,15 +101,16 @@ export async function registerTestedAccount(
       };
     }
     const added = await registerAccount(db, store, name, owner, insert, warn);
-    const resources = await readAccountResources(app, name, minted.context);
-    return { added, probe: { token: minted.token, resources } };
+    registered = true;
+    const resources = await readAccountResources(app, name, await app.contextOf(name));
+    return { added, probe: { token: { ok: true }, resources } };
   } finally {
     await app.close();
   }
 }
 
-/** The account `credentials` make, as its runs would resolve it once registered. */
-function candidateOf(credentials: NewAccount): Account {
+/** The account `credentials` make, as its runs resolve it once `registered`. */
+function candidateOf(credentials: NewAccount, registered: boolean): Account {
   const { auth } = credentials;
   const secret = auth.mode === 'client_credentials' ? auth.clientSecret : auth.apiKey;
   return {
@@ -107,26 +118,39 @@ function candidateOf(credentials: NewAccount): Account {
     schema: schemaOf(credentials.name),
     baseUrl: credentials.baseUrl,
     auth: authConfig(credentials.baseUrl, auth, secret, credentials.name),
-    version: 'unregistered',
+    version: registered ? 'registered' : 'adding',
   };
 }
 
 /** Deletes the partner account just inserted (its refresh token goes with it), and throws why. */
-async function unregisterPartner(store: AccountStore, name: string, why: string): Promise<never> {
+async function unregisterPartner(
+  store: AccountStore,
+  name: string,
+  failed: Extract<TokenProbe, { ok: false }>,
+): Promise<never> {
   try {
     await store.remove(name);
   } catch (error) {
     throw new HiresyncError(
-      `account ${name} could not be added: no access token could be minted with the refresh token given (${why}), and its registration could not be undone (${coerceError(error).message}): run 'hiresync accounts remove ${name}'`,
+      `account ${name} could not be added: no access token could be minted with the refresh token given (${whyNoToken(failed)}), and its registration could not be undone (${coerceError(error).message}): run 'hiresync accounts remove ${name}'`,
       { cause: error },
     );
   }
-  throw notAdded(name, why);
+  throw notAdded(name, failed);
 }
 
 /** The refusal of an account whose credentials cannot mint a token. */
-function notAdded(name: string, why: string): HiresyncError {
+function notAdded(name: string, failed: Extract<TokenProbe, { ok: false }>): HiresyncError {
   return new HiresyncError(
-    `account ${name} was not added, and nothing is registered: no access token could be minted with the credentials given (${why}); give the right ones to 'hiresync accounts add ${name}' again (with --no-test it registers them untested)`,
+    `account ${name} was not added, and nothing is registered: no access token could be minted with the credentials given (${whyNoToken(failed)}); give the right ones to 'hiresync accounts add ${name}' again (with --no-test it registers them untested)`,
+    { cause: failed.cause },
   );
+}
+
+/**
+ * Why no token came, for an account not added: a refused refresh token's
+ * reason alone (re-authorizing an account that is not there means nothing).
+ */
+function whyNoToken(failed: Extract<TokenProbe, { ok: false }>): string {
+  return failed.cause instanceof ReauthorizationRequiredError ? failed.cause.reason : failed.error;
 }
