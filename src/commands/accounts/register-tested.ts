@@ -52,7 +52,8 @@ export interface RegisterTestedOptions {
  * are tried before their row is written; a partner account's refresh grant
  * needs its stored refresh token (a rotated one is stored at once, never
  * lost), so its rows are written first, disabled (no worker schedules it),
- * and deleted when the grant is refused, else enabled. A resource the test
+ * and deleted when the grant is refused, else enabled once its schema is
+ * ready. A resource the test
  * finds failing or not permitted is returned, not refused.
  */
 export async function registerTestedAccount(
@@ -73,14 +74,21 @@ export async function registerTestedAccount(
     return { ...resolved, auth: { ...resolved.auth, adding: !registered } };
   });
   try {
-    let insert: () => Promise<AccountInfo>;
+    let added: AccountInfo;
     if ('credentials' in account) {
       const { token } = await mintAccountToken(app, name);
       if (!token.ok) throw notAdded(name, token);
-      insert = () => store.add(account.credentials);
+      added = await registerAccount(
+        db,
+        store,
+        name,
+        owner,
+        () => store.add(account.credentials),
+        warn,
+      );
     } else {
       const { baseUrl, authUrl, refreshToken } = account.partner;
-      await store.addPartner(name, baseUrl, authUrl, refreshToken, 'disabled');
+      const inserted = await store.addPartner(name, baseUrl, authUrl, refreshToken, 'disabled');
       const { token } = await mintAccountToken(app, name).catch((error: unknown) =>
         unregisterPartner(store, name, {
           ok: false,
@@ -89,18 +97,9 @@ export async function registerTestedAccount(
         }),
       );
       if (!token.ok) await unregisterPartner(store, name, token);
-      insert = async () => {
-        try {
-          return (await store.setState(name, 'enabled')).account;
-        } catch (error) {
-          throw new HiresyncError(
-            `account ${name} was tested but could not be enabled (${coerceError(error).message}); run 'hiresync accounts enable ${name}'`,
-            { cause: error },
-          );
-        }
-      };
+      await registerAccount(db, store, name, owner, async () => inserted, warn);
+      added = await enable(store, name);
     }
-    const added = await registerAccount(db, store, name, owner, insert, warn);
     registered = true;
     const resources = await readAccountResources(app, name, await app.contextOf(name));
     return { added, probe: { token: { ok: true }, resources } };
@@ -120,6 +119,18 @@ function candidateOf(credentials: NewAccount, registered: boolean): Account {
     auth: authConfig(credentials.baseUrl, auth, secret, credentials.name),
     version: registered ? 'registered' : 'adding',
   };
+}
+
+/** Enables the partner account registered disabled for its test. */
+async function enable(store: AccountStore, name: string): Promise<AccountInfo> {
+  try {
+    return (await store.setState(name, 'enabled')).account;
+  } catch (error) {
+    throw new HiresyncError(
+      `account ${name} is registered, tested and its schema ready, but it could not be enabled (${coerceError(error).message}); run 'hiresync accounts enable ${name}'`,
+      { cause: error },
+    );
+  }
 }
 
 /** Deletes the partner account just inserted (its refresh token goes with it), and throws why. */
