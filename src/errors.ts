@@ -66,11 +66,14 @@ export class RefreshRefusedError extends AuthError {}
  */
 export class ReauthorizationRequiredError extends HiresyncError {
   readonly account: string;
+  /** Why, without what to do (its refresh token was refused, …). */
+  readonly reason: string;
   constructor(account: string, reason: string) {
     super(
       `account ${account} needs re-authorizing: ${reason}; ask the customer to authorize again with 'hiresync accounts authorize ${account}' (its data is kept)`,
     );
     this.account = account;
+    this.reason = reason;
   }
 }
 

@@ -155,10 +155,15 @@ export async function authorizePartner(
 /**
  * A registered account ready to sync, its credential opened. Throws
  * UnknownAccountError, AccountDisabledError (both AccountUnavailableError:
- * its runs are skipped), or SecretKeyError when HIRESYNC_SECRET_KEY is unset
- * or holds no key that opens the credential.
+ * its runs are skipped; with `anyState`, a disabled account or one needing
+ * reauthorization is resolved too, for `accounts test`), or SecretKeyError
+ * when HIRESYNC_SECRET_KEY is unset or holds no key that opens the credential.
  */
-export async function resolveAccount(context: AccountsContext, name: string): Promise<Account> {
+export async function resolveAccount(
+  context: AccountsContext,
+  name: string,
+  options: { anyState?: boolean } = {},
+): Promise<Account> {
   const row = await context.db
     .selectFrom('hiresync.accounts')
     .selectAll()
@@ -169,7 +174,9 @@ export async function resolveAccount(context: AccountsContext, name: string): Pr
       throw error;
     });
   if (!row || name === DEFAULT_ACCOUNT) throw new UnknownAccountError(name);
-  if (row.state !== 'enabled') throw new AccountDisabledError(name, row.state);
+  if (row.state !== 'enabled' && options.anyState !== true) {
+    throw new AccountDisabledError(name, row.state);
+  }
   // The row's version restarts at 1 when a removed name is added again:
   // its creation time tells the two registrations apart.
   const version = `${row.created_at}#${row.version}`;

@@ -110,13 +110,15 @@ export class AccountStore implements AccountDirectory {
    * `enabled`, with `refreshToken` sealed in hiresync.refresh_tokens: both
    * rows in one transaction. `authUrl`: its `{auth_url}` (refresh grants go
    * to `authUrl/token`). Throws AccountExistsError when the name is taken, and
-   * a ConfigError without HIRESYNC_SECRET_KEY or the partner app.
+   * a ConfigError without HIRESYNC_SECRET_KEY or the partner app. `state`
+   * `disabled` registers it disabled (`accounts add` tests it so first).
    */
   async addPartner(
     name: string,
     baseUrl: string,
     authUrl: string,
     refreshToken: Secret,
+    state: 'enabled' | 'disabled' = 'enabled',
   ): Promise<AccountInfo> {
     const problem = accountNameProblem(name);
     if (problem) throw new HiresyncError(problem);
@@ -127,6 +129,7 @@ export class AccountStore implements AccountDirectory {
         .insertInto('hiresync.accounts')
         .values({
           name,
+          state,
           auth_mode: 'partner',
           base_url: baseUrl,
           auth_url: authUrl,
@@ -326,10 +329,10 @@ export class AccountStore implements AccountDirectory {
 
   /**
    * A registered account ready to sync, its credential opened: see
-   * {@link resolveAccount}.
+   * {@link resolveAccount} (`anyState`: a disabled one too, to test it).
    */
-  resolve(name: string): Promise<Account> {
-    return resolveAccount(this.#context, name);
+  resolve(name: string, options: { anyState?: boolean } = {}): Promise<Account> {
+    return resolveAccount(this.#context, name, options);
   }
 
   /**

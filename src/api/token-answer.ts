@@ -93,6 +93,11 @@ export function parseTokenResponse(body: string, now: number): CachedToken | und
  * command that changes it.
  */
 export function tokenUrlVariable(auth: AuthConfig): string {
+  if (auth.adding) {
+    return auth.mode === 'api_key'
+      ? '--base-url or HIRESYNC_BASE_URL'
+      : '--auth-url or HIRESYNC_AUTH_URL';
+  }
   return auth.mode === 'api_key' ? baseUrlSetting(auth.account) : authUrlSetting(auth.account);
 }
 
@@ -154,6 +159,12 @@ export function describeTokenError(auth: AuthConfig, status: number, body: strin
   if (status === 404 || status === 405) {
     // No token endpoint there: the URL is wrong, not the credentials.
     return `token request to ${path} answered ${status}${detail}; no token endpoint at that address: check ${tokenUrlVariable(auth)} (hiresync appends ${tokenPathSuffix(auth)} to it)`;
+  }
+  if (auth.mode !== 'partner' && auth.adding) {
+    // Not registered yet: nothing to update, the flags of `add` decide.
+    return auth.mode === 'client_credentials'
+      ? `the token service refused the client secret given (${status}${detail}): check it, --client-id and --sub (an old secret stays valid for at most a week after rotation)`
+      : `the token service refused the API key given (${status}${detail}): check it (version 1/2 keys work only during the transition period)`;
   }
   if (auth.mode !== 'partner' && auth.account !== undefined) {
     const account = auth.account;

@@ -20,6 +20,11 @@ export type AuthConfig =
        * `default` (the environment's), whose errors name its variables.
        */
       account?: string | undefined;
+      /**
+       * The account is being added (`accounts add` tests its credentials
+       * first): errors about its token name the flags of `add`, not `update`.
+       */
+      adding?: boolean | undefined;
     }
   | {
       mode: 'api_key';
@@ -28,6 +33,8 @@ export type AuthConfig =
       apiKey: Secret;
       /** As for client credentials: the registered account, undefined for `default`. */
       account?: string | undefined;
+      /** As for client credentials. */
+      adding?: boolean | undefined;
     }
   | {
       /** A partner integration's customer: refresh grants with the partner app's credentials. */
@@ -40,6 +47,8 @@ export type AuthConfig =
       clientSecret: Secret;
       /** The account whose refresh token (kept by a RefreshTokenVault) the grants use. */
       account: string;
+      /** As for client credentials. */
+      adding?: boolean | undefined;
     };
 
 /** Everything the API client needs. */

@@ -32,7 +32,11 @@ describe('accounts add NAME where schema NAME belongs to another Kysely applicat
     };
     defer(() => clearRedisPrefix(env));
     const add = captureIo('billing-secret\n');
-    const code = await main(['accounts', 'add', 'billing', '--client-id', 'x'], env, add);
+    const code = await main(
+      ['accounts', 'add', 'billing', '--client-id', 'x', '--no-test'],
+      env,
+      add,
+    );
     expect(code, add.err()).toBe(1);
     const { rows: registered } = await sql`select name from hiresync.accounts`.execute(t.db);
     expect.soft(registered, 'accounts registered after the refused add').toEqual([]);

@@ -17,6 +17,9 @@ import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const CLIENT_SECRET = `client-secret-${randomUUID()}`;
 const API_KEY = `api-key-${randomUUID()}`;
+// Registration and its edges are what these tests are about, with URLs nothing
+// answers at: every `accounts add` passes --no-test (the test of an account's
+// credentials is covered by accounts-test.test.ts).
 const BASE_URL = 'https://api.example.com/harvest';
 const AUTH_URL = 'https://auth.example.com/oauth';
 
@@ -68,7 +71,7 @@ function formsOf(secret: string): string[] {
 
 async function addAcme() {
   const result = await accounts(
-    ['add', 'acme', '--client-id', 'acme-client', '--sub', '42'],
+    ['add', '--no-test', 'acme', '--client-id', 'acme-client', '--sub', '42'],
     `${CLIENT_SECRET}\n`,
   );
   expect(result).toMatchObject({ code: 0, stderr: '' });
@@ -137,7 +140,7 @@ describe('hiresync accounts add', () => {
 
   it('registers a transition key from standard input, with --base-url over HIRESYNC_BASE_URL', async () => {
     const result = await accounts(
-      ['add', 'beta', '--api-key', '--base-url', 'https://eu.example.com/'],
+      ['add', '--no-test', 'beta', '--api-key', '--base-url', 'https://eu.example.com/'],
       `${API_KEY}\r\nignored second line\n`,
     );
     expect(result).toMatchObject({ code: 0, stderr: '' });
@@ -157,7 +160,7 @@ describe('hiresync accounts add', () => {
   it('adds accounts concurrently: each is migrated, and the views end up covering both', async () => {
     const results = await Promise.all(
       ['acme', 'beta', 'gamma'].map((name) =>
-        accounts(['add', name, '--api-key'], `${API_KEY}-${name}\n`),
+        accounts(['add', '--no-test', name, '--api-key'], `${API_KEY}-${name}\n`),
       ),
     );
     for (const result of results) expect(result).toMatchObject({ code: 0 });
@@ -169,7 +172,7 @@ describe('hiresync accounts add', () => {
 
   it('refuses a name already registered with exit 1, leaving the account as it was', async () => {
     await addAcme();
-    const again = await accounts(['add', 'acme', '--api-key'], `${API_KEY}\n`);
+    const again = await accounts(['add', '--no-test', 'acme', '--api-key'], `${API_KEY}\n`);
     expect(again).toEqual({
       code: 1,
       stdout: '',
@@ -183,7 +186,7 @@ describe('hiresync accounts add', () => {
   it('refuses a schema of that name holding tables hiresync did not create', async () => {
     await sql`create schema crm`.execute(t.db);
     await sql`create table crm.contacts (id int)`.execute(t.db);
-    const result = await accounts(['add', 'crm', '--api-key'], `${API_KEY}\n`);
+    const result = await accounts(['add', '--no-test', 'crm', '--api-key'], `${API_KEY}\n`);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('schema crm already exists and hiresync did not create it');
     expect(await new AccountStore(t.db).list()).toEqual([]);
@@ -193,7 +196,7 @@ describe('hiresync accounts add', () => {
 describe('hiresync accounts list', () => {
   it('shows default first, then every account with auth mode, schema, state and last success, and no secret', async () => {
     await addAcme();
-    await accounts(['add', 'beta', '--api-key'], `${API_KEY}\n`);
+    await accounts(['add', '--no-test', 'beta', '--api-key'], `${API_KEY}\n`);
     await accounts(['disable', 'beta']);
     await sql`insert into acme.sync_runs (resource, mode, started_at, finished_at, outcome)
       values ('jobs', 'full', '2026-01-02T03:00:00Z', '2026-01-02T03:04:05.123456Z', 'succeeded'),
@@ -232,7 +235,7 @@ describe('hiresync accounts list', () => {
 describe('hiresync accounts disable, enable and remove', () => {
   it("disable removes the account's schedulers at once, its runs resolve as disabled, and enable brings it back", async () => {
     await addAcme();
-    await accounts(['add', 'acme2', '--api-key'], `${API_KEY}\n`);
+    await accounts(['add', '--no-test', 'acme2', '--api-key'], `${API_KEY}\n`);
     const queue = new Queue('sync', { connection: redis, prefix });
     try {
       for (const key of [
@@ -298,7 +301,7 @@ describe('hiresync accounts disable, enable and remove', () => {
 
   it('remove deletes the row, its schedulers, checkpoints, token, token lock and pacing keys, keeps the data, and leaves the views', async () => {
     await addAcme();
-    await accounts(['add', 'acme2', '--api-key'], `${API_KEY}\n`);
+    await accounts(['add', '--no-test', 'acme2', '--api-key'], `${API_KEY}\n`);
     const store = new AccountStore(t.db);
     const ns = (await store.get('acme'))?.credentialNamespace;
     const otherNs = (await store.get('acme2'))?.credentialNamespace;
@@ -596,7 +599,7 @@ describe('hiresync accounts add never takes a schema hiresync did not create', (
     await sql`grant usage on schema ledger to accts_reader`.execute(t.db);
     await sql`create schema spare`.execute(t.db);
     for (const name of ['crm', 'ledger', 'spare']) {
-      const result = await accounts(['add', name, '--api-key'], `${API_KEY}\n`);
+      const result = await accounts(['add', '--no-test', name, '--api-key'], `${API_KEY}\n`);
       expect(result.code, name).toBe(1);
       expect(result.stderr, name).toContain(
         `schema ${name} already exists and hiresync did not create it`,
@@ -622,7 +625,7 @@ describe('hiresync accounts add never takes a schema hiresync did not create', (
 
 describe('hiresync accounts update', () => {
   it('changes the credentials in place: the new key sealed, the base URL, the data and schema kept, the key never printed', async () => {
-    await accounts(['add', 'beta', '--api-key'], `${API_KEY}\n`);
+    await accounts(['add', '--no-test', 'beta', '--api-key'], `${API_KEY}\n`);
     await sql`insert into beta.jobs (id, data) values (1, '{}')`.execute(t.db);
     const before = await t.db
       .selectFrom('hiresync.accounts')
@@ -671,7 +674,7 @@ describe('hiresync accounts update', () => {
     expect(acme.auth.mode === 'client_credentials' && acme.auth.clientSecret.reveal()).toBe(
       CLIENT_SECRET,
     );
-    await accounts(['add', 'beta', '--api-key'], `${API_KEY}\n`);
+    await accounts(['add', '--no-test', 'beta', '--api-key'], `${API_KEY}\n`);
     const before = await new AccountStore(t.db).get('beta');
     for (const [flag, value, why] of [
       ['--sub', '7', '--sub applies only to client credentials'],
@@ -694,7 +697,7 @@ describe('hiresync accounts update', () => {
       HIRESYNC_PARTNER_CLIENT_SECRET: 'partner-app-secret',
     };
     expect(
-      await accounts(['add', 'gamma', '--partner'], 'refresh-token-1\n', partner),
+      await accounts(['add', '--no-test', 'gamma', '--partner'], 'refresh-token-1\n', partner),
     ).toMatchObject({ code: 0 });
     await sql`update hiresync.accounts set state = 'needs_reauthorization' where name = 'gamma'`.execute(
       t.db,
@@ -727,7 +730,7 @@ describe('hiresync accounts update', () => {
 describe('hiresync accounts rekey', () => {
   it('with keys "new,old" re-seals every credential so that "new" alone then opens them', async () => {
     await addAcme();
-    await accounts(['add', 'beta', '--api-key'], `${API_KEY}\n`);
+    await accounts(['add', '--no-test', 'beta', '--api-key'], `${API_KEY}\n`);
     const before = await t.db
       .selectFrom('hiresync.accounts')
       .select(['name', 'secret'])

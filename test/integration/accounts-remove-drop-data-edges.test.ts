@@ -9,6 +9,9 @@ import { captureIo } from '../support/capture-io.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const CLIENT_SECRET = `client-secret-${randomUUID()}`;
+// These tests are about `accounts remove --drop-data` on registered accounts whose URLs nothing
+// answers at: every `accounts add` passes --no-test (the test of an account's
+// credentials is covered by accounts-test.test.ts).
 let t: TestDatabase;
 let redis: Redis;
 let prefix: string;
@@ -41,7 +44,7 @@ async function accounts(argv: string[], input = '') {
 
 async function add(name: string) {
   const r = await accounts(
-    ['add', name, '--client-id', `${name}-client`, '--sub', '42'],
+    ['add', '--no-test', name, '--client-id', `${name}-client`, '--sub', '42'],
     `${CLIENT_SECRET}\n`,
   );
   expect(r).toMatchObject({ code: 0, stderr: '' });

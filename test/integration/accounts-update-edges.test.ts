@@ -15,6 +15,9 @@ import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const CLIENT_SECRET = `client-secret-${randomUUID()}`;
 const KEY = Buffer.alloc(32, 7).toString('base64');
+// These tests are about `accounts update` on registered accounts whose URLs nothing
+// answers at: every `accounts add` passes --no-test (the test of an account's
+// credentials is covered by accounts-test.test.ts).
 let t: TestDatabase;
 let redis: Redis;
 let prefix: string;
@@ -57,7 +60,7 @@ describe('accounts update with options', () => {
   it('keeps the stored secret when standard input is a pipe holding something else (a shell loop reading a list of accounts)', async () => {
     expect(
       await accounts(
-        ['add', 'acme', '--client-id', 'acme-client', '--sub', '42'],
+        ['add', '--no-test', 'acme', '--client-id', 'acme-client', '--sub', '42'],
         `${CLIENT_SECRET}\n`,
       ),
     ).toMatchObject({ code: 0 });
@@ -73,7 +76,10 @@ describe('accounts update with options', () => {
 
   it('never reads standard input without --secret: a pipe that never ends is not waited on, and none of its lines is taken', async () => {
     expect(
-      await accounts(['add', 'acme', '--client-id', 'acme-client'], `${CLIENT_SECRET}\n`),
+      await accounts(
+        ['add', '--no-test', 'acme', '--client-id', 'acme-client'],
+        `${CLIENT_SECRET}\n`,
+      ),
     ).toMatchObject({ code: 0 });
     let pulled = 0;
     const endless: Input = {
@@ -92,7 +98,7 @@ describe('accounts update with options', () => {
   it('with --secret reads the new secret from standard input besides the options, and exits 2 changing nothing when it is empty', async () => {
     expect(
       await accounts(
-        ['add', 'acme', '--client-id', 'acme-client', '--sub', '42'],
+        ['add', '--no-test', 'acme', '--client-id', 'acme-client', '--sub', '42'],
         `${CLIENT_SECRET}\n`,
       ),
     ).toMatchObject({ code: 0 });
@@ -115,7 +121,9 @@ describe('accounts update with options', () => {
 
 describe('accounts update of a partner account while a worker refresh is being refused', () => {
   it('takes the refresh lock before the account row, as authorize and the vault do (no deadlock)', async () => {
-    expect(await accounts(['add', 'gamma', '--partner'], 'refresh-token-1\n')).toMatchObject({
+    expect(
+      await accounts(['add', '--no-test', 'gamma', '--partner'], 'refresh-token-1\n'),
+    ).toMatchObject({
       code: 0,
     });
     // A second connection plays the vault: refresh lock held, then the refusal's update of the account row.
@@ -158,7 +166,9 @@ describe('accounts update of a partner account while a worker refresh is being r
 
 describe('accounts update of an enabled partner account with a new refresh token', () => {
   it("changes the account's version, so that a running worker drops the access token of the old grant it holds in memory", async () => {
-    expect(await accounts(['add', 'gamma', '--partner'], 'refresh-token-1\n')).toMatchObject({
+    expect(
+      await accounts(['add', '--no-test', 'gamma', '--partner'], 'refresh-token-1\n'),
+    ).toMatchObject({
       code: 0,
     });
     const before = await t.db

@@ -287,7 +287,7 @@ describe('hiresync accounts authorize', () => {
     try {
       const authUrl = `http://127.0.0.1:${(missing.address() as { port: number }).port}/oauth`;
       const added = await accounts(
-        ['add', 'acme', '--partner', '--auth-url', authUrl],
+        ['add', 'acme', '--partner', '--auth-url', authUrl, '--no-test'],
         'refresh-token-1\n',
       );
       expect(added.code, added.stderr).toBe(0);
@@ -309,7 +309,7 @@ describe('hiresync accounts authorize', () => {
   });
 
   it('refuses, with exit 1 and before printing a URL, an account that is not a partner account', async () => {
-    const added = await accounts(['add', 'beta', '--api-key'], 'some-api-key\n');
+    const added = await accounts(['add', 'beta', '--api-key', '--no-test'], 'some-api-key\n');
     expect(added.code, added.stderr).toBe(0);
     const result = await accounts(['authorize', 'beta', '--port', '0']);
     expect(result.code).toBe(1);
@@ -321,7 +321,9 @@ describe('hiresync accounts authorize', () => {
 describe('hiresync accounts add --partner', () => {
   it('registers a partner account from a refresh token on standard input, sealed, with its schema migrated', async () => {
     const token = await refreshTokenFor('beta');
-    const result = await accounts(['add', 'beta', '--partner'], `${token}\n`);
+    // Untested: the refresh token given is what is stored (a test would rotate it;
+    // accounts-test.test.ts covers that).
+    const result = await accounts(['add', 'beta', '--partner', '--no-test'], `${token}\n`);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('added account beta (partner authorization, schema beta)');
     expect(result.stdout + result.stderr).not.toContain(token);

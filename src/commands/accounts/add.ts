@@ -4,14 +4,18 @@ import type { AccountInfo, NewAccount } from '../../accounts/stored-account.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { loadAccountsConfig } from '../../config.js';
 import { UsageError } from '../../errors.js';
+import { createLogger } from '../../logger.js';
 import { Secret } from '../../secret.js';
 import { migrateControl } from '../../warehouse/migrate-all.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
+import { describeAuthMode, formatProbe } from './account-probe.js';
 import { openDatabase } from './connections.js';
 import { loadPartnerApp } from './partner-app.js';
+import { loadProbeConfig } from './probe-config.js';
 import { readSecretLine } from './read-secret.js';
 import { checkNewAccount, registerAccount } from './register-account.js';
+import { registerTestedAccount } from './register-tested.js';
 import { defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts add`. */
@@ -47,6 +51,11 @@ export const options = {
     description:
       "with --client-id or --partner: the token service's {auth_url}; https unless loopback (default: HIRESYNC_AUTH_URL)",
   },
+  'no-test': {
+    type: 'boolean',
+    description:
+      "register it without testing it (no token minted, no page read, REDIS_URL not needed); 'hiresync accounts test NAME' tests it later",
+  },
 } as const satisfies OptionTable;
 
 /** `hiresync accounts add NAME`: registers an account, migrates its schema, refreshes the views. */
@@ -70,11 +79,22 @@ export const add = defineSubcommand({
     a schema hiresync created (marked as its own) is taken. When the new
     schema cannot be made ready, the account is not registered.
 
-    Needs DATABASE_URL and HIRESYNC_SECRET_KEY (and with --partner the partner app).
-    Exit 0 when added; 1 when the name is
-    taken, its schema belongs to something else, or Postgres fails; 2 on a usage or
-    configuration error (bad NAME, no or several auth modes, an empty standard input,
-    a missing HIRESYNC_SECRET_KEY, a URL breaking the https rule), before connecting.`,
+    Unless --no-test, the account is tested as 'hiresync accounts test' does: a new
+    access token is minted with the credentials (a partner account: a refresh grant,
+    whose rotated refresh token is what gets stored), and a credential that cannot
+    mint one is refused: nothing is registered (no row, no schema). Once registered,
+    the first page of each resource (HIRESYNC_RESOURCES) is read and each one's
+    outcome printed (ok, not permitted (scope ...), or the error); a resource not
+    permitted or failing is printed, not refused.
+
+    Needs DATABASE_URL and HIRESYNC_SECRET_KEY (and with --partner the partner app);
+    unless --no-test, also what 'hiresync sync' needs (REDIS_URL, the API settings),
+    but not the environment's own credentials. Exit 0 when added (whatever the
+    resources' test found); 1 when no token could be minted with the credentials, the
+    name is taken, its schema belongs to something else, or Postgres or Redis fails; 2
+    on a usage or configuration error (bad NAME, no or several auth modes, an empty
+    standard input, a missing HIRESYNC_SECRET_KEY, a URL breaking the https rule),
+    before connecting.`,
   options,
   async execute(values, name, { env, stdin, stdout, stderr }) {
     const problem = accountNameProblem(name);
@@ -111,6 +131,7 @@ export const add = defineSubcommand({
       secretKey: 'seal the credentials of registered accounts',
     });
     const partner = values.partner ? loadPartnerApp(env, 'add a partner account') : undefined;
+    const probeConfig = values['no-test'] === true ? undefined : loadProbeConfig(env, name);
     const urls = loadAccountUrls(
       env,
       { baseUrl: values['base-url'], authUrl: values['auth-url'] },
@@ -142,6 +163,33 @@ export const add = defineSubcommand({
       await migrateControl(db);
       const store = new AccountStore(db, config.secretKeys, { partner });
       const owner = await checkNewAccount(db, store, name);
+      const warn = (warning: string) =>
+        stderr.write(`hiresync accounts add: warning: ${warning}\n`);
+      if (probeConfig) {
+        const { added, probe } = await registerTestedAccount({
+          db,
+          store,
+          owner,
+          account:
+            account === undefined
+              ? {
+                  partner: {
+                    name,
+                    baseUrl: urls.baseUrl,
+                    authUrl: urls.authUrl ?? '',
+                    refreshToken: secret,
+                  },
+                }
+              : { credentials: account },
+          config: probeConfig,
+          logger: createLogger({ level: probeConfig.logLevel, destination: stderr }),
+          warn,
+        });
+        stdout.write(
+          `${describeAdded(added)}\n${formatProbe(name, describeAuthMode(added.authMode), probe)}\n`,
+        );
+        return EXIT.ok;
+      }
       const added = await registerAccount(
         db,
         store,
@@ -151,11 +199,9 @@ export const add = defineSubcommand({
           account === undefined
             ? store.addPartner(name, urls.baseUrl, urls.authUrl ?? '', secret)
             : store.add(account),
-        (warning) => stderr.write(`hiresync accounts add: warning: ${warning}\n`),
+        warn,
       );
-      stdout.write(
-        `added account ${name} (${describeMode(added.authMode)}, schema ${added.schema}); it syncs with the next 'hiresync sync' or worker\n`,
-      );
+      stdout.write(`${describeAdded(added)}\n`);
       return EXIT.ok;
     } finally {
       await db.destroy();
@@ -163,11 +209,7 @@ export const add = defineSubcommand({
   },
 });
 
-/** An auth mode as `accounts add` names it. */
-function describeMode(mode: AccountInfo['authMode']): string {
-  return mode === 'client_credentials'
-    ? 'client credentials'
-    : mode === 'api_key'
-      ? 'API key'
-      : 'partner authorization';
+/** What `accounts add` says of an account it added. */
+function describeAdded(added: AccountInfo): string {
+  return `added account ${added.name} (${describeAuthMode(added.authMode)}, schema ${added.schema}); it syncs with the next 'hiresync sync' or worker`;
 }

@@ -9,12 +9,14 @@ import { rekey } from './rekey.js';
 import { remove } from './remove.js';
 import { disable, enable } from './state.js';
 import type { Subcommand } from './subcommand.js';
+import { test } from './test.js';
 import { update } from './update.js';
 
 /** The subcommands of `hiresync accounts`, in the order help lists them. */
 export const SUBCOMMANDS: readonly Subcommand[] = [
   add,
   update,
+  test,
   authorize,
   list,
   disable,
@@ -28,7 +30,7 @@ export const options = {} as const satisfies OptionTable;
 
 const name = 'accounts';
 const summary =
-  'register, update, authorize, list, disable, enable and remove accounts (customers)';
+  'register, update, test, authorize, list, disable, enable and remove accounts (customers)';
 const description = `Manages the accounts hiresync syncs besides default, the environment's own
   credentials (schema public): each registered account has its credentials sealed in
   hiresync.accounts and its tables in the schema of its name. The first argument picks

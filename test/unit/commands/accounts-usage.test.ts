@@ -152,6 +152,34 @@ describe('hiresync accounts: usage and configuration errors, before connecting',
     expect((await run(['rekey'], { DATABASE_URL: ENV.DATABASE_URL })).code).toBe(2);
   });
 
+  it('test and add (unless --no-test) need REDIS_URL, test a key for a registered account: exit 2 naming them', async () => {
+    const { REDIS_URL: _, ...withoutRedis } = ENV;
+    for (const argv of [
+      ['test', 'acme'],
+      ['test', 'default'],
+      ['add', 'acme', '--api-key'],
+    ]) {
+      const result = await run(argv, withoutRedis);
+      expect(result.code, argv.join(' ')).toBe(2);
+      expect(result.stderr, argv.join(' ')).toContain('REDIS_URL: is required');
+    }
+    const { HIRESYNC_SECRET_KEY: __, ...withoutKey } = ENV;
+    expect(await run(['test', 'acme'], withoutKey)).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        'HIRESYNC_SECRET_KEY: is required to test account acme (its credentials are sealed with it)',
+      ),
+    });
+    expect(await run(['test', 'Acme'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('must be 1 to 40 lowercase letters'),
+    });
+    expect(await run(['test'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("needs the account's NAME"),
+    });
+  });
+
   it('remove takes --yes and --cascade only with --drop-data', async () => {
     for (const flag of ['--yes', '--cascade']) {
       const result = await run(['remove', 'acme', flag]);

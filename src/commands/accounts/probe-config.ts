@@ -1,0 +1,37 @@
+import { randomUUID } from 'node:crypto';
+import { DEFAULT_ACCOUNT } from '../../account-name.js';
+import type { Config, Env } from '../../config/types.js';
+import { loadConfig } from '../../config.js';
+import { RESOURCE_NAMES } from '../../resources/index.js';
+
+/** The variables of the environment's own credentials (account `default`) and its URLs. */
+const ENVIRONMENT_CREDENTIALS = new Set([
+  'HIRESYNC_BASE_URL',
+  'HIRESYNC_AUTH_URL',
+  'HIRESYNC_CLIENT_ID',
+  'HIRESYNC_CLIENT_SECRET',
+  'HIRESYNC_SUB',
+  'HIRESYNC_API_KEY',
+]);
+
+/**
+ * The configuration a test of `account` runs with (`accounts test`, `accounts
+ * add`): what `sync` reads (REDIS_URL, the API's settings, HIRESYNC_RESOURCES…),
+ * every problem a ConfigError. A registered account brings its own
+ * credentials and URLs, so the environment's (`default`'s) are neither
+ * required nor checked for it: they are left out and a stand-in takes their
+ * place, which nothing uses (it never resolves: only `default` would).
+ */
+export function loadProbeConfig(env: Env, account: string): Config {
+  if (account === DEFAULT_ACCOUNT) return loadConfig(env, RESOURCE_NAMES);
+  const own = Object.entries(env).filter(([name]) => !ENVIRONMENT_CREDENTIALS.has(name));
+  return loadConfig(
+    {
+      ...Object.fromEntries(own),
+      HIRESYNC_BASE_URL: 'http://127.0.0.1',
+      // Registered for redaction as any key is: a value no text holds.
+      HIRESYNC_API_KEY: `unused-${randomUUID()}`,
+    },
+    RESOURCE_NAMES,
+  );
+}
