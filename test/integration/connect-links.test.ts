@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { refreshTokenPurpose } from '../../src/accounts/refresh-token-vault.js';
@@ -7,13 +9,27 @@ import { Secret } from '../../src/secret.js';
 import { inSchema } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { type ConnectHarness, startConnectHarness } from '../support/connect-harness.js';
+import { waitFor } from '../support/lifecycle.js';
 import { grantRefreshToken } from '../support/partner-grant.js';
 import { tokenProviderOf } from '../support/partner-harness.js';
+import { type CliProcess, spawnCli } from '../support/run-cli.js';
 
 let h: ConnectHarness;
+let worker: CliProcess | undefined;
 afterEach(async () => {
+  await worker?.kill();
+  worker = undefined;
   await h?.close();
 });
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 /** The page a response carries, with the headers every page must send. */
 async function page(res: Response): Promise<{ status: number; text: string }> {
@@ -144,6 +160,42 @@ describe('connect links end to end', () => {
     const { result, rows } = await syncJobs('acme');
     expect(result).toMatchObject({ ok: true });
     expect(rows).toBe(25);
+  });
+
+  it("hiresync worker serves the links at HIRESYNC_PUBLIC_URL and runs a connected account's first sync at once (built CLI)", async () => {
+    h = await startConnectHarness();
+    const port = await freePort();
+    const env = {
+      ...h.env,
+      HIRESYNC_HTTP_PORT: String(port),
+      HIRESYNC_PUBLIC_URL: `http://127.0.0.1:${port}/`,
+    };
+    worker = spawnCli(['worker'], { ...env, LOG_LEVEL: 'info' });
+    await waitFor(async () => worker?.stdout().includes('worker started'), 20_000, 50);
+    const invited = await h.invite(['acme'], env);
+    expect(invited.code, invited.stderr).toBe(0);
+    expect(invited.link?.origin).toBe(`http://127.0.0.1:${port}`);
+    const callback = await h.approve(await open(invited.link as URL), 'acme');
+    expect(callback.origin).toBe(`http://127.0.0.1:${port}`);
+    const connected = await page(await h.get(callback));
+    expect(connected.status, connected.text).toBe(200);
+
+    const runs = () =>
+      inSchema(h.database.db, 'acme')
+        .selectFrom('sync_runs')
+        .select(['outcome', 'records'])
+        .where('outcome', '!=', 'running')
+        .execute();
+    const [run] = await waitFor(async () => {
+      const done = await runs();
+      return done.length > 0 && done;
+    }, 30_000);
+    expect(run).toMatchObject({ outcome: 'succeeded' });
+    worker.child.kill('SIGTERM');
+    expect(await worker.exit).toBe(0);
+    expect(worker.stdout() + worker.stderr()).not.toContain(
+      invited.link?.pathname.slice('/connect/'.length),
+    );
   });
 
   it('refuses to invite an account that is not a partner account (exit 1, no link made)', async () => {
