@@ -1,5 +1,6 @@
 import { accountNameProblem } from '../../account-name.js';
 import { AccountStore } from '../../accounts/account-store.js';
+import { checkNewAccount, registerAccount } from '../../accounts/register-account.js';
 import type { AccountInfo, NewAccount } from '../../accounts/stored-account.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { loadAccountsConfig } from '../../config.js';
@@ -14,7 +15,6 @@ import { openDatabase } from './connections.js';
 import { loadPartnerApp } from './partner-app.js';
 import { loadProbeConfig } from './probe-config.js';
 import { readSecretLine } from './read-secret.js';
-import { checkNewAccount, registerAccount } from './register-account.js';
 import { registerTestedAccount } from './register-tested.js';
 import { defineSubcommand } from './subcommand.js';
 

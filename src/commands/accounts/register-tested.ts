@@ -3,6 +3,7 @@ import { schemaOf } from '../../account-name.js';
 import type { Account } from '../../accounts/account.js';
 import { authConfig } from '../../accounts/account-credentials.js';
 import type { AccountStore } from '../../accounts/account-store.js';
+import { type FreeSchema, registerAccount } from '../../accounts/register-account.js';
 import {
   type AccountInfo,
   type NewAccount,
@@ -20,7 +21,6 @@ import {
   openProbeApp,
   readAccountResources,
 } from './account-probe.js';
-import { type FreeSchema, registerAccount } from './register-account.js';
 
 /** A partner account being added: its URLs and the customer's refresh token. */
 export interface NewPartnerAccount {
