@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
+import { type ConsoleOptions, serveConsole } from './console/serve-console.js';
 import type { Metrics } from './metrics.js';
 import type { Database } from './warehouse/schema.js';
 
@@ -18,6 +19,8 @@ export interface HttpServerOptions {
   schedules?: () => Promise<{ schedules: string; missing: string[] }>;
   /** Default 0.0.0.0 (the container's probe and Prometheus reach it from outside). */
   host?: string;
+  /** The console at `/` (HIRESYNC_CONSOLE_PASSWORD); undefined: `/` answers 404 saying how to turn it on. */
+  console?: ConsoleOptions | undefined;
 }
 
 async function probe(check: () => Promise<unknown>, timeoutMs = 2000): Promise<string> {
@@ -39,8 +42,8 @@ async function probe(check: () => Promise<unknown>, timeoutMs = 2000): Promise<s
 
 /**
  * Serves GET /healthz (200 when Postgres and Redis answer and, given
- * `schedules`, the job schedulers are in Redis; else 503) and GET /metrics
- * (Prometheus).
+ * `schedules`, the job schedulers are in Redis; else 503), GET /metrics
+ * (Prometheus) and the console at `/` (given `console`); any other path 404.
  */
 export async function startHttpServer(
   options: HttpServerOptions,
@@ -75,6 +78,8 @@ export async function startHttpServer(
       } else if (req.method === 'GET' && req.url === '/metrics') {
         res.writeHead(200, { 'content-type': options.metrics.registry.contentType });
         res.end(await options.metrics.registry.metrics());
+      } else if ((req.url ?? '').split('?')[0] === '/') {
+        await serveConsole(req, res, options.console);
       } else {
         res.writeHead(404, { 'content-type': 'text/plain' });
         res.end('not found: try /healthz or /metrics\n');
