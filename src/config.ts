@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { apiUrl } from './config/fields.js';
 import { readPartner } from './config/partner.js';
+import { readPublicUrl } from './config/public-url.js';
 import { resourceList } from './config/resource-names.js';
 import { databaseFields, fullFields, secretKeys, statusFields } from './config/schema.js';
 import type {
@@ -139,6 +140,8 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
   }
   const { partner, problems: partnerProblems } = readPartner(env);
   problems.push(...partnerProblems);
+  const { publicUrl, problems: publicUrlProblems } = readPublicUrl(env);
+  problems.push(...publicUrlProblems);
   if (parsed.success) {
     for (const name of Object.keys(parsed.data.HIRESYNC_RESOURCE_PATHS)) {
       if (known.includes(name)) {
@@ -204,6 +207,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
     resources: Object.freeze(v.HIRESYNC_RESOURCES),
     concurrency: v.HIRESYNC_CONCURRENCY,
     partner,
+    publicUrl,
     refreshKeepaliveMs: v.HIRESYNC_REFRESH_KEEPALIVE,
     incrementalEveryMs: v.HIRESYNC_INCREMENTAL_EVERY,
     fullCron: v.HIRESYNC_FULL_CRON,

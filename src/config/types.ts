@@ -142,6 +142,12 @@ export interface Config extends StatusConfig {
   concurrency: number;
   /** The partner app, when HIRESYNC_PARTNER_CLIENT_ID and _SECRET are set. */
   partner: PartnerConfig | undefined;
+  /**
+   * `HIRESYNC_PUBLIC_URL`: the public base URL of the worker's HTTP server,
+   * without a trailing slash; connect links and the redirect URI
+   * (`/oauth/callback`) are under it. Undefined when unset: no connect links.
+   */
+  publicUrl: string | undefined;
   /** `HIRESYNC_REFRESH_KEEPALIVE`: each enabled partner account is refreshed at least this often by `worker`. Default 6 h. */
   refreshKeepaliveMs: number;
   incrementalEveryMs: number;

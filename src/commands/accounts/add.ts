@@ -1,5 +1,6 @@
 import { accountNameProblem } from '../../account-name.js';
 import { AccountStore } from '../../accounts/account-store.js';
+import { checkNewAccount, registerAccount } from '../../accounts/register-account.js';
 import type { AccountInfo, NewAccount } from '../../accounts/stored-account.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { loadAccountsConfig } from '../../config.js';
@@ -11,7 +12,6 @@ import type { OptionTable } from '../options.js';
 import { openDatabase } from './connections.js';
 import { loadPartnerApp } from './partner-app.js';
 import { readSecretLine } from './read-secret.js';
-import { checkNewAccount, registerAccount } from './register-account.js';
 import { defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts add`. */

@@ -1,7 +1,13 @@
 import type { Kysely } from 'kysely';
-import { schemaOf } from '../../account-name.js';
 import { AccountStore } from '../../accounts/account-store.js';
+import {
+  type PartnerAuthorization,
+  savePartnerAuthorization,
+} from '../../accounts/partner-authorization.js';
+import { checkNewAccount, type FreeSchema } from '../../accounts/register-account.js';
 import type { AccountInfo } from '../../accounts/stored-account.js';
+import { authorizeRequestUrl, newState } from '../../api/authorization-request.js';
+import { exchangeCode } from '../../api/exchange-code.js';
 import { createHttp } from '../../api/http.js';
 import { authUrlSetting } from '../../api/url-setting.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
@@ -12,24 +18,18 @@ import { parseDuration } from '../../duration.js';
 import {
   ConfigError,
   type ConfigProblem,
-  coerceError,
   describeWait,
   HiresyncError,
   UsageError,
 } from '../../errors.js';
 import { createLogger, type Logger } from '../../logger.js';
-import { refreshAllAccountsViews } from '../../warehouse/all-accounts-views.js';
-import { PUBLIC_SCHEMA } from '../../warehouse/database.js';
-import { migrateControl, migrateSchemas } from '../../warehouse/migrate-all.js';
+import { migrateControl } from '../../warehouse/migrate-all.js';
 import type { Database } from '../../warehouse/schema.js';
 import { EXIT, type Signals } from '../command.js';
 import type { OptionTable } from '../options.js';
-import { authorizeRequestUrl, newState } from './authorization-request.js';
 import { type CallbackOutcome, listenForCallback } from './callback-server.js';
 import { openDatabase } from './connections.js';
-import { exchangeCode } from './exchange-code.js';
 import { authorizeEndpoint, loadPartnerApp } from './partner-app.js';
-import { checkNewAccount, type FreeSchema, registerAccount } from './register-account.js';
 import { checkAccountName, defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts authorize`. */
@@ -162,12 +162,6 @@ export interface AuthorizePartnerAccountOptions {
   warn: (warning: string) => void;
 }
 
-/** The account authorized, and its state before (undefined for a new account). */
-export interface PartnerAuthorization {
-  account: AccountInfo | undefined;
-  previousState: AccountInfo['state'] | undefined;
-}
-
 /**
  * The authorization code grant of `accounts authorize NAME`: listens on the
  * loopback callback, hands the authorize URL to `onAuthorizeUrl`, waits for
@@ -212,21 +206,14 @@ export async function authorizePartnerAccount(
         timeoutMs: EXCHANGE_TIMEOUT_MS,
         ...(existing ? { authUrlSetting: authUrlSetting(name) } : {}),
       });
-      if (owner === undefined) {
-        const outcome = await store.authorize(name, refreshToken);
-        authorized = outcome.account;
-        previousState = outcome.previousState;
-        await migrateExisting(db, name, warn);
-      } else {
-        authorized = await registerAccount(
-          db,
-          store,
-          name,
-          owner,
-          () => store.addPartner(name, urls.baseUrl, authUrl, refreshToken),
-          warn,
-        );
-      }
+      ({ account: authorized, previousState } = await savePartnerAuthorization(
+        db,
+        store,
+        name,
+        refreshToken,
+        owner === undefined ? undefined : { baseUrl: urls.baseUrl, authUrl, owner },
+        warn,
+      ));
     },
   });
   redirectUri = server.redirectUri;
@@ -311,26 +298,6 @@ function checkExisting(
   if (differs(flags['base-url'], account.baseUrl) || differs(flags['auth-url'], account.authUrl)) {
     throw new HiresyncError(
       `account ${account.name} is registered with base URL ${account.baseUrl} and auth URL ${account.authUrl ?? '-'}; 'accounts authorize' keeps them (remove the account and authorize it again to change them)`,
-    );
-  }
-}
-
-/** Brings an existing account's schema up to date, and rebuilds the views if a migration ran. */
-async function migrateExisting(
-  db: Parameters<typeof migrateSchemas>[0],
-  name: string,
-  warn: (warning: string) => void,
-): Promise<void> {
-  try {
-    const outcomes = await migrateSchemas(db, [PUBLIC_SCHEMA, schemaOf(name)]);
-    if (outcomes.some((o) => o.applied.length > 0)) {
-      const { warnings } = await refreshAllAccountsViews(db);
-      for (const warning of warnings) warn(warning);
-    }
-  } catch (error) {
-    throw new HiresyncError(
-      `account ${name} is authorized, but its schema could not be brought up to date (${coerceError(error).message}); run 'hiresync migrate' to finish`,
-      { cause: error },
     );
   }
 }

@@ -4,6 +4,7 @@ import { formatTermList, HELP_WIDTH, wrapText } from '../help-text.js';
 import { formatSynopsis, type OptionTable } from '../options.js';
 import { add } from './add.js';
 import { authorize } from './authorize.js';
+import { invite } from './invite.js';
 import { list } from './list.js';
 import { rekey } from './rekey.js';
 import { remove } from './remove.js';
@@ -16,6 +17,7 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
   add,
   update,
   authorize,
+  invite,
   list,
   disable,
   enable,
@@ -28,7 +30,7 @@ export const options = {} as const satisfies OptionTable;
 
 const name = 'accounts';
 const summary =
-  'register, update, authorize, list, disable, enable and remove accounts (customers)';
+  'register, update, authorize, invite, list, disable, enable and remove accounts (customers)';
 const description = `Manages the accounts hiresync syncs besides default, the environment's own
   credentials (schema public): each registered account has its credentials sealed in
   hiresync.accounts and its tables in the schema of its name. The first argument picks

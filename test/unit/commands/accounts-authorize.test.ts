@@ -6,7 +6,7 @@ import {
   loopbackRedirectUri,
   newState,
   readCallback,
-} from '../../../src/commands/accounts/authorization-request.js';
+} from '../../../src/api/authorization-request.js';
 import { parsePort, parseTimeout } from '../../../src/commands/accounts/authorize.js';
 import { reauthorizationNote } from '../../../src/commands/accounts/list.js';
 import { authorizeEndpoint, loadPartnerApp } from '../../../src/commands/accounts/partner-app.js';

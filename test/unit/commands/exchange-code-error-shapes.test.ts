@@ -4,8 +4,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { exchangeCode } from '../../../src/api/exchange-code.js';
 import { createHttp } from '../../../src/api/http.js';
-import { exchangeCode } from '../../../src/commands/accounts/exchange-code.js';
 import { Secret } from '../../../src/secret.js';
 import { captureLogger } from '../../support/capture-logger.js';
 

@@ -1,17 +1,17 @@
 import type { Kysely } from 'kysely';
-import { schemaOf } from '../../account-name.js';
-import type { AccountStore } from '../../accounts/account-store.js';
-import { AccountExistsError, type AccountInfo } from '../../accounts/stored-account.js';
-import { coerceError, HiresyncError } from '../../errors.js';
+import { schemaOf } from '../account-name.js';
+import { coerceError, HiresyncError } from '../errors.js';
 import {
   claimAccountSchema,
   ForeignSchemaError,
   schemaOwner,
-} from '../../warehouse/account-schema-owner.js';
-import { refreshAllAccountsViews } from '../../warehouse/all-accounts-views.js';
-import { PUBLIC_SCHEMA } from '../../warehouse/database.js';
-import { ensureListResources, migrateSchemas } from '../../warehouse/migrate-all.js';
-import type { Database } from '../../warehouse/schema.js';
+} from '../warehouse/account-schema-owner.js';
+import { refreshAllAccountsViews } from '../warehouse/all-accounts-views.js';
+import { PUBLIC_SCHEMA } from '../warehouse/database.js';
+import { ensureListResources, migrateSchemas } from '../warehouse/migrate-all.js';
+import type { Database } from '../warehouse/schema.js';
+import type { AccountStore } from './account-store.js';
+import { AccountExistsError, type AccountInfo } from './stored-account.js';
 
 /** Whose schema NAME is, as {@link schemaOwner} tells it, once it is known not to be another's. */
 export type FreeSchema = 'absent' | 'hiresync';

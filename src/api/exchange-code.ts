@@ -1,10 +1,10 @@
 import type { Got } from 'got';
-import { sendWithRetries } from '../../api/send.js';
-import { oauthErrorText } from '../../api/token-answer.js';
-import type { PartnerConfig } from '../../config/types.js';
-import { HiresyncError } from '../../errors.js';
-import type { Logger } from '../../logger.js';
-import { registerSecret, Secret } from '../../secret.js';
+import type { PartnerConfig } from '../config/types.js';
+import { HiresyncError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { registerSecret, Secret } from '../secret.js';
+import { sendWithRetries } from './send.js';
+import { oauthErrorText } from './token-answer.js';
 
 /** Options of {@link exchangeCode}. */
 export interface ExchangeCodeOptions {

@@ -1,0 +1,178 @@
+/**
+ * Connect links (`hiresync accounts invite`, the console): a signed,
+ * single-use, expiring URL a customer's administrator opens to authorize the
+ * partner app for an account, and the OAuth states its openings start. All of
+ * it lives in hiresync.connect_links and hiresync.connect_states
+ * (migrations/hiresync/0007), so any worker behind HIRESYNC_PUBLIC_URL serves
+ * any step; only hashes of the tokens and states are stored.
+ */
+import { type Generated, type Kysely, sql } from 'kysely';
+import { accountNameProblem } from '../account-name.js';
+import type { SecretKeys } from '../config/secret-keys.js';
+import type { PartnerConfig } from '../config/types.js';
+import { ConfigError, HiresyncError } from '../errors.js';
+import { registerSecret } from '../secret.js';
+import type { Database } from '../warehouse/schema.js';
+import { AccountStore } from './account-store.js';
+import { newConnectToken } from './connect-token.js';
+import { checkNewAccount } from './register-account.js';
+
+/** A row of `hiresync.connect_links`. */
+export interface ConnectLinksTable {
+  id: Generated<string>;
+  account: string;
+  /** Hex SHA-256 of the token; the token itself is never stored. */
+  token_hash: string;
+  /** A new account's URLs; null when the account was registered when the link was made. */
+  base_url: string | null;
+  auth_url: string | null;
+  created_at: Generated<string>;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** A row of `hiresync.connect_states`. */
+export interface ConnectStatesTable {
+  /** Hex SHA-256 of the state; the state itself is never stored. */
+  state_hash: string;
+  link_id: string;
+  created_at: Generated<string>;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** The tables of connect links, for `Kysely#withTables`. */
+export type ConnectLinkTables = {
+  'hiresync.connect_links': ConnectLinksTable;
+  'hiresync.connect_states': ConnectStatesTable;
+};
+
+/** Longest lifetime of a link (`--expires`): 30 days. */
+export const MAX_LINK_LIFETIME_MS = 30 * 86_400_000;
+/** Shortest lifetime of a link: 1 minute. */
+export const MIN_LINK_LIFETIME_MS = 60_000;
+/** Default lifetime of a link: 7 days. */
+export const DEFAULT_LINK_LIFETIME_MS = 7 * 86_400_000;
+
+/** The path of a link under HIRESYNC_PUBLIC_URL: `/connect/<token>`. */
+export const CONNECT_PATH = '/connect/';
+/** The path of the redirect URI under HIRESYNC_PUBLIC_URL. */
+export const CALLBACK_PATH = '/oauth/callback';
+
+/** The redirect URI registered with the vendor: HIRESYNC_PUBLIC_URL + `/oauth/callback`. */
+export function connectRedirectUri(publicUrl: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}${CALLBACK_PATH}`;
+}
+
+/** Options of {@link createConnectLink}. */
+export interface CreateConnectLinkOptions {
+  /** A new partner account's name, or a registered partner account's (re-authorization). */
+  account: string;
+  /** How long the link stays valid: {@link MIN_LINK_LIFETIME_MS} to {@link MAX_LINK_LIFETIME_MS}. */
+  expiresInMs: number;
+  /** HIRESYNC_PUBLIC_URL (validated by config: https unless loopback). */
+  publicUrl: string;
+  /** HIRESYNC_SECRET_KEY: the first key signs the link. Undefined: a ConfigError. */
+  secretKeys: SecretKeys | undefined;
+  /** The partner app. Undefined: a ConfigError naming its variables. */
+  partner?: PartnerConfig | undefined;
+  /**
+   * A new account's {base_url} and {auth_url} (--base-url/--auth-url or
+   * HIRESYNC_BASE_URL/HIRESYNC_AUTH_URL), stored with the link; required when
+   * `account` is not registered, ignored when it is (it keeps its own).
+   */
+  urls?: { baseUrl: string; authUrl: string | undefined } | undefined;
+}
+
+/** What the variables of connect links lack, as the problems of a ConfigError. */
+function missingSettings(
+  options: Pick<CreateConnectLinkOptions, 'secretKeys' | 'partner'>,
+): ConfigError | undefined {
+  const why = 'make a connect link';
+  const problems = [
+    ...(options.partner
+      ? []
+      : ['HIRESYNC_PARTNER_CLIENT_ID', 'HIRESYNC_PARTNER_CLIENT_SECRET'].map((variable) => ({
+          variable,
+          message: `is required to ${why} (the partner app's credentials, shared by every partner account)`,
+        }))),
+    ...(options.secretKeys
+      ? []
+      : [
+          {
+            variable: 'HIRESYNC_SECRET_KEY',
+            message: `is required to ${why} (it signs the link; 32 bytes, base64 or hex; make one with: openssl rand -base64 32)`,
+          },
+        ]),
+  ];
+  return problems.length > 0 ? new ConfigError(problems) : undefined;
+}
+
+/**
+ * Makes a single-use connect link for `account`: a random token (256 bits)
+ * signed with HMAC-SHA256 under the first key of HIRESYNC_SECRET_KEY, of
+ * which only the SHA-256 is stored, in hiresync.connect_links, with the
+ * expiry and, for a new account, its URLs. Returns the URL to send
+ * (`HIRESYNC_PUBLIC_URL/connect/<token>`; a secret: whoever holds it can
+ * connect the account) and when it expires.
+ *
+ * Throws a ConfigError when the partner app or HIRESYNC_SECRET_KEY is
+ * missing, and a HiresyncError when the name is invalid, the lifetime out of
+ * bounds, the account registered but not a partner account, or new without
+ * URLs or with a schema hiresync does not own. The control schema must be
+ * migrated (hiresync.connect_links).
+ */
+export async function createConnectLink(
+  db: Kysely<Database>,
+  options: CreateConnectLinkOptions,
+): Promise<{ url: string; expiresAt: Date }> {
+  const { account } = options;
+  const problem = accountNameProblem(account);
+  if (problem) throw new HiresyncError(problem);
+  const missing = missingSettings(options);
+  if (missing || !options.secretKeys) throw missing;
+  if (
+    !Number.isFinite(options.expiresInMs) ||
+    options.expiresInMs < MIN_LINK_LIFETIME_MS ||
+    options.expiresInMs > MAX_LINK_LIFETIME_MS
+  ) {
+    throw new HiresyncError(
+      'a connect link expires after 1 minute at the least and 30 days at the most',
+    );
+  }
+  const store = new AccountStore(db);
+  const existing = await store.get(account);
+  let urls: { baseUrl: string; authUrl: string } | undefined;
+  if (existing) {
+    if (existing.authMode !== 'partner') {
+      throw new HiresyncError(
+        `account ${account} authenticates with ${existing.authMode === 'client_credentials' ? 'client credentials' : 'an API key'}, not partner authorization: a connect link applies to partner accounts only ('hiresync accounts update ${account}' changes its credentials)`,
+      );
+    }
+  } else {
+    const given = options.urls;
+    if (given?.authUrl === undefined) {
+      throw new HiresyncError(
+        `account ${account} is not registered, so the link registers it: it needs the base and auth URLs of its API (HIRESYNC_BASE_URL and HIRESYNC_AUTH_URL, or --base-url and --auth-url)`,
+      );
+    }
+    await checkNewAccount(db, store, account);
+    urls = { baseUrl: given.baseUrl, authUrl: given.authUrl };
+  }
+  const { token, hash } = newConnectToken(options.secretKeys.reveal());
+  registerSecret(token);
+  const row = await db
+    .withTables<ConnectLinkTables>()
+    .insertInto('hiresync.connect_links')
+    .values({
+      account,
+      token_hash: hash,
+      base_url: urls?.baseUrl ?? null,
+      auth_url: urls?.authUrl ?? null,
+      expires_at: sql<string>`now() + ${Math.round(options.expiresInMs)} * interval '1 millisecond'`,
+    })
+    .returning(sql<number>`(extract(epoch from expires_at) * 1000)::float8`.as('expires_ms'))
+    .executeTakeFirstOrThrow();
+  const url = `${options.publicUrl.replace(/\/+$/, '')}${CONNECT_PATH}${token}`;
+  return { url, expiresAt: new Date(row.expires_ms) };
+}

@@ -1,0 +1,137 @@
+import {
+  createConnectLink,
+  MAX_LINK_LIFETIME_MS,
+  MIN_LINK_LIFETIME_MS,
+} from '../../accounts/connect-links.js';
+import { loadAccountUrls } from '../../config/account-urls.js';
+import { readPublicUrl } from '../../config/public-url.js';
+import type { Env } from '../../config/types.js';
+import { loadAccountsConfig } from '../../config.js';
+import { parseDuration } from '../../duration.js';
+import { ConfigError, type ConfigProblem, UsageError } from '../../errors.js';
+import { migrateControl } from '../../warehouse/migrate-all.js';
+import { EXIT } from '../command.js';
+import type { OptionTable } from '../options.js';
+import { openDatabase } from './connections.js';
+import { loadPartnerApp } from './partner-app.js';
+import { checkAccountName, defineSubcommand } from './subcommand.js';
+
+/** Options of `hiresync accounts invite`. */
+export const options = {
+  expires: {
+    type: 'string',
+    value: 'D',
+    default: '7d',
+    description: 'how long the link stays valid, e.g. 2h or 7d (at most 30d)',
+  },
+  'base-url': {
+    type: 'string',
+    value: 'URL',
+    description:
+      "a new account's {base_url}; https unless loopback (default: HIRESYNC_BASE_URL; a registered account keeps its own)",
+  },
+  'auth-url': {
+    type: 'string',
+    value: 'URL',
+    description:
+      "a new account's token service {auth_url}; https unless loopback (default: HIRESYNC_AUTH_URL; a registered account keeps its own)",
+  },
+} as const satisfies OptionTable;
+
+/** `hiresync accounts invite NAME`: a single-use connect link for the customer's administrator. */
+export const invite = defineSubcommand({
+  name: 'invite',
+  operand: 'NAME',
+  summary: 'print a single-use link that connects (or re-authorizes) a partner account',
+  description: `Prints a connect link, HIRESYNC_PUBLIC_URL/connect/<token>, to send to the
+    administrator of the customer's account. Opening it sends them to the authorize endpoint
+    to approve the partner app; the worker behind HIRESYNC_PUBLIC_URL then exchanges the code
+    at HIRESYNC_PUBLIC_URL/oauth/callback (the redirect URI to register with the vendor),
+    stores the refresh token sealed, registers the account NAME (or replaces the refresh
+    token of the registered partner account NAME, which ends needs_reauthorization),
+    migrates its schema and schedules its runs. The link works once and expires after
+    --expires (default 7d, at most 30d); it is signed with HIRESYNC_SECRET_KEY and only its
+    hash is stored. Whoever holds it can connect the account: send it only to the
+    customer's administrator.
+
+    Needs DATABASE_URL, HIRESYNC_SECRET_KEY, HIRESYNC_PUBLIC_URL, HIRESYNC_PARTNER_CLIENT_ID
+    and HIRESYNC_PARTNER_CLIENT_SECRET, and for a new account --base-url/--auth-url or
+    HIRESYNC_BASE_URL/HIRESYNC_AUTH_URL. Exit 0 when the link is made; 1 when NAME is a
+    registered account that is not a partner account, a new account has no URLs or its
+    schema is not hiresync's, or Postgres fails; 2 on a usage or configuration error,
+    before connecting.`,
+  options,
+  async execute(values, name, { env, stdout }) {
+    checkAccountName(name, 'invited');
+    const expiresInMs = parseExpires(values.expires);
+    const problems: ConfigProblem[] = [];
+    const config = collect(problems, () =>
+      loadAccountsConfig(env, { secretKey: 'sign a connect link' }),
+    );
+    const partner = collect(problems, () => loadPartnerApp(env, 'make a connect link'));
+    const { publicUrl, problems: urlProblems } = readPublicUrl(env, 'make a connect link');
+    problems.push(...urlProblems);
+    const urls = collect(problems, () => newAccountUrls(env, values));
+    if (problems.length > 0 || !config || !partner || !publicUrl) throw new ConfigError(problems);
+    const db = await openDatabase(config.databaseUrl, 'invite');
+    try {
+      await migrateControl(db);
+      const link = await createConnectLink(db, {
+        account: name,
+        expiresInMs,
+        publicUrl,
+        secretKeys: config.secretKeys,
+        partner,
+        urls,
+      });
+      stdout.write(
+        `connect link for account ${name}, single use, valid until ${link.expiresAt.toISOString()}; send it to the customer's administrator only:\n${link.url}\n`,
+      );
+      return EXIT.ok;
+    } finally {
+      await db.destroy();
+    }
+  },
+});
+
+/** `--expires`: a duration from 1 minute to 30 days. */
+export function parseExpires(text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms < MIN_LINK_LIFETIME_MS || ms > MAX_LINK_LIFETIME_MS) {
+    throw new UsageError(
+      `--expires must be a duration from 1m to 30d, such as 2h or 7d, got ${JSON.stringify(text)}`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * A new account's URLs from --base-url/--auth-url or the environment;
+ * undefined when none is given anywhere (a registered account needs none:
+ * the link says so for a new one). A URL given but invalid is a ConfigError.
+ */
+function newAccountUrls(
+  env: Env,
+  flags: { 'base-url'?: string | undefined; 'auth-url'?: string | undefined },
+): { baseUrl: string; authUrl: string | undefined } | undefined {
+  const given = (flag: string | undefined, variable: string) =>
+    flag !== undefined || (env[variable] ?? '').trim() !== '';
+  if (
+    !given(flags['base-url'], 'HIRESYNC_BASE_URL') &&
+    !given(flags['auth-url'], 'HIRESYNC_AUTH_URL')
+  ) {
+    return undefined;
+  }
+  return loadAccountUrls(env, { baseUrl: flags['base-url'], authUrl: flags['auth-url'] }, true);
+}
+
+/** Runs `load`; a ConfigError's problems are added to `problems` (reported together). */
+function collect<T>(problems: ConfigProblem[], load: () => T): T | undefined {
+  try {
+    return load();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+    return undefined;
+  }
+}
