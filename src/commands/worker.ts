@@ -13,6 +13,7 @@ import { RESOURCE_NAMES } from '../resources/index.js';
 import { registryOf, resolveAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
 import type { OptionTable } from './options.js';
+import { consoleOptionsOf } from './worker-console.js';
 
 /** `hiresync worker` takes no option but `--help`. */
 export const options = {} as const satisfies OptionTable;
@@ -25,7 +26,7 @@ export const worker = defineCommand({
     keeps the incremental (HIRESYNC_INCREMENTAL_EVERY) and full (HIRESYNC_FULL_CRON)
     schedules of default and every enabled account (accounts added, disabled or
     removed are picked up within a minute), and serves /healthz and /metrics on
-    HIRESYNC_HTTP_PORT. With a partner app configured, it refreshes every enabled
+    HIRESYNC_HTTP_PORT, and with HIRESYNC_CONSOLE_PASSWORD the operators' console at /. With a partner app configured, it refreshes every enabled
     partner account at least every HIRESYNC_REFRESH_KEEPALIVE. On SIGTERM it
     finishes the pages in hand, checkpoints and exits 0; when Redis does not answer,
     it stops waiting after HIRESYNC_HTTP_TIMEOUT at most, still exits 0, and logs the
@@ -67,6 +68,7 @@ export const worker = defineCommand({
       redis: app.redis,
       metrics: app.metrics,
       schedules: () => keeper.health(),
+      console: consoleOptionsOf(config, app, logger),
     });
     app.startWorker();
     const keepalive = config.partner

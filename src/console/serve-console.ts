@@ -105,7 +105,7 @@ export async function serveConsole(
       report = await options.readReport();
     } catch (error) {
       const message = redactSecrets(coerceError(error).message);
-      options.logger.error({ err: error }, 'console: cannot read the status');
+      options.logger.error({ err: error }, 'cannot read the status');
       sendConsolePage(
         res,
         503,
@@ -139,7 +139,7 @@ export async function serveConsole(
     return;
   }
   const refuse = (status: number, why: string) => {
-    options.logger.warn({ status, reason: why }, 'console: connect link refused');
+    options.logger.warn({ status, reason: why }, 'connect link refused');
     sendConsolePage(
       res,
       status,
@@ -182,11 +182,11 @@ export async function serveConsole(
     made = await options.links.create(account);
   } catch (error) {
     const message = redactSecrets(coerceError(error).message);
-    options.logger.warn({ account, err: error }, 'console: no connect link made');
+    options.logger.warn({ account, err: error }, 'no connect link made');
     await render(409, { refusal: `No connect link was made for ${account}: ${message}` });
     return;
   }
   // The link itself is a credential: its URL is never logged.
-  options.logger.info({ account, expiresAt: made.expiresAt }, 'console: connect link made');
+  options.logger.info({ account, expiresAt: made.expiresAt }, 'connect link made');
   await render(200, { made });
 }
