@@ -16,7 +16,10 @@ h2 { font-size: 16px; margin: 28px 0 10px; }
 section.account { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 18px; margin: 0 0 16px; }
 section.account h3 { margin: 0 0 6px; font-size: 16px; display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
 .meta { color: var(--muted); font-size: 13px; margin: 0 0 10px; }
-table { border-collapse: collapse; width: 100%; font-size: 14px; }
+table { border-collapse: collapse; width: 100%; font-size: 14px; table-layout: fixed; }
+col.resource { width: 15%; } col.state { width: 13%; } col.run { width: 23%; } col.count { width: 8%; }
+col.success { width: 18%; } col.flight { width: 15%; }
+td { overflow-wrap: anywhere; }
 th, td { text-align: left; padding: 6px 8px; border-top: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; font-size: 12px; text-transform: uppercase; letter-spacing: .03em; border-top: 0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }

@@ -32,6 +32,7 @@ function progressCell(resource: ResourceReport): SafeHtml {
 export function resourceTable(resources: readonly ResourceReport[]): SafeHtml {
   if (resources.length === 0) return html`<p class="empty">No resource.</p>`;
   return html`<table>
+<colgroup><col class="resource"><col class="state"><col class="run"><col class="count"><col class="count"><col class="success"><col class="flight"></colgroup>
 <thead><tr><th>resource</th><th>state</th><th>last run</th><th class="num">pages</th><th class="num">records</th><th>last success</th><th>in flight</th></tr></thead>
 <tbody>
 ${resources.map(

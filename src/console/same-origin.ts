@@ -35,24 +35,31 @@ export function consoleOrigins(host: string | undefined, publicUrl: string | und
 
 /**
  * Why a POST to the console is refused as not sent by the console itself, or
- * undefined: an `Origin` header, when the browser sends one, must be one of
- * {@link consoleOrigins}; without it, a `Sec-Fetch-Site` header must say
- * `same-origin`. (A request with neither is left to the form's token, which
- * every POST needs as well.)
+ * undefined. The browser's `Sec-Fetch-Site`, when sent, must say
+ * `same-origin`; its `Origin`, when sent, must be one of
+ * {@link consoleOrigins}, or `null` with `Sec-Fetch-Site: same-origin`: the
+ * console's pages send no referrer (Referrer-Policy: no-referrer), and a
+ * browser then sends their forms' Origin as `null`. Both headers are set by
+ * the browser alone; a page cannot forge them. (A request with neither is
+ * left to the form's token, which every POST needs as well.)
  */
 export function crossOriginRefusal(
   headers: OriginHeaders,
   publicUrl: string | undefined,
 ): string | undefined {
   const { origin } = headers;
-  if (origin !== undefined) {
-    const given = originOf(origin);
-    if (given && consoleOrigins(headers.host, publicUrl).includes(given)) return undefined;
-    return `it was sent from another site (Origin ${origin.slice(0, 200)}), not from this console`;
-  }
   const site = headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin') {
-    return `it was sent from another site (Sec-Fetch-Site ${String(site).slice(0, 50)}), not from this console`;
+    const from = origin === undefined ? '' : `Origin ${origin.slice(0, 200)}, `;
+    return `it was sent from another site (${from}Sec-Fetch-Site ${String(site).slice(0, 50)}), not from this console`;
   }
-  return undefined;
+  if (origin === undefined) return undefined;
+  if (origin === 'null') {
+    return site === 'same-origin'
+      ? undefined
+      : 'it was sent from an anonymous page (Origin null, and no Sec-Fetch-Site: same-origin), not from this console';
+  }
+  const given = originOf(origin);
+  if (given && consoleOrigins(headers.host, publicUrl).includes(given)) return undefined;
+  return `it was sent from another site (Origin ${origin.slice(0, 200)}), not from this console`;
 }

@@ -47,13 +47,37 @@ describe('the same-origin check of the console', () => {
     ).toMatch(/another site/);
   });
 
-  it('refuses Origin null (a sandboxed page or data: URL) and a malformed Origin', () => {
+  it("takes Origin null from the console's own page, whose browser says Sec-Fetch-Site: same-origin (it sends no referrer)", () => {
+    expect(
+      crossOriginRefusal(
+        { origin: 'null', host: '127.0.0.1:9464', 'sec-fetch-site': 'same-origin' },
+        undefined,
+      ),
+    ).toBeUndefined();
+  });
+
+  it('refuses Origin null from anywhere else (a sandboxed page, a data: URL) and a malformed Origin', () => {
     expect(crossOriginRefusal({ origin: 'null', host: '127.0.0.1:9464' }, undefined)).toMatch(
-      /another site/,
+      /anonymous page \(Origin null/,
     );
+    expect(
+      crossOriginRefusal(
+        { origin: 'null', host: '127.0.0.1:9464', 'sec-fetch-site': 'cross-site' },
+        undefined,
+      ),
+    ).toMatch(/another site/);
     expect(crossOriginRefusal({ origin: 'not a url', host: '127.0.0.1:9464' }, undefined)).toMatch(
       /another site/,
     );
+  });
+
+  it('refuses a matching Origin that the browser marks as cross-site', () => {
+    expect(
+      crossOriginRefusal(
+        { origin: 'http://127.0.0.1:9464', host: '127.0.0.1:9464', 'sec-fetch-site': 'cross-site' },
+        undefined,
+      ),
+    ).toMatch(/Sec-Fetch-Site cross-site/);
   });
 
   it('refuses a request without Origin that the browser marks as cross-site', () => {
