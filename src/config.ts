@@ -75,7 +75,23 @@ export function loadStatusConfig(env: Env): StatusConfig {
     secretKeys: v.HIRESYNC_SECRET_KEY,
     logLevel: v.LOG_LEVEL,
     updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,
+    defaultAuthMode: defaultAuthModeOf(env),
   });
+}
+
+/**
+ * How the environment's account authenticates, from which of
+ * HIRESYNC_CLIENT_ID/HIRESYNC_CLIENT_SECRET and HIRESYNC_API_KEY are set;
+ * undefined when neither or both are.
+ */
+function defaultAuthModeOf(env: Env): AuthConfig['mode'] | undefined {
+  const has = (name: string) => (env[name] ?? '').trim() !== '';
+  const clientCreds = has('HIRESYNC_CLIENT_ID') || has('HIRESYNC_CLIENT_SECRET');
+  return clientCreds === has('HIRESYNC_API_KEY')
+    ? undefined
+    : clientCreds
+      ? 'client_credentials'
+      : 'api_key';
 }
 
 /**
@@ -180,6 +196,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
     secretKeys: v.HIRESYNC_SECRET_KEY,
     logLevel: v.LOG_LEVEL,
+    defaultAuthMode: auth.mode,
     runAttempts: v.HIRESYNC_RUN_ATTEMPTS,
     runBackoffMs: v.HIRESYNC_RUN_BACKOFF,
     runLockTtlMs: v.HIRESYNC_RUN_LOCK_TTL,
@@ -244,20 +261,13 @@ export function loadAccountsConfig(
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const v = parsed.data;
-  const has = (name: string) => (env[name] ?? '').trim() !== '';
-  const clientCreds = has('HIRESYNC_CLIENT_ID') || has('HIRESYNC_CLIENT_SECRET');
   return Object.freeze({
     databaseUrl: v.DATABASE_URL,
     logLevel: v.LOG_LEVEL,
     redisUrl: needs.redis ? (v.REDIS_URL as string) : undefined,
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
     secretKeys: v.HIRESYNC_SECRET_KEY,
-    defaultAuthMode:
-      clientCreds === has('HIRESYNC_API_KEY')
-        ? undefined
-        : clientCreds
-          ? 'client_credentials'
-          : 'api_key',
+    defaultAuthMode: defaultAuthModeOf(env),
   });
 }
 

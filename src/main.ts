@@ -4,6 +4,7 @@ import { COMMANDS } from './commands/index.js';
 import type { Env } from './config/types.js';
 import { ConfigError, coerceError, UsageError } from './errors.js';
 import { redactSecrets } from './secret.js';
+import { readVersion } from './version.js';
 
 /** `hiresync --help`: the commands with their summaries. */
 export function formatUsage(): string {
@@ -12,6 +13,12 @@ export function formatUsage(): string {
     '',
     'commands:',
     formatTermList(COMMANDS.map((c) => [c.name, c.summary] as const)),
+    '',
+    'options:',
+    formatTermList([
+      ['-h, --help', 'print this help'],
+      ['-V, --version', "print hiresync's version"],
+    ]),
     '',
     "Run 'hiresync <command> --help' for a command's options.",
   ].join('\n');
@@ -33,6 +40,10 @@ export async function main(
     if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
       io.stdout.write(`${formatUsage()}\n`);
       return name === undefined ? EXIT.usage : EXIT.ok;
+    }
+    if (name === '--version' || name === '-V') {
+      io.stdout.write(`hiresync ${readVersion()}\n`);
+      return EXIT.ok;
     }
     const command = COMMANDS.find((c) => c.name === name);
     if (!command)

@@ -93,8 +93,11 @@ export interface ResourceReport {
   lastRun: RunReport | null;
   /** Its last run that succeeded. */
   lastSuccess: RunReport | null;
-  /** The last run was refused 403: the scope the credential lacks (one 403 cannot tell it from a user who is not a site administrator). */
-  notPermitted: { scope: string } | null;
+  /**
+   * The last run was refused 403: the scope the credential lacks and what to
+   * do (one 403 cannot tell it from a user who is not a site administrator).
+   */
+  notPermitted: { scope: string; action: string } | null;
   inFlight: InFlightRun | null;
   checkpoint: CheckpointReport | null;
   /** The last run's error (redacted), or why the resource cannot be read; null when none. */
@@ -172,6 +175,17 @@ export function reauthorizationAction(account: string): string {
   return `run 'hiresync accounts authorize ${account}' (its data is kept)`;
 }
 
+/** Why account `name` needs re-authorizing (`reason` as stored, if any) and what to do. */
+export function reauthorizationOf(
+  name: string,
+  reason: string | null | undefined,
+): { reason: string; action: string } {
+  return {
+    reason: reason ?? 'its refresh token was refused',
+    action: reauthorizationAction(name),
+  };
+}
+
 /**
  * Reads the status of `accounts` (in their order; each from its own schema
  * and checkpoints under `prefix` in Redis) into one document. Never holds a
@@ -202,7 +216,7 @@ export async function readStatusReport(
     ).flat(),
   );
   const reports = accounts.map((account) =>
-    accountReport(
+    reportOfAccount(
       account,
       statuses.filter((s) => s.account === account.name),
       held,
@@ -217,7 +231,12 @@ export async function readStatusReport(
   };
 }
 
-function accountReport(
+/**
+ * One account's part of the report, from its resources' statuses (as
+ * readStatus reads them) and the `account/resource` pairs whose run lock a
+ * live process holds.
+ */
+export function reportOfAccount(
   account: ReportAccount,
   statuses: readonly ResourceStatus[],
   held: ReadonlySet<string>,
@@ -240,10 +259,7 @@ function accountReport(
     lastSuccess: successes.sort().at(-1) ?? null,
     reauthorization:
       account.state === 'needs_reauthorization'
-        ? {
-            reason: account.reauthorizationReason ?? 'its refresh token was refused',
-            action: reauthorizationAction(account.name),
-          }
+        ? reauthorizationOf(account.name, account.reauthorizationReason)
         : null,
     problem: statuses.find((s) => s.problem !== undefined)?.problem ?? null,
     everyResourceRefused: everyRefused
@@ -287,7 +303,7 @@ function resourceReport(
     state,
     lastRun: runReport(last),
     lastSuccess: runReport(status.lastSuccess),
-    notPermitted: scope === undefined ? null : { scope },
+    notPermitted: scope === undefined ? null : { scope, action: notPermittedAction(scope) },
     inFlight:
       last?.outcome === 'running'
         ? {
@@ -313,10 +329,16 @@ function resourceReport(
         ? reauthorizationAction(account.name)
         : scope === undefined
           ? null
-          : `ask for scope ${scope} (a partner app: through the API vendor's partner support, then the customer authorizes again), ` +
-            'or, if every resource answers 403, make the authorizing user a site administrator; its scheduled incremental runs wait for the next full run, the other resources go on',
+          : notPermittedAction(scope),
     clockSkew: clockSkewOf(status, options.updatedLookbackMs),
   };
+}
+
+function notPermittedAction(scope: string): string {
+  return (
+    `ask for scope ${scope} (a partner app: through the API vendor's partner support, then the customer authorizes again), ` +
+    'or, if every resource answers 403, make the authorizing user a site administrator; its scheduled incremental runs wait for the next full run, the other resources go on'
+  );
 }
 
 function runReport(run: SyncRun | undefined): RunReport | null {

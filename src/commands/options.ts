@@ -5,11 +5,15 @@ import { formatTermList, HELP_WIDTH, wrapText } from './help-text.js';
 export type OptionSpec =
   | {
       readonly type: 'boolean';
+      /** One letter that also sets it (`v` for `-v`). */
+      readonly short?: string;
       /** One phrase, lower case: what the flag does. */
       readonly description: string;
     }
   | {
       readonly type: 'string';
+      /** One letter that also takes the value (`a` for `-a NAME`). */
+      readonly short?: string;
       /** Placeholder of the value in help, e.g. `NAME` in `--resource NAME`. */
       readonly value: string;
       /** The option may be given more than once; its value is then an array. */
@@ -47,22 +51,30 @@ export interface CommandHelp {
   readonly options: OptionTable;
 }
 
-const HELP_OPTION = { type: 'boolean', description: 'print this help' } as const;
+const HELP_OPTION = { type: 'boolean', short: 'h', description: 'print this help' } as const;
 
-/** The node:util `parseArgs` configuration of a table, `--help` included. */
+/** The node:util `parseArgs` configuration of a table, `--help` and `-h` included. */
 function argsConfig(table: OptionTable): ParseArgsOptionsConfig {
-  const options: ParseArgsOptionsConfig = { help: { type: HELP_OPTION.type } };
+  const options: ParseArgsOptionsConfig = {
+    help: { type: HELP_OPTION.type, short: HELP_OPTION.short },
+  };
   for (const [name, spec] of Object.entries(table)) {
+    const short = spec.short === undefined ? {} : { short: spec.short };
     options[name] =
       spec.type === 'boolean'
-        ? { type: 'boolean' }
+        ? { type: 'boolean', ...short }
         : spec.multiple
           ? {
               type: 'string',
               multiple: true,
+              ...short,
               ...(spec.default === undefined ? {} : { default: [spec.default] }),
             }
-          : { type: 'string', ...(spec.default === undefined ? {} : { default: spec.default }) };
+          : {
+              type: 'string',
+              ...short,
+              ...(spec.default === undefined ? {} : { default: spec.default }),
+            };
   }
   return options;
 }
@@ -70,7 +82,7 @@ function argsConfig(table: OptionTable): ParseArgsOptionsConfig {
 /**
  * Parses a command's arguments with node:util `parseArgs` (strict: an unknown
  * option or a positional argument throws a TypeError whose code starts with
- * `ERR_PARSE_ARGS`). Every command also takes `--help`.
+ * `ERR_PARSE_ARGS`). Every command also takes `--help` (`-h`).
  */
 export function parseOptions<T extends OptionTable>(
   table: T,
@@ -103,9 +115,14 @@ export function parseOptionsAndOperands<T extends OptionTable>(
   return { values: values as OptionValues<T>, operands: positionals };
 }
 
-/** `--name VALUE`, as help and the synopsis show an option. */
+/** `--name VALUE`, as the synopsis shows an option. */
 function flag(name: string, spec: OptionSpec): string {
   return spec.type === 'string' ? `--${name} ${spec.value}` : `--${name}`;
+}
+
+/** `-v, --verbose` or `--name VALUE`, as the list of options in help shows one. */
+function flags(name: string, spec: OptionSpec): string {
+  return spec.short === undefined ? flag(name, spec) : `-${spec.short}, ${flag(name, spec)}`;
 }
 
 /** The first line of help: `usage: hiresync NAME [OPERANDS] [--flag] [--option VALUE]...`, wrapped. */
@@ -136,7 +153,7 @@ export function formatHelp(command: CommandHelp): string {
   const rows = [...Object.entries(command.options), ['help', HELP_OPTION] as const].map(
     ([name, spec]) =>
       [
-        flag(name, spec),
+        flags(name, spec),
         spec.type === 'string' && spec.default !== undefined
           ? `${spec.description} (default ${spec.default})`
           : spec.description,

@@ -2,17 +2,16 @@ import { Redis } from 'ioredis';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { AccountStore } from '../accounts/account-store.js';
 import { loadStatusConfig } from '../config.js';
-import { coerceError, describeWait, HiresyncError } from '../errors.js';
+import { coerceError, HiresyncError, UsageError } from '../errors.js';
 import { checkConnections } from '../preflight.js';
 import { redactSecrets } from '../secret.js';
-import { type ResourceStatus, readStatus, readTypedViewBlocks } from '../status.js';
-import { isNotPermitted, scopeOfRun } from '../sync/not-permitted.js';
+import { type ReportAccount, readStatusReport, reportAccountOf } from '../status-report.js';
 import { createDatabase } from '../warehouse/database.js';
 import { parseAccounts } from './account-options.js';
-import { reauthorizationNote } from './accounts/list.js';
 import { defineCommand, EXIT } from './command.js';
-import { formatTable } from './format-table.js';
 import type { OptionTable } from './options.js';
+import { formatStatusDetail } from './status-detail.js';
+import { formatCheck, formatStatusSummary, statusLayout } from './status-summary.js';
 
 /** Options of `hiresync status`. */
 export const options = {
@@ -21,73 +20,33 @@ export const options = {
     value: 'NAME',
     multiple: true,
     description:
-      'default, or a registered account; repeat, or separate with commas (default: every account)',
+      'default, or a registered account; repeat, or separate with commas (default: every account); shows its resources',
+  },
+  verbose: {
+    type: 'boolean',
+    short: 'v',
+    description: 'one line per account and resource, wherever the output goes',
+  },
+  summary: {
+    type: 'boolean',
+    description: 'one line per account, wherever the output goes',
+  },
+  json: {
+    type: 'boolean',
+    description: 'print one JSON document instead (timestamps ISO 8601 UTC)',
+  },
+  check: {
+    type: 'boolean',
+    description:
+      'exit 1 when an account that is not disabled has a failed last run, a resource not permitted, or needs re-authorizing; print only that (or the JSON)',
   },
 } as const satisfies OptionTable;
 
-/**
- * The line saying that the API's clock was further from the worker's than
- * HIRESYNC_UPDATED_LOOKBACK at the first response of the resource's last run
- * that read one (beyond the `Date` header's one-second resolution), or
- * undefined.
- */
-export function clockSkewNote(
-  status: ResourceStatus,
-  lookbackMs: number,
-  withAccount: boolean,
-): string | undefined {
-  const run = [status.lastRun, status.lastSuccess].find((r) => r?.api_clock_skew_ms != null);
-  if (!run) return undefined;
-  const skewMs = Number(run.api_clock_skew_ms);
-  if (Math.abs(skewMs) <= lookbackMs + 1000) return undefined;
-  const where = withAccount ? `${status.account}/${status.resource}` : status.resource;
-  return (
-    `${where}: the API's clock was ${describeWait(Math.abs(skewMs))} ${skewMs < 0 ? 'behind' : 'ahead of'} this worker's ` +
-    `at the first response of run ${run.id}, more than HIRESYNC_UPDATED_LOOKBACK (${describeWait(lookbackMs)}); ` +
-    "the updated filter starts from the API's clock, but check the worker's time (NTP)"
-  );
-}
-
-/**
- * What status says below the table of resources whose last run was refused
- * 403 (not permitted): per account, when every resource it ran was refused,
- * that its authorizing user is most likely not a site administrator; else,
- * per resource, the scope to ask for. One 403 cannot tell the two apart.
- */
-export function notPermittedNotes(
-  statuses: readonly ResourceStatus[],
-  withAccount: boolean,
-): string[] {
-  const notes: string[] = [];
-  const accounts = [...new Set(statuses.map((s) => s.account))];
-  for (const account of accounts) {
-    const ran = statuses.filter((s) => s.account === account && s.lastRun !== undefined);
-    const refused = ran.filter((s) => isNotPermitted(s.lastRun));
-    if (refused.length === 0) continue;
-    const scopes = refused.map((s) => scopeOfRun(s.resource, s.lastRun?.error ?? null));
-    if (refused.length === ran.length && ran.length > 1) {
-      notes.push(
-        `${withAccount ? `account ${account}: ` : ''}every resource answered 403: the authorizing user is most likely not a site administrator ` +
-          `(or the credential holds none of the scopes ${scopes.join(', ')}); scheduled incremental runs wait for the next full run`,
-      );
-      continue;
-    }
-    for (const [i, s] of refused.entries()) {
-      const where = withAccount ? `${account}/${s.resource}` : s.resource;
-      notes.push(
-        `${where}: not permitted: ask for scope ${scopes[i]} (a partner app: through the API vendor's partner support, then the customer authorizes again), ` +
-          'or, if every resource answers 403, make the authorizing user a site administrator; its scheduled incremental runs wait for the next full run, the other resources go on',
-      );
-    }
-  }
-  return notes;
-}
-
-/** `hiresync status`: a table of each account's and resource's last run and pending checkpoint. */
+/** `hiresync status`: each account's and resource's last run, run in flight and pending checkpoint. */
 export const status = defineCommand({
   name: 'status',
-  summary: "show each resource's last run and pending checkpoint",
-  description: `One line per account and resource: the last run (mode, started, finished,
+  summary: "show each account's and resource's last run, run in flight and checkpoint",
+  description: `Per account its state, and per resource the last run (mode, started, finished,
     pages, records, outcome, error), the last success, and whether a checkpoint is
     pending. A resource whose last run was answered 403 shows as not permitted,
     with the scope to ask for (harvest:NAME:list) below the table, or, when
@@ -100,11 +59,25 @@ export const status = defineCommand({
     no key, or a refresh that could not finish (the column or the cause, the
     object in the way and the command that resolves it), and a
     resource whose last run found the API's clock further from the worker's than
-    HIRESYNC_UPDATED_LOOKBACK. Needs DATABASE_URL and REDIS_URL.
-    Exit 0, 1 when Postgres or Redis cannot be read, 2 for an account name that
-    is malformed or not registered.`,
+    HIRESYNC_UPDATED_LOOKBACK.
+
+    Layout: in a terminal, with more than one account shown, one line per
+    account (state; resources ok, running, failed, not permitted, never run;
+    last success; the run in flight), so that it fits the screen; --account
+    or -v shows each resource. When standard output is not a terminal (a pipe,
+    a file, a script) it prints one line per account and resource, as it
+    always has; --summary asks for one line per account there. --json prints
+    one JSON document of the same facts (docs/status.md describes it).
+
+    Needs DATABASE_URL and REDIS_URL. Exit 0; with --check, 1 when an account
+    that is not disabled has a failed last run, a resource not permitted or
+    needs re-authorizing; 1 when Postgres or Redis cannot be read; 2 for an
+    account name that is malformed or not registered.`,
   options,
   async execute(values, { env, stdout, stderr }) {
+    if (values.verbose && values.summary) {
+      throw new UsageError('hiresync status takes -v/--verbose or --summary, not both');
+    }
     const named = parseAccounts(values.account);
     const config = loadStatusConfig(env);
     const db = createDatabase(config.databaseUrl, { max: 2, applicationName: 'hiresync status' });
@@ -127,67 +100,38 @@ export const status = defineCommand({
         throw error;
       });
       const registered = await new AccountStore(db).list();
-      const states = new Map<string, string>([
-        [DEFAULT_ACCOUNT, 'enabled'],
-        ...registered.map((a) => [a.name, a.state] as const),
-      ]);
-      const unknown = (named ?? []).filter((n) => !states.has(n));
+      const known: ReportAccount[] = [
+        { name: DEFAULT_ACCOUNT, authMode: config.defaultAuthMode ?? null, state: 'enabled' },
+        ...registered.map(reportAccountOf),
+      ];
+      const unknown = (named ?? []).filter((n) => !known.some((a) => a.name === n));
       if (unknown.length > 0) {
         stderr.write(
           `hiresync status: no account ${unknown.join(', ')}; see 'hiresync accounts list'\n`,
         );
         return EXIT.usage;
       }
-      const accounts = named ?? [...states.keys()];
-      const withAccount = accounts.some((a) => a !== DEFAULT_ACCOUNT);
-      const statuses = await readStatus(db, redis, config.redisPrefix, accounts);
-      const rows = statuses.map((s) => {
-        const r = s.lastRun;
-        const state = states.get(s.account) ?? 'enabled';
-        return [
-          ...(withAccount ? [s.account] : []),
-          s.resource,
-          r?.mode ?? 'never run',
-          r?.started_at ?? '-',
-          r?.finished_at ?? '-',
-          r ? String(r.pages) : '-',
-          r ? String(r.records) : '-',
-          ((outcome) => (state === 'enabled' ? outcome : `${outcome} (account ${state})`))(
-            isNotPermitted(r) ? 'not permitted' : (r?.outcome ?? '-'),
-          ),
-          s.lastSuccess?.finished_at ?? '-',
-          s.checkpoint
-            ? `yes: run ${s.checkpoint.runId}, ${s.checkpoint.pagesDone} pages done`
-            : 'no',
-          state === 'needs_reauthorization'
-            ? `needs re-authorizing: run 'hiresync accounts authorize ${s.account}'`
-            : (s.problem ??
-              (isNotPermitted(r)
-                ? `ask for scope ${scopeOfRun(s.resource, r?.error ?? null)}: ${redactSecrets(r?.error ?? '')}`
-                : redactSecrets(r?.error ?? ''))),
-        ];
+      const accounts = named ? named.flatMap((n) => known.filter((a) => a.name === n)) : known;
+      const report = await readStatusReport(db, redis, config.redisPrefix, accounts, {
+        updatedLookbackMs: config.updatedLookbackMs,
       });
-      stdout.write(
-        `${formatTable([...(withAccount ? ['account'] : []), 'resource', 'last run', 'started', 'finished', 'pages', 'records', 'outcome', 'last success', 'checkpoint pending', 'error'], rows)}\n`,
-      );
-      // Why each shown account needs re-authorizing, as `accounts list` says it.
-      const waiting = registered.filter(
-        (a) => a.state === 'needs_reauthorization' && accounts.includes(a.name),
-      );
-      if (waiting.length > 0) stdout.write(`\n${waiting.map(reauthorizationNote).join('\n')}\n`);
-      const refused = notPermittedNotes(statuses, withAccount);
-      if (refused.length > 0) stdout.write(`\n${refused.join('\n')}\n`);
-      // Typed views that show null where the records hold values, and why.
-      const blocked = await readTypedViewBlocks(db, accounts);
-      if (blocked.length > 0) {
-        stdout.write(`\n${blocked.map((b) => `${b.message} (since ${b.since})`).join('\n')}\n`);
+      if (values.json) {
+        stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      } else if (values.check) {
+        stdout.write(`${formatCheck(report)}\n`);
+      } else {
+        const layout = statusLayout({
+          terminal: stdout.isTTY === true,
+          accounts: accounts.length,
+          named: named !== undefined,
+          verbose: values.verbose === true,
+          summary: values.summary === true,
+        });
+        stdout.write(
+          `${layout === 'summary' ? formatStatusSummary(report) : formatStatusDetail(report)}\n`,
+        );
       }
-      const skewed = statuses.flatMap((s) => {
-        const note = clockSkewNote(s, config.updatedLookbackMs, withAccount);
-        return note === undefined ? [] : [note];
-      });
-      if (skewed.length > 0) stdout.write(`\n${skewed.join('\n')}\n`);
-      return EXIT.ok;
+      return values.check && !report.check.passed ? EXIT.failed : EXIT.ok;
     } catch (error) {
       stderr.write(`hiresync status: ${redactSecrets(coerceError(error).message)}\n`);
       return EXIT.failed;

@@ -105,6 +105,8 @@ export interface StatusConfig extends DatabaseConfig {
    * worker's is a warning in the log and in `status`. Default 5 min.
    */
   updatedLookbackMs: number;
+  /** How the environment's account (`default`) authenticates, as {@link AccountsConfig} says. */
+  defaultAuthMode: AuthConfig['mode'] | undefined;
 }
 
 export interface Config extends StatusConfig {

@@ -50,7 +50,7 @@ function formatAccountsHelp(): string {
     ),
     '',
     'options:',
-    formatTermList([['--help', 'print this help']]),
+    formatTermList([['-h, --help', 'print this help']]),
     '',
     "Run 'hiresync accounts SUBCOMMAND --help' for a subcommand's options.",
   ].join('\n');

@@ -2,14 +2,45 @@ import { DEFAULT_ACCOUNT, schemaOf } from '../../account-name.js';
 import { AccountStore } from '../../accounts/account-store.js';
 import type { AccountInfo } from '../../accounts/stored-account.js';
 import { loadAccountsConfig } from '../../config.js';
+import { isoTimestampOrNull } from '../../iso-timestamp.js';
+import { reauthorizationOf } from '../../status-report.js';
 import { EXIT } from '../command.js';
 import { formatTable } from '../format-table.js';
 import type { OptionTable } from '../options.js';
+import { tableTimestamp } from '../status-detail.js';
 import { openDatabase } from './connections.js';
 import { defineSubcommand } from './subcommand.js';
 
-/** `hiresync accounts list` takes no option but `--help`. */
-export const options = {} as const satisfies OptionTable;
+/** Options of `hiresync accounts list`. */
+export const options = {
+  json: {
+    type: 'boolean',
+    description: 'print one JSON document instead (timestamps ISO 8601 UTC)',
+  },
+} as const satisfies OptionTable;
+
+/** One account as `accounts list` shows it: a row of the table, an object of `--json`. */
+export interface AccountListRow {
+  name: string;
+  /** Null when unknown (default with no credentials in the environment). */
+  authMode: string | null;
+  schema: string;
+  /** `enabled`, `disabled`, `needs_reauthorization`; default's `not configured`. */
+  state: string;
+  /** When its last successful run finished, ISO 8601 UTC; null before the first. */
+  lastSuccess: string | null;
+  /** State needs_reauthorization: why, and what to do. */
+  reauthorization: { reason: string; action: string } | null;
+}
+
+/** The table's columns: header and cell of a row. */
+const COLUMNS: ReadonlyArray<readonly [string, (row: AccountListRow) => string]> = [
+  ['account', (r) => r.name],
+  ['auth mode', (r) => r.authMode ?? '-'],
+  ['schema', (r) => r.schema],
+  ['state', (r) => r.state],
+  ['last success', (r) => tableTimestamp(r.lastSuccess)],
+];
 
 /** `hiresync accounts list`: a table of `default` and every registered account. */
 export const list = defineSubcommand({
@@ -23,34 +54,50 @@ export const list = defineSubcommand({
     the table, one line per partner account in state needs_reauthorization says why and
     what to do.
 
+    With --json, one JSON document of the same facts: {"accounts": [{"name",
+    "authMode", "schema", "state", "lastSuccess", "reauthorization"}]}, null
+    where the table shows "-", timestamps ISO 8601 UTC.
+
     Needs DATABASE_URL. Exit 0, or 1 when Postgres cannot be read.`,
   options,
-  async execute(_values, _name, { env, stdout }) {
+  async execute(values, _name, { env, stdout }) {
     const config = loadAccountsConfig(env);
     const db = await openDatabase(config.databaseUrl, 'list');
     try {
       const store = new AccountStore(db);
       const registered = await store.list();
-      const rows: string[][] = [
-        [
-          DEFAULT_ACCOUNT,
-          config.defaultAuthMode ?? '-',
-          schemaOf(DEFAULT_ACCOUNT),
-          config.defaultAuthMode ? 'enabled' : 'not configured',
-          (await store.lastSuccess(DEFAULT_ACCOUNT)) ?? '-',
-        ],
+      const rows: AccountListRow[] = [
+        {
+          name: DEFAULT_ACCOUNT,
+          authMode: config.defaultAuthMode ?? null,
+          schema: schemaOf(DEFAULT_ACCOUNT),
+          state: config.defaultAuthMode ? 'enabled' : 'not configured',
+          lastSuccess: isoTimestampOrNull(await store.lastSuccess(DEFAULT_ACCOUNT)),
+          reauthorization: null,
+        },
       ];
       for (const account of registered) {
-        rows.push([
-          account.name,
-          account.authMode,
-          account.schema,
-          account.state,
-          (await store.lastSuccess(account.name)) ?? '-',
-        ]);
+        rows.push({
+          name: account.name,
+          authMode: account.authMode,
+          schema: account.schema,
+          state: account.state,
+          lastSuccess: isoTimestampOrNull(await store.lastSuccess(account.name)),
+          reauthorization:
+            account.state === 'needs_reauthorization'
+              ? reauthorizationOf(account.name, account.partner?.reauthorizationReason)
+              : null,
+        });
+      }
+      if (values.json) {
+        stdout.write(`${JSON.stringify({ accounts: rows }, null, 2)}\n`);
+        return EXIT.ok;
       }
       stdout.write(
-        `${formatTable(['account', 'auth mode', 'schema', 'state', 'last success'], rows)}\n`,
+        `${formatTable(
+          COLUMNS.map(([header]) => header),
+          rows.map((row) => COLUMNS.map(([, cell]) => cell(row))),
+        )}\n`,
       );
       const waiting = registered.filter((a) => a.state === 'needs_reauthorization');
       if (waiting.length > 0) stdout.write(`\n${waiting.map(reauthorizationNote).join('\n')}\n`);
@@ -63,6 +110,9 @@ export const list = defineSubcommand({
 
 /** What `accounts list` says of an account in state needs_reauthorization: why, and what to do. */
 export function reauthorizationNote(account: AccountInfo): string {
-  const reason = account.partner?.reauthorizationReason ?? 'its refresh token was refused';
-  return `${account.name} needs reauthorization: ${reason}; run 'hiresync accounts authorize ${account.name}' (its data is kept)`;
+  const { reason, action } = reauthorizationOf(
+    account.name,
+    account.partner?.reauthorizationReason,
+  );
+  return `${account.name} needs reauthorization: ${reason}; ${action}`;
 }

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { SUBCOMMANDS } from '../../../src/commands/accounts/index.js';
 import { defineCommand } from '../../../src/commands/command.js';
 import { COMMANDS } from '../../../src/commands/index.js';
 import type { OptionTable } from '../../../src/commands/options.js';
@@ -25,8 +27,9 @@ describe('command help', () => {
       for (const [option, spec] of Object.entries(command.options)) {
         const flag = spec.type === 'string' ? `--${option} ${spec.value}` : `--${option}`;
         expect(help, option).toContain(`[${flag}]`);
+        const listed = spec.short === undefined ? flag : `-${spec.short}, ${flag}`;
         expect(help, option).toMatch(
-          new RegExp(`^  ${flag.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}  `, 'm'),
+          new RegExp(`^  ${listed.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}  `, 'm'),
         );
         const text =
           spec.type === 'string' && spec.default !== undefined
@@ -34,7 +37,7 @@ describe('command help', () => {
             : spec.description;
         expect(flatten(help), option).toContain(flatten(text));
       }
-      expect(help).toMatch(/^ {2}--help {2,}print this help$/m);
+      expect(help).toMatch(/^ {2}-h, --help {2,}print this help$/m);
     },
   );
 
@@ -75,7 +78,7 @@ describe('command help', () => {
         '  --colour NAME   paint it (default red)',
         '  --twice         do it again',
         '  --tag T         label the run',
-        '  --help          print this help',
+        '  -h, --help      print this help',
         '',
       ].join('\n'),
     );
@@ -90,6 +93,43 @@ describe('command help', () => {
       expect(flatten(io.out())).toContain(`${command.name} ${flatten(command.summary)}`);
     }
     expect(io.out()).toContain("Run 'hiresync <command> --help' for a command's options.");
+  });
+
+  it('takes -h for --help at the top, on every command and on every accounts subcommand', async () => {
+    const both = async (args: string[]) => {
+      const long = captureIo();
+      const short = captureIo();
+      const codes = [
+        await main([...args, '--help'], {}, long),
+        await main([...args, '-h'], {}, short),
+      ];
+      expect({ codes, out: short.out(), err: short.err() }, args.join(' ')).toEqual({
+        codes: [0, 0],
+        out: long.out(),
+        err: '',
+      });
+      return short.out();
+    };
+    expect(await both([])).toMatch(/^usage: hiresync <command>/);
+    for (const { name } of COMMANDS) {
+      expect(await both([name])).toMatch(new RegExp(`^usage: hiresync ${name}`));
+    }
+    for (const { name } of SUBCOMMANDS) {
+      expect(await both(['accounts', name])).toMatch(
+        new RegExp(`^usage: hiresync accounts ${name}`),
+      );
+    }
+  });
+
+  it('prints the version of package.json on --version and -V', async () => {
+    const { version } = JSON.parse(
+      readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const io = captureIo();
+      expect(await main([flag], {}, io)).toBe(0);
+      expect(io.out()).toBe(`hiresync ${version}\n`);
+    }
   });
 
   it('prints the usage and exits 2 when no command is given', async () => {

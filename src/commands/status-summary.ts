@@ -1,0 +1,118 @@
+import type { AccountReport, StatusReport } from '../status-report.js';
+import { formatTable } from './format-table.js';
+
+/** How `hiresync status` prints: one line per account, or one per resource. */
+export type StatusLayout = 'summary' | 'detail';
+
+/** What decides the layout of `hiresync status`. */
+export interface StatusLayoutInput {
+  /** Standard output is a terminal. */
+  terminal: boolean;
+  /** How many accounts are shown. */
+  accounts: number;
+  /** `--account` was given. */
+  named: boolean;
+  /** `-v`/`--verbose`. */
+  verbose: boolean;
+  /** `--summary`. */
+  summary: boolean;
+}
+
+/**
+ * The rule of `hiresync status`'s layout: `--verbose` and `--summary` decide
+ * when given; else `--account` shows the named accounts' resources; else a
+ * terminal gets one line per account when more than one account is shown,
+ * and anything else (a pipe, a file, a script) the per-resource table it has
+ * always had.
+ */
+export function statusLayout(input: StatusLayoutInput): StatusLayout {
+  if (input.verbose) return 'detail';
+  if (input.summary) return 'summary';
+  if (input.named || !input.terminal) return 'detail';
+  return input.accounts > 1 ? 'summary' : 'detail';
+}
+
+/** `2024-05-01 12:00` (UTC) of an ISO timestamp, or `-`. */
+function minute(iso: string | null): string {
+  return iso === null ? '-' : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
+}
+
+/** The resources cell: `5 ok, 1 failed, 1 not permitted, 2 never run` (the counts that are not 0). */
+export function resourcesCell(account: AccountReport): string {
+  const s = account.summary;
+  const parts = [
+    [s.succeeded, 'ok'],
+    [s.running, 'running'],
+    [s.failed, 'failed'],
+    [s.notPermitted, 'not permitted'],
+    [s.neverRun, 'never run'],
+  ] as const;
+  const shown = parts.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
+  return shown.length > 0 ? shown.join(', ') : '-';
+}
+
+/** The in-flight cell: `jobs: run 12, 3 pages`, `2 runs: jobs, users`, or `-`. */
+export function inFlightCell(account: AccountReport): string {
+  const running = account.resources.flatMap((r) => (r.inFlight ? [{ ...r.inFlight, r }] : []));
+  const [only] = running;
+  if (only === undefined) return '-';
+  if (running.length > 1) {
+    return `${running.length} runs: ${running.map((f) => f.r.resource).join(', ')}`;
+  }
+  const pages = `${only.pages} page${only.pages === 1 ? '' : 's'}`;
+  return `${only.r.resource}: run ${only.runId}, ${pages}${only.active ? '' : ', interrupted'}`;
+}
+
+/** One row of the summary table: account, state, resources, last success (UTC, to the minute), in flight. */
+export function summaryRow(account: AccountReport): string[] {
+  return [
+    account.name,
+    account.state,
+    resourcesCell(account),
+    minute(account.lastSuccess),
+    inFlightCell(account),
+  ];
+}
+
+/**
+ * `hiresync status` in a terminal with several accounts: one line per
+ * account, then why each account that needs re-authorizing does and what to
+ * do, accounts whose runs cannot be read, how many typed views show null,
+ * and how to see the detail.
+ */
+export function formatStatusSummary(report: StatusReport): string {
+  const table = formatTable(
+    ['account', 'state', 'resources', 'last success (UTC)', 'in flight'],
+    report.accounts.map(summaryRow),
+  );
+  const notes = report.accounts.flatMap((a) => [
+    ...(a.reauthorization
+      ? [
+          `${a.name} needs reauthorization: ${a.reauthorization.reason}; ${a.reauthorization.action}`,
+        ]
+      : []),
+    ...(a.problem ? [`${a.name}: ${a.problem}`] : []),
+  ]);
+  const views = report.typedViewBlocks.length;
+  if (views > 0) {
+    notes.push(
+      `${views} typed view${views === 1 ? ' shows' : 's show'} null where the records hold values: see 'hiresync status -v'`,
+    );
+  }
+  const hint =
+    "Each resource's last run, error and what to do: 'hiresync status --account NAME', or 'hiresync status -v' for every account.";
+  return [table, ...(notes.length > 0 ? [notes.join('\n')] : []), hint].join('\n\n');
+}
+
+/** What `hiresync status --check` prints: whether it passed, and each problem on its own line. */
+export function formatCheck(report: StatusReport): string {
+  const { passed, problems } = report.check;
+  if (passed) {
+    const checked = report.accounts.filter((a) => a.state !== 'disabled').length;
+    return `status check passed: ${checked} account${checked === 1 ? '' : 's'}, no failed last run, nothing not permitted, none needs re-authorizing`;
+  }
+  return [
+    `status check failed: ${problems.length} problem${problems.length === 1 ? '' : 's'}`,
+    ...problems.map((p) => p.message),
+  ].join('\n');
+}

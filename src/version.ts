@@ -1,0 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * hiresync's version, from its package.json: the nearest one above this
+ * module named `hiresync` (src/ in a checkout, dist/src/ after a build, the
+ * Docker image's /app/dist/src). Read when asked, not on import.
+ */
+export function readVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: unknown;
+        version?: unknown;
+      };
+      if (manifest.name === 'hiresync' && typeof manifest.version === 'string') {
+        return manifest.version;
+      }
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ENOENT') throw error;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error("hiresync's package.json is missing: reinstall hiresync");
+    dir = parent;
+  }
+}

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { checkReport } from '../../src/status-check.js';
+import { accountOf, resource, run } from '../support/status-fixture.js';
+
+const ok = (id: string) => run({ id, outcome: 'succeeded' });
+const failed = (id: string, error: string) => run({ id, outcome: 'failed', error });
+
+describe('status --check', () => {
+  it('passes when every last run succeeded, is running or never ran', () => {
+    const check = checkReport([
+      accountOf({ name: 'acme', authMode: 'partner', state: 'enabled' }, [
+        resource('acme', 'jobs', ok('1')),
+        resource('acme', 'job_posts', run({ id: '2', outcome: 'running' })),
+        resource('acme', 'tracking_links'),
+      ]),
+    ]);
+    expect(check).toEqual({ passed: true, problems: [] });
+  });
+
+  it('fails on a failed last run, naming the account, resource, run and error', () => {
+    const check = checkReport([
+      accountOf({ name: 'acme', authMode: 'partner', state: 'enabled' }, [
+        resource('acme', 'jobs', failed('4', '503 from /v3/jobs: try again later')),
+      ]),
+    ]);
+    expect(check).toEqual({
+      passed: false,
+      problems: [
+        {
+          account: 'acme',
+          resource: 'jobs',
+          kind: 'failed',
+          message: 'acme/jobs: last run 4 failed: 503 from /v3/jobs: try again later',
+        },
+      ],
+    });
+  });
+
+  it('fails on a resource not permitted and on an account that needs re-authorizing', () => {
+    const check = checkReport([
+      accountOf({ name: 'acme', authMode: 'partner', state: 'enabled' }, [
+        resource('acme', 'jobs', ok('1')),
+        resource(
+          'acme',
+          'job_posts',
+          failed('2', '403 from /v3/job_posts: harvest:job_posts:list'),
+        ),
+      ]),
+      accountOf(
+        {
+          name: 'beta',
+          authMode: 'partner',
+          state: 'needs_reauthorization',
+          reauthorizationReason: 'revoked',
+        },
+        [resource('beta', 'jobs', ok('3'))],
+      ),
+    ]);
+    expect(check.passed).toBe(false);
+    expect(check.problems.map((p) => [p.account, p.resource, p.kind])).toEqual([
+      ['acme', 'job_posts', 'not_permitted'],
+      ['beta', null, 'needs_reauthorization'],
+    ]);
+    expect(check.problems[0]?.message).toMatch(
+      /^acme\/job_posts: not permitted: ask for scope harvest:job_posts:list/,
+    );
+    expect(check.problems[1]?.message).toBe(
+      "beta: needs re-authorizing: revoked; run 'hiresync accounts authorize beta' (its data is kept)",
+    );
+  });
+
+  it('ignores a disabled account, whatever its last runs', () => {
+    const check = checkReport([
+      accountOf({ name: 'old', authMode: 'api_key', state: 'disabled' }, [
+        resource('old', 'jobs', failed('1', '401 from /auth/token')),
+      ]),
+    ]);
+    expect(check).toEqual({ passed: true, problems: [] });
+  });
+});

@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { accountOf, resource, run } from '../support/status-fixture.js';
+
+const ACME = { name: 'acme', authMode: 'partner', state: 'enabled' };
+
+describe('the status report of an account', () => {
+  it('shapes a succeeded run with ISO 8601 UTC timestamps and numbers, and the account its latest success', () => {
+    const report = accountOf(ACME, [
+      resource('acme', 'jobs', run({ id: '7', outcome: 'succeeded' })),
+      resource(
+        'acme',
+        'job_posts',
+        run({ id: '8', outcome: 'succeeded', finished_at: '2026-05-01 12:09:00+00' }),
+      ),
+      resource('acme', 'tracking_links'),
+    ]);
+    expect(report).toMatchObject({
+      name: 'acme',
+      authMode: 'partner',
+      state: 'enabled',
+      lastSuccess: '2026-05-01T12:09:00Z',
+      reauthorization: null,
+      problem: null,
+      summary: { succeeded: 2, failed: 0, notPermitted: 0, neverRun: 1, running: 0 },
+    });
+    expect(report.resources[0]).toEqual({
+      resource: 'jobs',
+      state: 'succeeded',
+      lastRun: {
+        id: '7',
+        mode: 'full',
+        startedAt: '2026-05-01T12:00:00.123456Z',
+        finishedAt: '2026-05-01T12:01:00.5Z',
+        pages: 3,
+        records: 120,
+        rejected: 0,
+        deleted: 0,
+        outcome: 'succeeded',
+        error: null,
+        warnings: null,
+      },
+      lastSuccess: expect.objectContaining({ id: '7' }),
+      notPermitted: null,
+      inFlight: null,
+      checkpoint: null,
+      error: null,
+      action: null,
+      clockSkew: null,
+    });
+    expect(report.resources[2]).toMatchObject({
+      resource: 'tracking_links',
+      state: 'never_run',
+      lastRun: null,
+      lastSuccess: null,
+    });
+    // One JSON document: nothing is lost or changed by serialising it.
+    expect(JSON.parse(JSON.stringify(report))).toEqual(report);
+  });
+
+  it('shows a run whose row is still running as in flight, active while a process holds its lock, with its pending checkpoint', () => {
+    const running = run({ id: '9', outcome: 'running', pages: 4, records: '40' });
+    const checkpoint = {
+      runId: '9',
+      resource: 'jobs',
+      mode: 'full' as const,
+      nextUrl: 'http://api/v3/jobs?page=5',
+      pagesDone: 4,
+      stopAtId: null,
+      updatedAt: '2026-05-01T12:00:30.000Z',
+    };
+    const statuses = [resource('acme', 'jobs', running, { checkpoint })];
+    const held = accountOf(ACME, statuses, ['acme/jobs']).resources[0];
+    expect(held).toMatchObject({
+      state: 'running',
+      inFlight: {
+        runId: '9',
+        mode: 'full',
+        startedAt: '2026-05-01T12:00:00.123456Z',
+        pages: 4,
+        records: 40,
+        active: true,
+      },
+      checkpoint: { runId: '9', mode: 'full', pagesDone: 4, savedAt: '2026-05-01T12:00:30.000Z' },
+      lastRun: { outcome: 'running', finishedAt: null },
+      error: null,
+    });
+    expect(accountOf(ACME, statuses).resources[0]?.inFlight?.active).toBe(false);
+    expect(accountOf(ACME, statuses).summary.running).toBe(1);
+  });
+
+  it('names a 403 not permitted with the scope to ask for, and says so for the account when every resource it ran was refused', () => {
+    const refused = (id: string, name: string) =>
+      run({
+        id,
+        outcome: 'failed',
+        error: `403 from /v3/${name}: not permitted: the credential lacks this list's scope harvest:${name}:list`,
+      });
+    const one = accountOf(ACME, [
+      resource('acme', 'jobs', run({ id: '1', outcome: 'succeeded' })),
+      resource('acme', 'job_posts', refused('2', 'job_posts')),
+    ]);
+    expect(one.everyResourceRefused).toBeNull();
+    expect(one.resources[1]).toMatchObject({
+      state: 'not_permitted',
+      notPermitted: {
+        scope: 'harvest:job_posts:list',
+        action: expect.stringMatching(/^ask for scope harvest:job_posts:list /),
+      },
+      error: expect.stringMatching(/^403 from \/v3\/job_posts/),
+      action: expect.stringMatching(/^ask for scope harvest:job_posts:list /),
+    });
+    expect(one.summary).toMatchObject({ succeeded: 1, notPermitted: 1, failed: 0 });
+    const every = accountOf(ACME, [
+      resource('acme', 'jobs', refused('1', 'jobs')),
+      resource('acme', 'job_posts', refused('2', 'job_posts')),
+    ]);
+    expect(every.everyResourceRefused).toMatch(
+      /^every resource answered 403: the authorizing user is most likely not a site administrator \(or the credential holds none of the scopes harvest:jobs:list, harvest:job_posts:list\)/,
+    );
+  });
+
+  it('says why an account needs re-authorizing and what to do, on the account and each resource', () => {
+    const report = accountOf(
+      {
+        name: 'beta',
+        authMode: 'partner',
+        state: 'needs_reauthorization',
+        reauthorizationReason: 'the refresh token was revoked (invalid_grant)',
+      },
+      [resource('beta', 'jobs', run({ id: '3', outcome: 'failed', error: '401 from /token' }))],
+    );
+    expect(report.reauthorization).toEqual({
+      reason: 'the refresh token was revoked (invalid_grant)',
+      action: "run 'hiresync accounts authorize beta' (its data is kept)",
+    });
+    expect(report.resources[0]).toMatchObject({
+      state: 'failed',
+      error: '401 from /token',
+      action: "run 'hiresync accounts authorize beta' (its data is kept)",
+    });
+  });
+
+  it('notes a clock skew beyond the lookback and the second of the Date header, not one within it', () => {
+    const skewed = (ms: number) =>
+      accountOf(ACME, [
+        resource(
+          'acme',
+          'jobs',
+          run({ id: '5', outcome: 'succeeded', api_clock_skew_ms: `${ms}` }),
+        ),
+      ]).resources[0]?.clockSkew;
+    expect(skewed(-600_000)).toEqual({
+      runId: '5',
+      skewMs: -600_000,
+      note: expect.stringMatching(
+        /^the API's clock was 10\.0 min behind this worker's at the first response of run 5, more than HIRESYNC_UPDATED_LOOKBACK \(5\.0 min\)/,
+      ),
+    });
+    expect(skewed(300_900)).toBeNull();
+  });
+
+  it("carries why an account's runs cannot be read", () => {
+    const problem = "schema gamma has no hiresync tables: run 'hiresync migrate'";
+    const report = accountOf({ name: 'gamma', authMode: 'api_key', state: 'enabled' }, [
+      resource('gamma', 'jobs', undefined, { problem }),
+    ]);
+    expect(report.problem).toBe(problem);
+    expect(report.resources[0]).toMatchObject({ state: 'never_run', error: problem });
+  });
+});
