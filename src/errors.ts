@@ -68,7 +68,7 @@ export class ReauthorizationRequiredError extends HiresyncError {
   readonly account: string;
   constructor(account: string, reason: string) {
     super(
-      `account ${account} needs re-authorizing: ${reason}; ask the customer to authorize again with 'hiresync accounts authorize ${account}' (its data is kept)`,
+      `account ${account} needs re-authorizing: ${reason}; ask the customer to authorize again: send their administrator a link from 'hiresync accounts invite ${account}', or run 'hiresync accounts authorize ${account}' where their browser can reach this host (its data is kept)`,
     );
     this.account = account;
   }

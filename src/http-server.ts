@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
@@ -17,6 +17,11 @@ export interface HttpServerOptions {
    * answers 503 when they are missing from Redis.
    */
   schedules?: () => Promise<{ schedules: string; missing: string[] }>;
+  /**
+   * More routes, tried in order before the 404 (the connect links'): each
+   * answers the request and resolves true, or resolves false to pass it on.
+   */
+  routes?: readonly ((req: IncomingMessage, res: ServerResponse) => Promise<boolean>)[];
   /** Default 0.0.0.0 (the container's probe and Prometheus reach it from outside). */
   host?: string;
   /** The console at `/` (HIRESYNC_CONSOLE_PASSWORD); undefined: `/` answers 404 saying how to turn it on. */
@@ -81,6 +86,7 @@ export async function startHttpServer(
       } else if ((req.url ?? '').split('?')[0] === '/') {
         await serveConsole(req, res, options.console);
       } else {
+        for (const route of options.routes ?? []) if (await route(req, res)) return;
         res.writeHead(404, { 'content-type': 'text/plain' });
         res.end('not found: try /healthz or /metrics\n');
       }

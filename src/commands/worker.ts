@@ -1,6 +1,7 @@
 import { AccountStore } from '../accounts/account-store.js';
 import { createApp } from '../app.js';
 import { loadConfig } from '../config.js';
+import { connectRoutes } from '../http/connect-routes.js';
 import { startHttpServer } from '../http-server.js';
 import { createLogger } from '../logger.js';
 import { checkConnections, confirmRedisDatabase } from '../preflight.js';
@@ -11,6 +12,7 @@ import { settlesBy } from '../queue/settles-by.js';
 import type { ScheduleTarget } from '../queue/upsert-schedules.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
 import { registryOf, resolveAccounts } from './account-options.js';
+import { authorizeEndpoint } from './accounts/partner-app.js';
 import { defineCommand, EXIT } from './command.js';
 import type { OptionTable } from './options.js';
 import { consoleOptionsOf } from './worker-console.js';
@@ -26,7 +28,9 @@ export const worker = defineCommand({
     keeps the incremental (HIRESYNC_INCREMENTAL_EVERY) and full (HIRESYNC_FULL_CRON)
     schedules of default and every enabled account (accounts added, disabled or
     removed are picked up within a minute), and serves /healthz and /metrics on
-    HIRESYNC_HTTP_PORT, and with HIRESYNC_CONSOLE_PASSWORD the operators' console at /. With a partner app configured, it refreshes every enabled
+    HIRESYNC_HTTP_PORT, and with HIRESYNC_PUBLIC_URL, the partner app and
+    HIRESYNC_SECRET_KEY the connect links' /connect/<token> and /oauth/callback,
+    and with HIRESYNC_CONSOLE_PASSWORD the operators' console at /. With a partner app configured, it refreshes every enabled
     partner account at least every HIRESYNC_REFRESH_KEEPALIVE. On SIGTERM it
     finishes the pages in hand, checkpoints and exits 0; when Redis does not answer,
     it stops waiting after HIRESYNC_HTTP_TIMEOUT at most, still exits 0, and logs the
@@ -62,12 +66,38 @@ export const worker = defineCommand({
       logger,
     });
     const keeper = new ScheduleKeeper({ queue: app.queue, config, targets, logger });
+    const { partner, publicUrl, secretKeys } = config;
+    const connect =
+      publicUrl && partner && secretKeys
+        ? connectRoutes({
+            db: app.db,
+            publicUrl,
+            secretKeys,
+            partner,
+            authorizeEndpoint: (authUrl) => authorizeEndpoint(env, partner, authUrl),
+            logger,
+            // A connected account's schedulers now, not at the next check.
+            onConnected: () => keeper.repair(),
+          })
+        : undefined;
+    if (publicUrl && !connect) {
+      logger.warn(
+        {
+          missing: [
+            ...(partner ? [] : ['HIRESYNC_PARTNER_CLIENT_ID', 'HIRESYNC_PARTNER_CLIENT_SECRET']),
+            ...(secretKeys ? [] : ['HIRESYNC_SECRET_KEY']),
+          ],
+        },
+        'HIRESYNC_PUBLIC_URL is set, but connect links need the partner app and HIRESYNC_SECRET_KEY: /connect/… and /oauth/callback are not served',
+      );
+    }
     const { port, server } = await startHttpServer({
       port: config.httpPort,
       db: app.db,
       redis: app.redis,
       metrics: app.metrics,
       schedules: () => keeper.health(),
+      routes: connect ? [connect] : [],
       console: consoleOptionsOf(config, app, logger),
     });
     app.startWorker();

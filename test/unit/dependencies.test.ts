@@ -86,6 +86,18 @@ const LAYERS: Record<string, { may: readonly string[]; packagesNot?: readonly st
   'accounts/': {
     may: ['account-name.ts', 'api/', 'config/', 'errors.ts', 'secret.ts', 'warehouse/'],
   },
+  'http/': {
+    may: [
+      'account-name.ts',
+      'accounts/',
+      'api/',
+      'config/',
+      'errors.ts',
+      'logger.ts',
+      'secret.ts',
+      'warehouse/',
+    ],
+  },
   'queue/': {
     may: [
       'account-name.ts',

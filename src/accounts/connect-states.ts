@@ -1,0 +1,244 @@
+/**
+ * The steps of a connect link after it is made (connect-links.ts): opening
+ * it (a fresh OAuth state), claiming the state when the browser comes back,
+ * and marking the link used in the transaction that connects its account.
+ * Every step reads and writes Postgres only, so each may run on any worker.
+ */
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../warehouse/schema.js';
+import type { ConnectLinkTables } from './connect-links.js';
+import { connectTokenHash, newConnectState, verifyConnectToken } from './connect-token.js';
+
+/** Lifetime of a state: the administrator approves within 15 minutes of opening the link. */
+export const STATE_TTL_MS = 15 * 60_000;
+
+/** Why a link does not open, or cannot be used at the callback. */
+export type LinkRefusal =
+  /** The token's signature is wrong under every key (or it is not a token): the database was not asked. */
+  | { kind: 'forged' }
+  /** Signed, but no link has it (another deployment's, or deleted). */
+  | { kind: 'unknown' }
+  | { kind: 'used'; account: string; usedAt: Date }
+  | { kind: 'expired'; account: string; expiredAt: Date }
+  /** The account was registered since with other credentials (client credentials, an API key). */
+  | { kind: 'not partner'; account: string }
+  /** The account existed when the link was made, and was removed since. */
+  | { kind: 'removed'; account: string };
+
+/** Why a callback's state is refused. */
+export type StateRefusal =
+  | { kind: 'unknown state' }
+  /** The state was claimed by an earlier callback: the answer was replayed. */
+  | { kind: 'replayed'; account: string; linkUsed: boolean }
+  | { kind: 'state expired'; account: string }
+  | Extract<LinkRefusal, { kind: 'used' | 'expired' }>;
+
+/** A link opened: the account, the token service its authorization goes to, and the state to send. */
+export interface OpenedLink {
+  account: string;
+  /** The account's {auth_url} (a registered account's own, else the link's). */
+  authUrl: string;
+  /** The OAuth state (a secret): only its hash is stored. */
+  state: string;
+}
+
+/** A link whose state a callback claimed. */
+export interface ClaimedLink {
+  id: string;
+  account: string;
+  /** A new account's URLs, as stored with the link; null when the account existed then. */
+  baseUrl: string | null;
+  authUrl: string | null;
+}
+
+interface LinkRow {
+  id: string;
+  account: string;
+  link_auth_url: string | null;
+  used_at_ms: number | null;
+  expires_at_ms: number;
+  expired: boolean;
+  auth_mode: string | null;
+  account_auth_url: string | null;
+}
+
+/**
+ * Opens the link of `token`: checks its signature under `keys` (no database
+ * access for a forged one), then that it exists, is unused and unexpired, and
+ * that its account can still be connected; then stores a fresh state (its
+ * hash, expiring after `stateTtlMs`) for the link. Opening a link does not
+ * use it (a mail scanner that follows links spends nothing): the callback does.
+ */
+export async function openConnectLink(
+  db: Kysely<Database>,
+  token: string,
+  keys: readonly Buffer[],
+  stateTtlMs = STATE_TTL_MS,
+): Promise<{ ok: true; link: OpenedLink } | { ok: false; refusal: LinkRefusal }> {
+  if (!verifyConnectToken(token, keys)) return { ok: false, refusal: { kind: 'forged' } };
+  const { rows } = await sql<LinkRow>`
+    select l.id::text as id, l.account, l.auth_url as link_auth_url,
+      (extract(epoch from l.used_at) * 1000)::float8 as used_at_ms,
+      (extract(epoch from l.expires_at) * 1000)::float8 as expires_at_ms,
+      l.expires_at <= now() as expired,
+      a.auth_mode, a.auth_url as account_auth_url
+    from hiresync.connect_links l
+    left join hiresync.accounts a on a.name = l.account
+    where l.token_hash = ${connectTokenHash(token)}`.execute(db);
+  const row = rows[0];
+  if (!row) return { ok: false, refusal: { kind: 'unknown' } };
+  const { account } = row;
+  if (row.used_at_ms !== null) {
+    return { ok: false, refusal: { kind: 'used', account, usedAt: new Date(row.used_at_ms) } };
+  }
+  if (row.expired) {
+    return {
+      ok: false,
+      refusal: { kind: 'expired', account, expiredAt: new Date(row.expires_at_ms) },
+    };
+  }
+  if (row.auth_mode !== null && row.auth_mode !== 'partner') {
+    return { ok: false, refusal: { kind: 'not partner', account } };
+  }
+  const authUrl = row.account_auth_url ?? row.link_auth_url;
+  if (authUrl === null) return { ok: false, refusal: { kind: 'removed', account } };
+  const { state, hash } = newConnectState();
+  const states = db.withTables<ConnectLinkTables>();
+  await states
+    .insertInto('hiresync.connect_states')
+    .values({
+      state_hash: hash,
+      link_id: row.id,
+      expires_at: sql<string>`now() + ${Math.round(stateTtlMs)} * interval '1 millisecond'`,
+    })
+    .execute();
+  // States are kept a day past their expiry (a late callback is told it
+  // expired rather than unknown), then go.
+  await states
+    .deleteFrom('hiresync.connect_states')
+    .where('expires_at', '<', sql<string>`now() - interval '1 day'`)
+    .execute();
+  return { ok: true, link: { account, authUrl, state } };
+}
+
+interface ClaimRow {
+  id: string;
+  account: string;
+  base_url: string | null;
+  auth_url: string | null;
+}
+
+interface StateRow {
+  account: string;
+  state_used: boolean;
+  state_expired: boolean;
+  link_used_at_ms: number | null;
+  link_expires_at_ms: number;
+  link_expired: boolean;
+}
+
+/**
+ * Claims the state a callback brought back, in one statement: it must be
+ * known, unused and unexpired, and its link unused and unexpired. The claim
+ * is committed at once (a replay of the callback is refused from then on,
+ * whatever follows); the link is not used by it. Otherwise says why not.
+ */
+export async function claimConnectState(
+  db: Kysely<Database>,
+  state: string,
+): Promise<{ ok: true; link: ClaimedLink } | { ok: false; refusal: StateRefusal }> {
+  const hash = connectTokenHash(state);
+  const { rows } = await sql<ClaimRow>`
+    update hiresync.connect_states s set used_at = now()
+    from hiresync.connect_links l
+    where s.state_hash = ${hash} and l.id = s.link_id
+      and s.used_at is null and s.expires_at > now()
+      and l.used_at is null and l.expires_at > now()
+    returning l.id::text as id, l.account, l.base_url, l.auth_url`.execute(db);
+  const claimed = rows[0];
+  if (claimed) {
+    return {
+      ok: true,
+      link: {
+        id: claimed.id,
+        account: claimed.account,
+        baseUrl: claimed.base_url,
+        authUrl: claimed.auth_url,
+      },
+    };
+  }
+  const found = await sql<StateRow>`
+    select l.account, s.used_at is not null as state_used, s.expires_at <= now() as state_expired,
+      (extract(epoch from l.used_at) * 1000)::float8 as link_used_at_ms,
+      (extract(epoch from l.expires_at) * 1000)::float8 as link_expires_at_ms,
+      l.expires_at <= now() as link_expired
+    from hiresync.connect_states s join hiresync.connect_links l on l.id = s.link_id
+    where s.state_hash = ${hash}`.execute(db);
+  const row = found.rows[0];
+  if (!row) return { ok: false, refusal: { kind: 'unknown state' } };
+  const { account } = row;
+  if (row.state_used) {
+    return {
+      ok: false,
+      refusal: { kind: 'replayed', account, linkUsed: row.link_used_at_ms !== null },
+    };
+  }
+  if (row.link_used_at_ms !== null) {
+    return {
+      ok: false,
+      refusal: { kind: 'used', account, usedAt: new Date(row.link_used_at_ms) },
+    };
+  }
+  if (row.link_expired) {
+    return {
+      ok: false,
+      refusal: { kind: 'expired', account, expiredAt: new Date(row.link_expires_at_ms) },
+    };
+  }
+  return { ok: false, refusal: { kind: 'state expired', account } };
+}
+
+/**
+ * Runs `connect` (exchange the code, store the token) while holding the
+ * link's row lock, and marks the link used in the same transaction: the link
+ * is used exactly when `connect` succeeded, and two callbacks of one link
+ * (two tabs) never both connect. Throws what `connect` throws, the link left
+ * unused; refuses a link used or expired meanwhile without running `connect`.
+ */
+export async function useConnectLink<T>(
+  db: Kysely<Database>,
+  link: ClaimedLink,
+  connect: () => Promise<T>,
+): Promise<
+  | { ok: true; value: T }
+  | { ok: false; refusal: Extract<LinkRefusal, { kind: 'used' | 'expired' }> }
+> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select set_config('lock_timeout', '60s', true)`.execute(trx);
+    const { rows } = await sql<{
+      used_at_ms: number | null;
+      expires_at_ms: number;
+      expired: boolean;
+    }>`
+      select (extract(epoch from used_at) * 1000)::float8 as used_at_ms,
+        (extract(epoch from expires_at) * 1000)::float8 as expires_at_ms,
+        expires_at <= now() as expired
+      from hiresync.connect_links where id = ${link.id} for update`.execute(trx);
+    const row = rows[0];
+    if (!row || row.used_at_ms !== null) {
+      return {
+        ok: false,
+        refusal: { kind: 'used', account: link.account, usedAt: new Date(row?.used_at_ms ?? 0) },
+      };
+    }
+    if (row.expired) {
+      return {
+        ok: false,
+        refusal: { kind: 'expired', account: link.account, expiredAt: new Date(row.expires_at_ms) },
+      };
+    }
+    const value = await connect();
+    await sql`update hiresync.connect_links set used_at = now() where id = ${link.id}`.execute(trx);
+    return { ok: true, value };
+  });
+}

@@ -1,0 +1,269 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Kysely } from 'kysely';
+import { AccountStore } from '../accounts/account-store.js';
+import { CALLBACK_PATH, CONNECT_PATH, connectRedirectUri } from '../accounts/connect-links.js';
+import {
+  type ClaimedLink,
+  claimConnectState,
+  openConnectLink,
+  STATE_TTL_MS,
+  useConnectLink,
+} from '../accounts/connect-states.js';
+import {
+  type NewPartnerAccount,
+  type PartnerAuthorization,
+  savePartnerAuthorization,
+} from '../accounts/partner-authorization.js';
+import { checkNewAccount } from '../accounts/register-account.js';
+import { isUndefinedTable } from '../accounts/stored-account.js';
+import { authorizeRequestUrl } from '../api/authorization-request.js';
+import { exchangeCode } from '../api/exchange-code.js';
+import { createHttp } from '../api/http.js';
+import { authUrlSetting } from '../api/url-setting.js';
+import type { SecretKeys } from '../config/secret-keys.js';
+import type { PartnerConfig } from '../config/types.js';
+import { coerceError, HiresyncError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { redactSecrets, registerSecret } from '../secret.js';
+import type { Database } from '../warehouse/schema.js';
+import {
+  connectedPage,
+  connectFailedPage,
+  INTERNAL_ERROR_PAGE,
+  linkRefusedPage,
+  METHOD_NOT_ALLOWED_PAGE,
+  malformedAnswerPage,
+  NOT_MIGRATED_PAGE,
+  stateRefusedPage,
+  vendorErrorPage,
+} from './connect-messages.js';
+import { type ConnectPage, sendPage, sendRedirect } from './connect-pages.js';
+
+/** Options of {@link connectRoutes}. */
+export interface ConnectRoutesOptions {
+  /** The pool holding hiresync.connect_links, the accounts and their schemas. */
+  db: Kysely<Database>;
+  /** HIRESYNC_PUBLIC_URL: the redirect URI is it + `/oauth/callback`; its path, if any, prefixes the routes. */
+  publicUrl: string;
+  /** HIRESYNC_SECRET_KEY: links signed with any of its keys open; refresh tokens are sealed with the first. */
+  secretKeys: SecretKeys;
+  /** The partner app whose authorization the links ask for. */
+  partner: PartnerConfig;
+  /** The authorize endpoint for an account whose token service is `authUrl` (HIRESYNC_AUTHORIZE_URL, else `authUrl/authorize`). */
+  authorizeEndpoint: (authUrl: string) => string;
+  logger: Logger;
+  /** Told once an account is connected (and enabled): schedule its runs now. Failures are logged. */
+  onConnected?: ((account: string) => Promise<unknown>) | undefined;
+  /** Timeout of the code exchange's request. Default 30 s. */
+  exchangeTimeoutMs?: number;
+  /** Lifetime of a state. Default 15 minutes. */
+  stateTtlMs?: number;
+}
+
+/** A route of the worker's HTTP server: true when it answered the request. */
+export type HttpRoute = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+
+/** Thrown inside the link's transaction: a page to answer, the link left unused. */
+class ConnectRefusal extends HiresyncError {
+  constructor(readonly page: ConnectPage) {
+    super(page.title);
+  }
+}
+
+/**
+ * The routes of connect links, on the worker's HTTP server (no password: the
+ * link's signature and the OAuth state authenticate each step):
+ *
+ * - `GET /connect/<token>`: checks the link (signature, then Postgres: known,
+ *   unused, unexpired), stores a fresh state and redirects to the authorize
+ *   endpoint (`response_type=code`, `client_id`, `redirect_uri`, `state`,
+ *   `scope` when set);
+ * - `GET /oauth/callback?code&state`: claims the state (single use), and
+ *   holding the link's row lock exchanges the code at once, stores the
+ *   refresh token sealed (registering the account and migrating its schema,
+ *   or replacing a registered partner account's token), and marks the link
+ *   used; then tells `onConnected`.
+ *
+ * Every answer is a plain page saying what happened (see connect-messages.ts);
+ * a refusal or failure changes nothing but the state it consumed. The
+ * redirect URI comes from HIRESYNC_PUBLIC_URL alone, never from the request's
+ * Host or X-Forwarded-* headers.
+ */
+export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
+  const prefix = new URL(options.publicUrl).pathname.replace(/\/+$/, '');
+  const redirectUri = connectRedirectUri(options.publicUrl);
+  const exchangeTimeoutMs = options.exchangeTimeoutMs ?? 30_000;
+  const http = createHttp({ timeoutMs: exchangeTimeoutMs });
+  const keys = options.secretKeys.reveal();
+  const { logger } = options;
+
+  /** The request's path below the public URL's own path (a proxy may strip it or pass it on). */
+  const localPath = (pathname: string) =>
+    prefix !== '' && pathname.startsWith(`${prefix}/`) ? pathname.slice(prefix.length) : pathname;
+
+  const answer = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    step: () => Promise<ConnectPage | { redirect: string }>,
+  ) => {
+    if (req.method !== 'GET') {
+      res.setHeader('allow', 'GET');
+      return sendPage(res, METHOD_NOT_ALLOWED_PAGE);
+    }
+    let outcome: ConnectPage | { redirect: string };
+    try {
+      outcome = await step();
+    } catch (error) {
+      if (isUndefinedTable(error)) {
+        outcome = NOT_MIGRATED_PAGE;
+      } else {
+        logger.error({ err: coerceError(error) }, 'connect link step failed');
+        outcome = INTERNAL_ERROR_PAGE;
+      }
+    }
+    if ('redirect' in outcome) sendRedirect(res, outcome.redirect);
+    else sendPage(res, outcome);
+  };
+
+  const open = async (token: string): Promise<ConnectPage | { redirect: string }> => {
+    const opened = await openConnectLink(
+      options.db,
+      token,
+      keys,
+      options.stateTtlMs ?? STATE_TTL_MS,
+    );
+    if (!opened.ok) {
+      const { refusal } = opened;
+      logger.info(
+        { account: 'account' in refusal ? refusal.account : undefined, refused: refusal.kind },
+        'connect link refused',
+      );
+      return linkRefusedPage(refusal);
+    }
+    const { account, authUrl, state } = opened.link;
+    registerSecret(state);
+    logger.info({ account }, 'connect link opened: redirecting to the authorize endpoint');
+    return {
+      redirect: authorizeRequestUrl(options.authorizeEndpoint(authUrl), {
+        clientId: options.partner.clientId,
+        redirectUri,
+        state,
+        scope: options.partner.scope,
+      }),
+    };
+  };
+
+  const callback = async (query: URLSearchParams): Promise<ConnectPage> => {
+    const states = query.getAll('state');
+    const state = states[0];
+    if (states.length !== 1 || state === undefined || state === '') {
+      return stateRefusedPage({ kind: 'unknown state' });
+    }
+    const claimed = await claimConnectState(options.db, state);
+    if (!claimed.ok) {
+      const { refusal } = claimed;
+      logger.info(
+        { account: 'account' in refusal ? refusal.account : undefined, refused: refusal.kind },
+        'connect callback refused',
+      );
+      return stateRefusedPage(refusal);
+    }
+    const { link } = claimed;
+    const errors = query.getAll('error');
+    const codes = query.getAll('code');
+    if (errors.length > 1 || codes.length > 1) {
+      return malformedAnswerPage(link.account, 'it carries code or error more than once');
+    }
+    const error = errors[0];
+    if (error !== undefined) {
+      logger.info({ account: link.account, error }, 'connect callback: authorization refused');
+      return vendorErrorPage(link.account, error, query.get('error_description') ?? undefined);
+    }
+    const code = codes[0];
+    if (code === undefined || code === '') {
+      return malformedAnswerPage(link.account, 'it carries neither a code nor an error');
+    }
+    registerSecret(code);
+    return redeem(link, code);
+  };
+
+  const redeem = async (link: ClaimedLink, code: string): Promise<ConnectPage> => {
+    const { account: name } = link;
+    let used: Awaited<ReturnType<typeof useConnectLink<PartnerAuthorization>>>;
+    try {
+      used = await useConnectLink(options.db, link, () => connect(link, code));
+    } catch (error) {
+      if (error instanceof ConnectRefusal) return error.page;
+      if (isUndefinedTable(error)) throw error;
+      const failure = coerceError(error);
+      logger.warn(
+        { account: name, err: failure },
+        'connect callback: the account could not be connected',
+      );
+      return connectFailedPage(name, redactSecrets(failure.message));
+    }
+    if (!used.ok) return linkRefusedPage(used.refusal);
+    const { account, previousState } = used.value;
+    logger.info({ account: name, previousState }, 'account connected through a connect link');
+    if (account?.state === 'enabled' && options.onConnected) {
+      await options.onConnected(name).catch((scheduling: unknown) => {
+        logger.warn(
+          { account: name, err: coerceError(scheduling) },
+          'connected account not scheduled at once; the schedules pick it up within a minute',
+        );
+      });
+    }
+    return connectedPage(account, name, previousState);
+  };
+
+  /** Exchanges the code and stores the token, under the link's row lock. */
+  const connect = async (link: ClaimedLink, code: string): Promise<PartnerAuthorization> => {
+    const { db, partner } = options;
+    const name = link.account;
+    const store = new AccountStore(db, options.secretKeys, { partner });
+    const existing = await store.get(name);
+    let register: NewPartnerAccount | undefined;
+    let authUrl: string;
+    if (existing) {
+      if (existing.authMode !== 'partner' || existing.authUrl === null) {
+        throw new ConnectRefusal(linkRefusedPage({ kind: 'not partner', account: name }));
+      }
+      authUrl = existing.authUrl;
+    } else {
+      if (link.baseUrl === null || link.authUrl === null) {
+        throw new ConnectRefusal(linkRefusedPage({ kind: 'removed', account: name }));
+      }
+      const owner = await checkNewAccount(db, store, name);
+      authUrl = link.authUrl;
+      register = { baseUrl: link.baseUrl, authUrl, owner };
+    }
+    const refreshToken = await exchangeCode({
+      http,
+      tokenUrl: `${authUrl}/token`,
+      partner,
+      code,
+      redirectUri,
+      logger,
+      timeoutMs: exchangeTimeoutMs,
+      ...(existing ? { authUrlSetting: authUrlSetting(name) } : {}),
+    });
+    return savePartnerAuthorization(db, store, name, refreshToken, register, (warning) =>
+      logger.warn({ account: name, warning }, 'connect callback: warning'),
+    );
+  };
+
+  return async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = localPath(url.pathname);
+    if (path.startsWith(CONNECT_PATH)) {
+      const token = path.slice(CONNECT_PATH.length);
+      await answer(req, res, () => open(token));
+      return true;
+    }
+    if (path === CALLBACK_PATH) {
+      await answer(req, res, () => callback(url.searchParams));
+      return true;
+    }
+    return false;
+  };
+}

@@ -1,0 +1,246 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { refreshTokenPurpose } from '../../src/accounts/refresh-token-vault.js';
+import { SecretBox } from '../../src/accounts/secret-box.js';
+import { runOnce } from '../../src/queue/run-once.js';
+import { Secret } from '../../src/secret.js';
+import { inSchema } from '../../src/warehouse/database.js';
+import { migrateAll } from '../../src/warehouse/migrate-all.js';
+import { type ConnectHarness, startConnectHarness } from '../support/connect-harness.js';
+import { waitFor } from '../support/lifecycle.js';
+import { grantRefreshToken } from '../support/partner-grant.js';
+import { tokenProviderOf } from '../support/partner-harness.js';
+import { type CliProcess, spawnCli } from '../support/run-cli.js';
+
+let h: ConnectHarness;
+let worker: CliProcess | undefined;
+afterEach(async () => {
+  await worker?.kill();
+  worker = undefined;
+  await h?.close();
+});
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The page a response carries, with the headers every page must send. */
+async function page(res: Response): Promise<{ status: number; text: string }> {
+  expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+  expect(res.headers.get('cache-control')).toBe('no-store');
+  expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+  expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'none'; /);
+  return { status: res.status, text: await res.text() };
+}
+
+/** Opens `link` on the public URL's worker: the authorize URL it redirects to. */
+async function open(link: URL): Promise<URL> {
+  const res = await h.get(link);
+  expect(res.status, await res.clone().text()).toBe(302);
+  expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+  return new URL(res.headers.get('location') as string);
+}
+
+/** The sealed and opened refresh token of `account`, and its account's state. */
+async function tokenOf(account: string) {
+  const { rows } = await sql<{ token: string; state: string; reason: string | null }>`
+    select t.token, a.state, t.reauthorization_reason as reason from hiresync.refresh_tokens t
+    join hiresync.accounts a on a.name = t.account where t.account = ${account}`.execute(
+    h.database.db,
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const box = new SecretBox(h.config.secretKeys?.reveal() ?? []);
+  return { ...row, plaintext: box.open(row.token, refreshTokenPurpose(account)) };
+}
+
+/** One full run of `account`'s jobs, as a worker of the deployment runs it. */
+async function syncJobs(account: string) {
+  const [result] = await runOnce(h.workers[1].app, [{ account, resource: 'jobs' }], 'full');
+  const rows = await inSchema(h.database.db, account)
+    .selectFrom('jobs')
+    .select('id')
+    .where('deleted_at', 'is', null)
+    .execute();
+  return { result, rows: rows.length };
+}
+
+describe('connect links end to end', () => {
+  it('connects a new partner account: invite, the link on one worker, the authorize endpoint, the callback on another; the account is registered with its token sealed, migrated, scheduled, and syncs', async () => {
+    h = await startConnectHarness();
+    const invited = await h.invite(['acme']);
+    expect(invited.code, invited.stderr).toBe(0);
+    const link = invited.link as URL;
+    expect(link.origin).toBe(h.publicUrl);
+    expect(invited.stdout).toContain('connect link for account acme, single use, valid until');
+    const token = link.pathname.slice('/connect/'.length);
+
+    const authorize = await open(link);
+    expect(authorize.origin + authorize.pathname).toBe(h.sim.authorizeUrl);
+    expect(Object.fromEntries(authorize.searchParams)).toMatchObject({
+      response_type: 'code',
+      client_id: 'partner-client',
+      redirect_uri: `${h.publicUrl}/oauth/callback`,
+    });
+    const state = authorize.searchParams.get('state') as string;
+    expect(Buffer.from(state, 'base64url')).toHaveLength(32);
+    expect(h.connected).toEqual([]);
+
+    const callback = await h.approve(authorize, 'acme');
+    expect(callback.origin + callback.pathname).toBe(`${h.publicUrl}/oauth/callback`);
+    const code = callback.searchParams.get('code') as string;
+    // The load balancer sends the browser's return to the other worker.
+    const connected = await page(await h.get(h.at(callback, h.workers[1])));
+    expect(connected.status, connected.text).toBe(200);
+    expect(connected.text).toContain('The account acme is connected');
+    expect(connected.text).toContain('You can close this page.');
+    for (const secret of [code, state, token]) expect(connected.text).not.toContain(secret);
+
+    const stored = await tokenOf('acme');
+    expect(stored).toMatchObject({ state: 'enabled', reason: null });
+    expect(stored?.token.startsWith('hs1.')).toBe(true);
+    const everything = await h.snapshot();
+    for (const secret of [stored?.plaintext as string, code, state, token]) {
+      expect(everything).not.toContain(secret);
+    }
+    expect((await h.store.get('acme'))?.authMode).toBe('partner');
+    const { rows: links } = await sql<{ used: boolean }>`
+      select used_at is not null as used from hiresync.connect_links`.execute(h.database.db);
+    expect(links).toEqual([{ used: true }]);
+    expect(h.sim.partnerStats('acme')).toMatchObject({ codesRedeemed: 1, invalidGrants: 0 });
+
+    // Scheduled at once by the worker that answered, not at the next check.
+    expect(h.connected).toEqual(['acme']);
+    const schedulers = (await h.workers[0].app.queue.getJobSchedulers()).map((s) => s.key ?? s.id);
+    expect(schedulers).toEqual(expect.arrayContaining(['incremental:acme:jobs', 'full:acme:jobs']));
+
+    const { result, rows } = await syncJobs('acme');
+    expect(result).toMatchObject({ ok: true });
+    expect(rows).toBe(25);
+    for (const worker of h.workers) {
+      for (const secret of [code, state, token]) expect(worker.log.text()).not.toContain(secret);
+    }
+  });
+
+  it('re-authorizes an account in needs_reauthorization through a link: its token is replaced, it is enabled again and keeps its data', async () => {
+    h = await startConnectHarness();
+    await h.store.addPartner(
+      'acme',
+      h.sim.url,
+      h.sim.authUrl,
+      new Secret(await grantRefreshToken(h.sim)),
+    );
+    await migrateAll(h.database.db);
+    expect((await syncJobs('acme')).rows).toBe(25);
+    h.sim.revokeAuthorization('acme');
+    await expect(tokenProviderOf(await h.store.resolve('acme')).getToken()).rejects.toThrow(
+      'needs re-authorizing',
+    );
+    const before = await tokenOf('acme');
+    expect(before?.state).toBe('needs_reauthorization');
+
+    const invited = await h.invite(['acme']);
+    expect(invited.code, invited.stderr).toBe(0);
+    const callback = await h.approve(await open(invited.link as URL), 'acme');
+    const connected = await page(await h.get(callback));
+    expect(connected.status, connected.text).toBe(200);
+    expect(connected.text).toContain('hiresync is authorized again to read the account acme');
+
+    const after = await tokenOf('acme');
+    expect(after).toMatchObject({ state: 'enabled', reason: null });
+    expect(after?.plaintext).not.toBe(before?.plaintext);
+    expect(h.connected).toEqual(['acme']);
+    const { result, rows } = await syncJobs('acme');
+    expect(result).toMatchObject({ ok: true });
+    expect(rows).toBe(25);
+  });
+
+  it("hiresync worker serves the links at HIRESYNC_PUBLIC_URL and runs a connected account's first sync at once (built CLI)", async () => {
+    h = await startConnectHarness();
+    const port = await freePort();
+    const env = {
+      ...h.env,
+      HIRESYNC_HTTP_PORT: String(port),
+      HIRESYNC_PUBLIC_URL: `http://127.0.0.1:${port}/`,
+    };
+    worker = spawnCli(['worker'], { ...env, LOG_LEVEL: 'info' });
+    await waitFor(async () => worker?.stdout().includes('worker started'), 20_000, 50);
+    const invited = await h.invite(['acme'], env);
+    expect(invited.code, invited.stderr).toBe(0);
+    expect(invited.link?.origin).toBe(`http://127.0.0.1:${port}`);
+    const callback = await h.approve(await open(invited.link as URL), 'acme');
+    expect(callback.origin).toBe(`http://127.0.0.1:${port}`);
+    const connected = await page(await h.get(callback));
+    expect(connected.status, connected.text).toBe(200);
+
+    const runs = () =>
+      inSchema(h.database.db, 'acme')
+        .selectFrom('sync_runs')
+        .select(['outcome', 'records'])
+        .where('outcome', '!=', 'running')
+        .execute();
+    const [run] = await waitFor(async () => {
+      const done = await runs();
+      return done.length > 0 && done;
+    }, 30_000);
+    expect(run).toMatchObject({ outcome: 'succeeded' });
+    worker.child.kill('SIGTERM');
+    expect(await worker.exit).toBe(0);
+    expect(worker.stdout() + worker.stderr()).not.toContain(
+      invited.link?.pathname.slice('/connect/'.length),
+    );
+  });
+
+  it('refuses to invite an account that is not a partner account (exit 1, no link made)', async () => {
+    h = await startConnectHarness();
+    await h.store.add({
+      name: 'beta',
+      baseUrl: h.sim.url,
+      auth: { mode: 'api_key', apiKey: new Secret('some-api-key') },
+    });
+    const invited = await h.invite(['beta']);
+    expect(invited.code).toBe(1);
+    expect(invited.stderr).toContain(
+      'account beta authenticates with an API key, not partner authorization: a connect link applies to partner accounts only',
+    );
+    expect(invited.link).toBeUndefined();
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from hiresync.connect_links`.execute(h.database.db);
+    expect(rows[0]?.n).toBe(0);
+  });
+
+  it('needs HIRESYNC_PUBLIC_URL, HIRESYNC_SECRET_KEY and the partner app: exit 2 naming each, before connecting', async () => {
+    h = await startConnectHarness();
+    const invited = await h.invite(['acme'], {
+      HIRESYNC_PUBLIC_URL: '',
+      HIRESYNC_SECRET_KEY: '',
+      HIRESYNC_PARTNER_CLIENT_ID: '',
+      HIRESYNC_PARTNER_CLIENT_SECRET: '',
+      DATABASE_URL: 'postgres://127.0.0.1:1/nowhere',
+    });
+    expect(invited.code).toBe(2);
+    for (const variable of [
+      'HIRESYNC_PUBLIC_URL: is required to make a connect link',
+      'HIRESYNC_SECRET_KEY: is required to sign a connect link',
+      'HIRESYNC_PARTNER_CLIENT_ID: is required to make a connect link',
+      'HIRESYNC_PARTNER_CLIENT_SECRET: is required to make a connect link',
+    ]) {
+      expect(invited.stderr).toContain(variable);
+    }
+    const plain = await h.invite(['acme'], { HIRESYNC_PUBLIC_URL: 'http://hiresync.example.com' });
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain(
+      'HIRESYNC_PUBLIC_URL: must use https:// (plain http is allowed only for loopback hosts)',
+    );
+    const long = await h.invite(['acme', '--expires', '31d']);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toContain('--expires must be a duration from 1m to 30d');
+  });
+});
