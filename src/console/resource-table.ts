@@ -12,7 +12,10 @@ const STATE: Readonly<Record<ResourceState, { label: string; badge: string }>> =
 
 function runCell(run: RunReport | null): SafeHtml {
   if (!run) return html`<span class="empty">–</span>`;
-  return html`${run.mode} · ${when(run.startedAt)}${run.finishedAt ? html`<br><span class="progress">finished ${when(run.finishedAt)}</span>` : ''}`;
+  const started = when(run.startedAt) ?? '';
+  // Finished the day it started: the time says enough.
+  const finished = when(run.finishedAt)?.replace(started.slice(0, 11), '');
+  return html`${run.mode} · ${started}${finished ? html`<br><span class="progress">finished ${finished}</span>` : ''}`;
 }
 
 /** A run in flight: its progress, or where an interrupted run resumes. */

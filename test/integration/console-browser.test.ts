@@ -2,7 +2,8 @@
 // package, driven by playwright-core (no browser download). An operator logs
 // in, sees a failing account's error and what to do, makes a connect link
 // for an account that needs re-authorizing; a page of another site posting
-// the same form, and a POST without the form's token, make none.
+// the same form, and a POST without the form's token, make none; the
+// customer opens the link made and the account is enabled again.
 // Screenshots go to test-results/ (gitignored); their paths are logged.
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -131,5 +132,24 @@ describe('the console in headless Chromium', () => {
     expect(tokenless.status()).toBe(403);
     expect(await tokenless.text()).toContain('The form carries no token');
     expect(await deployment.linkCount()).toBe(1);
+
+    // The customer's administrator opens the link (another browser, no
+    // login), approves at the simulator's authorize endpoint, and lands on
+    // the worker's page saying acme is authorized again.
+    h.sim.authorizeAs('acme');
+    const customer = await (await browser.newContext()).newPage();
+    await customer.goto(link ?? '');
+    expect(await customer.locator('body').textContent()).toContain(
+      'hiresync is authorized again to read the account acme',
+    );
+    await screenshot(customer, 'customer-connected');
+    expect((await h.store.get('acme'))?.state).toBe('enabled');
+
+    // The console now shows acme enabled, and no button.
+    const reloaded = await page.goto(`${deployment.url}/`);
+    expect(reloaded?.status()).toBe(200);
+    expect(await page.locator('#account-acme h3').textContent()).toBe('acme enabled');
+    expect(await page.locator('form').count()).toBe(0);
+    await screenshot(page, 'after-reauthorization');
   }, 120_000);
 });

@@ -232,6 +232,22 @@ describe('the console page', () => {
     expect(page).toContain('2 problems');
   });
 
+  it("shows a run's start, and its finish as a time on the same day, else with its date", () => {
+    const page = renderConsolePage(MIXED, { formToken: TOKEN });
+    expect(page).toContain(
+      'full · 2026-11-26 03:00:00 UTC<br><span class="progress">finished 03:01:30 UTC</span>',
+    );
+    const overnight = renderConsolePage(
+      report([
+        account('alpha', {
+          resources: [resource('jobs', { lastRun: run({ finishedAt: '2026-11-27T00:10:00Z' }) })],
+        }),
+      ]),
+      { formToken: TOKEN },
+    );
+    expect(overnight).toContain('finished 2026-11-27 00:10:00 UTC');
+  });
+
   it('shows a link just made at the top, with when it expires', () => {
     const page = renderConsolePage(MIXED, {
       formToken: TOKEN,
