@@ -11,7 +11,6 @@ import { accountNameProblem } from '../account-name.js';
 import type { SecretKeys } from '../config/secret-keys.js';
 import type { PartnerConfig } from '../config/types.js';
 import { ConfigError, HiresyncError } from '../errors.js';
-import { registerSecret } from '../secret.js';
 import type { Database } from '../warehouse/schema.js';
 import { AccountStore } from './account-store.js';
 import { newConnectToken } from './connect-token.js';
@@ -114,7 +113,7 @@ function missingSettings(
  * which only the SHA-256 is stored, in hiresync.connect_links, with the
  * expiry and, for a new account, its URLs. Returns the URL to send
  * (`HIRESYNC_PUBLIC_URL/connect/<token>`; a secret: whoever holds it can
- * connect the account) and when it expires.
+ * connect the account, so it goes to no log) and when it expires.
  *
  * Throws a ConfigError when the partner app or HIRESYNC_SECRET_KEY is
  * missing, and a HiresyncError when the name is invalid, the lifetime out of
@@ -160,7 +159,6 @@ export async function createConnectLink(
     urls = { baseUrl: given.baseUrl, authUrl: given.authUrl };
   }
   const { token, hash } = newConnectToken(options.secretKeys.reveal());
-  registerSecret(token);
   const row = await db
     .withTables<ConnectLinkTables>()
     .insertInto('hiresync.connect_links')

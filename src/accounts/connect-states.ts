@@ -203,16 +203,14 @@ export async function claimConnectState(
  * link's row lock, and marks the link used in the same transaction: the link
  * is used exactly when `connect` succeeded, and two callbacks of one link
  * (two tabs) never both connect. Throws what `connect` throws, the link left
- * unused; refuses a link used or expired meanwhile without running `connect`.
+ * unused; refuses a link used, expired or deleted meanwhile without running
+ * `connect`.
  */
 export async function useConnectLink<T>(
   db: Kysely<Database>,
   link: ClaimedLink,
   connect: () => Promise<T>,
-): Promise<
-  | { ok: true; value: T }
-  | { ok: false; refusal: Extract<LinkRefusal, { kind: 'used' | 'expired' }> }
-> {
+): Promise<{ ok: true; value: T } | { ok: false; refusal: LinkRefusal }> {
   return db.transaction().execute(async (trx) => {
     await sql`select set_config('lock_timeout', '60s', true)`.execute(trx);
     const { rows } = await sql<{
@@ -225,10 +223,12 @@ export async function useConnectLink<T>(
         expires_at <= now() as expired
       from hiresync.connect_links where id = ${link.id} for update`.execute(trx);
     const row = rows[0];
-    if (!row || row.used_at_ms !== null) {
+    // Deleted since the state was claimed: withdrawn.
+    if (!row) return { ok: false, refusal: { kind: 'unknown' } };
+    if (row.used_at_ms !== null) {
       return {
         ok: false,
-        refusal: { kind: 'used', account: link.account, usedAt: new Date(row?.used_at_ms ?? 0) },
+        refusal: { kind: 'used', account: link.account, usedAt: new Date(row.used_at_ms) },
       };
     }
     if (row.expired) {

@@ -2,8 +2,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createConnectLink } from '../../src/accounts/connect-links.js';
 import { refreshTokenPurpose } from '../../src/accounts/refresh-token-vault.js';
 import { SecretBox } from '../../src/accounts/secret-box.js';
+import { connectRoutes } from '../../src/http/connect-routes.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { Secret } from '../../src/secret.js';
 import { inSchema } from '../../src/warehouse/database.js';
@@ -196,6 +198,51 @@ describe('connect links end to end', () => {
     expect(worker.stdout() + worker.stderr()).not.toContain(
       invited.link?.pathname.slice('/connect/'.length),
     );
+  });
+
+  it('behind a reverse proxy: HIRESYNC_PUBLIC_URL decides the redirect URI, never X-Forwarded-*, and its path is served passed on or stripped', async () => {
+    h = await startConnectHarness();
+    const publicUrl = 'https://hiresync.example.com/sync';
+    const { url } = await createConnectLink(h.database.db, {
+      account: 'acme',
+      expiresInMs: 3_600_000,
+      publicUrl,
+      secretKeys: h.config.secretKeys,
+      partner: h.config.partner,
+      urls: { baseUrl: h.sim.url, authUrl: h.sim.authUrl },
+    });
+    expect(url).toMatch(/^https:\/\/hiresync\.example\.com\/sync\/connect\/[\w-]+\.[\w-]+$/);
+    const route = connectRoutes({
+      db: h.workers[0].app.db,
+      publicUrl,
+      secretKeys: h.config.secretKeys as NonNullable<typeof h.config.secretKeys>,
+      partner: h.config.partner as NonNullable<typeof h.config.partner>,
+      authorizeEndpoint: () => h.sim.authorizeUrl,
+      logger: h.workers[0].log.logger,
+    });
+    const proxied = createServer((req, res) => void route(req, res));
+    await new Promise<void>((resolve) => proxied.listen(0, '127.0.0.1', resolve));
+    try {
+      const origin = `http://127.0.0.1:${(proxied.address() as AddressInfo).port}`;
+      const path = new URL(url).pathname;
+      for (const forwarded of [path, path.replace(/^\/sync/, '')]) {
+        const res = await fetch(`${origin}${forwarded}`, {
+          redirect: 'manual',
+          headers: {
+            'x-forwarded-host': 'evil.example',
+            'x-forwarded-proto': 'http',
+            forwarded: 'host=evil.example;proto=http',
+          },
+        });
+        expect(res.status).toBe(302);
+        const location = new URL(res.headers.get('location') as string);
+        expect(location.searchParams.get('redirect_uri')).toBe(
+          'https://hiresync.example.com/sync/oauth/callback',
+        );
+      }
+    } finally {
+      await new Promise((resolve) => proxied.close(resolve));
+    }
   });
 
   it('refuses to invite an account that is not a partner account (exit 1, no link made)', async () => {

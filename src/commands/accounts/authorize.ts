@@ -77,7 +77,8 @@ export const authorize = defineSubcommand({
     the refresh token stored sealed with HIRESYNC_SECRET_KEY. A new account is registered
     and its schema migrated as by 'accounts add'; an existing one keeps its data, URLs
     and schema, and is enabled again if it needed reauthorization (a disabled one stays
-    disabled). The code and the tokens are never printed.
+    disabled). The code and the tokens are never printed. For an administrator whose
+    browser cannot reach this host, send a link from 'hiresync accounts invite NAME'.
 
     Needs DATABASE_URL, HIRESYNC_SECRET_KEY, HIRESYNC_PARTNER_CLIENT_ID and
     HIRESYNC_PARTNER_CLIENT_SECRET, and --base-url/--auth-url or
