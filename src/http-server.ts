@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
-import { type ConsoleOptions, serveConsole } from './console/serve-console.js';
+import { type ConsoleOptions, isConsolePath, serveConsole } from './console/serve-console.js';
 import type { Metrics } from './metrics.js';
 import type { Database } from './warehouse/schema.js';
 
@@ -83,7 +83,7 @@ export async function startHttpServer(
       } else if (req.method === 'GET' && req.url === '/metrics') {
         res.writeHead(200, { 'content-type': options.metrics.registry.contentType });
         res.end(await options.metrics.registry.metrics());
-      } else if ((req.url ?? '').split('?')[0] === '/') {
+      } else if (isConsolePath((req.url ?? '').split('?')[0] ?? '', options.console?.publicUrl)) {
         await serveConsole(req, res, options.console);
       } else {
         for (const route of options.routes ?? []) if (await route(req, res)) return;

@@ -38,7 +38,7 @@ function reauthorizeBox(account: AccountReport, view: ConsoleView): SafeHtml | u
   const button = view.linksUnavailable
     ? html`<p>No connect link can be made here: ${view.linksUnavailable}. Or ${reauth.action}.</p>`
     : html`<p>Send its customer's administrator a connect link: opening it authorizes the partner app again (the link works once).</p>
-<form method="post" action="/">
+<form method="post">
 <input type="hidden" name="token" value="${view.formToken}">
 <input type="hidden" name="account" value="${account.name}">
 <button type="submit">Make a connect link for ${account.name}</button>

@@ -104,6 +104,6 @@ export function messagePage(title: string, lines: readonly string[]): string {
   return consoleDocument(
     title,
     html`<div class="notice bad"><p><strong>${title}</strong></p>${lines.map((l) => html`<p>${l}</p>`)}</div>
-<p><a href="/">Back to the console</a></p>`,
+<p><a href="./">Back to the console</a></p>`,
   );
 }

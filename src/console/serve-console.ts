@@ -51,6 +51,19 @@ export interface ConsoleOptions {
 export const CONSOLE_OFF =
   'not found: the console is off; set HIRESYNC_CONSOLE_PASSWORD (12 characters or more) to serve it here, user hiresync (see docs/console.md)\n';
 
+/**
+ * Whether `path` (without its query) is the console's: `/`, or the path of
+ * HIRESYNC_PUBLIC_URL with a trailing slash (`/hiresync/` for
+ * `https://ops.example.com/hiresync`), which a reverse proxy may pass on
+ * rather than strip. The pages link and post relative to it.
+ */
+export function isConsolePath(path: string, publicUrl: string | undefined): boolean {
+  if (path === '/') return true;
+  if (publicUrl === undefined) return false;
+  const prefix = new URL(publicUrl).pathname.replace(/\/+$/, '');
+  return prefix !== '' && path === `${prefix}/`;
+}
+
 /** Reads a form body of at most {@link MAX_FORM_BYTES}; undefined when it is longer. */
 async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
   const chunks: Buffer[] = [];

@@ -193,6 +193,30 @@ describe('the console over HTTP', () => {
     expect(deployment.worker.stdout()).not.toContain('/connect/');
   }, 60_000);
 
+  it("serves the console at the public URL's path too, for a proxy that passes it on, and its form posts there", async () => {
+    const h = await partner();
+    const deployment = await startConsoleDeployment(h, cli, {}, '/hiresync');
+    const response = await fetch(`${deployment.url}/hiresync/`, { headers: LOGIN });
+    expect(response.status).toBe(200);
+    const page = await response.text();
+    expect(page).toContain('<form method="post">');
+    const made = await fetch(`${deployment.url}/hiresync/`, {
+      method: 'POST',
+      headers: {
+        ...LOGIN,
+        origin: deployment.url,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ account: 'acme', token: formToken(page) }).toString(),
+    });
+    expect(made.status).toBe(200);
+    expect(await made.text()).toContain(`${deployment.url}/hiresync/connect/`);
+    expect(await deployment.linkCount()).toBe(1);
+    for (const path of ['/hiresync', '/hiresync/x', '/other/']) {
+      expect((await fetch(`${deployment.url}${path}`, { headers: LOGIN })).status, path).toBe(404);
+    }
+  }, 60_000);
+
   it('serves nothing else: any other path is 404, with or without the password', async () => {
     const h = await partner();
     const deployment = await startConsoleDeployment(h, cli);

@@ -11,8 +11,10 @@ export const CONSOLE_PASSWORD = 'console password for tests';
 
 /** A worker serving the console over a deployment an operator has to look after. */
 export interface ConsoleDeployment {
-  /** The console's URL (HIRESYNC_PUBLIC_URL, the worker's own address). */
+  /** The worker's own address. */
   url: string;
+  /** HIRESYNC_PUBLIC_URL: `url`, and the path given, if any. */
+  publicUrl: string;
   worker: CliProcess;
   /** The rows of hiresync.connect_links: the links made so far. */
   linkCount: () => Promise<number>;
@@ -33,12 +35,14 @@ export async function freePort(): Promise<number> {
  * registered account whose client secret the API refuses, with a failed last
  * run of jobs; acme in needs_reauthorization (its customer revoked the app);
  * then a worker (jobs only) serving the console with `env` added
- * (HIRESYNC_CONSOLE_PASSWORD {@link CONSOLE_PASSWORD} unless `env` says otherwise).
+ * (HIRESYNC_CONSOLE_PASSWORD {@link CONSOLE_PASSWORD} unless `env` says
+ * otherwise), its HIRESYNC_PUBLIC_URL its own address and `publicPath`.
  */
 export async function startConsoleDeployment(
   h: PartnerHarness,
   cli: (args: string[], env: Record<string, string | undefined>) => CliProcess,
   env: Record<string, string | undefined> = {},
+  publicPath = '',
 ): Promise<ConsoleDeployment> {
   await h.store.add({
     name: 'beta',
@@ -69,7 +73,7 @@ export async function startConsoleDeployment(
   const worker = cli(['worker'], {
     ...h.env,
     HIRESYNC_HTTP_PORT: String(port),
-    HIRESYNC_PUBLIC_URL: url,
+    HIRESYNC_PUBLIC_URL: url + publicPath,
     HIRESYNC_RESOURCES: 'jobs',
     HIRESYNC_INCREMENTAL_EVERY: '1h',
     HIRESYNC_CONSOLE_PASSWORD: CONSOLE_PASSWORD,
@@ -87,6 +91,7 @@ export async function startConsoleDeployment(
   }
   return {
     url,
+    publicUrl: url + publicPath,
     worker,
     linkCount: async () =>
       Number(

@@ -108,7 +108,7 @@ const TOKEN = 'v1.abc.token-of-this-render';
 
 /** The forms of a page: each one's account field. */
 function formAccounts(page: string): string[] {
-  return [...page.matchAll(/<form method="post" action="\/">([\s\S]*?)<\/form>/g)].map(
+  return [...page.matchAll(/<form method="post">([\s\S]*?)<\/form>/g)].map(
     (m) => /name="account" value="([^"]*)"/.exec(m[1] ?? '')?.[1] ?? '?',
   );
 }
