@@ -229,6 +229,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
     incrementalEveryMs: v.HIRESYNC_INCREMENTAL_EVERY,
     fullCron: v.HIRESYNC_FULL_CRON,
     httpPort: v.HIRESYNC_HTTP_PORT,
+    consolePassword: v.HIRESYNC_CONSOLE_PASSWORD,
   });
 }
 

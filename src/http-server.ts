@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
+import { type ConsoleOptions, isConsolePath, serveConsole } from './console/serve-console.js';
 import type { Metrics } from './metrics.js';
 import type { Database } from './warehouse/schema.js';
 
@@ -23,6 +24,8 @@ export interface HttpServerOptions {
   routes?: readonly ((req: IncomingMessage, res: ServerResponse) => Promise<boolean>)[];
   /** Default 0.0.0.0 (the container's probe and Prometheus reach it from outside). */
   host?: string;
+  /** The console at `/` (HIRESYNC_CONSOLE_PASSWORD); undefined: `/` answers 404 saying how to turn it on. */
+  console?: ConsoleOptions | undefined;
 }
 
 async function probe(check: () => Promise<unknown>, timeoutMs = 2000): Promise<string> {
@@ -44,8 +47,8 @@ async function probe(check: () => Promise<unknown>, timeoutMs = 2000): Promise<s
 
 /**
  * Serves GET /healthz (200 when Postgres and Redis answer and, given
- * `schedules`, the job schedulers are in Redis; else 503) and GET /metrics
- * (Prometheus).
+ * `schedules`, the job schedulers are in Redis; else 503), GET /metrics
+ * (Prometheus) and the console at `/` (given `console`); any other path 404.
  */
 export async function startHttpServer(
   options: HttpServerOptions,
@@ -81,6 +84,8 @@ export async function startHttpServer(
         const scrape = await options.metrics.scrape(req.headers['accept-encoding']);
         res.writeHead(200, scrape.headers);
         res.end(scrape.body);
+      } else if (isConsolePath((req.url ?? '').split('?')[0] ?? '', options.console?.publicUrl)) {
+        await serveConsole(req, res, options.console);
       } else {
         for (const route of options.routes ?? []) if (await route(req, res)) return;
         res.writeHead(404, { 'content-type': 'text/plain' });

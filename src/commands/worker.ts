@@ -15,6 +15,7 @@ import { registryOf, resolveAccounts } from './account-options.js';
 import { authorizeEndpoint } from './accounts/partner-app.js';
 import { defineCommand, EXIT } from './command.js';
 import type { OptionTable } from './options.js';
+import { consoleOptionsOf } from './worker-console.js';
 
 /** `hiresync worker` takes no option but `--help`. */
 export const options = {} as const satisfies OptionTable;
@@ -28,7 +29,8 @@ export const worker = defineCommand({
     schedules of default and every enabled account (accounts added, disabled or
     removed are picked up within a minute), and serves /healthz and /metrics on
     HIRESYNC_HTTP_PORT, and with HIRESYNC_PUBLIC_URL, the partner app and
-    HIRESYNC_SECRET_KEY the connect links' /connect/<token> and /oauth/callback. With a partner app configured, it refreshes every enabled
+    HIRESYNC_SECRET_KEY the connect links' /connect/<token> and /oauth/callback,
+    and with HIRESYNC_CONSOLE_PASSWORD the operators' console at /. With a partner app configured, it refreshes every enabled
     partner account at least every HIRESYNC_REFRESH_KEEPALIVE. On SIGTERM it
     finishes the pages in hand, checkpoints and exits 0; when Redis does not answer,
     it stops waiting after HIRESYNC_HTTP_TIMEOUT at most, still exits 0, and logs the
@@ -96,6 +98,7 @@ export const worker = defineCommand({
       metrics: app.metrics,
       schedules: () => keeper.health(),
       routes: connect ? [connect] : [],
+      console: consoleOptionsOf(config, app, logger),
     });
     app.startWorker();
     const keepalive = config.partner

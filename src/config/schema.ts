@@ -5,7 +5,7 @@
  */
 import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
-import { registerSecret } from '../secret.js';
+import { registerSecret, Secret } from '../secret.js';
 import {
   apiUrl,
   byteSize,
@@ -45,6 +45,28 @@ export const secretKeys = z
     }
     for (const item of text.split(',')) registerSecret(item.trim(), { pinned: true });
     return new SecretKeys(parsed.keys);
+  });
+
+/** Fewest characters of HIRESYNC_CONSOLE_PASSWORD: the console makes connect links. */
+const CONSOLE_PASSWORD_MIN = 12;
+
+/**
+ * `HIRESYNC_CONSOLE_PASSWORD`: the password of the worker's console (user
+ * `hiresync`); unset, the console is off. Never quoted in a problem.
+ */
+export const consolePassword = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    if (text === undefined || text === '') return undefined;
+    if (text.length < CONSOLE_PASSWORD_MIN) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be at least ${CONSOLE_PASSWORD_MIN} characters (make one with: openssl rand -base64 18)`,
+      });
+      return z.NEVER;
+    }
+    return new Secret(text);
   });
 
 /** The variables of `status`: the database's, Redis, the secret key and the updated lookback. */
@@ -107,6 +129,7 @@ export const fullFields = {
       { message: 'is not a valid cron pattern (five fields, e.g. "0 3 * * *")' },
     ),
   HIRESYNC_HTTP_PORT: integer(9464, 0, 65535),
+  HIRESYNC_CONSOLE_PASSWORD: consolePassword,
   HIRESYNC_CONCURRENCY: integer(4, 1, 256),
   HIRESYNC_REFRESH_KEEPALIVE: durationMs('6h', 60_000, 7 * 86_400_000),
   HIRESYNC_RATE_LIMIT_WINDOW: durationMs('10s', 100, 86_400_000),

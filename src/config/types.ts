@@ -164,6 +164,8 @@ export interface Config extends StatusConfig {
   incrementalEveryMs: number;
   fullCron: string;
   httpPort: number;
+  /** `HIRESYNC_CONSOLE_PASSWORD`: the console at `/` of the HTTP server (user `hiresync`); undefined: the console is off. */
+  consolePassword: Secret | undefined;
 }
 
 /** The environment as the loaders read it: a frozen copy of `process.env` (readEnv). */

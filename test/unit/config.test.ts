@@ -3,6 +3,7 @@ import { isLoopbackHost } from '../../src/config/fields.js';
 import { loadConfig, loadDatabaseConfig, loadStatusConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
+import { redactSecrets } from '../../src/secret.js';
 
 const BASE = {
   HIRESYNC_BASE_URL: 'https://harvest.example.com',
@@ -355,5 +356,40 @@ describe('HIRESYNC_EXTRA_WALKS', () => {
       expect(found[0], text).toMatch(/^HIRESYNC_EXTRA_WALKS /);
       expect(found[0], text).toContain(JSON.stringify(item));
     }
+  });
+});
+
+describe('HIRESYNC_CONSOLE_PASSWORD', () => {
+  const env = { ...BASE, ...CLIENT };
+
+  it('is unset by default: the console is off', () => {
+    expect(loadConfig(env, RESOURCE_NAMES).consolePassword).toBeUndefined();
+  });
+
+  it('keeps the password as a secret that never prints', () => {
+    const config = loadConfig(
+      { ...env, HIRESYNC_CONSOLE_PASSWORD: 'a long console password' },
+      RESOURCE_NAMES,
+    );
+    expect(config.consolePassword?.reveal()).toBe('a long console password');
+    expect(JSON.stringify(config)).not.toContain('a long console password');
+    expect(redactSecrets('login: a long console password')).toBe('login: [redacted]');
+  });
+
+  it('refuses a password shorter than 12 characters without quoting it', () => {
+    let error: unknown;
+    try {
+      loadConfig({ ...env, HIRESYNC_CONSOLE_PASSWORD: 'short-pw' }, RESOURCE_NAMES);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual([
+      {
+        variable: 'HIRESYNC_CONSOLE_PASSWORD',
+        message: 'must be at least 12 characters (make one with: openssl rand -base64 18)',
+      },
+    ]);
+    expect((error as ConfigError).message).not.toContain('short-pw');
   });
 });

@@ -112,6 +112,10 @@ const LAYERS: Record<string, { may: readonly string[]; packagesNot?: readonly st
       'warehouse/',
     ],
   },
+  'console/': {
+    may: ['errors.ts', 'secret.ts', 'status-report.ts'],
+    packagesNot: ['got', 'bullmq', 'ioredis', 'pg', 'kysely'],
+  },
   'commands/': {
     may: FOLDERS.filter((f) => f !== 'commands/').concat(
       ...readdirSync(SRC).filter((n) => n.endsWith('.ts') && n !== 'main.ts' && n !== 'cli.ts'),

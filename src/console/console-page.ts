@@ -1,0 +1,114 @@
+import type { AccountReport, CheckProblem, StatusReport } from '../status-report.js';
+import { html, type SafeHtml } from './html.js';
+import { consoleDocument } from './page-shell.js';
+import { resourceProblems, resourceTable } from './resource-table.js';
+import { when } from './when.js';
+
+/** What a page of the console shows besides the report. */
+export interface ConsoleView {
+  /** The token of this page's forms (a fresh one per render). */
+  formToken: string;
+  /** Why no connect link can be made here (the button is replaced by this), or undefined. */
+  linksUnavailable?: string | undefined;
+  /** The link the operator just made, shown at the top for them to send. */
+  made?: { account: string; url: string; expiresAt: string } | undefined;
+  /** Why the operator's request made no link, shown at the top. */
+  refusal?: string | undefined;
+}
+
+const PROBLEM: Readonly<Record<CheckProblem['kind'], string>> = {
+  needs_reauthorization: 'needs re-authorizing',
+  failed: 'last run failed',
+  not_permitted: 'not permitted',
+};
+
+const STATE_BADGE: Readonly<Record<string, string>> = {
+  enabled: 'ok',
+  disabled: '',
+  needs_reauthorization: 'warn',
+};
+
+function stateBadge(state: string): SafeHtml {
+  return html`<span class="badge ${STATE_BADGE[state] ?? ''}">${state.replaceAll('_', ' ')}</span>`;
+}
+
+function reauthorizeBox(account: AccountReport, view: ConsoleView): SafeHtml | undefined {
+  const reauth = account.reauthorization;
+  if (!reauth) return undefined;
+  const button = view.linksUnavailable
+    ? html`<p>No connect link can be made here: ${view.linksUnavailable}. Or ${reauth.action}.</p>`
+    : html`<p>Send its customer's administrator a connect link: opening it authorizes the partner app again (the link works once).</p>
+<form method="post">
+<input type="hidden" name="token" value="${view.formToken}">
+<input type="hidden" name="account" value="${account.name}">
+<button type="submit">Make a connect link for ${account.name}</button>
+</form>`;
+  return html`<div class="problem warn">
+<p class="what">Needs re-authorizing: ${reauth.reason}</p>
+${button}
+</div>`;
+}
+
+function accountSection(account: AccountReport, view: ConsoleView): SafeHtml {
+  const s = account.summary;
+  const counts = [
+    s.succeeded > 0 && `${s.succeeded} succeeded`,
+    s.failed > 0 && `${s.failed} failed`,
+    s.notPermitted > 0 && `${s.notPermitted} not permitted`,
+    s.running > 0 && `${s.running} running`,
+    s.neverRun > 0 && `${s.neverRun} never run`,
+  ].filter((c): c is string => typeof c === 'string');
+  return html`<section class="account" id="account-${account.name}">
+<h3>${account.name} ${stateBadge(account.state)}</h3>
+<p class="meta">auth ${account.authMode ?? 'unknown'} · last success ${when(account.lastSuccess) ?? 'never'} · ${counts.join(', ') || 'no resources'}</p>
+${reauthorizeBox(account, view)}
+${account.problem && html`<div class="problem"><p class="what">${account.problem}</p></div>`}
+${account.everyResourceRefused && html`<div class="problem"><p class="what">${account.everyResourceRefused}</p></div>`}
+${resourceTable(account.resources)}
+${resourceProblems(account)}
+</section>`;
+}
+
+function notices(view: ConsoleView): SafeHtml {
+  return html`${
+    view.made &&
+    html`<div class="notice" id="connect-link">
+<p><strong>Connect link for ${view.made.account}</strong> (works once; expires ${when(view.made.expiresAt)}):</p>
+<p class="link">${view.made.url}</p>
+<p>Send it to the customer's administrator. Opening it takes them to the API vendor to authorize the partner app; the account runs again once they have.</p>
+</div>`
+  }${view.refusal && html`<div class="notice bad"><p>${view.refusal}</p></div>`}`;
+}
+
+/**
+ * The console's page: the report of every account (state, last success, per
+ * resource the last run, a run in flight and its progress, the error and
+ * what to do), a button that makes a connect link on each account that
+ * needs re-authorizing (and on no other), and the notices of `view`. Every
+ * value is escaped; the report holds no secret, and only `view.made` holds a
+ * link.
+ */
+export function renderConsolePage(report: StatusReport, view: ConsoleView): string {
+  const attention = report.check.problems;
+  const summary = report.check.passed
+    ? html`<span class="badge ok">all well</span>`
+    : html`<span class="badge bad">${attention.length} ${attention.length === 1 ? 'problem' : 'problems'}</span>`;
+  const blocks = report.typedViewBlocks;
+  return consoleDocument(
+    'hiresync console',
+    html`${notices(view)}
+<p class="meta">${report.accounts.length} ${report.accounts.length === 1 ? 'account' : 'accounts'} · read ${when(report.generatedAt)} · ${summary}</p>
+${
+  attention.length > 0 &&
+  html`<h2>Needs attention</h2>
+<ul>${attention.map((p) => html`<li><a href="#account-${p.account}">${p.account}${p.resource ? `/${p.resource}` : ''}</a>: ${PROBLEM[p.kind]}</li>`)}</ul>`
+}
+<h2>Accounts</h2>
+${report.accounts.length === 0 ? html`<p class="empty">No account yet.</p>` : report.accounts.map((a) => accountSection(a, view))}
+${
+  blocks.length > 0 &&
+  html`<h2>Typed views showing null</h2>
+${blocks.map((b) => html`<div class="problem warn"><p class="what">${b.view} (${b.account}, since ${when(b.since)})</p><p>${b.message}</p></div>`)}`
+}`,
+  );
+}

@@ -1,0 +1,57 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** How long a rendered console page's form may be sent: an hour. */
+export const FORM_TOKEN_TTL_MS = 60 * 60_000;
+
+/** How far ahead of this process's clock another worker's token may be dated (clocks of hosts differ). */
+const CLOCK_LEEWAY_MS = 5 * 60_000;
+
+/** What a form's token is found to be. */
+export type FormTokenCheck = 'ok' | 'missing' | 'forged' | 'expired';
+
+/**
+ * The keys that sign the console's form tokens, the first signs, any checks:
+ * one per key of HIRESYNC_SECRET_KEY (so a token made by one worker is taken
+ * by every other behind the same URL, keys being rolled included), each
+ * derived with the console password (a new password voids the open forms).
+ * Without secret keys, one key derived from the password alone.
+ */
+export function formTokenKeys(password: string, secretKeys: readonly Buffer[]): Buffer[] {
+  const roots = secretKeys.length > 0 ? secretKeys : [Buffer.from('hiresync console')];
+  return roots.map((root) =>
+    createHmac('sha256', root).update('hiresync console form token\0').update(password).digest(),
+  );
+}
+
+function signature(key: Buffer, issuedAt: string): Buffer {
+  return createHmac('sha256', key).update(`console-form:${issuedAt}`).digest();
+}
+
+/** A token for the form of a page rendered at `nowMs`: its time and an HMAC of it. */
+export function createFormToken(keys: readonly Buffer[], nowMs: number): string {
+  const [key] = keys;
+  if (!key) throw new Error('createFormToken needs a key');
+  const issuedAt = Math.floor(nowMs).toString(36);
+  return `v1.${issuedAt}.${signature(key, issuedAt).toString('base64url')}`;
+}
+
+/**
+ * Whether `token` (the form's field, as sent) was made by {@link createFormToken}
+ * under one of `keys` within {@link FORM_TOKEN_TTL_MS} of `nowMs`. The HMAC
+ * is compared in constant time.
+ */
+export function checkFormToken(
+  token: string | undefined,
+  keys: readonly Buffer[],
+  nowMs: number,
+): FormTokenCheck {
+  if (token === undefined || token === '') return 'missing';
+  const match = /^v1\.([0-9a-z]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
+  if (!match?.[1] || !match[2]) return 'forged';
+  const issuedAt = match[1];
+  const given = Buffer.from(match[2], 'base64url');
+  const signed = keys.some((key) => timingSafeEqual(signature(key, issuedAt), given));
+  if (!signed) return 'forged';
+  const age = nowMs - Number.parseInt(issuedAt, 36);
+  return age > FORM_TOKEN_TTL_MS || age < -CLOCK_LEEWAY_MS ? 'expired' : 'ok';
+}

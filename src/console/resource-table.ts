@@ -1,0 +1,88 @@
+import type { AccountReport, ResourceReport, ResourceState, RunReport } from '../status-report.js';
+import { html, type SafeHtml } from './html.js';
+import { when } from './when.js';
+
+const STATE: Readonly<Record<ResourceState, { label: string; badge: string }>> = {
+  succeeded: { label: 'succeeded', badge: 'ok' },
+  failed: { label: 'failed', badge: 'bad' },
+  not_permitted: { label: 'not permitted', badge: 'bad' },
+  running: { label: 'running', badge: 'warn' },
+  never_run: { label: 'never run', badge: '' },
+};
+
+function runCell(run: RunReport | null): SafeHtml {
+  if (!run) return html`<span class="empty">–</span>`;
+  const started = when(run.startedAt) ?? '';
+  // Finished the day it started: the time says enough.
+  const finished = when(run.finishedAt)?.replace(started.slice(0, 11), '');
+  return html`${run.mode} · ${started}${finished ? html`<br><span class="progress">finished ${finished}</span>` : ''}`;
+}
+
+/** A run in flight: its progress, or where an interrupted run resumes. */
+function progressCell(resource: ResourceReport): SafeHtml {
+  const flight = resource.inFlight;
+  if (flight) {
+    return html`<span class="progress">${flight.mode} run ${flight.runId} ${flight.active ? 'in flight' : 'interrupted'}: ${flight.pages} ${flight.pages === 1 ? 'page' : 'pages'}, ${flight.records} records so far${flight.active ? '' : '; resumes from its checkpoint when a worker takes it'}</span>`;
+  }
+  const checkpoint = resource.checkpoint;
+  if (checkpoint) {
+    return html`<span class="progress">checkpoint of ${checkpoint.mode} run ${checkpoint.runId}: resumes at page ${checkpoint.pagesDone + 1}</span>`;
+  }
+  return html`<span class="empty">–</span>`;
+}
+
+/** The table of an account's resources: state, last run, its counts, last success, a run in flight. */
+export function resourceTable(resources: readonly ResourceReport[]): SafeHtml {
+  if (resources.length === 0) return html`<p class="empty">No resource.</p>`;
+  return html`<table>
+<colgroup><col class="resource"><col class="state"><col class="run"><col class="count"><col class="count"><col class="success"><col class="flight"></colgroup>
+<thead><tr><th>resource</th><th>state</th><th>last run</th><th class="num">pages</th><th class="num">records</th><th>last success</th><th>in flight</th></tr></thead>
+<tbody>
+${resources.map(
+  (r) => html`<tr>
+<td>${r.resource}</td>
+<td><span class="badge ${STATE[r.state].badge}">${STATE[r.state].label}</span></td>
+<td>${runCell(r.lastRun)}</td>
+<td class="num">${r.lastRun?.pages ?? '–'}</td>
+<td class="num">${r.lastRun?.records ?? '–'}</td>
+<td>${when(r.lastSuccess?.finishedAt) ?? html`<span class="empty">never</span>`}</td>
+<td>${progressCell(r)}</td>
+</tr>
+`,
+)}</tbody>
+</table>`;
+}
+
+/** What a failed run says when its error carries no separate advice. */
+const RETRY_NOTE =
+  'The error says what to fix; the next scheduled run tries again (or run hiresync sync --account ACCOUNT --resource RESOURCE).';
+
+/**
+ * Below the table: per resource that has one, its error and what to do,
+ * its last successful run's warnings, and a clock-skew note.
+ */
+export function resourceProblems(account: AccountReport): SafeHtml {
+  return html`${account.resources.map((r) => {
+    const action =
+      r.action ??
+      (r.state === 'failed'
+        ? RETRY_NOTE.replace('ACCOUNT', account.name).replace('RESOURCE', r.resource)
+        : undefined);
+    return html`${
+      r.error &&
+      html`<div class="problem" data-resource="${r.resource}">
+<p class="what">${r.resource}: ${r.error}</p>
+${action && html`<p>What to do: ${action}</p>`}
+</div>`
+    }${
+      !r.error &&
+      r.action &&
+      // An account to re-authorize says what to do once, above the table.
+      r.action !== account.reauthorization?.action &&
+      html`<div class="problem warn" data-resource="${r.resource}"><p class="what">${r.resource}: ${r.state.replaceAll('_', ' ')}</p><p>What to do: ${r.action}</p></div>`
+    }${
+      r.lastSuccess?.warnings &&
+      html`<div class="problem warn"><p class="what">${r.resource}: the last successful run could not do everything</p><p>${r.lastSuccess.warnings}</p></div>`
+    }${r.clockSkew && html`<div class="problem warn"><p>${r.resource}: ${r.clockSkew.note}</p></div>`}`;
+  })}`;
+}

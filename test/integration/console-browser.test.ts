@@ -1,0 +1,155 @@
+// The console in a real browser: headless Chromium from Debian's `chromium`
+// package, driven by playwright-core (no browser download). An operator logs
+// in, sees a failing account's error and what to do, makes a connect link
+// for an account that needs re-authorizing; a page of another site posting
+// the same form, and a POST without the form's token, make none; the
+// customer opens the link made and the account is enabled again.
+// Screenshots go to test-results/ (gitignored); their paths are logged.
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { escapeHtml } from '../../src/console/html.js';
+import { CONSOLE_PASSWORD, startConsoleDeployment } from '../support/console-deployment.js';
+import { cleanupAfterEach } from '../support/lifecycle.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const RESULTS = fileURLToPath(new URL('../../test-results/', import.meta.url));
+
+const { partner, cli, defer } = cleanupAfterEach();
+
+async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(RESULTS, { recursive: true });
+  const path = `${RESULTS}console-${name}.png`;
+  await page.screenshot({ path, fullPage: true });
+  console.log(`console screenshot: ${path}`);
+  return path;
+}
+
+/** A page of another site (another origin) holding `form`, posting to `action`: what a CSRF attack serves. */
+async function foreignSite(action: string, form: Record<string, string>): Promise<string> {
+  const fields = Object.entries(form)
+    .map(
+      ([name, value]) =>
+        `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`,
+    )
+    .join('');
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(
+      `<!doctype html><title>A prize for you</title><form method="post" action="${escapeHtml(action)}">${fields}<button type="submit">Claim your prize</button></form>`,
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  defer(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://localhost:${(server.address() as AddressInfo).port}/`;
+}
+
+describe('the console in headless Chromium', () => {
+  it("logs in, shows a failing account's error and what to do, makes a connect link; another site's form and a form without its token make none", async (ctx) => {
+    if (!existsSync(CHROMIUM)) {
+      // In CI the browser test must run: .ci/run installs Debian's chromium.
+      if (process.env.CI)
+        throw new Error(`${CHROMIUM} is missing in CI: install Debian's chromium package`);
+      const why = `skipped: ${CHROMIUM} is absent; install Debian's chromium package (apt-get install chromium) to run the console's browser test (with CI set it fails instead)`;
+      console.warn(`console browser test ${why}`);
+      ctx.skip(why);
+    }
+    const h = await partner();
+    const deployment = await startConsoleDeployment(h, cli);
+    const browser: Browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox'],
+    });
+    defer(() => browser.close());
+    const context = await browser.newContext({
+      httpCredentials: { username: 'hiresync', password: CONSOLE_PASSWORD },
+      viewport: { width: 1280, height: 900 },
+    });
+    const page = await context.newPage();
+
+    // Logged in: every account, and beta's failed run with its error and what to do.
+    const response = await page.goto(`${deployment.url}/`);
+    expect(response?.status()).toBe(200);
+    expect(await page.title()).toBe('hiresync console');
+    const beta = page.locator('#account-beta');
+    expect(await beta.locator('h3').textContent()).toBe('beta enabled');
+    const problem = beta.locator('.problem[data-resource="jobs"]');
+    expect(await problem.locator('.what').textContent()).toMatch(
+      /^jobs: account beta: the token service refused its client secret \(401.*'hiresync accounts update beta'/,
+    );
+    expect(await problem.textContent()).toContain(
+      'What to do: The error says what to fix; the next scheduled run tries again (or run hiresync sync --account beta --resource jobs).',
+    );
+    expect(await page.locator('#account-acme .problem.warn .what').textContent()).toContain(
+      'Needs re-authorizing: its refresh token was refused',
+    );
+    // The one button: acme's; beta and default have none.
+    expect(await page.locator('form button').allInnerTexts()).toEqual([
+      'Make a connect link for acme',
+    ]);
+    const token = (await page.locator('input[name="token"]').getAttribute('value')) ?? '';
+    await screenshot(page, 'overview');
+
+    // The operator makes a link: the page shows it, to send.
+    const [made] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST'),
+      page.getByRole('button', { name: 'Make a connect link for acme' }).click(),
+    ]);
+    expect(made.status()).toBe(200);
+    await page.waitForLoadState();
+    const link = await page.locator('#connect-link .link').textContent();
+    expect(link).toMatch(new RegExp(`^${deployment.url}/connect/[A-Za-z0-9._~-]+$`));
+    expect(await page.locator('#connect-link').textContent()).toContain('Connect link for acme');
+    expect(await deployment.linkCount()).toBe(1);
+    await screenshot(page, 'connect-link');
+
+    // Another site serves the same form, with a valid token even: its POST
+    // carries that site's Origin and is refused.
+    const attacker = await context.newPage();
+    await attacker.goto(await foreignSite(`${deployment.url}/`, { account: 'acme', token }));
+    const [refused] = await Promise.all([
+      attacker.waitForResponse((r) => r.request().method() === 'POST'),
+      attacker.getByRole('button', { name: 'Claim your prize' }).click(),
+    ]);
+    expect(refused.status()).toBe(403);
+    await attacker.waitForLoadState();
+    const refusal = await attacker.locator('main').textContent();
+    expect(refusal).toContain('Refused: no connect link was made');
+    expect(refusal).toMatch(
+      /sent from another site \(Origin http:\/\/localhost:\d+, Sec-Fetch-Site cross-site\), not from this console/,
+    );
+    await screenshot(attacker, 'cross-site-refused');
+    expect(await deployment.linkCount()).toBe(1);
+
+    // The console's own origin without the form's token: refused too.
+    const tokenless = await context.request.post(`${deployment.url}/`, {
+      form: { account: 'acme' },
+      headers: { origin: deployment.url },
+    });
+    expect(tokenless.status()).toBe(403);
+    expect(await tokenless.text()).toContain('The form carries no token');
+    expect(await deployment.linkCount()).toBe(1);
+
+    // The customer's administrator opens the link (another browser, no
+    // login), approves at the simulator's authorize endpoint, and lands on
+    // the worker's page saying acme is authorized again.
+    h.sim.authorizeAs('acme');
+    const customer = await (await browser.newContext()).newPage();
+    await customer.goto(link ?? '');
+    expect(await customer.locator('body').textContent()).toContain(
+      'hiresync is authorized again to read the account acme',
+    );
+    await screenshot(customer, 'customer-connected');
+    expect((await h.store.get('acme'))?.state).toBe('enabled');
+
+    // The console now shows acme enabled, and no button.
+    const reloaded = await page.goto(`${deployment.url}/`);
+    expect(reloaded?.status()).toBe(200);
+    expect(await page.locator('#account-acme h3').textContent()).toBe('acme enabled');
+    expect(await page.locator('form').count()).toBe(0);
+    await screenshot(page, 'after-reauthorization');
+  }, 120_000);
+});
