@@ -93,12 +93,21 @@ export class Metrics {
   /**
    * `defaultMetrics`: Node's process metrics (default true). `db`: where
    * series kept in Postgres are read at each scrape (hiresync_typed_view_blocked),
-   * so they are right from the first scrape after a restart.
+   * so they are right from the first scrape after a restart; without an
+   * account `default` (`withDefault` false), public's views have none.
    */
-  constructor(options: { defaultMetrics?: boolean; db?: Kysely<Database> } = {}) {
+  constructor(
+    options: {
+      defaultMetrics?: boolean;
+      db?: Kysely<Database>;
+      /** Whether there is an account `default` (the environment sets credentials). Default true. */
+      withDefault?: boolean;
+    } = {},
+  ) {
     if (options.defaultMetrics ?? true)
       collectDefaultMetrics({ register: this.registry, prefix: 'hiresync_' });
     const db = options.db;
+    const withDefault = options.withDefault ?? true;
     if (db) {
       new Gauge({
         name: 'hiresync_typed_view_blocked',
@@ -106,7 +115,7 @@ export class Metrics {
         labelNames: ['account', 'view'],
         registers: [this.registry],
         async collect() {
-          const blocks = await readTypedViewBlockStates(db);
+          const blocks = await readTypedViewBlockStates(db, withDefault);
           // Postgres unreachable: the last values read stay.
           if (blocks === undefined) return;
           this.reset();
@@ -147,11 +156,12 @@ export class Metrics {
  */
 async function readTypedViewBlockStates(
   db: Kysely<Database>,
+  withDefault: boolean,
 ): Promise<Array<{ account: string; view: string; blocked: boolean }> | undefined> {
   try {
     const { rows } = await sql<{ schema: string; view: string; blocked: boolean }>`
       select schema, view, message is not null as blocked from hiresync.typed_view_blocks b
-      where schema in ('public', 'all_accounts')
+      where schema = 'all_accounts' or (schema = 'public' and ${withDefault})
         or exists (select 1 from hiresync.accounts a where a.name = b.schema)
       order by schema, view`.execute(db);
     return rows.map((r) => ({

@@ -1,11 +1,17 @@
 import { Redis } from 'ioredis';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
+import { AccountSettingsStore } from '../accounts/account-settings-store.js';
 import { AccountStore } from '../accounts/account-store.js';
-import { loadStatusConfig } from '../config.js';
+import { defaultAuthModeOf, loadStatusConfig } from '../config.js';
 import { coerceError, describeWait, HiresyncError } from '../errors.js';
 import { checkConnections } from '../preflight.js';
 import { redactSecrets } from '../secret.js';
-import { type ResourceStatus, readStatus, readTypedViewBlocks } from '../status.js';
+import {
+  defaultAccountShown,
+  type ResourceStatus,
+  readStatus,
+  readTypedViewBlocks,
+} from '../status.js';
 import { isNotPermitted, scopeOfRun } from '../sync/not-permitted.js';
 import { createDatabase } from '../warehouse/database.js';
 import { parseAccounts } from './account-options.js';
@@ -21,7 +27,7 @@ export const options = {
     value: 'NAME',
     multiple: true,
     description:
-      'default, or a registered account; repeat, or separate with commas (default: every account)',
+      'default (when it exists), or a registered account; repeat, or separate with commas (default: every account)',
   },
 } as const satisfies OptionTable;
 
@@ -89,7 +95,10 @@ export const status = defineCommand({
   summary: "show each resource's last run and pending checkpoint",
   description: `One line per account and resource: the last run (mode, started, finished,
     pages, records, outcome, error), the last success, and whether a checkpoint is
-    pending. A resource whose last run was answered 403 shows as not permitted,
+    pending. The accounts: default when the environment sets its credentials
+    (HIRESYNC_CLIENT_ID or HIRESYNC_API_KEY) or it has runs, then every registered
+    account; the resources: the built-in ones, or an account's own
+    ('accounts add|update --resources'), then any other it has runs of. A resource whose last run was answered 403 shows as not permitted,
     with the scope to ask for (harvest:NAME:list) below the table, or, when
     every resource of the account was refused, that its authorizing user is
     most likely not a site administrator. With registered accounts, an account column comes first and a
@@ -127,8 +136,10 @@ export const status = defineCommand({
         throw error;
       });
       const registered = await new AccountStore(db).list();
+      // default only where it exists: the environment sets its credentials, or it has run.
+      const withDefault = await defaultAccountShown(db, defaultAuthModeOf(env) !== undefined);
       const states = new Map<string, string>([
-        [DEFAULT_ACCOUNT, 'enabled'],
+        ...(withDefault ? [[DEFAULT_ACCOUNT, 'enabled'] as const] : []),
         ...registered.map((a) => [a.name, a.state] as const),
       ]);
       const unknown = (named ?? []).filter((n) => !states.has(n));
@@ -140,7 +151,19 @@ export const status = defineCommand({
       }
       const accounts = named ?? [...states.keys()];
       const withAccount = accounts.some((a) => a !== DEFAULT_ACCOUNT);
-      const statuses = await readStatus(db, redis, config.redisPrefix, accounts);
+      if (accounts.length === 0) {
+        stdout.write(
+          "no account: the environment sets no credentials and none is registered (see 'hiresync accounts add')\n",
+        );
+        return EXIT.ok;
+      }
+      // An account whose settings name its own resources shows those.
+      const own = new Map(
+        [...(await new AccountSettingsStore(db).all())].flatMap(([account, settings]) =>
+          settings.resources ? [[account, settings.resources] as const] : [],
+        ),
+      );
+      const statuses = await readStatus(db, redis, config.redisPrefix, accounts, own);
       const rows = statuses.map((s) => {
         const r = s.lastRun;
         const state = states.get(s.account) ?? 'enabled';

@@ -42,11 +42,10 @@ export type AuthConfig =
       account: string;
     };
 
-/** Everything the API client needs. */
-export interface ApiConfig {
+/** Everything the API client needs but the credentials. */
+export interface ApiSettings {
   /** `HIRESYNC_BASE_URL` without a trailing slash. */
   baseUrl: string;
-  auth: AuthConfig;
   /** Page size asked of the API (1..500). Default 500. */
   perPage: number;
   /** `status` filter of the jobs list. */
@@ -69,6 +68,11 @@ export interface ApiConfig {
   maxPageBytes: number;
   /** Longest Retry-After waited; a longer one ends the run's attempt. Default 1 h. */
   maxRetryAfterMs: number;
+}
+
+/** Everything the API client needs: the settings and one account's credentials. */
+export interface ApiConfig extends ApiSettings {
+  auth: AuthConfig;
 }
 
 /**
@@ -108,7 +112,12 @@ export interface StatusConfig extends DatabaseConfig {
 }
 
 export interface Config extends StatusConfig {
-  api: ApiConfig;
+  /**
+   * The API settings, and the environment's own credentials (account
+   * `default`): undefined when the environment sets none, and then there is
+   * no account `default`.
+   */
+  api: ApiSettings & { auth: AuthConfig | undefined };
   /** Attempts of a failing run before it is recorded as failed. Default 5. */
   runAttempts: number;
   /** First retry delay of a failing run (doubles each attempt). Default 30 s. */
@@ -137,6 +146,7 @@ export interface Config extends StatusConfig {
   extraWalks: Readonly<Record<string, readonly string[]>>;
   /** `HIRESYNC_HISTORY`: keep a version of every record that changes in `<resource>_history`. Default on. */
   history: boolean;
+  /** `HIRESYNC_RESOURCES`: the resources of an account whose settings name none of their own. */
   resources: readonly ResourceName[];
   /** `HIRESYNC_CONCURRENCY`: runs one worker process runs at once. Default 4. */
   concurrency: number;
@@ -144,7 +154,9 @@ export interface Config extends StatusConfig {
   partner: PartnerConfig | undefined;
   /** `HIRESYNC_REFRESH_KEEPALIVE`: each enabled partner account is refreshed at least this often by `worker`. Default 6 h. */
   refreshKeepaliveMs: number;
+  /** `HIRESYNC_INCREMENTAL_EVERY`: an account's incremental schedule, unless its settings say otherwise. Default 15 min. */
   incrementalEveryMs: number;
+  /** `HIRESYNC_FULL_CRON`: an account's full schedule, unless its settings say otherwise. Default `0 3 * * *`. */
   fullCron: string;
   httpPort: number;
 }

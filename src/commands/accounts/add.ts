@@ -12,6 +12,7 @@ import { openDatabase } from './connections.js';
 import { loadPartnerApp } from './partner-app.js';
 import { readSecretLine } from './read-secret.js';
 import { checkNewAccount, registerAccount } from './register-account.js';
+import { readSettingsOptions, settingsOptions } from './settings-options.js';
 import { defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts add`. */
@@ -47,6 +48,7 @@ export const options = {
     description:
       "with --client-id or --partner: the token service's {auth_url}; https unless loopback (default: HIRESYNC_AUTH_URL)",
   },
+  ...settingsOptions,
 } as const satisfies OptionTable;
 
 /** `hiresync accounts add NAME`: registers an account, migrates its schema, refreshes the views. */
@@ -65,7 +67,10 @@ export const add = defineSubcommand({
     --client-id ID); a secret is never taken from the command line, nor printed. It is
     stored sealed with HIRESYNC_SECRET_KEY (required). The control schema, public
     and the new schema are migrated and the all_accounts views refreshed before it
-    returns. A schema NAME left by 'accounts remove' without --drop-data is taken back
+    returns. --resources, --incremental-every and --full-cron give it settings of its own
+    instead of HIRESYNC_RESOURCES, HIRESYNC_INCREMENTAL_EVERY and HIRESYNC_FULL_CRON
+    (read as those are; the tables of a list resource only it names are made in its
+    schema alone). A schema NAME left by 'accounts remove' without --drop-data is taken back
     with its data; any other existing schema NAME, even an empty one, is refused: only
     a schema hiresync created (marked as its own) is taken. When the new
     schema cannot be made ready, the account is not registered.
@@ -74,7 +79,8 @@ export const add = defineSubcommand({
     Exit 0 when added; 1 when the name is
     taken, its schema belongs to something else, or Postgres fails; 2 on a usage or
     configuration error (bad NAME, no or several auth modes, an empty standard input,
-    a missing HIRESYNC_SECRET_KEY, a URL breaking the https rule), before connecting.`,
+    a missing HIRESYNC_SECRET_KEY, a URL breaking the https rule, a bad setting), before
+    connecting.`,
   options,
   async execute(values, name, { env, stdin, stdout, stderr }) {
     const problem = accountNameProblem(name);
@@ -107,6 +113,7 @@ export const add = defineSubcommand({
         `--sub must be a numeric user id (digits only), got ${JSON.stringify(sub)}`,
       );
     }
+    const settings = readSettingsOptions(values);
     const config = loadAccountsConfig(env, {
       secretKey: 'seal the credentials of registered accounts',
     });
@@ -152,6 +159,7 @@ export const add = defineSubcommand({
             ? store.addPartner(name, urls.baseUrl, urls.authUrl ?? '', secret)
             : store.add(account),
         (warning) => stderr.write(`hiresync accounts add: warning: ${warning}\n`),
+        { settings },
       );
       stdout.write(
         `added account ${name} (${describeMode(added.authMode)}, schema ${added.schema}); it syncs with the next 'hiresync sync' or worker\n`,
