@@ -1,5 +1,5 @@
 import { AccountStore } from '../accounts/account-store.js';
-import { createApp } from '../app.js';
+import { type App, createApp } from '../app.js';
 import { loadConfig } from '../config.js';
 import { startHttpServer } from '../http-server.js';
 import { createLogger } from '../logger.js';
@@ -17,6 +17,17 @@ import type { OptionTable } from './options.js';
 
 /** `hiresync worker` takes no option but `--help`. */
 export const options = {} as const satisfies OptionTable;
+
+/**
+ * What the worker schedules and resumes: each enabled account's resources,
+ * each with the account's interval and cron (its settings, else the
+ * deployment's), read now; its schedule keeper calls it every minute.
+ */
+export async function scheduleTargetsOf(
+  app: Pick<App, 'accounts' | 'accountSettings' | 'config'>,
+): Promise<ScheduleTarget[]> {
+  return accountTargets(await app.accounts.enabledNames(), await app.accountSettings(), app.config);
+}
 
 /** `hiresync worker`: runs until SIGTERM/SIGINT, then finishes the pages in hand and exits 0. */
 export const worker = defineCommand({
@@ -52,9 +63,7 @@ export const worker = defineCommand({
       await app.close();
       throw error;
     }
-    // Each enabled account's resources, interval and cron: its settings, else the deployment's.
-    const targets = async (): Promise<ScheduleTarget[]> =>
-      accountTargets(await app.accounts.enabledNames(), await app.accountSettings(), config);
+    const targets = () => scheduleTargetsOf(app);
     // Before this worker takes a job or upserts a schedule: the checkpoints
     // pending now were left by other processes, never by a run of its own.
     const runs = await targets();
