@@ -86,19 +86,21 @@ export function parseResources(
 /**
  * What `sync` runs: without --resource (`named` undefined), each account's
  * own resources (its settings, else HIRESYNC_RESOURCES); with it, the named
- * resources of each account, those only an account's settings name (`later`)
- * for the accounts that name them. A name of `later` no account to sync
- * names is a usage error.
+ * resources of each account, but a list resource HIRESYNC_RESOURCES does not
+ * name only for the accounts whose settings name it (its tables are theirs
+ * alone). Such a name no account to sync names is a usage error.
  */
 function syncTargets(
   accounts: readonly string[],
   settings: ReadonlyMap<string, AccountSettings>,
   config: Config,
   named: readonly ResourceName[] | undefined,
-  later: readonly ResourceName[],
 ): ScheduleTarget[] {
   if (named === undefined) return accountTargets(accounts, settings, config);
   const own = (account: string) => effectiveSettings(config, settings.get(account)).resources;
+  const later = named.filter(
+    (name) => !config.resources.includes(name) && !RESOURCE_NAMES.includes(name),
+  );
   for (const name of later) {
     if (!accounts.some((account) => own(account).includes(name))) {
       throw notConfigured(name, config.resources);
@@ -193,7 +195,6 @@ export const sync = defineCommand({
         await app.accountSettings(),
         config,
         values.resource && values.resource.length > 0 ? resources : undefined,
-        later ?? [],
       );
       const outcomes = await runOnce(app, targets, values.full ? 'full' : 'auto', {
         allowMassDelete,
