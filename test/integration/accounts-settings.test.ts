@@ -4,6 +4,7 @@ import { runKey } from '../../src/account-name.js';
 import { scheduleTargetsOf } from '../../src/commands/worker.js';
 import { main } from '../../src/main.js';
 import { ScheduleKeeper } from '../../src/queue/schedule-keeper.js';
+import { upsertSchedules } from '../../src/queue/upsert-schedules.js';
 import type { AccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
@@ -256,6 +257,10 @@ describe('per-account settings', () => {
     const next = (await app.queue.getJobScheduler(`incremental:${runKey('alpha', 'jobs')}`))?.next;
     expect(next).toBeLessThanOrEqual(Date.now() + 300_000);
     expect(h.log.text()).toContain('"msg":"job schedulers updated"');
+    // Once followed, nothing is replaced again: the schedulers hold what is wanted.
+    expect(
+      (await upsertSchedules(app.queue, h.config, await scheduleTargetsOf(app))).replaced,
+    ).toEqual([]);
 
     expect(
       (await hiresync(h, ['accounts', 'update', 'alpha', '--incremental-every', 'default'])).code,
