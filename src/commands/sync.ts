@@ -54,15 +54,15 @@ function notConfigured(name: string, configured: readonly ResourceName[]): Usage
  * The resources named by `--resource` (repeated or comma-separated), else
  * `configured` (HIRESYNC_RESOURCES). A name must be configured, built in, or
  * given a path by HIRESYNC_RESOURCE_PATHS (`pathNamed`): anything else (a
- * typo) is a usage error, found before anything connects, unless `later` is
- * given: then a name that can be a resource is put there instead, to be
+ * typo) is a usage error, found before anything connects, unless
+ * `accountsMayName`: then a name that can be a resource is taken, to be
  * looked for in the accounts' own settings once they are read.
  */
 export function parseResources(
   values: readonly string[] | undefined,
   configured: readonly ResourceName[],
   pathNamed: readonly string[] = [],
-  later?: ResourceName[],
+  accountsMayName = false,
 ): ResourceName[] {
   if (!values || values.length === 0) return [...configured];
   const names = values.flatMap((v) => v.split(',')).map((v) => v.trim());
@@ -77,8 +77,7 @@ export function parseResources(
     }
     const problem = RESOURCE_NAMES.includes(name) ? undefined : resourceNameProblem(name);
     if (problem) throw new UsageError(`--resource: ${problem}`);
-    if (!later) throw notConfigured(name, configured);
-    if (!later.includes(name)) later.push(name);
+    if (!accountsMayName) throw notConfigured(name, configured);
   }
   return [...new Set(names)] as ResourceName[];
 }
@@ -135,12 +134,11 @@ export const sync = defineCommand({
     const config = loadConfig(env, RESOURCE_NAMES);
     // Names only an account's settings may hold are looked for once they are
     // read; without the secret key no registered account can run, so not then.
-    const later: ResourceName[] | undefined = config.secretKeys ? [] : undefined;
     const resources = parseResources(
       values.resource,
       config.resources,
       Object.keys(config.api.resourcePaths),
-      later,
+      config.secretKeys !== undefined,
     );
     const named = parseAccounts(values.account);
     if (named?.includes(DEFAULT_ACCOUNT) && config.api.auth === undefined) {

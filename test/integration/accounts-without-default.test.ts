@@ -120,8 +120,13 @@ describe('a deployment without the environment credentials', () => {
     expect(unioned.map((r) => r.account)).toEqual(['alpha', 'beta']);
   }, 90_000);
 
-  it('worker and sync exit 2 saying what to do when no account is registered and no partner app is configured', async () => {
+  it('worker and sync exit 2 saying what to do when no account is registered and no partner app is configured; status says there is no account', async () => {
     const { env } = await emptyDeployment();
+    expect(await runCli(['status'], env)).toMatchObject({
+      code: 0,
+      stdout:
+        "no account: the environment sets no credentials and none is registered (see 'hiresync accounts add')\n",
+    });
     for (const command of ['worker', 'sync']) {
       const result = await runCli([command], env);
       expect(result.code, command).toBe(2);
