@@ -105,6 +105,12 @@ export const worker = defineCommand({
       : undefined;
     const schedules = await keeper.upsertAll();
     keeper.start(app.queueRedis);
+    // Listened for before 'worker started' is logged: a supervisor (or a test)
+    // that stops the worker as soon as it reads that line gets a clean stop.
+    const stopped = new Promise<string>((resolve) => {
+      signals.once('SIGINT', () => resolve('SIGINT'));
+      signals.once('SIGTERM', () => resolve('SIGTERM'));
+    });
     logger.info(
       {
         port,
@@ -121,10 +127,7 @@ export const worker = defineCommand({
       },
       'worker started',
     );
-    const signal = await new Promise<string>((resolve) => {
-      signals.once('SIGINT', () => resolve('SIGINT'));
-      signals.once('SIGTERM', () => resolve('SIGTERM'));
-    });
+    const signal = await stopped;
     logger.info({ signal }, 'shutting down: finishing the pages in hand');
     // Redis gone, BullMQ's close and a run's checkpoint would wait for good:
     // what has not closed by then is left (the runs resume from their checkpoints).

@@ -148,7 +148,7 @@ describe('a deployment without the environment credentials', () => {
     await waitFor(async () => worker.stdout().includes('"msg":"worker started"'));
     expect(worker.stdout()).toMatch(/"accounts":0.*"waiting":"no enabled account yet/);
     worker.child.kill('SIGTERM');
-    expect(await worker.exit).toBe(0);
+    expect(await worker.exit, `${worker.stdout()}\n${worker.stderr()}`).toBe(0);
   });
 
   it('sync exits 2 naming the accounts when every registered account is disabled', async () => {
