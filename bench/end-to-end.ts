@@ -16,7 +16,7 @@ import { Redis } from 'ioredis';
 import { firstPageUrl } from '../src/api/api-page-source.js';
 import { createApiClient } from '../src/api/create-api-client.js';
 import { fetchPages, type Page } from '../src/api/fetch-pages.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, withEnvironmentCredentials } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { deletePrefix } from '../src/queue/redis.js';
 import { RESOURCE_NAMES } from '../src/resources/index.js';
@@ -130,7 +130,7 @@ export async function endToEnd(records = 100_000): Promise<EndToEndResult> {
   try {
     // Bare walk: the same pages, fetched and parsed, nothing written.
     const walkEnv = syncEnv(sim.url, 'postgres://unused@127.0.0.1/unused');
-    const config = loadConfig(walkEnv, RESOURCE_NAMES);
+    const config = withEnvironmentCredentials(loadConfig(walkEnv, RESOURCE_NAMES));
     const redis = new Redis(REDIS_URL);
     const client = createApiClient({
       config: config.api,

@@ -14,7 +14,7 @@ import { firstPageUrl } from '../src/api/api-page-source.js';
 import { createApiClient } from '../src/api/create-api-client.js';
 import { fetchPages } from '../src/api/fetch-pages.js';
 import { TokenCipher } from '../src/api/token-cipher.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, withEnvironmentCredentials } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { deletePrefix } from '../src/queue/redis.js';
 import { RESOURCE_NAMES } from '../src/resources/index.js';
@@ -59,18 +59,20 @@ export async function rateLimitedWalk(
     rateLimitResetFormat: options.resetFormat ?? 'seconds',
     dataset: { counts: { tracking_links: pages * perPage } },
   });
-  const config = loadConfig(
-    {
-      HIRESYNC_BASE_URL: sim.url,
-      HIRESYNC_AUTH_URL: sim.authUrl,
-      HIRESYNC_CLIENT_ID: 'demo-client',
-      HIRESYNC_CLIENT_SECRET: 'demo-secret',
-      DATABASE_URL: 'postgres://unused/unused',
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-      HIRESYNC_PER_PAGE: String(perPage),
-      HIRESYNC_RATE_LIMIT_WINDOW: options.configureWindow ? `${windowS}s` : undefined,
-    },
-    RESOURCE_NAMES,
+  const config = withEnvironmentCredentials(
+    loadConfig(
+      {
+        HIRESYNC_BASE_URL: sim.url,
+        HIRESYNC_AUTH_URL: sim.authUrl,
+        HIRESYNC_CLIENT_ID: 'demo-client',
+        HIRESYNC_CLIENT_SECRET: 'demo-secret',
+        DATABASE_URL: 'postgres://unused/unused',
+        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        HIRESYNC_PER_PAGE: String(perPage),
+        HIRESYNC_RATE_LIMIT_WINDOW: options.configureWindow ? `${windowS}s` : undefined,
+      },
+      RESOURCE_NAMES,
+    ),
   );
   const redis = new Redis(config.redisUrl);
   const prefix = `bench-${randomUUID()}`;

@@ -6,12 +6,16 @@ import {
   type AccountDirectory,
   AccountUnavailableError,
 } from './accounts/account.js';
+import { AccountSettingsStore } from './accounts/account-settings-store.js';
 import { assertRegistered } from './accounts/account-store.js';
 import type { ApiClient } from './api/api-client.js';
 import { ApiPageSource } from './api/api-page-source.js';
 import { createApiClient } from './api/create-api-client.js';
 import { createHttp } from './api/http.js';
+import { type AccountSettings, effectiveSettings } from './config/account-settings.js';
+import { resourceNameProblem } from './config/resource-names.js';
 import type { Config } from './config/types.js';
+import type { ResourceName } from './config.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { closeRedis, createQueueRedis, createRedis } from './queue/redis.js';
@@ -22,7 +26,13 @@ import { createSyncQueue } from './queue/sync-job.js';
 import type { AccountContext, SyncProcessorDeps } from './queue/sync-processor.js';
 import { createSyncWorker } from './queue/sync-worker.js';
 import { throttledWarn } from './queue/throttled-warn.js';
-import { BUILT_IN_RESOURCES, catalogFor, type ResourceCatalog } from './resources/index.js';
+import {
+  BUILT_IN_RESOURCES,
+  catalogFor,
+  type ResourceCatalog,
+  type ResourceDeclaration,
+} from './resources/index.js';
+import { defineListResource } from './resources/json-resource.js';
 import type { RunProgress } from './sync/run-resource.js';
 import { createDatabase, inSchema } from './warehouse/database.js';
 import { ensureListResources } from './warehouse/migrate-all.js';
@@ -58,8 +68,10 @@ export interface App {
   queueRedis: Redis;
   metrics: Metrics;
   queue: ReturnType<typeof createSyncQueue>;
-  /** `default` and the registered accounts. */
+  /** `default` (when the environment sets credentials) and the registered accounts. */
   accounts: AccountDirectory;
+  /** The registered accounts' own settings (resources, interval, cron), by account, read now. */
+  accountSettings: () => Promise<Map<string, AccountSettings>>;
   /** The checkpoints of an account's runs. */
   checkpointsOf: (account: string) => RedisCheckpointStore;
   /** One run per (account, resource) at a time, across every process. */
@@ -96,36 +108,69 @@ export interface CloseOutcome {
   inHand: string[];
 }
 
-/** The environment's account: its credentials and base URL are the configuration's. */
-export function environmentAccount(config: Config): Account {
+/**
+ * The environment's account (`default`): its credentials and base URL are the
+ * configuration's. Undefined when the environment sets no credentials: then
+ * there is no account `default`.
+ */
+export function environmentAccount(config: Config): Account | undefined {
+  const { auth } = config.api;
+  if (auth === undefined) return undefined;
   return {
     name: DEFAULT_ACCOUNT,
     schema: schemaOf(DEFAULT_ACCOUNT),
     baseUrl: config.api.baseUrl,
-    auth: config.api.auth,
+    auth,
     version: 'environment',
   };
 }
 
-/** `default`, then the accounts of `registry` (if any). */
+/** Why `default` cannot run when the environment sets no credentials. */
+export const NO_DEFAULT_ACCOUNT =
+  "there is no account default: the environment sets no credentials (HIRESYNC_CLIENT_ID and HIRESYNC_CLIENT_SECRET, or HIRESYNC_API_KEY); name a registered account (see 'hiresync accounts list')";
+
+/** `default` (when the environment has credentials), then the accounts of `registry` (if any). */
 function directoryOf(config: Config, registry: AccountDirectory | undefined): AccountDirectory {
   const own = environmentAccount(config);
   return {
     resolve: async (name) => {
-      if (name === DEFAULT_ACCOUNT) return own;
+      if (name === DEFAULT_ACCOUNT) {
+        if (own) return own;
+        throw new AccountUnavailableError(NO_DEFAULT_ACCOUNT);
+      }
       if (!registry) throw new AccountUnavailableError(`account ${name} is not registered`);
       return registry.resolve(name);
     },
     enabledNames: async () => [
-      DEFAULT_ACCOUNT,
+      ...(own ? [DEFAULT_ACCOUNT] : []),
       ...(registry ? (await registry.enabledNames()).filter((n) => n !== DEFAULT_ACCOUNT) : []),
     ],
   };
 }
 
+/**
+ * `declared`, and a list resource (stored as sent) for any other name that
+ * can be one, declared when first asked for: an account's settings may name
+ * resources HIRESYNC_RESOURCES does not (accounts add|update --resources).
+ */
+function openCatalog(declared: ResourceCatalog): ResourceCatalog {
+  const catalog = new Map(declared);
+  return new (class extends Map<ResourceName, ResourceDeclaration> {
+    override get(name: ResourceName): ResourceDeclaration | undefined {
+      const known = super.get(name);
+      if (known || resourceNameProblem(name) !== undefined) return known;
+      const declaration = defineListResource(name);
+      super.set(name, declaration);
+      return declaration;
+    }
+  })(catalog);
+}
+
 export function createApp(config: Config, logger: Logger, options: AppOptions = {}): App {
   const concurrency = options.concurrency ?? config.concurrency;
-  const resources = catalogFor(config.resources, options.resources ?? BUILT_IN_RESOURCES);
+  const resources = openCatalog(
+    catalogFor(config.resources, options.resources ?? BUILT_IN_RESOURCES),
+  );
   // Each running run holds one connection for its Postgres resource lock and
   // uses up to one more for its page writes; two spare for everything else.
   // Accounts share this pool: connections never grow with their number.
@@ -140,8 +185,13 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     defaultMetrics: options.defaultMetrics ?? true,
     db,
     queue,
+    withDefault: config.api.auth !== undefined,
     // What the schedules cover: a resource dropped from them must not look stale.
-    synced: (_account, resource) => config.resources.includes(resource),
+    synced: async () => {
+      const own = await new AccountSettingsStore(db).all();
+      return (account, resource) =>
+        effectiveSettings(config, own.get(account)).resources.includes(resource);
+    },
   });
   // Without a listener BullMQ would print its errors raw; an outage emits one per call.
   queue.on('error', throttledWarn(logger, 'queue error'));
@@ -183,8 +233,14 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
         recordsKey: config.api.recordsKey,
         maxDeleteFraction: config.maxDeleteFraction,
         history: config.history,
+        // A list resource of HIRESYNC_RESOURCES gets its tables in every
+        // schema; one only this account's settings name, in its schema only.
         ensureListResource: async (resource) => {
-          const created = await ensureListResources(db, [resource]);
+          const created = await ensureListResources(
+            db,
+            [resource],
+            config.resources.includes(resource) ? {} : { schema: account.schema },
+          );
           if (created.length > 0)
             logger.info({ resource, created }, 'list resource tables created');
         },
@@ -228,6 +284,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     metrics,
     queue,
     accounts,
+    accountSettings: () => new AccountSettingsStore(db).all(),
     checkpointsOf,
     runLock,
     contextOf,

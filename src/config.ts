@@ -7,10 +7,11 @@ import { z } from 'zod';
 import { apiUrl } from './config/fields.js';
 import { readPartner } from './config/partner.js';
 import { readPublicUrl } from './config/public-url.js';
-import { resourceList } from './config/resource-names.js';
+import { resourceList, resourceNameProblem } from './config/resource-names.js';
 import { databaseFields, fullFields, secretKeys, statusFields } from './config/schema.js';
 import type {
   AccountsConfig,
+  ApiConfig,
   AuthConfig,
   Config,
   DatabaseConfig,
@@ -80,21 +81,6 @@ export function loadStatusConfig(env: Env): StatusConfig {
 }
 
 /**
- * How the environment's account authenticates, from which of
- * HIRESYNC_CLIENT_ID/HIRESYNC_CLIENT_SECRET and HIRESYNC_API_KEY are set;
- * undefined when neither or both are.
- */
-function defaultAuthModeOf(env: Env): AuthConfig['mode'] | undefined {
-  const has = (name: string) => (env[name] ?? '').trim() !== '';
-  const clientCreds = has('HIRESYNC_CLIENT_ID') || has('HIRESYNC_CLIENT_SECRET');
-  return clientCreds === has('HIRESYNC_API_KEY')
-    ? undefined
-    : clientCreds
-      ? 'client_credentials'
-      : 'api_key';
-}
-
-/**
  * Configuration of `hiresync demo`: `DATABASE_URL` (default
  * `postgres://postgres@127.0.0.1:5432/postgres`) and `REDIS_URL` (default
  * `redis://127.0.0.1:6379`), taken as given: the demo runs on built-in defaults.
@@ -109,6 +95,9 @@ export function loadDemoConfig(env: Env): DemoConfig {
 /**
  * Reads and validates the whole configuration of `sync` and `worker`. Every
  * problem is collected and thrown at once as a ConfigError naming each variable.
+ * The environment's own credentials (account `default`) are optional; without
+ * them HIRESYNC_SECRET_KEY is required, as only registered and partner
+ * accounts, whose credentials it seals, could run.
  * `known` lists the declared resource names, which `HIRESYNC_RESOURCES`
  * defaults to (the caller's catalog: the built-in resources' RESOURCE_NAMES,
  * plus any a test declares).
@@ -128,21 +117,26 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
       variable: 'HIRESYNC_API_KEY',
       message: 'set either HIRESYNC_CLIENT_ID/HIRESYNC_CLIENT_SECRET or HIRESYNC_API_KEY, not both',
     });
-  } else if (!clientCreds && !apiKey) {
+  } else if (!clientCreds && !apiKey && !has('HIRESYNC_SECRET_KEY')) {
+    // Without the environment's credentials only registered and partner
+    // accounts can run, and their credentials are sealed with the secret key.
     problems.push({
       variable: 'HIRESYNC_CLIENT_ID',
       message:
-        'no credentials: set HIRESYNC_CLIENT_ID and HIRESYNC_CLIENT_SECRET, or HIRESYNC_API_KEY',
+        "nothing could ever be synced: set the environment's credentials (HIRESYNC_CLIENT_ID and HIRESYNC_CLIENT_SECRET, or HIRESYNC_API_KEY: account default), or HIRESYNC_SECRET_KEY to sync the accounts registered with 'hiresync accounts add' (or those a partner app, HIRESYNC_PARTNER_CLIENT_ID/HIRESYNC_PARTNER_CLIENT_SECRET, connects)",
     });
   } else if (clientCreds) {
     for (const name of ['HIRESYNC_CLIENT_ID', 'HIRESYNC_CLIENT_SECRET', 'HIRESYNC_AUTH_URL']) {
       if (!has(name))
         problems.push({ variable: name, message: 'is required with client credentials' });
     }
-  } else if (has('HIRESYNC_SUB')) {
+  }
+  if (!clientCreds && has('HIRESYNC_SUB')) {
     problems.push({
       variable: 'HIRESYNC_SUB',
-      message: 'applies only to client credentials, not HIRESYNC_API_KEY',
+      message: apiKey
+        ? 'applies only to client credentials, not HIRESYNC_API_KEY'
+        : 'applies only to client credentials (HIRESYNC_CLIENT_ID and HIRESYNC_CLIENT_SECRET), which are not set',
     });
   }
   let authUrl: string | undefined;
@@ -159,24 +153,24 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
   const { publicUrl, problems: publicUrlProblems } = readPublicUrl(env);
   problems.push(...publicUrlProblems);
   if (parsed.success) {
+    // A path may name a resource HIRESYNC_RESOURCES does not list: the
+    // accounts whose settings list it (accounts add|update --resources) read it there.
     for (const name of Object.keys(parsed.data.HIRESYNC_RESOURCE_PATHS)) {
       if (known.includes(name)) {
         problems.push({
           variable: 'HIRESYNC_RESOURCE_PATHS',
           message: `${name} is a built-in resource with a path of its own${name === 'tracking_links' ? ' (set HIRESYNC_TRACKING_LINKS_PATH)' : ''}; this variable gives the paths of other resources`,
         });
-      } else if (!parsed.data.HIRESYNC_RESOURCES.includes(name)) {
-        problems.push({
-          variable: 'HIRESYNC_RESOURCE_PATHS',
-          message: `names ${name}, which HIRESYNC_RESOURCES does not list: add it there, or drop its path`,
-        });
+      } else {
+        const problem = resourceNameProblem(name);
+        if (problem) problems.push({ variable: 'HIRESYNC_RESOURCE_PATHS', message: problem });
       }
     }
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const v = parsed.data;
 
-  const auth: AuthConfig = clientCreds
+  const auth: AuthConfig | undefined = clientCreds
     ? {
         mode: 'client_credentials',
         tokenUrl: `${authUrl}/token`,
@@ -184,11 +178,13 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
         clientSecret: new Secret(v.HIRESYNC_CLIENT_SECRET ?? ''),
         sub: v.HIRESYNC_SUB,
       }
-    : {
-        mode: 'api_key',
-        tokenUrl: `${v.HIRESYNC_BASE_URL}/auth/token`,
-        apiKey: new Secret(v.HIRESYNC_API_KEY ?? ''),
-      };
+    : apiKey
+      ? {
+          mode: 'api_key',
+          tokenUrl: `${v.HIRESYNC_BASE_URL}/auth/token`,
+          apiKey: new Secret(v.HIRESYNC_API_KEY ?? ''),
+        }
+      : undefined;
 
   return Object.freeze({
     databaseUrl: v.DATABASE_URL,
@@ -196,13 +192,13 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
     secretKeys: v.HIRESYNC_SECRET_KEY,
     logLevel: v.LOG_LEVEL,
-    defaultAuthMode: auth.mode,
+    defaultAuthMode: auth?.mode,
     runAttempts: v.HIRESYNC_RUN_ATTEMPTS,
     runBackoffMs: v.HIRESYNC_RUN_BACKOFF,
     runLockTtlMs: v.HIRESYNC_RUN_LOCK_TTL,
     api: Object.freeze({
       baseUrl: v.HIRESYNC_BASE_URL,
-      auth: Object.freeze(auth),
+      auth: auth && Object.freeze(auth),
       perPage: v.HIRESYNC_PER_PAGE,
       jobsStatus: v.HIRESYNC_JOBS_STATUS,
       trackingLinksPath: v.HIRESYNC_TRACKING_LINKS_PATH,
@@ -271,6 +267,19 @@ export function loadAccountsConfig(
   });
 }
 
+/**
+ * How the environment's own account (`default`) authenticates, from which of
+ * HIRESYNC_CLIENT_ID/HIRESYNC_CLIENT_SECRET and HIRESYNC_API_KEY are set;
+ * undefined when neither is (there is no account `default`) or both are
+ * (`sync` would refuse that).
+ */
+export function defaultAuthModeOf(env: Env): AuthConfig['mode'] | undefined {
+  const has = (name: string) => (env[name] ?? '').trim() !== '';
+  const clientCreds = has('HIRESYNC_CLIENT_ID') || has('HIRESYNC_CLIENT_SECRET');
+  if (clientCreds === has('HIRESYNC_API_KEY')) return undefined;
+  return clientCreds ? 'client_credentials' : 'api_key';
+}
+
 /** The variables the environment's own credentials (account `default`) are read from. */
 const DEFAULT_CREDENTIAL_VARIABLES = [
   'HIRESYNC_BASE_URL',
@@ -308,4 +317,25 @@ export function loadDefaultAuth(env: Env): AuthConfig | undefined {
     if (error instanceof ConfigError) return undefined;
     throw error;
   }
+}
+
+/** A Config whose environment sets credentials: account `default` exists. */
+export type EnvironmentConfig = Config & { api: ApiConfig };
+
+/**
+ * `config`, known to hold the environment's own credentials (account
+ * `default`); throws a ConfigError naming the variables when it holds none.
+ */
+export function withEnvironmentCredentials(config: Config): EnvironmentConfig {
+  const { auth } = config.api;
+  if (auth === undefined) {
+    throw new ConfigError([
+      {
+        variable: 'HIRESYNC_CLIENT_ID',
+        message:
+          'the environment sets no credentials (HIRESYNC_CLIENT_ID and HIRESYNC_CLIENT_SECRET, or HIRESYNC_API_KEY): there is no account default',
+      },
+    ]);
+  }
+  return Object.freeze({ ...config, api: Object.freeze({ ...config.api, auth }) });
 }

@@ -37,11 +37,12 @@ export interface MetricsOptions {
   /** `default`'s runs (schema public) count: the environment has credentials. Default true. */
   withDefault?: boolean;
   /**
-   * Whether an (account, resource) is synced now: a resource left out of
-   * HIRESYNC_RESOURCES keeps its runs, but its last success must not age
-   * into a stale-run alert. Default every resource with a run.
+   * Whether an (account, resource) is synced now, asked once per scrape: a
+   * resource left out of HIRESYNC_RESOURCES (or of an account's own
+   * resources) keeps its runs, but its last success must not age into a
+   * stale-run alert. Default every resource with a run.
    */
-  synced?: (account: string, resource: string) => boolean;
+  synced?: () => Promise<(account: string, resource: string) => boolean>;
   /** The run queue, whose jobs are counted by state at each scrape. */
   queue?: QueueCounts;
 }
@@ -174,9 +175,11 @@ export class Metrics {
         const read = await readAccounts?.();
         // Postgres unreachable: the last values read (or set) stay.
         if (read === undefined) return;
+        const isSynced = synced ? await within(synced) : () => true;
+        if (isSynced === undefined) return;
         this.reset();
         for (const s of read.lastSuccesses) {
-          if (synced?.(s.account, s.resource) ?? true)
+          if (isSynced(s.account, s.resource))
             this.set({ account: s.account, resource: s.resource }, s.at);
         }
       },
@@ -219,7 +222,9 @@ export class Metrics {
         labelNames: ['account', 'view'],
         registers: [this.registry],
         async collect() {
-          const blocks = await within(() => readTypedViewBlockStates(db));
+          const blocks = await within(() =>
+            readTypedViewBlockStates(db, options.withDefault ?? true),
+          );
           // Postgres unreachable: the last values read stay.
           if (blocks === undefined) return;
           this.reset();
@@ -278,11 +283,12 @@ export class Metrics {
  */
 async function readTypedViewBlockStates(
   db: Kysely<Database>,
+  withDefault: boolean,
 ): Promise<Array<{ account: string; view: string; blocked: boolean }> | undefined> {
   try {
     const { rows } = await sql<{ schema: string; view: string; blocked: boolean }>`
       select schema, view, message is not null as blocked from hiresync.typed_view_blocks b
-      where schema in ('public', 'all_accounts')
+      where schema = 'all_accounts' or (schema = 'public' and ${withDefault})
         or exists (select 1 from hiresync.accounts a where a.name = b.schema)
       order by schema, view`.execute(db);
     return rows.map((r) => ({

@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { DEFAULT_ACCOUNT, runKey } from './account-name.js';
 import { reportOfAccount } from './account-report.js';
+import { AccountSettingsStore } from './accounts/account-settings-store.js';
 import type { AccountInfo } from './accounts/stored-account.js';
 import { isoTimestamp } from './iso-timestamp.js';
 import { RunLock } from './queue/run-lock.js';
@@ -202,8 +203,14 @@ export async function readStatusReport(
 ): Promise<StatusReport> {
   const names = accounts.map((a) => a.name);
   const generatedAt = new Date().toISOString();
+  // An account whose settings name its own resources shows those.
+  const own = new Map(
+    [...(await new AccountSettingsStore(db).all())].flatMap(([account, settings]) =>
+      settings.resources ? [[account, settings.resources] as const] : [],
+    ),
+  );
   const [statuses, blocks] = await Promise.all([
-    readStatus(db, redis, prefix, names),
+    readStatus(db, redis, prefix, names, own),
     readTypedViewBlocks(db, names),
   ]);
   const locks = new RunLock(redis, prefix);

@@ -23,19 +23,22 @@ export interface ResourceStatus {
  * Per account and resource (the built-in ones, and any other the account has
  * runs of): its last run, its last successful run and its pending checkpoint,
  * if any; errors redacted. `accounts` defaults to
- * `default` alone; each is read from its own schema.
+ * `default` alone; each is read from its own schema. An account with
+ * resources of its own (`own`, its settings) shows those instead of the
+ * built-in ones, then any other it has runs of.
  */
 export async function readStatus(
   db: Kysely<Database>,
   redis: Redis,
   prefix: string,
   accounts: readonly string[] = ['default'],
+  own: ReadonlyMap<string, readonly ResourceName[]> = new Map(),
 ): Promise<ResourceStatus[]> {
   const rows = await Promise.all(
     accounts.map(async (account) => {
       const checkpoints = new RedisCheckpointStore(redis, prefix, account);
       const schemaDb = inSchema(db, schemaOf(account));
-      const resources = await resourcesOf(schemaDb);
+      const resources = await resourcesOf(schemaDb, own.get(account));
       return Promise.all(
         resources.map(async (resource): Promise<ResourceStatus> => {
           const runs = schemaDb
@@ -85,18 +88,40 @@ export async function readStatus(
 }
 
 /**
- * The built-in resources, then every other resource the schema has runs of
- * (list resources named in HIRESYNC_RESOURCES), sorted.
+ * The built-in resources (or `own`, an account's own), then every other
+ * resource the schema has runs of (list resources named in
+ * HIRESYNC_RESOURCES, or once synced), sorted.
  */
-async function resourcesOf(db: Kysely<Database>): Promise<ResourceName[]> {
+async function resourcesOf(
+  db: Kysely<Database>,
+  own: readonly ResourceName[] = RESOURCE_NAMES,
+): Promise<ResourceName[]> {
   try {
     const rows = await db.selectFrom('sync_runs').select('resource').distinct().execute();
-    const others = rows.map((r) => r.resource).filter((r) => !RESOURCE_NAMES.includes(r));
-    return [...RESOURCE_NAMES, ...others.sort()];
+    const others = rows.map((r) => r.resource).filter((r) => !own.includes(r));
+    return [...own, ...others.sort()];
   } catch (error) {
     if ((error as { code?: string }).code !== '42P01') throw error;
-    return [...RESOURCE_NAMES];
+    return [...own];
   }
+}
+
+/**
+ * Whether `default` is an account to show: the environment sets its
+ * credentials (`configured`), or its schema (public) holds runs of it (a
+ * deployment whose worker has them, read from a shell that does not).
+ */
+export async function defaultAccountShown(
+  db: Kysely<Database>,
+  configured: boolean,
+): Promise<boolean> {
+  if (configured) return true;
+  const { rows: found } = await sql<{ present: boolean }>`
+    select to_regclass('public.sync_runs') is not null as present`.execute(db);
+  if (!found[0]?.present) return false;
+  const { rows } = await sql<{ ran: boolean }>`
+    select exists (select 1 from public.sync_runs) as ran`.execute(db);
+  return rows[0]?.ran === true;
 }
 
 /** Whether the instance's schema holds sync_runs. */

@@ -1,14 +1,20 @@
+import type { Kysely } from 'kysely';
+import { effectiveSettings } from '../config/account-settings.js';
 import type { Config } from '../config/types.js';
+import type { Database } from '../warehouse/schema.js';
 import type { Account } from './account.js';
+import { AccountSettingsStore } from './account-settings-store.js';
 
 /**
  * The resources account `account` syncs, as `accounts test` (and `accounts
- * add`'s test) reads a page of each: HIRESYNC_RESOURCES for every account
- * today. The one place to read an account's own resources from once it has some.
+ * add`'s test) reads a page of each: its own (`accounts add|update
+ * --resources`), else HIRESYNC_RESOURCES.
  */
-export function accountResources(
-  config: Pick<Config, 'resources'>,
-  _account: Pick<Account, 'name'>,
-): Config['resources'] {
-  return config.resources;
+export async function accountResources(
+  db: Kysely<Database>,
+  config: Pick<Config, 'resources' | 'incrementalEveryMs' | 'fullCron'>,
+  account: Pick<Account, 'name'>,
+): Promise<Config['resources']> {
+  const own = await new AccountSettingsStore(db).get(account.name);
+  return effectiveSettings(config, own).resources;
 }

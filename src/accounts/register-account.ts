@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { schemaOf } from '../account-name.js';
+import { type AccountSettingsChange, changesSettings } from '../config/account-settings.js';
 import { coerceError, HiresyncError } from '../errors.js';
 import {
   claimAccountSchema,
@@ -10,6 +11,7 @@ import { refreshAllAccountsViews } from '../warehouse/all-accounts-views.js';
 import { PUBLIC_SCHEMA } from '../warehouse/database.js';
 import { ensureListResources, migrateSchemas } from '../warehouse/migrate-all.js';
 import type { Database } from '../warehouse/schema.js';
+import { AccountSettingsStore } from './account-settings-store.js';
 import type { AccountStore } from './account-store.js';
 import { AccountExistsError, type AccountInfo } from './stored-account.js';
 
@@ -38,9 +40,10 @@ export async function checkNewAccount(
 }
 
 /**
- * Registers the account `name` with `insert` (which writes its rows), then
- * makes it ready: migrates `public`, claims and migrates its schema, and
- * rebuilds the all_accounts views. When its schema cannot be made ready and
+ * Registers the account `name` with `insert` (which writes its rows) and its
+ * own `settings`, then makes it ready: migrates `public`, claims and migrates
+ * its schema (with the tables of the list resources only its settings name),
+ * and rebuilds the all_accounts views. When its schema cannot be made ready and
  * was not hiresync's before (`owner`), the registration is undone: an account
  * is registered only once its schema is ready. Warnings (views leaving an
  * account out) go to `warn`.
@@ -52,15 +55,34 @@ export async function registerAccount(
   owner: FreeSchema,
   insert: () => Promise<AccountInfo>,
   warn: (warning: string) => void,
+  {
+    settings,
+    ownResources = [],
+  }: {
+    settings?: AccountSettingsChange | undefined;
+    /** The list resources only its settings name (not declared): their tables go in its schema only. */
+    ownResources?: readonly string[];
+  } = {},
 ): Promise<AccountInfo> {
   const added = await insert();
   let migrated = false;
   try {
+    // Its own settings (--resources, --incremental-every, --full-cron), if any.
+    if (settings && changesSettings(settings)) {
+      await new AccountSettingsStore(db).set(name, settings);
+    }
     await migrateSchemas(db, [PUBLIC_SCHEMA]);
     await claimAccountSchema(db, added.schema);
     await migrateSchemas(db, [added.schema]);
     // The list resources public holds (HIRESYNC_RESOURCES beyond the built-in ones).
     await ensureListResources(db, [], { refreshViews: false });
+    // Those only its settings name: in its schema only.
+    if (ownResources.length > 0) {
+      await ensureListResources(db, [...ownResources], {
+        refreshViews: false,
+        schema: added.schema,
+      });
+    }
     migrated = true;
     const { warnings } = await refreshAllAccountsViews(db);
     for (const warning of warnings) warn(warning);

@@ -1,4 +1,4 @@
-import type { ApiConfig } from '../config/types.js';
+import type { ApiConfig, ApiSettings } from '../config/types.js';
 import type { ResourceCatalog, ResourceDeclaration } from '../resources/index.js';
 import type { Page, PageSource, PageWalkOptions, ResourceName } from '../sync/ports.js';
 import type { ApiClient } from './api-client.js';
@@ -10,7 +10,7 @@ import { buildListUrl, fetchPages } from './fetch-pages.js';
  * goes beside `per_page`; a key it shares with the filters replaces theirs.
  */
 export function firstPageUrl(
-  config: ApiConfig,
+  config: ApiSettings,
   resource: ResourceDeclaration,
   walkQuery?: string,
 ): string {

@@ -19,7 +19,8 @@ export const migrate = defineCommand({
     several processes at once. Brings up to date hiresync's control schema (hiresync),
     public (the default account's tables), then the schema of every registered account,
     makes the tables of the list resources named in HIRESYNC_RESOURCES (or made before)
-    in every schema, and rebuilds the all_accounts views; prints what it applied to each
+    in every schema and those an account's own --resources name in its schema only, and
+    rebuilds the all_accounts views; prints what it applied to each
     schema. When a
     schema fails, the ones after it are left for the next run, and the all_accounts
     views are rebuilt without that account (with a warning). Needs DATABASE_URL. Exit 0
@@ -56,6 +57,8 @@ export const migrate = defineCommand({
       const listResources = config.resources.filter((name) => !RESOURCE_NAMES.includes(name));
       const { schemas, warnings, listResourceTables } = await migrateAll(db, undefined, {
         listResources,
+        // Each account's own list resources (accounts add|update --resources), in its schema.
+        declared: RESOURCE_NAMES,
       });
       report(schemas, warnings, true);
       if (listResourceTables.length > 0) {

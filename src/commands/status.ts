@@ -4,6 +4,7 @@ import { loadStatusConfig } from '../config.js';
 import { coerceError, HiresyncError, UsageError } from '../errors.js';
 import { checkConnections } from '../preflight.js';
 import { redactSecrets } from '../secret.js';
+import { defaultAccountShown } from '../status.js';
 import { readStatusReport, reportAccounts } from '../status-report.js';
 import { createDatabase } from '../warehouse/database.js';
 import { parseAccounts } from './account-options.js';
@@ -19,7 +20,7 @@ export const options = {
     value: 'NAME',
     multiple: true,
     description:
-      'default, or a registered account; repeat, or separate with commas (default: every account); shows its resources',
+      'default (when it exists), or a registered account; repeat, or separate with commas (default: every account); shows its resources',
   },
   verbose: {
     type: 'boolean',
@@ -47,7 +48,10 @@ export const status = defineCommand({
   summary: "show each account's and resource's last run, run in flight and checkpoint",
   description: `Per account its state, and per resource the last run (mode, started, finished,
     pages, records, outcome, error), the last success, and whether a checkpoint is
-    pending. A resource whose last run was answered 403 shows as not permitted,
+    pending. The accounts: default when the environment sets its credentials
+    (HIRESYNC_CLIENT_ID or HIRESYNC_API_KEY) or it has runs, then every registered
+    account; the resources: the built-in ones, or an account's own
+    ('accounts add|update --resources'), then any other it has runs of. A resource whose last run was answered 403 shows as not permitted,
     with the scope to ask for (harvest:NAME:list) below the table, or, when
     every resource of the account was refused, that its authorizing user is
     most likely not a site administrator. With registered accounts, an account column comes first and a
@@ -99,7 +103,12 @@ export const status = defineCommand({
         throw error;
       });
       const registered = await new AccountStore(db).list();
-      const known = reportAccounts(registered, { authMode: config.defaultAuthMode ?? null });
+      // default only where it exists: the environment sets its credentials, or it has run.
+      const withDefault = await defaultAccountShown(db, config.defaultAuthMode !== undefined);
+      const known = reportAccounts(
+        registered,
+        withDefault ? { authMode: config.defaultAuthMode ?? null } : undefined,
+      );
       const unknown = (named ?? []).filter((n) => !known.some((a) => a.name === n));
       if (unknown.length > 0) {
         stderr.write(
@@ -108,6 +117,12 @@ export const status = defineCommand({
         return EXIT.usage;
       }
       const accounts = named ? named.flatMap((n) => known.filter((a) => a.name === n)) : known;
+      if (accounts.length === 0 && !values.json) {
+        stdout.write(
+          "no account: the environment sets no credentials and none is registered (see 'hiresync accounts add', or 'hiresync accounts invite' for a partner app's customers)\n",
+        );
+        return EXIT.ok;
+      }
       const report = await readStatusReport(db, redis, config.redisPrefix, accounts, {
         updatedLookbackMs: config.updatedLookbackMs,
       });

@@ -1,11 +1,15 @@
 import { DEFAULT_ACCOUNT } from '../account-name.js';
-import { createApp } from '../app.js';
+import { createApp, NO_DEFAULT_ACCOUNT } from '../app.js';
+import { type AccountSettings, effectiveSettings } from '../config/account-settings.js';
 import { resourceNameProblem } from '../config/resource-names.js';
+import type { Config } from '../config/types.js';
 import { loadConfig, type ResourceName } from '../config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { checkConnections, confirmRedisDatabase } from '../preflight.js';
+import { accountTargets } from '../queue/account-targets.js';
 import { runOnce } from '../queue/run-once.js';
+import type { ScheduleTarget } from '../queue/upsert-schedules.js';
 import { catalogFor, RESOURCE_NAMES } from '../resources/index.js';
 import type { RunProgress } from '../sync/run-resource.js';
 import { parseAccounts, registryOf, resolveAccounts } from './account-options.js';
@@ -24,13 +28,13 @@ export const options = {
     value: 'NAME',
     multiple: true,
     description:
-      'default, or a registered account; repeat, or separate with commas (default: every enabled account)',
+      'default (when the environment sets credentials), or a registered account; repeat, or separate with commas (default: every enabled account)',
   },
   resource: {
     type: 'string',
     value: 'NAME',
     multiple: true,
-    description: `a resource of HIRESYNC_RESOURCES, or a built-in one (${RESOURCE_NAMES.join(', ')}), or one named in HIRESYNC_RESOURCE_PATHS; repeat, or separate with commas (default: all of HIRESYNC_RESOURCES)`,
+    description: `a resource of HIRESYNC_RESOURCES, or a built-in one (${RESOURCE_NAMES.join(', ')}), or one named in HIRESYNC_RESOURCE_PATHS or in an account's --resources (run for the accounts that name it); repeat, or separate with commas (default: each account's resources, HIRESYNC_RESOURCES unless its settings name others)`,
   },
   'allow-mass-delete': {
     type: 'boolean',
@@ -39,16 +43,26 @@ export const options = {
   },
 } as const satisfies OptionTable;
 
+/** The usage error of a `--resource` name that nothing configures. */
+function notConfigured(name: string, configured: readonly ResourceName[]): UsageError {
+  return new UsageError(
+    `--resource ${name} is not a configured resource; HIRESYNC_RESOURCES has ${configured.join(', ')} (add it there or to an account's --resources, or give it a path in HIRESYNC_RESOURCE_PATHS, to sync it)`,
+  );
+}
+
 /**
  * The resources named by `--resource` (repeated or comma-separated), else
  * `configured` (HIRESYNC_RESOURCES). A name must be configured, built in, or
  * given a path by HIRESYNC_RESOURCE_PATHS (`pathNamed`): anything else (a
- * typo) is a usage error, found before anything connects.
+ * typo) is a usage error, found before anything connects, unless
+ * `accountsMayName`: then a name that can be a resource is taken, to be
+ * looked for in the accounts' own settings once they are read.
  */
 export function parseResources(
   values: readonly string[] | undefined,
   configured: readonly ResourceName[],
   pathNamed: readonly string[] = [],
+  accountsMayName = false,
 ): ResourceName[] {
   if (!values || values.length === 0) return [...configured];
   const names = values.flatMap((v) => v.split(',')).map((v) => v.trim());
@@ -63,21 +77,52 @@ export function parseResources(
     }
     const problem = RESOURCE_NAMES.includes(name) ? undefined : resourceNameProblem(name);
     if (problem) throw new UsageError(`--resource: ${problem}`);
-    throw new UsageError(
-      `--resource ${name} is not a configured resource; HIRESYNC_RESOURCES has ${configured.join(', ')} (add it there, or give it a path in HIRESYNC_RESOURCE_PATHS, to sync it)`,
-    );
+    if (!accountsMayName) throw notConfigured(name, configured);
   }
   return [...new Set(names)] as ResourceName[];
+}
+
+/**
+ * What `sync` runs: without --resource (`named` undefined), each account's
+ * own resources (its settings, else HIRESYNC_RESOURCES); with it, the named
+ * resources of each account, but a list resource HIRESYNC_RESOURCES does not
+ * name only for the accounts whose settings name it (its tables are theirs
+ * alone). Such a name no account to sync names is a usage error.
+ */
+function syncTargets(
+  accounts: readonly string[],
+  settings: ReadonlyMap<string, AccountSettings>,
+  config: Config,
+  named: readonly ResourceName[] | undefined,
+): ScheduleTarget[] {
+  if (named === undefined) return accountTargets(accounts, settings, config);
+  const own = (account: string) => effectiveSettings(config, settings.get(account)).resources;
+  const later = named.filter(
+    (name) => !config.resources.includes(name) && !RESOURCE_NAMES.includes(name),
+  );
+  for (const name of later) {
+    if (!accounts.some((account) => own(account).includes(name))) {
+      throw notConfigured(name, config.resources);
+    }
+  }
+  return accounts.flatMap((account) =>
+    named
+      .filter((resource) => !later.includes(resource) || own(account).includes(resource))
+      .map((resource) => ({ account, resource })),
+  );
 }
 
 /** `hiresync sync`: one run of each resource, to the end, through the queue in this process. */
 export const sync = defineCommand({
   name: 'sync',
   summary: 'run each resource once, to the end, and print a summary',
-  description: `One run of each named resource (default: HIRESYNC_RESOURCES) of each named
-    account (default: default and every enabled registered account), processed to the
-    end through the queue in this process, up to HIRESYNC_CONCURRENCY at once; prints
-    a summary. Exit 0 when every run succeeded, 1 when any failed.`,
+  description: `One run of each named resource (default: each account's resources, set by
+    'accounts add|update --resources', else HIRESYNC_RESOURCES) of each named account
+    (default: default, when the environment sets credentials, and every enabled
+    registered account), processed to the end through the queue in this process, up
+    to HIRESYNC_CONCURRENCY at once; prints a summary. Exit 0 when every run
+    succeeded, 1 when any failed, 2 on a usage or configuration error (among them:
+    no account to sync, or --account default without the environment's credentials).`,
   options,
   async execute(values, { env, stdout, stderr, signals }) {
     const allowMassDelete = values['allow-mass-delete'] === true;
@@ -87,12 +132,18 @@ export const sync = defineCommand({
       );
     }
     const config = loadConfig(env, RESOURCE_NAMES);
+    // Names only an account's settings may hold are looked for once they are
+    // read; without the secret key no registered account can run, so not then.
     const resources = parseResources(
       values.resource,
       config.resources,
       Object.keys(config.api.resourcePaths),
+      config.secretKeys !== undefined,
     );
     const named = parseAccounts(values.account);
+    if (named?.includes(DEFAULT_ACCOUNT) && config.api.auth === undefined) {
+      throw new UsageError(NO_DEFAULT_ACCOUNT);
+    }
     if (named?.some((n) => n !== DEFAULT_ACCOUNT) && !config.secretKeys) {
       throw new ConfigError([
         {
@@ -136,9 +187,12 @@ export const sync = defineCommand({
     signals.once('SIGTERM', stop);
     try {
       await checkConnections(app.db, app.redis, { prefix: config.redisPrefix, claimPrefix: true });
-      const accounts = await resolveAccounts(app.accounts, named, config);
-      const targets = accounts.flatMap((account) =>
-        resources.map((resource) => ({ account, resource })),
+      const accounts = await resolveAccounts(app, named, config);
+      const targets = syncTargets(
+        accounts,
+        await app.accountSettings(),
+        config,
+        values.resource && values.resource.length > 0 ? resources : undefined,
       );
       const outcomes = await runOnce(app, targets, values.full ? 'full' : 'auto', {
         allowMassDelete,

@@ -1,13 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { AccountStore } from '../accounts/account-store.js';
 import { createConnectLink, DEFAULT_LINK_LIFETIME_MS } from '../accounts/connect-links.js';
 import type { Config } from '../config/types.js';
 import type { ConsoleLinks, ConsoleOptions } from '../console/serve-console.js';
 import { HiresyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { type ReportAccount, readStatusReport, reportAccountOf } from '../status-report.js';
+import { defaultAccountShown } from '../status.js';
+import { readStatusReport, reportAccounts } from '../status-report.js';
 import type { Database } from '../warehouse/schema.js';
 
 /** What keeps this deployment from making connect links (what to set), or undefined. */
@@ -70,10 +70,12 @@ export function consoleOptionsOf(
     publicUrl: config.publicUrl,
     readReport: async () => {
       const registered = await new AccountStore(app.db).list();
-      const accounts: ReportAccount[] = [
-        { name: DEFAULT_ACCOUNT, authMode: config.api.auth.mode, state: 'enabled' },
-        ...registered.map(reportAccountOf),
-      ];
+      // default as status shows it: when the environment sets credentials, or it has run.
+      const withDefault = await defaultAccountShown(app.db, config.api.auth !== undefined);
+      const accounts = reportAccounts(
+        registered,
+        withDefault ? { authMode: config.api.auth?.mode ?? null } : undefined,
+      );
       return readStatusReport(app.db, app.redis, config.redisPrefix, accounts, {
         updatedLookbackMs: config.updatedLookbackMs,
       });

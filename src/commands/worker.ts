@@ -1,10 +1,11 @@
 import { AccountStore } from '../accounts/account-store.js';
-import { createApp } from '../app.js';
+import { type App, createApp } from '../app.js';
 import { loadConfig } from '../config.js';
 import { connectRoutes } from '../http/connect-routes.js';
 import { startHttpServer } from '../http-server.js';
 import { createLogger } from '../logger.js';
 import { checkConnections, confirmRedisDatabase } from '../preflight.js';
+import { accountTargets } from '../queue/account-targets.js';
 import { startKeepalive } from '../queue/keepalive.js';
 import { queueInterruptedRuns } from '../queue/resume-interrupted.js';
 import { ScheduleKeeper } from '../queue/schedule-keeper.js';
@@ -20,21 +21,38 @@ import { consoleOptionsOf } from './worker-console.js';
 /** `hiresync worker` takes no option but `--help`. */
 export const options = {} as const satisfies OptionTable;
 
+/**
+ * What the worker schedules and resumes: each enabled account's resources,
+ * each with the account's interval and cron (its settings, else the
+ * deployment's), read now; its schedule keeper calls it every minute.
+ */
+export async function scheduleTargetsOf(
+  app: Pick<App, 'accounts' | 'accountSettings' | 'config'>,
+): Promise<ScheduleTarget[]> {
+  return accountTargets(await app.accounts.enabledNames(), await app.accountSettings(), app.config);
+}
+
 /** `hiresync worker`: runs until SIGTERM/SIGINT, then finishes the pages in hand and exits 0. */
 export const worker = defineCommand({
   name: 'worker',
   summary: 'run forever: queued runs, schedules, /healthz and /metrics',
   description: `Runs until SIGTERM/SIGINT: processes queued runs (HIRESYNC_CONCURRENCY at once),
     keeps the incremental (HIRESYNC_INCREMENTAL_EVERY) and full (HIRESYNC_FULL_CRON)
-    schedules of default and every enabled account (accounts added, disabled or
-    removed are picked up within a minute), and serves /healthz and /metrics on
-    HIRESYNC_HTTP_PORT, and with HIRESYNC_PUBLIC_URL, the partner app and
-    HIRESYNC_SECRET_KEY the connect links' /connect/<token> and /oauth/callback,
-    and with HIRESYNC_CONSOLE_PASSWORD the operators' console at /. With a partner app configured, it refreshes every enabled
+    schedules of each resource (HIRESYNC_RESOURCES) of default (when the environment
+    sets credentials) and of every enabled account, each account with its own
+    resources, interval and cron where 'accounts add|update' set them (accounts added,
+    disabled or removed, and settings changed, are picked up within a minute), and
+    serves /healthz and /metrics on HIRESYNC_HTTP_PORT, and with HIRESYNC_PUBLIC_URL,
+    the partner app and HIRESYNC_SECRET_KEY the connect links' /connect/<token> and
+    /oauth/callback, and with HIRESYNC_CONSOLE_PASSWORD the operators' console at /.
+    With a partner app configured, it refreshes every enabled
     partner account at least every HIRESYNC_REFRESH_KEEPALIVE. On SIGTERM it
     finishes the pages in hand, checkpoints and exits 0; when Redis does not answer,
     it stops waiting after HIRESYNC_HTTP_TIMEOUT at most, still exits 0, and logs the
-    runs left in hand (they resume from their last checkpoints).`,
+    runs left in hand (they resume from their last checkpoints). Exit 2 when there is
+    nothing it could ever sync: no environment credentials and no HIRESYNC_SECRET_KEY
+    (before connecting), or no account registered and no partner app (a partner app's
+    worker waits for its customers to connect).`,
   options,
   async execute(_values, { env, signals }) {
     const config = loadConfig(env, RESOURCE_NAMES);
@@ -45,15 +63,13 @@ export const worker = defineCommand({
     const app = createApp(config, logger, { registry: registryOf(config) });
     try {
       await checkConnections(app.db, app.redis, { prefix: config.redisPrefix, claimPrefix: true });
-      await resolveAccounts(app.accounts, undefined, config);
+      // No account at all and none to come (no partner app): exit 2 saying what to do.
+      await resolveAccounts(app, undefined, config, { waitForConnects: true });
     } catch (error) {
       await app.close();
       throw error;
     }
-    const targets = async (): Promise<ScheduleTarget[]> =>
-      (await app.accounts.enabledNames()).flatMap((account) =>
-        config.resources.map((resource) => ({ account, resource })),
-      );
+    const targets = () => scheduleTargetsOf(app);
     // Before this worker takes a job or upserts a schedule: the checkpoints
     // pending now were left by other processes, never by a run of its own.
     const runs = await targets();
@@ -122,20 +138,29 @@ export const worker = defineCommand({
       : undefined;
     const schedules = await keeper.upsertAll();
     keeper.start(app.queueRedis);
+    // Listened for before 'worker started' is logged: a supervisor (or a test)
+    // that stops the worker as soon as it reads that line gets a clean stop.
+    const stopped = new Promise<string>((resolve) => {
+      signals.once('SIGINT', () => resolve('SIGINT'));
+      signals.once('SIGTERM', () => resolve('SIGTERM'));
+    });
     logger.info(
       {
         port,
         schedules: schedules.upserted.length,
         accounts: new Set(runs.map((r) => r.account)).size,
         resources: config.resources,
+        ...(runs.length === 0
+          ? {
+              waiting:
+                'no enabled account yet: accounts added, enabled or connected are picked up within a minute',
+            }
+          : {}),
         concurrency: config.concurrency,
       },
       'worker started',
     );
-    const signal = await new Promise<string>((resolve) => {
-      signals.once('SIGINT', () => resolve('SIGINT'));
-      signals.once('SIGTERM', () => resolve('SIGTERM'));
-    });
+    const signal = await stopped;
     logger.info({ signal }, 'shutting down: finishing the pages in hand');
     // Redis gone, BullMQ's close and a run's checkpoint would wait for good:
     // what has not closed by then is left (the runs resume from their checkpoints).

@@ -71,7 +71,8 @@ export function connectionUrl(schemes: readonly string[]) {
 /** Longest delay a Node.js timer can hold (2^31 - 1 ms, about 24.8 days). */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-function formatBound(ms: number): string {
+/** A duration in the units it is written in: `15m`, `1h`, `30s`, `250ms`. */
+export function formatDuration(ms: number): string {
   if (ms % 86_400_000 === 0) return `${ms / 86_400_000}d`;
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
   if (ms % 60_000 === 0) return `${ms / 60_000}m`;
@@ -111,7 +112,7 @@ export function durationMs(fallback: string, min: number, max: number) {
   return optionalValue(inRange(fallback) as number, inRange, (text) =>
     parseDuration(text) === undefined
       ? `is not a duration like 30s, 15m or 1h: ${JSON.stringify(text)}`
-      : `must be from ${formatBound(min)} to ${formatBound(max)}, got ${JSON.stringify(text)}`,
+      : `must be from ${formatDuration(min)} to ${formatDuration(max)}, got ${JSON.stringify(text)}`,
   );
 }
 

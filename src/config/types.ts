@@ -51,11 +51,10 @@ export type AuthConfig =
       adding?: boolean | undefined;
     };
 
-/** Everything the API client needs. */
-export interface ApiConfig {
+/** Everything the API client needs but the credentials. */
+export interface ApiSettings {
   /** `HIRESYNC_BASE_URL` without a trailing slash. */
   baseUrl: string;
-  auth: AuthConfig;
   /** Page size asked of the API (1..500). Default 500. */
   perPage: number;
   /** `status` filter of the jobs list. */
@@ -78,6 +77,11 @@ export interface ApiConfig {
   maxPageBytes: number;
   /** Longest Retry-After waited; a longer one ends the run's attempt. Default 1 h. */
   maxRetryAfterMs: number;
+}
+
+/** Everything the API client needs: the settings and one account's credentials. */
+export interface ApiConfig extends ApiSettings {
+  auth: AuthConfig;
 }
 
 /**
@@ -119,7 +123,12 @@ export interface StatusConfig extends DatabaseConfig {
 }
 
 export interface Config extends StatusConfig {
-  api: ApiConfig;
+  /**
+   * The API settings, and the environment's own credentials (account
+   * `default`): undefined when the environment sets none, and then there is
+   * no account `default`.
+   */
+  api: ApiSettings & { auth: AuthConfig | undefined };
   /** Attempts of a failing run before it is recorded as failed. Default 5. */
   runAttempts: number;
   /** First retry delay of a failing run (doubles each attempt). Default 30 s. */
@@ -148,6 +157,7 @@ export interface Config extends StatusConfig {
   extraWalks: Readonly<Record<string, readonly string[]>>;
   /** `HIRESYNC_HISTORY`: keep a version of every record that changes in `<resource>_history`. Default on. */
   history: boolean;
+  /** `HIRESYNC_RESOURCES`: the resources of an account whose settings name none of their own. */
   resources: readonly ResourceName[];
   /** `HIRESYNC_CONCURRENCY`: runs one worker process runs at once. Default 4. */
   concurrency: number;
@@ -161,7 +171,9 @@ export interface Config extends StatusConfig {
   publicUrl: string | undefined;
   /** `HIRESYNC_REFRESH_KEEPALIVE`: each enabled partner account is refreshed at least this often by `worker`. Default 6 h. */
   refreshKeepaliveMs: number;
+  /** `HIRESYNC_INCREMENTAL_EVERY`: an account's incremental schedule, unless its settings say otherwise. Default 15 min. */
   incrementalEveryMs: number;
+  /** `HIRESYNC_FULL_CRON`: an account's full schedule, unless its settings say otherwise. Default `0 3 * * *`. */
   fullCron: string;
   httpPort: number;
   /** `HIRESYNC_CONSOLE_PASSWORD`: the console at `/` of the HTTP server (user `hiresync`); undefined: the console is off. */

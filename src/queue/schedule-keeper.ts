@@ -1,11 +1,12 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Config } from '../config/types.js';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { SyncJobData } from './sync-job.js';
 import {
+  changedSchedules,
   type ScheduleChanges,
+  type ScheduleConfig,
   type ScheduleTarget,
   scheduleKeys,
   upsertSchedules,
@@ -17,18 +18,23 @@ export type SchedulesHealth = 'ok' | 'missing' | 'unknown';
 /** Options of {@link ScheduleKeeper}. */
 export interface ScheduleKeeperOptions {
   queue: Queue<SyncJobData>;
-  config: Pick<Config, 'incrementalEveryMs' | 'fullCron' | 'runAttempts' | 'runBackoffMs'>;
-  /** What the schedules must cover now: every enabled account's configured resources. */
+  config: ScheduleConfig;
+  /**
+   * What the schedules must cover now: every enabled account's resources,
+   * each with the account's interval and cron (its settings, else the deployment's).
+   */
   targets: () => Promise<ScheduleTarget[]>;
   logger: Logger;
-  /** How often the schedulers are compared with the configured ones. Default 60 s. */
+  /** How often the schedulers are compared with the wanted ones. Default 60 s. */
   intervalMs?: number;
 }
 
 /**
  * Keeps the worker's BullMQ job schedulers equal to what the accounts want:
- * adds those of an account added or enabled, removes those of an account
- * disabled or removed, and re-creates them when Redis has lost them
+ * adds those of an account added or enabled (or of a resource its settings
+ * now name), removes those of an account disabled or removed (or of a
+ * resource it no longer names), replaces those whose interval or cron its
+ * settings changed, and re-creates them when Redis has lost them
  * (FLUSHDB, a failover to an empty replica): without them the worker would
  * idle forever while looking healthy. Checks every `intervalMs`, on every
  * reconnection of the queue's Redis connection, and when /healthz finds a
@@ -54,7 +60,12 @@ export class ScheduleKeeper {
     return (await this.#compare()).missing;
   }
 
-  async #compare(): Promise<{ targets: ScheduleTarget[]; missing: string[]; stale: boolean }> {
+  async #compare(): Promise<{
+    targets: ScheduleTarget[];
+    missing: string[];
+    changed: string[];
+    stale: boolean;
+  }> {
     const [targets, schedulers] = await Promise.all([
       this.#options.targets(),
       this.#options.queue.getJobSchedulers(),
@@ -64,6 +75,7 @@ export class ScheduleKeeper {
     return {
       targets,
       missing: [...wanted].filter((key) => !present.includes(key)),
+      changed: changedSchedules(this.#options.config, targets, schedulers),
       stale: present.some((key) => /^(incremental|full):/.test(key) && !wanted.has(key)),
     };
   }
@@ -90,7 +102,8 @@ export class ScheduleKeeper {
 
   /**
    * Upserts every wanted scheduler (a changed HIRESYNC_INCREMENTAL_EVERY or
-   * HIRESYNC_FULL_CRON takes effect) and removes the stale ones: the worker's start.
+   * HIRESYNC_FULL_CRON, or account setting, takes effect) and removes the
+   * stale ones: the worker's start.
    */
   async upsertAll(): Promise<ScheduleChanges> {
     const targets = await this.#options.targets();
@@ -110,8 +123,8 @@ export class ScheduleKeeper {
   async #repair(): Promise<string[]> {
     const { logger } = this.#options;
     try {
-      const { targets, missing, stale } = await this.#compare();
-      if (missing.length === 0 && !stale) return [];
+      const { targets, missing, changed, stale } = await this.#compare();
+      if (missing.length === 0 && changed.length === 0 && !stale) return [];
       const lost = missing.filter((key) => this.#kept.has(key));
       if (lost.length > 0) {
         logger.warn(
@@ -127,6 +140,7 @@ export class ScheduleKeeper {
       );
       this.#kept = new Set(scheduleKeys(targets));
       if (changes.upserted.length > 0 || changes.removed.length > 0) {
+        // An account's settings changed, or it was added, enabled, disabled or removed.
         logger.info(changes, 'job schedulers updated');
       }
       return missing;

@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { accountNameProblem, schemaOf } from '../account-name.js';
 import { coerceError, HiresyncError } from '../errors.js';
+import { accountResources } from './account-resources.js';
 import { claimAccountSchema } from './account-schema-owner.js';
 import { registeredAccounts } from './all-accounts-members.js';
 import { rebuildViews, refreshAllAccountsViews } from './all-accounts-views.js';
@@ -49,21 +50,40 @@ export interface MigrateAllOptions {
    * every schema must hold, besides those public holds already.
    */
   listResources?: readonly string[];
+  /**
+   * The declared resources (tables of their own, made by migrations): with
+   * it, each account's list resources its settings name beyond these get
+   * their tables in its schema (and only there). Default: not looked at.
+   */
+  declared?: readonly string[];
+}
+
+/** Options of {@link ensureListResources}. */
+export interface EnsureListResourcesOptions {
+  /** Rebuild the all_accounts views when anything was created. Default true (false: the caller rebuilds them). */
+  refreshViews?: boolean;
+  /**
+   * Only this schema: the list resources one account's settings name beyond
+   * HIRESYNC_RESOURCES have their tables in its schema only. Default every schema.
+   */
+  schema?: string;
 }
 
 /**
- * Makes every schema (public and each registered account's) hold the tables
- * and view of each list resource in `names` and of each one public holds
- * already (see createListResourceTables), creating only what is missing, then
- * rebuilds the all_accounts views when anything was created (unless
- * `refreshViews` is false: the caller rebuilds them). One transaction under a
- * transaction-level advisory lock: concurrent calls from several processes
- * create each table once. Returns the `schema.name` pairs created.
+ * Makes every schema (public and each registered account's; with `schema`,
+ * that one alone) hold the tables and view of each list resource in `names`
+ * and of each one public holds already (see createListResourceTables),
+ * creating only what is missing, then rebuilds the all_accounts views when
+ * anything was created in public or every schema (unless `refreshViews` is
+ * false: the caller rebuilds them; the views union public's list resources
+ * only). One transaction under a transaction-level advisory lock: concurrent
+ * calls from several processes create each table once. Returns the
+ * `schema.name` pairs created.
  */
 export async function ensureListResources(
   db: Kysely<Database>,
   names: readonly string[],
-  { refreshViews = true }: { refreshViews?: boolean } = {},
+  { refreshViews = true, schema: only }: EnsureListResourcesOptions = {},
 ): Promise<string[]> {
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${LIST_RESOURCES_LOCK}::int)`.execute(
@@ -71,7 +91,10 @@ export async function ensureListResources(
     );
     const wanted = [...new Set([...names, ...(await listResourcesIn(trx, PUBLIC_SCHEMA))])];
     if (wanted.length === 0) return [];
-    const schemas = [PUBLIC_SCHEMA, ...(await registeredAccounts(trx)).map(schemaOf)];
+    const schemas =
+      only === undefined
+        ? [PUBLIC_SCHEMA, ...(await registeredAccounts(trx)).map(schemaOf)]
+        : [only];
     const created: string[] = [];
     for (const schema of schemas) {
       const { rows } = await sql<{ present: boolean }>`
@@ -85,7 +108,8 @@ export async function ensureListResources(
         created.push(`${schema}.${name}`);
       }
     }
-    if (created.length > 0 && refreshViews) await rebuildViews(trx, undefined);
+    const unioned = only === undefined || only === PUBLIC_SCHEMA;
+    if (created.length > 0 && refreshViews && unioned) await rebuildViews(trx, undefined);
     return created;
   });
 }
@@ -211,6 +235,20 @@ export async function migrateAll(
   try {
     schemas = await migrateSchemas(db, [PUBLIC_SCHEMA, ...names.map(schemaOf)]);
     created = await ensureListResources(db, options.listResources ?? [], { refreshViews: false });
+    if (options.declared) {
+      const declared = options.declared;
+      for (const [account, resources] of await accountResources(db)) {
+        if (!names.includes(account)) continue;
+        const own = resources.filter((name) => !declared.includes(name));
+        if (own.length === 0) continue;
+        created.push(
+          ...(await ensureListResources(db, own, {
+            refreshViews: false,
+            schema: schemaOf(account),
+          })),
+        );
+      }
+    }
   } catch (error) {
     if (!(error instanceof SchemaMigrationError)) throw error;
     const failed = names.find((name) => schemaOf(name) === error.schema);

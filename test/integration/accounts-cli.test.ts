@@ -212,22 +212,52 @@ describe('hiresync accounts list', () => {
       'schema',
       'state',
       'last success',
+      'resources',
+      'incremental every',
+      'full cron',
     ]);
     expect(lines.slice(2).map((l) => l.split(/\s{2,}/))).toEqual([
-      ['default', 'client_credentials', 'public', 'enabled', '-'],
-      ['acme', 'client_credentials', 'acme', 'enabled', '2026-01-02 03:04:05.123456+00'],
-      ['beta', 'api_key', 'beta', 'disabled', '-'],
+      ['default', 'client_credentials', 'public', 'enabled', '-', '-', '-', '-'],
+      [
+        'acme',
+        'client_credentials',
+        'acme',
+        'enabled',
+        '2026-01-02 03:04:05.123456+00',
+        '-',
+        '-',
+        '-',
+      ],
+      ['beta', 'api_key', 'beta', 'disabled', '-', '-', '-', '-'],
     ]);
     for (const form of [...formsOf(CLIENT_SECRET), ...formsOf(API_KEY)]) {
       expect(result.stdout).not.toContain(form);
     }
   });
 
-  it('shows only default before any account exists, even before migrate made the control schema', async () => {
+  it('shows no account default when the environment sets no credentials and default never ran, even before migrate made the control schema', async () => {
     const result = await accounts(['list']);
     expect(result.code).toBe(0);
+    expect(result.stdout.trimEnd().split('\n').slice(2)).toEqual([]);
+    // With the environment's credentials default is shown, before any account exists.
+    const configured = await accounts(['list'], '', { HIRESYNC_API_KEY: API_KEY });
+    expect(configured.stdout.trimEnd().split('\n').slice(2)).toEqual([
+      expect.stringMatching(/^default\s+api_key\s+public\s+enabled\s+-\s+-\s+-\s+-$/),
+    ]);
+  });
+
+  it('shows default as not configured here when it has runs but this environment sets no credentials', async () => {
+    await addAcme();
+    await sql`insert into public.sync_runs (resource, mode, started_at, finished_at, outcome)
+      values ('jobs', 'full', '2026-01-02T03:00:00Z', '2026-01-02T03:04:05Z', 'succeeded')`.execute(
+      t.db,
+    );
+    const result = await accounts(['list']);
     expect(result.stdout.trimEnd().split('\n').slice(2)).toEqual([
-      expect.stringMatching(/^default\s+-\s+public\s+not configured\s+-$/),
+      expect.stringMatching(
+        /^default\s+-\s+public\s+not configured here\s+2026-01-02 03:04:05\+00/,
+      ),
+      expect.stringMatching(/^acme\s+client_credentials/),
     ]);
   });
 });

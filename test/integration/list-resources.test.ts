@@ -224,8 +224,10 @@ describe('list resources named in HIRESYNC_RESOURCES', () => {
     expect(problems({ HIRESYNC_RESOURCES: 'sources,job_boards,referrers' })).toEqual([]);
     expect(problems({ HIRESYNC_RESOURCES: 'jobs_history' })[0]).toMatch(/ends in _history/);
     expect(problems({ HIRESYNC_RESOURCES: 'Bad-Name' })[0]).toMatch(/is not a resource name/);
-    expect(problems({ HIRESYNC_RESOURCE_PATHS: 'offers=/v3/offers' })[0]).toMatch(
-      /names offers, which HIRESYNC_RESOURCES does not list/,
+    // A path of a resource HIRESYNC_RESOURCES does not list serves the accounts that list it.
+    expect(problems({ HIRESYNC_RESOURCE_PATHS: 'offers=/v3/offers' })).toEqual([]);
+    expect(problems({ HIRESYNC_RESOURCE_PATHS: 'sync_runs=/v3/offers' })[0]).toMatch(
+      /sync_runs is the name of one of hiresync's own tables/,
     );
     expect(problems({ HIRESYNC_RESOURCE_PATHS: 'jobs=/v3/x' })[0]).toMatch(/built-in resource/);
     expect(

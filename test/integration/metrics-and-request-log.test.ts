@@ -77,7 +77,7 @@ describe('metrics a scrape reads from Postgres and Redis', () => {
     const metrics = new Metrics({
       defaultMetrics: false,
       db,
-      synced: (_account, resource) => resource === 'jobs',
+      synced: async () => (_account, resource) => resource === 'jobs',
     });
     const first = await metrics.registry.metrics();
     const jobs = 'hiresync_last_success_timestamp_seconds{account="alpha",resource="jobs"}';

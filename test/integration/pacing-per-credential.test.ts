@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TokenCipher } from '../../src/api/token-cipher.js';
 import { createApp } from '../../src/app.js';
+import { withEnvironmentCredentials } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import type { RateLimitResetFormat } from '../../src/simulator/rate-limiter.js';
 import { captureLogger } from '../support/capture-logger.js';
@@ -65,7 +66,7 @@ describe('pacing per credential across all its resources', () => {
       // The offset between the API's clock and Redis time, as all processes share it:
       // the simulator and Redis read one clock, so the true offset is 0, and the lower
       // bound the waits use is never above it (a wait never ends before the API's end).
-      const namespace = new TokenCipher(h.config.api.auth).namespace;
+      const namespace = new TokenCipher(withEnvironmentCredentials(h.config).api.auth).namespace;
       const redis = new Redis(h.config.redisUrl);
       const state = await redis.hgetall(`${h.config.redisPrefix}:rate:${namespace}`);
       redis.disconnect();

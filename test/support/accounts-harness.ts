@@ -23,7 +23,11 @@ export function secretOf(account: string): string {
   return account === DEFAULT_ACCOUNT ? DEFAULT_CLIENT_SECRET : `${account}-secret`;
 }
 
-/** A simulator serving `default` and the named accounts (each its own data), a database with those accounts registered. */
+/**
+ * A simulator serving `default` and the named accounts (each its own data), a
+ * database with those accounts registered; the environment holds default's
+ * credentials unless `withoutDefault`.
+ */
 export interface AccountsHarness {
   sim: ApiSimulator;
   database: TestDatabase;
@@ -48,12 +52,16 @@ export async function startAccountsHarness(options: {
   records?: number;
   simulator?: SimulatorOptions;
   env?: Record<string, string>;
+  /** Leave out the environment's own credentials: no account `default`. Default false. */
+  withoutDefault?: boolean;
+  /** Accounts the simulator serves (after `accounts`) that are not registered. Default none. */
+  unregistered?: string[];
 }): Promise<AccountsHarness> {
   const counts = (n: number) => ({ jobs: n, job_posts: n, tracking_links: n });
   const sim = await ApiSimulator.start({
     clientSecrets: [DEFAULT_CLIENT_SECRET],
     dataset: { counts: counts(options.records ?? 40) },
-    accounts: options.accounts.map((name, i) => ({
+    accounts: [...options.accounts, ...(options.unregistered ?? [])].map((name, i) => ({
       name,
       clientId: `${name}-client`,
       clientSecrets: [secretOf(name)],
@@ -66,9 +74,11 @@ export async function startAccountsHarness(options: {
     ...options.simulator,
   });
   const database = await createTestDatabase(inject('databaseUrl'));
+  const { HIRESYNC_CLIENT_ID, HIRESYNC_CLIENT_SECRET, ...urls } = simulatorEnv(sim);
   const env: Record<string, string> = {
     ...servicesEnv(database.url),
-    ...simulatorEnv(sim),
+    ...urls,
+    ...(options.withoutDefault ? {} : { HIRESYNC_CLIENT_ID, HIRESYNC_CLIENT_SECRET }),
     HIRESYNC_RUN_BACKOFF: '200ms',
     HIRESYNC_RUN_ATTEMPTS: '3',
     HIRESYNC_HTTP_PORT: '0',

@@ -7,8 +7,12 @@ import type { ApiClient } from '../../src/api/api-client.js';
 import { firstPageUrl } from '../../src/api/api-page-source.js';
 import { createApiClient } from '../../src/api/create-api-client.js';
 import { fetchPages, type Page } from '../../src/api/fetch-pages.js';
-import type { Config } from '../../src/config/types.js';
-import { loadConfig, type ResourceName } from '../../src/config.js';
+import {
+  type EnvironmentConfig,
+  loadConfig,
+  type ResourceName,
+  withEnvironmentCredentials,
+} from '../../src/config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { BUILT_IN_RESOURCES, declarationOf, RESOURCE_NAMES } from '../../src/resources/index.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
@@ -39,16 +43,18 @@ function clientKit(
           HIRESYNC_CLIENT_ID: 'demo-client',
           HIRESYNC_CLIENT_SECRET: SIM_SECRET,
         };
-  const config = loadConfig(
-    {
-      HIRESYNC_BASE_URL: baseUrl,
-      DATABASE_URL: inject('databaseUrl'),
-      REDIS_URL: inject('redisUrl'),
-      HIRESYNC_RATE_LIMIT_WINDOW: '10s',
-      ...creds,
-      ...options.env,
-    },
-    RESOURCE_NAMES,
+  const config = withEnvironmentCredentials(
+    loadConfig(
+      {
+        HIRESYNC_BASE_URL: baseUrl,
+        DATABASE_URL: inject('databaseUrl'),
+        REDIS_URL: inject('redisUrl'),
+        HIRESYNC_RATE_LIMIT_WINDOW: '10s',
+        ...creds,
+        ...options.env,
+      },
+      RESOURCE_NAMES,
+    ),
   );
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
   const prefix = `test-${randomUUID()}`;
@@ -71,7 +77,7 @@ function clientKit(
 /** A simulator, a config pointing at it, a Redis connection with a private key prefix, and clients. */
 export interface ApiHarness {
   sim: ApiSimulator;
-  config: Config;
+  config: EnvironmentConfig;
   redis: Redis;
   prefix: string;
   log: ReturnType<typeof captureLogger>;
@@ -121,7 +127,7 @@ export type HostileHandler = (
 /** A hand-written API on loopback (tokens at /oauth/token and /auth/token), and a client for it. */
 export interface HostileHarness {
   url: string;
-  config: Config;
+  config: EnvironmentConfig;
   redis: Redis;
   prefix: string;
   log: ReturnType<typeof captureLogger>;

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { isLoopbackHost } from '../../src/config/fields.js';
-import { loadConfig, loadDatabaseConfig, loadStatusConfig } from '../../src/config.js';
+import {
+  loadConfig,
+  loadDatabaseConfig,
+  loadStatusConfig,
+  withEnvironmentCredentials,
+} from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { redactSecrets } from '../../src/secret.js';
@@ -9,6 +14,11 @@ const BASE = {
   HIRESYNC_BASE_URL: 'https://harvest.example.com',
   DATABASE_URL: 'postgres://u@db/hiresync',
   REDIS_URL: 'redis://cache:6379',
+};
+const PARTNER = {
+  HIRESYNC_PARTNER_CLIENT_ID: 'partner-1',
+  HIRESYNC_PARTNER_CLIENT_SECRET: 'partner-secret',
+  HIRESYNC_AUTH_URL: 'https://auth.example.com',
 };
 const CLIENT = {
   HIRESYNC_AUTH_URL: 'https://auth.example.com/oauth/',
@@ -48,22 +58,26 @@ describe('loadConfig', () => {
   });
 
   it('forms token URLs by appending to configured URLs that carry a path', () => {
-    const cc = loadConfig({ ...BASE, ...CLIENT }, RESOURCE_NAMES);
+    const cc = withEnvironmentCredentials(loadConfig({ ...BASE, ...CLIENT }, RESOURCE_NAMES));
     expect(cc.api.auth.tokenUrl).toBe('https://auth.example.com/oauth/token');
-    const key = loadConfig(
-      {
-        ...BASE,
-        HIRESYNC_BASE_URL: 'https://harvest.example.com/api/',
-        HIRESYNC_API_KEY: 'k',
-      },
-      RESOURCE_NAMES,
+    const key = withEnvironmentCredentials(
+      loadConfig(
+        {
+          ...BASE,
+          HIRESYNC_BASE_URL: 'https://harvest.example.com/api/',
+          HIRESYNC_API_KEY: 'k',
+        },
+        RESOURCE_NAMES,
+      ),
     );
     expect(key.api.auth.tokenUrl).toBe('https://harvest.example.com/api/auth/token');
     expect(key.api.baseUrl).toBe('https://harvest.example.com/api');
   });
 
   it('keeps HIRESYNC_SUB for client credentials', () => {
-    const config = loadConfig({ ...BASE, ...CLIENT, HIRESYNC_SUB: '4242' }, RESOURCE_NAMES);
+    const config = withEnvironmentCredentials(
+      loadConfig({ ...BASE, ...CLIENT, HIRESYNC_SUB: '4242' }, RESOURCE_NAMES),
+    );
     expect(config.api.auth.mode === 'client_credentials' && config.api.auth.sub).toBe('4242');
   });
 
@@ -109,6 +123,48 @@ describe('loadConfig', () => {
     );
   });
 
+  it('takes the environment credentials as optional: without them there is no account default, and the secret key is required', () => {
+    const key = Buffer.alloc(32, 1).toString('base64');
+    const config = loadConfig({ ...BASE, HIRESYNC_SECRET_KEY: key }, RESOURCE_NAMES);
+    expect(config.api.auth).toBeUndefined();
+    expect(() => withEnvironmentCredentials(config)).toThrow(/there is no account default/);
+    // Nothing could ever be synced without credentials of any kind: naming what to set.
+    let message = '';
+    try {
+      loadConfig({ ...BASE, ...PARTNER }, RESOURCE_NAMES);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    for (const name of [
+      'HIRESYNC_CLIENT_ID',
+      'HIRESYNC_CLIENT_SECRET',
+      'HIRESYNC_API_KEY',
+      'HIRESYNC_SECRET_KEY',
+      'HIRESYNC_PARTNER_CLIENT_ID',
+    ]) {
+      expect(message).toContain(name);
+    }
+    expect(
+      loadConfig({ ...BASE, ...PARTNER, HIRESYNC_SECRET_KEY: key }, RESOURCE_NAMES).partner,
+    ).toBeDefined();
+    expect(problems({ ...BASE, HIRESYNC_SECRET_KEY: key, HIRESYNC_SUB: '7' })).toEqual([
+      'HIRESYNC_SUB',
+    ]);
+  });
+
+  it('lets HIRESYNC_RESOURCE_PATHS give the path of a resource only accounts list, checking its name', () => {
+    const key = Buffer.alloc(32, 1).toString('base64');
+    const config = loadConfig(
+      { ...BASE, HIRESYNC_SECRET_KEY: key, HIRESYNC_RESOURCE_PATHS: 'offers=/v3/job_offers' },
+      RESOURCE_NAMES,
+    );
+    expect(config.api.resourcePaths).toEqual({ offers: '/v3/job_offers' });
+    expect(config.resources).not.toContain('offers');
+    expect(
+      problems({ ...BASE, HIRESYNC_SECRET_KEY: key, HIRESYNC_RESOURCE_PATHS: 'sync_runs=/v3/x' }),
+    ).toEqual(['HIRESYNC_RESOURCE_PATHS']);
+  });
+
   it('requires exactly one auth mode', () => {
     expect(problems({ ...BASE })).toEqual(['HIRESYNC_CLIENT_ID']);
     expect(problems({ ...BASE, ...CLIENT, HIRESYNC_API_KEY: 'k' })).toEqual(['HIRESYNC_API_KEY']);
@@ -140,7 +196,7 @@ describe('loadConfig', () => {
     }
     expect(message).not.toContain('top-secret-value');
     expect(message).not.toContain('api-key-secret-value');
-    const config = loadConfig({ ...BASE, ...CLIENT }, RESOURCE_NAMES);
+    const config = withEnvironmentCredentials(loadConfig({ ...BASE, ...CLIENT }, RESOURCE_NAMES));
     expect(JSON.stringify(config)).not.toContain('top-secret-value');
     expect(
       String(config.api.auth.mode === 'client_credentials' && config.api.auth.clientSecret),

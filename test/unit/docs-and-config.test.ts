@@ -51,7 +51,7 @@ describe('documentation and deployment files', () => {
       RESOURCE_NAMES,
     );
     expect(config.api.baseUrl).toBe('http://127.0.0.1:8910');
-    expect(config.api.auth.mode).toBe('client_credentials');
+    expect(config.api.auth?.mode).toBe('client_credentials');
   });
 
   it('keep .env.example a valid configuration once credentials are filled in', () => {

@@ -90,7 +90,11 @@ export async function readAccountResources(
   context: AccountContext,
 ): Promise<ResourceProbe[]> {
   const account = await app.accounts.resolve(name);
-  return probeResources(context.source, accountResources(app.config, account), app.shutdown.signal);
+  return probeResources(
+    context.source,
+    await accountResources(app.db, app.config, account),
+    app.shutdown.signal,
+  );
 }
 
 /** Tests account `name` of `app`: a token minted, then the first page of each of its resources. */

@@ -16,6 +16,7 @@ import { loadPartnerApp } from './partner-app.js';
 import { loadProbeConfig } from './probe-config.js';
 import { readSecretLine } from './read-secret.js';
 import { registerTestedAccount } from './register-tested.js';
+import { ownListResources, readSettingsOptions, settingsOptions } from './settings-options.js';
 import { defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts add`. */
@@ -56,6 +57,7 @@ export const options = {
     description:
       "register it without testing it (no token minted, no page read, REDIS_URL not needed); 'hiresync accounts test NAME' tests it later",
   },
+  ...settingsOptions,
 } as const satisfies OptionTable;
 
 /** `hiresync accounts add NAME`: registers an account, migrates its schema, refreshes the views. */
@@ -74,7 +76,10 @@ export const add = defineSubcommand({
     --client-id ID); a secret is never taken from the command line, nor printed. It is
     stored sealed with HIRESYNC_SECRET_KEY (required). The control schema, public
     and the new schema are migrated and the all_accounts views refreshed before it
-    returns. A schema NAME left by 'accounts remove' without --drop-data is taken back
+    returns. --resources, --incremental-every and --full-cron give it settings of its own
+    instead of HIRESYNC_RESOURCES, HIRESYNC_INCREMENTAL_EVERY and HIRESYNC_FULL_CRON
+    (read as those are; the tables of a list resource only it names are made in its
+    schema alone). A schema NAME left by 'accounts remove' without --drop-data is taken back
     with its data; any other existing schema NAME, even an empty one, is refused: only
     a schema hiresync created (marked as its own) is taken. When the new
     schema cannot be made ready, the account is not registered.
@@ -83,7 +88,7 @@ export const add = defineSubcommand({
     access token is minted with the credentials (a partner account: a refresh grant,
     whose rotated refresh token is what gets stored), and a credential that cannot
     mint one is refused: nothing is registered (no row, no schema). Once registered,
-    the first page of each resource (HIRESYNC_RESOURCES) is read and each one's
+    the first page of each of its resources (its own, else HIRESYNC_RESOURCES) is read and each one's
     outcome printed (ok, not permitted (scope ...), or the error); a resource not
     permitted or failing is printed, not refused.
 
@@ -93,7 +98,7 @@ export const add = defineSubcommand({
     resources' test found); 1 when no token could be minted with the credentials, the
     name is taken, its schema belongs to something else, or Postgres or Redis fails; 2
     on a usage or configuration error (bad NAME, no or several auth modes, an empty
-    standard input, a missing HIRESYNC_SECRET_KEY, a URL breaking the https rule),
+    standard input, a missing HIRESYNC_SECRET_KEY, a URL breaking the https rule, a bad setting),
     before connecting.`,
   options,
   async execute(values, name, { env, stdin, stdout, stderr }) {
@@ -127,6 +132,7 @@ export const add = defineSubcommand({
         `--sub must be a numeric user id (digits only), got ${JSON.stringify(sub)}`,
       );
     }
+    const settings = readSettingsOptions(values);
     const config = loadAccountsConfig(env, {
       secretKey: 'seal the credentials of registered accounts',
     });
@@ -184,6 +190,7 @@ export const add = defineSubcommand({
           config: probeConfig,
           logger: createLogger({ level: probeConfig.logLevel, destination: stderr }),
           warn,
+          settings: { settings, ownResources: ownListResources(settings) },
         });
         stdout.write(
           `${describeAdded(added)}\n${formatProbe(name, describeAuthMode(added.authMode), probe)}\n`,
@@ -200,6 +207,7 @@ export const add = defineSubcommand({
             ? store.addPartner(name, urls.baseUrl, urls.authUrl ?? '', secret)
             : store.add(account),
         warn,
+        { settings, ownResources: ownListResources(settings) },
       );
       stdout.write(`${describeAdded(added)}\n`);
       return EXIT.ok;

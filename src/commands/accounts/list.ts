@@ -1,9 +1,12 @@
 import { DEFAULT_ACCOUNT, schemaOf } from '../../account-name.js';
 import { reauthorizationOf } from '../../account-report.js';
+import { AccountSettingsStore } from '../../accounts/account-settings-store.js';
 import { AccountStore } from '../../accounts/account-store.js';
 import type { AccountInfo } from '../../accounts/stored-account.js';
+import { type AccountSettings, describeAccountSettings } from '../../config/account-settings.js';
 import { loadAccountsConfig } from '../../config.js';
 import { isoTimestampOrNull } from '../../iso-timestamp.js';
+import { defaultAccountShown } from '../../status.js';
 import { EXIT } from '../command.js';
 import { formatTable } from '../format-table.js';
 import type { OptionTable } from '../options.js';
@@ -31,6 +34,15 @@ export interface AccountListRow {
   lastSuccess: string | null;
   /** State needs_reauthorization: why, and what to do. */
   reauthorization: { reason: string; action: string } | null;
+  /**
+   * Its own settings (accounts add|update --resources, --incremental-every,
+   * --full-cron); null where it has the deployment's.
+   */
+  settings: {
+    resources: string[] | null;
+    incrementalEvery: string | null;
+    fullCron: string | null;
+  };
 }
 
 /** The table's columns: header and cell of a row. */
@@ -40,6 +52,9 @@ const COLUMNS: ReadonlyArray<readonly [string, (row: AccountListRow) => string]>
   ['schema', (r) => r.schema],
   ['state', (r) => r.state],
   ['last success', (r) => tableTimestamp(r.lastSuccess)],
+  ['resources', (r) => r.settings.resources?.join(',') ?? '-'],
+  ['incremental every', (r) => r.settings.incrementalEvery ?? '-'],
+  ['full cron', (r) => r.settings.fullCron ?? '-'],
 ];
 
 /** `hiresync accounts list`: a table of `default` and every registered account. */
@@ -47,16 +62,21 @@ export const list = defineSubcommand({
   name: 'list',
   operand: '',
   summary: 'show every account: auth mode, schema, state, last success',
-  description: `One row per account: name, auth mode, schema, state and when its last successful
-    run finished. The first row is default, the environment's credentials (schema public;
-    its auth mode from HIRESYNC_CLIENT_ID or HIRESYNC_API_KEY, "not configured" when
-    neither is set); then the registered accounts by name. Never shows a secret. After
-    the table, one line per partner account in state needs_reauthorization says why and
-    what to do.
+  description: `One row per account: name, auth mode, schema, state, when its last successful
+    run finished, and its own settings: resources, incremental every and full cron (set
+    by 'accounts add|update --resources, --incremental-every, --full-cron'; "-" where it
+    has the deployment's HIRESYNC_RESOURCES, HIRESYNC_INCREMENTAL_EVERY or
+    HIRESYNC_FULL_CRON). The first row is default, the environment's credentials
+    (schema public; its auth mode from HIRESYNC_CLIENT_ID or HIRESYNC_API_KEY), shown
+    when the environment sets them, or as "not configured here" when it does not but
+    default has runs; without either there is no account default. Then the registered
+    accounts by name. Never shows a secret. After the table, one line per partner
+    account in state needs_reauthorization says why and what to do.
 
     With --json, one JSON document of the same facts: {"accounts": [{"name",
-    "authMode", "schema", "state", "lastSuccess", "reauthorization"}]}, null
-    where the table shows "-", timestamps ISO 8601 UTC.
+    "authMode", "schema", "state", "lastSuccess", "reauthorization", "settings":
+    {"resources", "incrementalEvery", "fullCron"}}]}, null where the table shows
+    "-", timestamps ISO 8601 UTC.
 
     Needs DATABASE_URL. Exit 0, or 1 when Postgres cannot be read.`,
   options,
@@ -66,16 +86,20 @@ export const list = defineSubcommand({
     try {
       const store = new AccountStore(db);
       const registered = await store.list();
-      const rows: AccountListRow[] = [
-        {
+      const settings = await new AccountSettingsStore(db).all();
+      const rows: AccountListRow[] = [];
+      // default only where it exists: the environment sets its credentials, or it has run.
+      if (await defaultAccountShown(db, config.defaultAuthMode !== undefined)) {
+        rows.push({
           name: DEFAULT_ACCOUNT,
           authMode: config.defaultAuthMode ?? null,
           schema: schemaOf(DEFAULT_ACCOUNT),
-          state: config.defaultAuthMode ? 'enabled' : 'not configured',
+          state: config.defaultAuthMode ? 'enabled' : 'not configured here',
           lastSuccess: isoTimestampOrNull(await store.lastSuccess(DEFAULT_ACCOUNT)),
           reauthorization: null,
-        },
-      ];
+          settings: { resources: null, incrementalEvery: null, fullCron: null },
+        });
+      }
       for (const account of registered) {
         rows.push({
           name: account.name,
@@ -87,6 +111,7 @@ export const list = defineSubcommand({
             account.state === 'needs_reauthorization'
               ? reauthorizationOf(account.name, account.partner?.reauthorizationReason)
               : null,
+          settings: settingsOf(settings.get(account.name)),
         });
       }
       if (values.json) {
@@ -115,4 +140,14 @@ export function reauthorizationNote(account: AccountInfo): string {
     account.partner?.reauthorizationReason,
   );
   return `${account.name} needs reauthorization: ${reason}; ${action}`;
+}
+
+/** An account's own settings as `accounts list` shows them: null where it has the deployment's. */
+function settingsOf(own: AccountSettings | undefined): AccountListRow['settings'] {
+  const shown = describeAccountSettings(own);
+  return {
+    resources: own?.resources ? [...own.resources] : null,
+    incrementalEvery: shown.incrementalEvery === '-' ? null : shown.incrementalEvery,
+    fullCron: own?.fullCron ?? null,
+  };
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { DEFAULT_ACCOUNT } from '../../account-name.js';
 import type { Config, Env } from '../../config/types.js';
 import { loadConfig } from '../../config.js';
@@ -19,8 +18,9 @@ const ENVIRONMENT_CREDENTIALS = new Set([
  * add`): what `sync` reads (REDIS_URL, the API's settings, HIRESYNC_RESOURCES…),
  * every problem a ConfigError. A registered account brings its own
  * credentials and URLs, so the environment's (`default`'s) are neither
- * required nor checked for it: they are left out and a stand-in takes their
- * place, which nothing uses (it never resolves: only `default` would).
+ * required nor checked for it: they are left out (the configuration then has
+ * no account `default`), and HIRESYNC_BASE_URL, which only `default` and new
+ * accounts' defaults use, gets a stand-in nothing reads.
  */
 export function loadProbeConfig(env: Env, account: string): Config {
   if (account === DEFAULT_ACCOUNT) return loadConfig(env, RESOURCE_NAMES);
@@ -29,8 +29,6 @@ export function loadProbeConfig(env: Env, account: string): Config {
     {
       ...Object.fromEntries(own),
       HIRESYNC_BASE_URL: 'http://127.0.0.1',
-      // Registered for redaction as any key is: a value no text holds.
-      HIRESYNC_API_KEY: `unused-${randomUUID()}`,
     },
     RESOURCE_NAMES,
   );

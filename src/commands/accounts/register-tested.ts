@@ -42,6 +42,8 @@ export interface RegisterTestedOptions {
   config: Config;
   logger: Logger;
   warn: (warning: string) => void;
+  /** Its own settings, and the list resources only they name, as {@link registerAccount} takes them. */
+  settings?: Parameters<typeof registerAccount>[6];
 }
 
 /**
@@ -59,7 +61,7 @@ export interface RegisterTestedOptions {
 export async function registerTestedAccount(
   options: RegisterTestedOptions,
 ): Promise<{ added: AccountInfo; probe: AccountProbe }> {
-  const { db, store, owner, account, config, logger, warn } = options;
+  const { db, store, owner, account, config, logger, warn, settings } = options;
   const name = 'credentials' in account ? account.credentials.name : account.partner.name;
   // Until it is registered, errors about its token name the flags of `add`;
   // after, its pages are read by a context of the registered account (the
@@ -85,6 +87,7 @@ export async function registerTestedAccount(
         owner,
         () => store.add(account.credentials),
         warn,
+        settings,
       );
     } else {
       const { baseUrl, authUrl, refreshToken } = account.partner;
@@ -97,7 +100,7 @@ export async function registerTestedAccount(
         }),
       );
       if (!token.ok) await unregisterPartner(store, name, token);
-      await registerAccount(db, store, name, owner, async () => inserted, warn);
+      await registerAccount(db, store, name, owner, async () => inserted, warn, settings);
       added = await enable(store, name);
     }
     registered = true;

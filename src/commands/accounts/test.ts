@@ -39,8 +39,7 @@ export const test = defineSubcommand({
   async execute(_values, name, { env, stdout, stderr }) {
     const problem = name === DEFAULT_ACCOUNT ? undefined : accountNameProblem(name);
     if (problem) throw new UsageError(problem);
-    const config = loadProbeConfig(env, name);
-    if (name !== DEFAULT_ACCOUNT && !config.secretKeys) {
+    if (name !== DEFAULT_ACCOUNT && (env.HIRESYNC_SECRET_KEY ?? '').trim() === '') {
       throw new ConfigError([
         {
           variable: 'HIRESYNC_SECRET_KEY',
@@ -48,6 +47,7 @@ export const test = defineSubcommand({
         },
       ]);
     }
+    const config = loadProbeConfig(env, name);
     // Logs go to stderr as JSON; stdout carries the outcome.
     const logger = createLogger({ level: config.logLevel, destination: stderr });
     const app = await openProbeApp(config, logger, (account, db) =>

@@ -1,14 +1,19 @@
+import { schemaOf } from '../../account-name.js';
+import { AccountSettingsStore } from '../../accounts/account-settings-store.js';
 import { AccountStore } from '../../accounts/account-store.js';
 import type { AccountChange } from '../../accounts/account-update.js';
+import { changesSettings, describeAccountSettings } from '../../config/account-settings.js';
 import { parseAccountUrl } from '../../config/account-urls.js';
 import { readPartner } from '../../config/partner.js';
 import { loadAccountsConfig } from '../../config.js';
 import { coerceError, UsageError } from '../../errors.js';
 import { Secret } from '../../secret.js';
+import { ensureListResources } from '../../warehouse/migrate-all.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase, openRedis } from './connections.js';
 import { readLine } from './read-secret.js';
+import { ownListResources, readSettingsOptions, settingsOptions } from './settings-options.js';
 import { checkAccountName, defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts update`. */
@@ -34,13 +39,15 @@ export const options = {
     description:
       'with other options: also read a new client secret, API key or refresh token from standard input (without options it is always read)',
   },
+  ...settingsOptions,
 } as const satisfies OptionTable;
 
 /** `hiresync accounts update NAME`: changes a registered account's credentials in place. */
 export const update = defineSubcommand({
   name: 'update',
   operand: 'NAME',
-  summary: "change an account's stored credentials (secret on standard input), sub or URLs",
+  summary:
+    "change an account's stored credentials (secret on standard input), sub, URLs or settings",
   description: `Changes the stored credentials of the registered account NAME in place: a new
     client secret, API key or (partner account) refresh token, read from standard input
     as 'accounts add' reads it (one line; never from the command line, never printed;
@@ -51,7 +58,12 @@ export const update = defineSubcommand({
     "$SECRET" | hiresync accounts update acme); with options, standard input is read
     only when --secret is given too, so a loop feeding account names on standard input
     (while read n; do hiresync accounts update "$n" --sub 7; done < list) changes no
-    secret and keeps its lines. On a terminal a prompt is printed first (what is typed
+    secret and keeps its lines. --resources LIST, --incremental-every D and --full-cron
+    CRON give it settings of its own instead of HIRESYNC_RESOURCES,
+    HIRESYNC_INCREMENTAL_EVERY and HIRESYNC_FULL_CRON (read as those are; 'default'
+    puts the deployment's back); alone they need neither standard input, REDIS_URL nor
+    HIRESYNC_SECRET_KEY. Running workers follow a settings change within a minute; its
+    runs in flight finish as they are. On a terminal a prompt is printed first (what is typed
     shows). Its data, schema, state and schedules are kept; its cached access token is
     dropped from Redis, so its next run mints a new one with the new credentials, and a
     run in flight resumes with them. A partner account in state needs_reauthorization
@@ -60,8 +72,8 @@ export const update = defineSubcommand({
     Needs DATABASE_URL, REDIS_URL and HIRESYNC_SECRET_KEY. Exit 0 when updated; 1 when
     no account NAME is registered, the change does not apply to its auth mode, or
     Postgres or Redis fails; 2 on a usage or configuration error (nothing to update, an
-    empty standard input with --secret, a bad --sub, a URL breaking the https rule),
-    before connecting.`,
+    empty standard input with --secret, a bad --sub, a URL breaking the https rule, a
+    bad setting), before connecting.`,
   options,
   async execute(values, name, { env, stdin, stdout, stderr }) {
     checkAccountName(name, 'updated');
@@ -82,15 +94,19 @@ export const update = defineSubcommand({
           ? undefined
           : parseAccountUrl('--auth-url', values['auth-url']),
     };
+    const settings = readSettingsOptions(values);
+    const withSettings = changesSettings(settings);
     const given = change.sub ?? change.baseUrl ?? change.authUrl;
-    const config = loadAccountsConfig(env, {
-      redis: true,
-      secretKey: 'seal the credentials of registered accounts',
-    });
+    // Settings alone touch no credential: no secret, no key, no Redis.
+    const credentials = given !== undefined || values.secret === true || !withSettings;
+    const config = loadAccountsConfig(
+      env,
+      credentials ? { redis: true, secretKey: 'seal the credentials of registered accounts' } : {},
+    );
     // With options, standard input is not touched unless --secret asks for it: it may
     // be a loop's list of names, whose next line must neither become a secret nor be
     // consumed (nor a pipe that never ends be waited on).
-    if (given === undefined || values.secret === true) {
+    if ((given === undefined && !withSettings) || values.secret === true) {
       if (stdin?.isTTY === true) {
         stderr.write(
           `new client secret, API key or refresh token for account ${name} (one line; it shows as typed, so prefer a pipe):\n`,
@@ -100,7 +116,7 @@ export const update = defineSubcommand({
       if (line === '') {
         throw new UsageError(
           given === undefined
-            ? `nothing to update for account ${name}: pipe its new client secret, API key or refresh token on standard input (one line; it is never taken from the command line), or give --sub, --base-url or --auth-url`
+            ? `nothing to update for account ${name}: pipe its new client secret, API key or refresh token on standard input (one line; it is never taken from the command line), or give --sub, --base-url, --auth-url, --resources, --incremental-every or --full-cron`
             : `--secret: no new secret for account ${name} on standard input: pipe it in, one line (it is never taken from the command line)`,
         );
       }
@@ -109,6 +125,23 @@ export const update = defineSubcommand({
 
     const db = await openDatabase(config.databaseUrl, 'update');
     try {
+      /** Stores the settings asked for, and says what they are now. */
+      const applySettings = async () => {
+        const own = await new AccountSettingsStore(db).set(name, settings);
+        // The tables of a list resource only this account names: in its schema only.
+        const extra = ownListResources(settings);
+        if (extra.length > 0) {
+          await ensureListResources(db, extra, { refreshViews: false, schema: schemaOf(name) });
+        }
+        const shown = describeAccountSettings(own);
+        stdout.write(
+          `updated account ${name}: resources ${shown.resources}, incremental every ${shown.incrementalEvery}, full cron ${shown.fullCron} ("-": the deployment's); running workers follow within a minute, its runs in flight finish as they are\n`,
+        );
+      };
+      if (!credentials) {
+        await applySettings();
+        return EXIT.ok;
+      }
       // Reached before anything changes: the cached token is dropped after.
       const redis = await openRedis(config.redisUrl as string);
       try {
@@ -135,6 +168,7 @@ export const update = defineSubcommand({
             enabled ? '; it no longer needs reauthorization and is enabled' : ''
           }\n`,
         );
+        if (withSettings) await applySettings();
         return EXIT.ok;
       } finally {
         redis.disconnect();

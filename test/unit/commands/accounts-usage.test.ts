@@ -54,6 +54,31 @@ describe('hiresync accounts: usage and configuration errors, before connecting',
     }
   });
 
+  it('refuses a bad --resources, --incremental-every or --full-cron of add and update with exit 2 naming the option', async () => {
+    for (const sub of [
+      ['add', 'acme', '--client-id', 'c'],
+      ['update', 'acme'],
+    ]) {
+      for (const [option, value, message] of [
+        [
+          '--resources',
+          'jobs,kysely_migration',
+          "kysely_migration is the name of one of hiresync's own tables",
+        ],
+        ['--resources', 'Jobs', '"Jobs" is not a resource name'],
+        ['--incremental-every', 'soon', 'is not a duration like 30s, 15m or 1h: "soon"'],
+        ['--incremental-every', '0.5s', 'must be from 1s to'],
+        ['--full-cron', '61 * * * *', 'is not a valid cron pattern'],
+        ['--full-cron', '', 'was given an empty value'],
+      ] as const) {
+        const result = await run([...sub, option, value]);
+        expect(result.code, `${sub[0]} ${option} ${value}`).toBe(2);
+        expect(result.stderr.startsWith(`hiresync: ${option}: `), result.stderr).toBe(true);
+        expect(result.stderr, `${sub[0]} ${option} ${value}`).toContain(message);
+      }
+    }
+  });
+
   it('refuses add without HIRESYNC_SECRET_KEY with exit 2 naming the variable', async () => {
     const { HIRESYNC_SECRET_KEY: _, ...env } = ENV;
     const result = await run(['add', 'acme', '--client-id', 'c'], env);

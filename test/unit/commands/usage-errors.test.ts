@@ -52,7 +52,7 @@ describe('usage and configuration errors, in process', () => {
       code: 2,
       stdout: '',
       stderr:
-        'hiresync: --resource applications is not a configured resource; HIRESYNC_RESOURCES has jobs, job_posts, tracking_links, job_boards, sources, referrers (add it there, or give it a path in HIRESYNC_RESOURCE_PATHS, to sync it)\n',
+        "hiresync: --resource applications is not a configured resource; HIRESYNC_RESOURCES has jobs, job_posts, tracking_links, job_boards, sources, referrers (add it there or to an account's --resources, or give it a path in HIRESYNC_RESOURCE_PATHS, to sync it)\n",
     });
     const typo = await run(['sync', '--resource', 'jbos'], {
       ...ENV,
@@ -71,6 +71,48 @@ describe('usage and configuration errors, in process', () => {
       'tracking_links',
       'offers',
     ]);
+  });
+
+  it('sync and worker with neither the environment credentials nor HIRESYNC_SECRET_KEY exit 2 naming what to set, without connecting', async () => {
+    const { HIRESYNC_API_KEY: _, ...noCredentials } = ENV;
+    for (const command of ['sync', 'worker']) {
+      for (const env of [
+        noCredentials,
+        {
+          ...noCredentials,
+          HIRESYNC_PARTNER_CLIENT_ID: 'p',
+          HIRESYNC_PARTNER_CLIENT_SECRET: 's',
+          HIRESYNC_AUTH_URL: 'https://auth.example',
+        },
+      ]) {
+        const result = await run([command], env);
+        expect(result.code, command).toBe(2);
+        expect(result.stderr.trimEnd().split('\n'), command).toHaveLength(1);
+        for (const name of [
+          'HIRESYNC_CLIENT_ID',
+          'HIRESYNC_CLIENT_SECRET',
+          'HIRESYNC_API_KEY',
+          'HIRESYNC_SECRET_KEY',
+          'accounts add',
+        ]) {
+          expect(result.stderr, `${command}: ${name}`).toContain(name);
+        }
+      }
+    }
+  });
+
+  it('sync --account default without the environment credentials is a usage error saying there is no account default, without connecting', async () => {
+    const { HIRESYNC_API_KEY: _, ...noCredentials } = ENV;
+    const result = await run(['sync', '--account', 'default'], {
+      ...noCredentials,
+      HIRESYNC_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
+    });
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        "hiresync: there is no account default: the environment sets no credentials (HIRESYNC_CLIENT_ID and HIRESYNC_CLIENT_SECRET, or HIRESYNC_API_KEY); name a registered account (see 'hiresync accounts list')\n",
+    });
   });
 
   it('sync --allow-mass-delete without --full exits 2', async () => {
