@@ -105,6 +105,7 @@ function resourceReport(
     state,
     lastRun: runReport(last),
     lastSuccess: runReport(status.lastSuccess),
+    lastFinished: runReport(last?.outcome === 'running' ? status.lastFinished : last),
     notPermitted: scope === undefined ? null : { scope, action: notPermittedAction(scope) },
     inFlight:
       last?.outcome === 'running'

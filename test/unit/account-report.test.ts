@@ -40,6 +40,7 @@ describe('the status report of an account', () => {
         warnings: null,
       },
       lastSuccess: expect.objectContaining({ id: '7' }),
+      lastFinished: expect.objectContaining({ id: '7' }),
       notPermitted: null,
       inFlight: null,
       checkpoint: null,
