@@ -42,8 +42,10 @@ export async function checkNewAccount(
  * makes it ready: migrates `public`, claims and migrates its schema, and
  * rebuilds the all_accounts views. When its schema cannot be made ready and
  * was not hiresync's before (`owner`), the registration is undone: an account
- * is registered only once its schema is ready. Warnings (views leaving an
- * account out) go to `warn`.
+ * is registered only once its schema is ready; with `keep`, it is kept (a
+ * partner account whose refresh token a test has rotated: deleting the row
+ * would lose the only valid one). Warnings (views leaving an account out) go
+ * to `warn`.
  */
 export async function registerAccount(
   db: Kysely<Database>,
@@ -52,6 +54,7 @@ export async function registerAccount(
   owner: FreeSchema,
   insert: () => Promise<AccountInfo>,
   warn: (warning: string) => void,
+  options: { keep?: boolean } = {},
 ): Promise<AccountInfo> {
   const added = await insert();
   let migrated = false;
@@ -75,7 +78,7 @@ export async function registerAccount(
     }
     // A schema that was not hiresync's before this registration is not
     // taken: the account is registered only once its schema is ready.
-    const undone = owner === 'hiresync' ? undefined : await unregister(store, name);
+    const undone = owner === 'hiresync' || options.keep ? undefined : await unregister(store, name);
     // A migration of public drops the views over it first: rebuild them.
     const views = await refreshAllAccountsViews(
       db,
