@@ -58,6 +58,18 @@ describe('the status report of an account', () => {
     expect(JSON.parse(JSON.stringify(report))).toEqual(report);
   });
 
+  it("takes the account's latest success by time, whatever the digits of the fractions Postgres prints", () => {
+    const at = (id: string, finished: string) =>
+      resource('acme', `r${id}`, run({ id, outcome: 'succeeded', finished_at: finished }));
+    const report = accountOf(ACME, [
+      at('1', '2026-05-01 12:00:00.5+00'),
+      at('2', '2026-05-01 12:00:00+00'),
+      at('3', '2026-05-01 12:00:00.50001+00'),
+      at('4', '2026-05-01 11:59:59.999999+00'),
+    ]);
+    expect(report.lastSuccess).toBe('2026-05-01T12:00:00.50001Z');
+  });
+
   it('shows a run whose row is still running as in flight, active while a process holds its lock, with its pending checkpoint', () => {
     const running = run({ id: '9', outcome: 'running', pages: 4, records: '40' });
     const checkpoint = {
