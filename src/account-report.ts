@@ -58,7 +58,7 @@ export function reportOfAccount(
     name: account.name,
     authMode: account.authMode,
     state: account.state,
-    lastSuccess: successes.sort().at(-1) ?? null,
+    lastSuccess: successes.sort((a, b) => (timeKey(a) < timeKey(b) ? -1 : 1)).at(-1) ?? null,
     reauthorization:
       account.state === 'needs_reauthorization'
         ? reauthorizationOf(account.name, account.reauthorizationReason)
@@ -105,6 +105,7 @@ function resourceReport(
     state,
     lastRun: runReport(last),
     lastSuccess: runReport(status.lastSuccess),
+    lastFinished: runReport(last?.outcome === 'running' ? status.lastFinished : last),
     notPermitted: scope === undefined ? null : { scope, action: notPermittedAction(scope) },
     inFlight:
       last?.outcome === 'running'
@@ -134,6 +135,17 @@ function resourceReport(
           : notPermittedAction(scope),
     clockSkew: clockSkewOf(status, options.updatedLookbackMs),
   };
+}
+
+/**
+ * An ISO 8601 UTC timestamp as text that sorts by time: Postgres prints as
+ * many fraction digits as it needs (`12:00:00Z` is before `12:00:00.5Z`).
+ */
+function timeKey(iso: string): string {
+  return iso.replace(
+    /(:\d\d)(?:\.(\d+))?Z$/,
+    (_, seconds: string, fraction = '') => `${seconds}.${fraction.padEnd(6, '0')}Z`,
+  );
 }
 
 function notPermittedAction(scope: string): string {

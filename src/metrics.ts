@@ -246,7 +246,7 @@ export class Metrics {
       'content-type': this.registry.contentType,
       vary: 'accept-encoding',
     };
-    if (!/\bgzip\b/i.test(acceptEncoding ?? '')) return { headers, body: text };
+    if (!acceptsGzip(acceptEncoding)) return { headers, body: text };
     return { headers: { ...headers, 'content-encoding': 'gzip' }, body: await gzipText(text) };
   }
 
@@ -274,6 +274,21 @@ export class Metrics {
       },
     };
   }
+}
+
+/**
+ * Whether an Accept-Encoding header (RFC 9110 12.5.3) accepts gzip: listed
+ * (or x-gzip) with a q above 0. `gzip;q=0` refuses it; `*` is not taken as
+ * asking for it.
+ */
+function acceptsGzip(header: string | undefined): boolean {
+  for (const part of (header ?? '').split(',')) {
+    const [coding = '', ...params] = part.split(';').map((p) => p.trim().toLowerCase());
+    if (coding !== 'gzip' && coding !== 'x-gzip') continue;
+    const q = params.find((p) => /^q\s*=/.test(p));
+    return q === undefined || Number(q.replace(/^q\s*=\s*/, '')) > 0;
+  }
+  return false;
 }
 
 /**

@@ -113,6 +113,11 @@ export interface ResourceReport {
   /** Its last run that succeeded. */
   lastSuccess: RunReport | null;
   /**
+   * Its last run that finished: the last run, or while a run is in flight the
+   * one before it, whose outcome stands (status --check) until it finishes.
+   */
+  lastFinished: RunReport | null;
+  /**
    * The last run was refused 403: the scope the credential lacks and what to
    * do (one 403 cannot tell it from a user who is not a site administrator).
    */

@@ -14,6 +14,8 @@ export interface ResourceStatus {
   resource: ResourceName;
   lastRun: SyncRun | undefined;
   lastSuccess: SyncRun | undefined;
+  /** Its last run that finished, when the last run is in flight (else the last run is). */
+  lastFinished?: SyncRun | undefined;
   checkpoint: Checkpoint | undefined;
   /** Why the account's runs could not be read (its schema is missing), if so. */
   problem?: string;
@@ -70,6 +72,11 @@ export async function readStatus(
               };
             }
           }
+          // A run in flight has no outcome yet: the one before it still stands.
+          const lastFinished =
+            lastRun?.outcome === 'running'
+              ? await runs.where('outcome', '<>', 'running').executeTakeFirst()
+              : undefined;
           // Rows written before errors were redacted may still hold an echoed credential.
           const clean = (run: SyncRun | undefined) =>
             run?.error ? { ...run, error: redactSecrets(run.error) } : run;
@@ -78,6 +85,7 @@ export async function readStatus(
             resource,
             lastRun: clean(lastRun),
             lastSuccess: clean(lastSuccess),
+            ...(lastFinished ? { lastFinished: clean(lastFinished) } : {}),
             checkpoint,
           };
         }),

@@ -45,8 +45,10 @@ export async function checkNewAccount(
  * its schema (with the tables of the list resources only its settings name),
  * and rebuilds the all_accounts views. When its schema cannot be made ready and
  * was not hiresync's before (`owner`), the registration is undone: an account
- * is registered only once its schema is ready. Warnings (views leaving an
- * account out) go to `warn`.
+ * is registered only once its schema is ready; with `keep`, it is kept (a
+ * partner account whose refresh token a test has rotated: deleting the row
+ * would lose the only valid one). Warnings (views leaving an account out) go
+ * to `warn`.
  */
 export async function registerAccount(
   db: Kysely<Database>,
@@ -58,10 +60,13 @@ export async function registerAccount(
   {
     settings,
     ownResources = [],
+    keep = false,
   }: {
     settings?: AccountSettingsChange | undefined;
     /** The list resources only its settings name (not declared): their tables go in its schema only. */
     ownResources?: readonly string[];
+    /** Keep the row when its schema cannot be made ready (see above). */
+    keep?: boolean;
   } = {},
 ): Promise<AccountInfo> {
   const added = await insert();
@@ -97,7 +102,7 @@ export async function registerAccount(
     }
     // A schema that was not hiresync's before this registration is not
     // taken: the account is registered only once its schema is ready.
-    const undone = owner === 'hiresync' ? undefined : await unregister(store, name);
+    const undone = owner === 'hiresync' || keep ? undefined : await unregister(store, name);
     // A migration of public drops the views over it first: rebuild them.
     const views = await refreshAllAccountsViews(
       db,

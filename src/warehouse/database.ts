@@ -163,6 +163,11 @@ export function createDatabase(
   pool.on('error', () => {});
   pool.on('connect', (client) => {
     client.on('error', () => {});
+    // Timestamps are read as the text Postgres prints (see `types`): in ISO
+    // format whatever DateStyle the server, database, role or URL sets (SQL
+    // or German style print zone abbreviations no reader can convert). Only
+    // the output format changes; queued before any statement of the client.
+    client.query('set datestyle to iso').catch(() => {});
   });
   const db = overSchema(pool, PUBLIC_SCHEMA);
   pools.set(db, { pool, schemas: new Map([[PUBLIC_SCHEMA, db]]) });

@@ -264,6 +264,34 @@ describe('hiresync accounts add tests the account unless --no-test', () => {
     expect(h.sim.partnerStats('beta')).toMatchObject({ refreshes: 2, invalidGrants: 0 });
   });
 
+  it('keeps a partner account whose test rotated its refresh token, disabled, when its schema cannot be made ready: the rotated token is not lost', async () => {
+    const h = await startPartner({
+      accounts: ['acme', 'beta'].map((name, i) => ({
+        name,
+        dataset: { seed: 5 + i, idOffset: (i + 1) * 1_000_000, counts: { jobs: 5 } },
+      })),
+    });
+    const env = { ...h.env, HIRESYNC_RESOURCES: RESOURCES };
+    const token = await grantRefreshToken(h.sim, 'beta');
+    // Once the test's grant has rotated the token, another makes a schema beta
+    // (not hiresync's): the account's schema cannot be made ready.
+    await sql`create function take_schema_beta() returns trigger language plpgsql as $$
+      begin create schema if not exists beta; return new; end $$`.execute(h.database.db);
+    await sql`create trigger take_schema_beta after update of token on hiresync.refresh_tokens
+      for each row execute function take_schema_beta()`.execute(h.database.db);
+    const result = await accounts(env, ['add', 'beta', '--partner'], `${token}\n`);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("run 'hiresync accounts enable beta'");
+    expect(result.stdout + result.stderr).not.toContain(token);
+    expect(h.sim.partnerStats('beta')).toMatchObject({ refreshes: 1 });
+    // The refresh token given is spent; the rotated one is stored, and works.
+    expect(await h.store.get('beta')).toMatchObject({ state: 'disabled' });
+    await sql`drop trigger take_schema_beta on hiresync.refresh_tokens`.execute(h.database.db);
+    await sql`drop schema beta`.execute(h.database.db);
+    expect((await accounts(env, ['test', 'beta'])).stdout).toContain('access token minted');
+    expect(h.sim.partnerStats('beta')).toMatchObject({ refreshes: 2, invalidGrants: 0 });
+  });
+
   it('refuses a partner account whose refresh token is refused: exit 1, and no row, no token, no schema, no Redis key', async () => {
     const h = await startPartner({
       accounts: ['acme', 'beta'].map((name, i) => ({

@@ -227,6 +227,62 @@ describe('status --json and status --check', () => {
     );
   }, 60_000);
 
+  it('--check keeps failing while the next run of a failed resource is in flight, and passes once a run succeeds', async () => {
+    const h = await accounts({ accounts: ['alpha'] });
+    h.sim.inject({ kind: 'malformed-body' }, 1, 'alpha');
+    expect((await h.sync(targetsOf(['alpha'], ['jobs']), 'full')).map((o) => o.ok)).toEqual([
+      false,
+    ]);
+    const failed = await lastRunRow(h, 'alpha', 'jobs');
+    // The next run started (or was interrupted: no process holds it).
+    const next = await inSchema(h.database.db, 'alpha')
+      .insertInto('sync_runs')
+      .values({ resource: 'jobs', mode: 'full', outcome: 'running' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const jobs = resourceIn(await statusJson(h.env, '--account', 'alpha'), 'alpha', 'jobs');
+    expect(jobs).toMatchObject({
+      state: 'running',
+      lastRun: { id: next.id, outcome: 'running' },
+      lastFinished: { id: failed.id, outcome: 'failed' },
+    });
+    const check = await run(['status', '--check'], h.env);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain(`alpha/jobs: last run ${failed.id} failed: `);
+    expect(check.stdout).toContain(`(run ${next.id} in flight)`);
+
+    await inSchema(h.database.db, 'alpha')
+      .deleteFrom('sync_runs')
+      .where('id', '=', next.id)
+      .execute();
+    expect((await h.sync(targetsOf(['alpha'], ['jobs']), 'full')).map((o) => o.ok)).toEqual([true]);
+    expect((await run(['status', '--check'], h.env)).code).toBe(0);
+  });
+
+  it("prints the same ISO 8601 UTC timestamps whatever the Postgres session's TimeZone and DateStyle", async () => {
+    const h = await accounts({ accounts: ['alpha'] });
+    expect((await h.sync(targetsOf(['alpha'], ['jobs']), 'full')).map((o) => o.ok)).toEqual([true]);
+    const utc = await statusJson(h.env, '--account', 'alpha');
+    const url = new URL(h.env.DATABASE_URL ?? '');
+    url.searchParams.set('options', '-c TimeZone=America/St_Johns -c DateStyle=SQL,DMY');
+    const elsewhere = { ...h.env, DATABASE_URL: url.href };
+    const other = await statusJson(elsewhere, '--account', 'alpha');
+    const jobs = resourceIn(other, 'alpha', 'jobs');
+    expect(jobs.lastRun?.finishedAt).toMatch(ISO_UTC);
+    expect(Date.parse(jobs.lastRun?.finishedAt ?? '')).toBe(
+      Date.parse(resourceIn(utc, 'alpha', 'jobs').lastRun?.finishedAt ?? ''),
+    );
+    expect(accountIn(other, 'alpha').lastSuccess).toMatch(ISO_UTC);
+    const list = await run(['accounts', 'list', '--json'], elsewhere);
+    expect(list.code, list.stderr).toBe(0);
+    const listed = (
+      JSON.parse(list.stdout) as { accounts: Array<{ name: string; lastSuccess: string }> }
+    ).accounts.find((a) => a.name === 'alpha');
+    expect(Date.parse(listed?.lastSuccess ?? '')).toBe(
+      Date.parse(accountIn(utc, 'alpha').lastSuccess ?? ''),
+    );
+  });
+
   it('says why a partner account needs re-authorizing and what to do, in status --json, accounts list --json and --check', async () => {
     const { sim, store, env, provider } = await partner();
     const refreshing = await provider();

@@ -40,6 +40,7 @@ describe('the status report of an account', () => {
         warnings: null,
       },
       lastSuccess: expect.objectContaining({ id: '7' }),
+      lastFinished: expect.objectContaining({ id: '7' }),
       notPermitted: null,
       inFlight: null,
       checkpoint: null,
@@ -55,6 +56,18 @@ describe('the status report of an account', () => {
     });
     // One JSON document: nothing is lost or changed by serialising it.
     expect(JSON.parse(JSON.stringify(report))).toEqual(report);
+  });
+
+  it("takes the account's latest success by time, whatever the digits of the fractions Postgres prints", () => {
+    const at = (id: string, finished: string) =>
+      resource('acme', `r${id}`, run({ id, outcome: 'succeeded', finished_at: finished }));
+    const report = accountOf(ACME, [
+      at('1', '2026-05-01 12:00:00.5+00'),
+      at('2', '2026-05-01 12:00:00+00'),
+      at('3', '2026-05-01 12:00:00.50001+00'),
+      at('4', '2026-05-01 11:59:59.999999+00'),
+    ]);
+    expect(report.lastSuccess).toBe('2026-05-01T12:00:00.50001Z');
   });
 
   it('shows a run whose row is still running as in flight, active while a process holds its lock, with its pending checkpoint', () => {

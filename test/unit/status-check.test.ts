@@ -36,6 +36,34 @@ describe('status --check', () => {
     });
   });
 
+  it('keeps failing while the next run of a failed or refused resource is in flight, interrupted or not', () => {
+    const inFlight = (id: string) => run({ id, outcome: 'running' });
+    const check = checkReport([
+      accountOf({ name: 'acme', authMode: 'partner', state: 'enabled' }, [
+        resource('acme', 'jobs', inFlight('5'), {
+          lastFinished: failed('4', '503 from /v3/jobs: try again later'),
+        }),
+        resource('acme', 'job_posts', inFlight('7'), {
+          lastFinished: failed('6', '403 from /v3/job_posts: harvest:job_posts:list'),
+        }),
+        resource('acme', 'tracking_links', inFlight('9'), { lastFinished: ok('8') }),
+      ]),
+    ]);
+    expect(check.passed).toBe(false);
+    expect(check.problems.map((p) => [p.resource, p.kind, p.message])).toEqual([
+      [
+        'jobs',
+        'failed',
+        'acme/jobs: last run 4 failed: 503 from /v3/jobs: try again later (run 5 in flight)',
+      ],
+      [
+        'job_posts',
+        'not_permitted',
+        'acme/job_posts: not permitted: ask for scope harvest:job_posts:list (run 6: 403 from /v3/job_posts: harvest:job_posts:list) (run 7 in flight)',
+      ],
+    ]);
+  });
+
   it('fails on a resource not permitted and on an account that needs re-authorizing', () => {
     const check = checkReport([
       accountOf({ name: 'acme', authMode: 'partner', state: 'enabled' }, [

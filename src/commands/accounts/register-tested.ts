@@ -55,7 +55,8 @@ export interface RegisterTestedOptions {
  * needs its stored refresh token (a rotated one is stored at once, never
  * lost), so its rows are written first, disabled (no worker schedules it),
  * and deleted when the grant is refused, else enabled once its schema is
- * ready. A resource the test
+ * ready (a schema that cannot be made ready leaves it registered, disabled:
+ * the row holds the refresh token the grant rotated). A resource the test
  * finds failing or not permitted is returned, not refused.
  */
 export async function registerTestedAccount(
@@ -100,7 +101,17 @@ export async function registerTestedAccount(
         }),
       );
       if (!token.ok) await unregisterPartner(store, name, token);
-      await registerAccount(db, store, name, owner, async () => inserted, warn, settings);
+      // Its refresh token may have been rotated by the test: the row holds the
+      // only valid one now, so it is kept (disabled) whatever happens next.
+      await registerAccount(db, store, name, owner, async () => inserted, warn, {
+        ...settings,
+        keep: true,
+      }).catch((error: unknown) => {
+        throw new HiresyncError(
+          `account ${name} is registered, disabled, with the refresh token its test obtained (the one given may be spent), but it is not ready: ${coerceError(error).message}; once that is fixed, run 'hiresync accounts enable ${name}'`,
+          { cause: error },
+        );
+      });
       added = await enable(store, name);
     }
     registered = true;

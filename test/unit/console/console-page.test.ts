@@ -31,6 +31,7 @@ function resource(name: string, overrides: Partial<ResourceReport> = {}): Resour
     state: 'succeeded',
     lastRun: run(),
     lastSuccess: run(),
+    lastFinished: run(),
     notPermitted: null,
     inFlight: null,
     checkpoint: null,
