@@ -125,7 +125,7 @@ describe('a deployment without the environment credentials', () => {
     expect(await runCli(['status'], env)).toMatchObject({
       code: 0,
       stdout:
-        "no account: the environment sets no credentials and none is registered (see 'hiresync accounts add')\n",
+        "no account: the environment sets no credentials and none is registered (see 'hiresync accounts add', or 'hiresync accounts invite' for a partner app's customers)\n",
     });
     for (const command of ['worker', 'sync']) {
       const result = await runCli([command], env);

@@ -318,6 +318,7 @@ describe('status --json and status --check', () => {
       state: 'needs_reauthorization',
       lastSuccess: null,
       reauthorization: acme.reauthorization,
+      settings: { resources: null, incrementalEvery: null, fullCron: null },
     });
   });
 });
@@ -382,6 +383,7 @@ describe('accounts list --json', () => {
         state: 'enabled',
         lastSuccess: null,
         reauthorization: null,
+        settings: { resources: null, incrementalEvery: null, fullCron: null },
       },
       {
         name: 'alpha',
@@ -390,6 +392,7 @@ describe('accounts list --json', () => {
         state: 'enabled',
         lastSuccess: expect.stringMatching(ISO_UTC),
         reauthorization: null,
+        settings: { resources: null, incrementalEvery: null, fullCron: null },
       },
       {
         name: 'beta',
@@ -398,6 +401,7 @@ describe('accounts list --json', () => {
         state: 'enabled',
         lastSuccess: null,
         reauthorization: null,
+        settings: { resources: null, incrementalEvery: null, fullCron: null },
       },
     ]);
     // The same last success as the table and as status --json.
