@@ -8,7 +8,9 @@ import { newConnectToken } from '../../src/accounts/connect-token.js';
 import { SecretKeys } from '../../src/config/secret-keys.js';
 import type { PartnerConfig } from '../../src/config/types.js';
 import { connectRoutes } from '../../src/http/connect-routes.js';
+import { main } from '../../src/main.js';
 import { createDatabase } from '../../src/warehouse/database.js';
+import { captureIo } from '../support/capture-io.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { type ConnectHarness, startConnectHarness } from '../support/connect-harness.js';
 
@@ -314,6 +316,26 @@ describe('connect links: every failure says why and changes nothing', () => {
     ]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 410]);
     expect(results.find((r) => r.status === 410)?.text).toContain('This link was used already');
+    expect(h.sim.partnerStats('acme')).toMatchObject({ codesRedeemed: 1 });
+  });
+
+  it('refuses every link of an account removed since, even one made when it was new, and registers nothing', async () => {
+    h = await startConnectHarness();
+    const [first, second] = [await invite(), await invite()];
+    const opened = await approved(second);
+    expect((await page(await h.get(await approved(first)))).status).toBe(200);
+    const io = captureIo();
+    expect(await main(['accounts', 'remove', 'acme'], h.env, io), io.err()).toBe(0);
+    const before = await h.snapshot();
+
+    // The second link was made for a new account: it must not register the removed one again.
+    const refused = await page(await h.get(second));
+    expect(refused.status).toBe(404);
+    expect(refused.text).toContain('This link is not known');
+    const late = await page(await h.get(opened));
+    expect(late.status).toBe(400);
+    expect(await h.snapshot()).toBe(before);
+    expect(await h.store.get('acme')).toBeUndefined();
     expect(h.sim.partnerStats('acme')).toMatchObject({ codesRedeemed: 1 });
   });
 
