@@ -82,7 +82,7 @@ class ConnectRefusal extends HiresyncError {
  *   holding the link's row lock exchanges the code at once, stores the
  *   refresh token sealed (registering the account and migrating its schema,
  *   or replacing a registered partner account's token), and marks the link
- *   used; then tells `onConnected`.
+ *   used (one callback at a time in a process); then tells `onConnected`.
  *
  * Every answer is a plain page saying what happened (see connect-messages.ts);
  * a refusal or failure changes nothing but the state it consumed. The
@@ -96,6 +96,16 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
   const http = createHttp({ timeoutMs: exchangeTimeoutMs });
   const keys = options.secretKeys.reveal();
   const { logger } = options;
+  // One link transaction at a time in this process: each holds a connection
+  // of the pool (the link's row lock) while its exchange and registration
+  // take others from the same pool, so as many callbacks at once as the pool
+  // has connections would wait for each other for good.
+  let turn: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = turn.then(work, work);
+    turn = run.catch(() => undefined);
+    return run;
+  };
 
   /** The request's path below the public URL's own path (a proxy may strip it or pass it on). */
   const localPath = (pathname: string) =>
@@ -191,7 +201,7 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
     const { account: name } = link;
     let used: Awaited<ReturnType<typeof useConnectLink<PartnerAuthorization>>>;
     try {
-      used = await useConnectLink(options.db, link, () => connect(link, code));
+      used = await inTurn(() => useConnectLink(options.db, link, () => connect(link, code)));
     } catch (error) {
       if (error instanceof ConnectRefusal) return error.page;
       if (isUndefinedTable(error)) throw error;

@@ -319,6 +319,29 @@ describe('connect links: every failure says why and changes nothing', () => {
     expect(h.sim.partnerStats('acme')).toMatchObject({ codesRedeemed: 1 });
   });
 
+  it('connects accounts whose callbacks arrive at once on a worker with as few connections as callbacks', async () => {
+    h = await startConnectHarness();
+    // A worker whose pool has two connections, and two callbacks at the same moment:
+    // neither may hold a connection while it waits for another.
+    const worker = await workerWith([...(h.config.secretKeys?.reveal() ?? [])]);
+    const { url: betaLink } = await createConnectLink(h.database.db, {
+      account: 'beta',
+      expiresInMs: 3_600_000,
+      publicUrl: h.publicUrl,
+      secretKeys: h.config.secretKeys,
+      partner: h.config.partner,
+      urls: { baseUrl: h.sim.url, authUrl: h.sim.authUrl },
+    });
+    const callbacks = [await approved(await invite()), await approved(new URL(betaLink), 'beta')];
+    const results = await Promise.all(
+      callbacks.map((callback) =>
+        h.get(`${worker}${callback.pathname}${callback.search}`).then(page),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual([200, 200]);
+    expect((await h.store.list()).map((a) => a.name).sort()).toEqual(['acme', 'beta']);
+  });
+
   it('refuses every link of an account removed since, even one made when it was new, and registers nothing', async () => {
     h = await startConnectHarness();
     const [first, second] = [await invite(), await invite()];
