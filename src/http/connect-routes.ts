@@ -263,7 +263,9 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
   };
 
   return async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    // A request target no URL parser takes (`//`) is none of these routes.
+    const url = URL.parse(req.url ?? '/', 'http://localhost');
+    if (url === null) return false;
     const path = localPath(url.pathname);
     if (path.startsWith(CONNECT_PATH)) {
       const token = path.slice(CONNECT_PATH.length);

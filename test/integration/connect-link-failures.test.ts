@@ -370,4 +370,13 @@ describe('connect links: every failure says why and changes nothing', () => {
     expect(res.headers.get('allow')).toBe('GET');
     expect(await count('connect_states')).toBe(0);
   });
+
+  it('answers a path no URL parser takes (//) 404 saying what is served, not 500', async () => {
+    h = await startConnectHarness();
+    for (const path of ['//', '//?state=x', '///connect/x']) {
+      const res = await h.get(`${h.publicUrl}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(await res.text(), path).toContain('not found');
+    }
+  });
 });
