@@ -14,7 +14,7 @@ import {
   type PartnerAuthorization,
   savePartnerAuthorization,
 } from '../accounts/partner-authorization.js';
-import { checkNewAccount } from '../accounts/register-account.js';
+import { AccountNotReadyError, checkNewAccount } from '../accounts/register-account.js';
 import { isUndefinedTable } from '../accounts/stored-account.js';
 import { authorizeRequestUrl } from '../api/authorization-request.js';
 import { exchangeCode } from '../api/exchange-code.js';
@@ -59,6 +59,9 @@ export interface ConnectRoutesOptions {
   /** Lifetime of a state. Default 15 minutes. */
   stateTtlMs?: number;
 }
+
+/** An account connected; `unfinished`: why its schema is not ready (the token stored all the same). */
+type Connected = PartnerAuthorization & { unfinished?: string };
 
 /** A route of the worker's HTTP server: true when it answered the request. */
 export type HttpRoute = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
@@ -199,7 +202,7 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
 
   const redeem = async (link: ClaimedLink, code: string): Promise<ConnectPage> => {
     const { account: name } = link;
-    let used: Awaited<ReturnType<typeof useConnectLink<PartnerAuthorization>>>;
+    let used: Awaited<ReturnType<typeof useConnectLink<Connected>>>;
     try {
       used = await inTurn(() => useConnectLink(options.db, link, () => connect(link, code)));
     } catch (error) {
@@ -213,8 +216,15 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
       return connectFailedPage(name, redactSecrets(failure.message));
     }
     if (!used.ok) return linkRefusedPage(used.refusal);
-    const { account, previousState } = used.value;
-    logger.info({ account: name, previousState }, 'account connected through a connect link');
+    const { account, previousState, unfinished } = used.value;
+    if (unfinished === undefined) {
+      logger.info({ account: name, previousState }, 'account connected through a connect link');
+    } else {
+      logger.warn(
+        { account: name, previousState, unfinished },
+        'account connected through a connect link, but its schema is not ready',
+      );
+    }
     if (account?.state === 'enabled' && options.onConnected) {
       await options.onConnected(name).catch((scheduling: unknown) => {
         logger.warn(
@@ -223,11 +233,11 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
         );
       });
     }
-    return connectedPage(account, name, previousState);
+    return connectedPage(account, name, previousState, unfinished);
   };
 
   /** Exchanges the code and stores the token, under the link's row lock. */
-  const connect = async (link: ClaimedLink, code: string): Promise<PartnerAuthorization> => {
+  const connect = async (link: ClaimedLink, code: string): Promise<Connected> => {
     const { db, partner } = options;
     const name = link.account;
     const store = new AccountStore(db, options.secretKeys, { partner });
@@ -257,9 +267,16 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
       timeoutMs: exchangeTimeoutMs,
       ...(existing ? { authUrlSetting: authUrlSetting(name) } : {}),
     });
-    return savePartnerAuthorization(db, store, name, refreshToken, register, (warning) =>
-      logger.warn({ account: name, warning }, 'connect callback: warning'),
-    );
+    try {
+      return await savePartnerAuthorization(db, store, name, refreshToken, register, (warning) =>
+        logger.warn({ account: name, warning }, 'connect callback: warning'),
+      );
+    } catch (error) {
+      if (!(error instanceof AccountNotReadyError)) throw error;
+      // The token is stored: the link is used, and the page says what is left to do.
+      const account = await store.get(name);
+      return { account, previousState: existing?.state, unfinished: error.message };
+    }
   };
 
   return async (req, res) => {

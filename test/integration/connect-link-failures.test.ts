@@ -362,6 +362,27 @@ describe('connect links: every failure says why and changes nothing', () => {
     expect(h.sim.partnerStats('acme')).toMatchObject({ codesRedeemed: 1 });
   });
 
+  it('says the account is authorized, not that nothing changed, when its schema cannot be brought up to date after the token was stored', async () => {
+    h = await startConnectHarness();
+    expect((await page(await h.get(await approved(await invite())))).status).toBe(200);
+    await sql`update hiresync.accounts set state = 'needs_reauthorization' where name = 'acme'`.execute(
+      h.database.db,
+    );
+    const link = await invite();
+    // The schema's record of its migrations is gone: bringing it up to date fails.
+    await sql`alter table acme.kysely_migration rename to kysely_migration_lost`.execute(
+      h.database.db,
+    );
+    const answered = await page(await h.get(await approved(link)));
+    expect((await h.store.get('acme'))?.state).toBe('enabled');
+    expect(answered.text).not.toContain('Nothing was changed');
+    expect(answered.text).toContain('hiresync is authorized again to read the account acme');
+    expect(answered.text).toContain('run &#39;hiresync migrate&#39; to finish');
+    // Authorized: the link is used, as for any connected account.
+    const again = await page(await h.get(link));
+    expect(again.status).toBe(410);
+  });
+
   it('answers only GET', async () => {
     h = await startConnectHarness();
     const link = await invite();
