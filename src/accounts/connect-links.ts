@@ -174,3 +174,22 @@ export async function createConnectLink(
   const url = `${options.publicUrl.replace(/\/+$/, '')}${CONNECT_PATH}${token}`;
   return { url, expiresAt: new Date(row.expires_ms) };
 }
+
+/**
+ * Withdraws the unused connect links of `account` (its removal): a link made
+ * while it was new would otherwise register it again. Their states go with
+ * them; an opening or callback of one is then told the link is not known.
+ * Nothing to do before the control schema has the table. Returns how many.
+ */
+export async function withdrawConnectLinks(db: Kysely<Database>, account: string): Promise<number> {
+  const { rows } = await sql<{ exists: boolean }>`
+    select to_regclass('hiresync.connect_links') is not null as exists`.execute(db);
+  if (!rows[0]?.exists) return 0;
+  const deleted = await db
+    .withTables<ConnectLinkTables>()
+    .deleteFrom('hiresync.connect_links')
+    .where('account', '=', account)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return Number(deleted.numDeletedRows);
+}

@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely';
 import { schemaOf } from '../account-name.js';
-import { coerceError, HiresyncError } from '../errors.js';
+import { coerceError } from '../errors.js';
 import type { Secret } from '../secret.js';
 import { refreshAllAccountsViews } from '../warehouse/all-accounts-views.js';
 import { PUBLIC_SCHEMA } from '../warehouse/database.js';
 import { migrateSchemas } from '../warehouse/migrate-all.js';
 import type { Database } from '../warehouse/schema.js';
 import type { AccountStore } from './account-store.js';
-import { type FreeSchema, registerAccount } from './register-account.js';
+import { AccountNotReadyError, type FreeSchema, registerAccount } from './register-account.js';
 import type { AccountInfo } from './stored-account.js';
 
 /** The account authorized, and its state before (undefined for a new account). */
@@ -30,7 +30,8 @@ export interface NewPartnerAccount {
  * migrated (as by `accounts add`; undone when the schema cannot be made
  * ready); without, the registered account's token is replaced, the account
  * enabled again if it needed reauthorization (a disabled one stays
- * disabled), and its schema brought up to date. Warnings (views leaving an
+ * disabled), and its schema brought up to date. Throws AccountNotReadyError
+ * when the account is stored but its schema is not ready. Warnings (views leaving an
  * account out) go to `warn`.
  */
 export async function savePartnerAuthorization(
@@ -70,7 +71,7 @@ async function migrateExisting(
       for (const warning of warnings) warn(warning);
     }
   } catch (error) {
-    throw new HiresyncError(
+    throw new AccountNotReadyError(
       `account ${name} is authorized, but its schema could not be brought up to date (${coerceError(error).message}); run 'hiresync migrate' to finish`,
       { cause: error },
     );

@@ -15,6 +15,13 @@ import { AccountSettingsStore } from './account-settings-store.js';
 import type { AccountStore } from './account-store.js';
 import { AccountExistsError, type AccountInfo } from './stored-account.js';
 
+/**
+ * The account was registered (or authorized) but its schema or the
+ * all_accounts views could not be made ready: something changed, and the
+ * message says how to finish ('hiresync migrate', or removing it).
+ */
+export class AccountNotReadyError extends HiresyncError {}
+
 /** Whose schema NAME is, as {@link schemaOwner} tells it, once it is known not to be another's. */
 export type FreeSchema = 'absent' | 'hiresync';
 
@@ -95,7 +102,7 @@ export async function registerAccount(
   } catch (error) {
     const reason = coerceError(error).message;
     if (migrated) {
-      throw new HiresyncError(
+      throw new AccountNotReadyError(
         `account ${name} is registered and its schema ready, but the all_accounts views could not be rebuilt (${reason}); run 'hiresync migrate' to finish`,
         { cause: error },
       );
@@ -115,7 +122,8 @@ export async function registerAccount(
       ],
     );
     for (const warning of views) warn(warning);
-    throw new HiresyncError(
+    // Undone: nothing is registered. Else the account is, and not ready.
+    throw new (undone ? HiresyncError : AccountNotReadyError)(
       undone === undefined
         ? `account ${name} is registered, but its schema could not be made ready (${reason}); run 'hiresync migrate' to finish`
         : undone

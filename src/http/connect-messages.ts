@@ -156,13 +156,24 @@ export function connectFailedPage(account: string, message: string): ConnectPage
   };
 }
 
-/** The page of a connected account. */
+/** The page of a connected account (`unfinished`: why its schema is not ready yet). */
 export function connectedPage(
   account: AccountInfo | undefined,
   name: string,
   previousState: AccountInfo['state'] | undefined,
+  unfinished?: string,
 ): ConnectPage {
   const again = previousState === undefined ? '' : ' again';
+  if (unfinished !== undefined) {
+    return {
+      status: 200,
+      title: `The account ${name} is connected`,
+      paragraphs: [
+        `hiresync is authorized${again} to read the account ${name}, but could not finish setting it up: ${excerpt(redactSecrets(unfinished), 500)}`,
+        'Nothing more is needed from you: tell the person who sent you the link what this page says, so that they finish it.',
+      ],
+    };
+  }
   return {
     status: 200,
     title: `The account ${name} is connected`,

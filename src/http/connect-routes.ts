@@ -14,7 +14,7 @@ import {
   type PartnerAuthorization,
   savePartnerAuthorization,
 } from '../accounts/partner-authorization.js';
-import { checkNewAccount } from '../accounts/register-account.js';
+import { AccountNotReadyError, checkNewAccount } from '../accounts/register-account.js';
 import { isUndefinedTable } from '../accounts/stored-account.js';
 import { authorizeRequestUrl } from '../api/authorization-request.js';
 import { exchangeCode } from '../api/exchange-code.js';
@@ -60,6 +60,9 @@ export interface ConnectRoutesOptions {
   stateTtlMs?: number;
 }
 
+/** An account connected; `unfinished`: why its schema is not ready (the token stored all the same). */
+type Connected = PartnerAuthorization & { unfinished?: string };
+
 /** A route of the worker's HTTP server: true when it answered the request. */
 export type HttpRoute = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
@@ -82,7 +85,7 @@ class ConnectRefusal extends HiresyncError {
  *   holding the link's row lock exchanges the code at once, stores the
  *   refresh token sealed (registering the account and migrating its schema,
  *   or replacing a registered partner account's token), and marks the link
- *   used; then tells `onConnected`.
+ *   used (one callback at a time in a process); then tells `onConnected`.
  *
  * Every answer is a plain page saying what happened (see connect-messages.ts);
  * a refusal or failure changes nothing but the state it consumed. The
@@ -96,6 +99,16 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
   const http = createHttp({ timeoutMs: exchangeTimeoutMs });
   const keys = options.secretKeys.reveal();
   const { logger } = options;
+  // One link transaction at a time in this process: each holds a connection
+  // of the pool (the link's row lock) while its exchange and registration
+  // take others from the same pool, so as many callbacks at once as the pool
+  // has connections would wait for each other for good.
+  let turn: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = turn.then(work, work);
+    turn = run.catch(() => undefined);
+    return run;
+  };
 
   /** The request's path below the public URL's own path (a proxy may strip it or pass it on). */
   const localPath = (pathname: string) =>
@@ -189,9 +202,9 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
 
   const redeem = async (link: ClaimedLink, code: string): Promise<ConnectPage> => {
     const { account: name } = link;
-    let used: Awaited<ReturnType<typeof useConnectLink<PartnerAuthorization>>>;
+    let used: Awaited<ReturnType<typeof useConnectLink<Connected>>>;
     try {
-      used = await useConnectLink(options.db, link, () => connect(link, code));
+      used = await inTurn(() => useConnectLink(options.db, link, () => connect(link, code)));
     } catch (error) {
       if (error instanceof ConnectRefusal) return error.page;
       if (isUndefinedTable(error)) throw error;
@@ -203,8 +216,15 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
       return connectFailedPage(name, redactSecrets(failure.message));
     }
     if (!used.ok) return linkRefusedPage(used.refusal);
-    const { account, previousState } = used.value;
-    logger.info({ account: name, previousState }, 'account connected through a connect link');
+    const { account, previousState, unfinished } = used.value;
+    if (unfinished === undefined) {
+      logger.info({ account: name, previousState }, 'account connected through a connect link');
+    } else {
+      logger.warn(
+        { account: name, previousState, unfinished },
+        'account connected through a connect link, but its schema is not ready',
+      );
+    }
     if (account?.state === 'enabled' && options.onConnected) {
       await options.onConnected(name).catch((scheduling: unknown) => {
         logger.warn(
@@ -213,11 +233,11 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
         );
       });
     }
-    return connectedPage(account, name, previousState);
+    return connectedPage(account, name, previousState, unfinished);
   };
 
   /** Exchanges the code and stores the token, under the link's row lock. */
-  const connect = async (link: ClaimedLink, code: string): Promise<PartnerAuthorization> => {
+  const connect = async (link: ClaimedLink, code: string): Promise<Connected> => {
     const { db, partner } = options;
     const name = link.account;
     const store = new AccountStore(db, options.secretKeys, { partner });
@@ -247,13 +267,22 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
       timeoutMs: exchangeTimeoutMs,
       ...(existing ? { authUrlSetting: authUrlSetting(name) } : {}),
     });
-    return savePartnerAuthorization(db, store, name, refreshToken, register, (warning) =>
-      logger.warn({ account: name, warning }, 'connect callback: warning'),
-    );
+    try {
+      return await savePartnerAuthorization(db, store, name, refreshToken, register, (warning) =>
+        logger.warn({ account: name, warning }, 'connect callback: warning'),
+      );
+    } catch (error) {
+      if (!(error instanceof AccountNotReadyError)) throw error;
+      // The token is stored: the link is used, and the page says what is left to do.
+      const account = await store.get(name);
+      return { account, previousState: existing?.state, unfinished: error.message };
+    }
   };
 
   return async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    // A request target no URL parser takes (`//`) is none of these routes.
+    const url = URL.parse(req.url ?? '/', 'http://localhost');
+    if (url === null) return false;
     const path = localPath(url.pathname);
     if (path.startsWith(CONNECT_PATH)) {
       const token = path.slice(CONNECT_PATH.length);

@@ -8,7 +8,9 @@ import { newConnectToken } from '../../src/accounts/connect-token.js';
 import { SecretKeys } from '../../src/config/secret-keys.js';
 import type { PartnerConfig } from '../../src/config/types.js';
 import { connectRoutes } from '../../src/http/connect-routes.js';
+import { main } from '../../src/main.js';
 import { createDatabase } from '../../src/warehouse/database.js';
+import { captureIo } from '../support/capture-io.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { type ConnectHarness, startConnectHarness } from '../support/connect-harness.js';
 
@@ -317,6 +319,70 @@ describe('connect links: every failure says why and changes nothing', () => {
     expect(h.sim.partnerStats('acme')).toMatchObject({ codesRedeemed: 1 });
   });
 
+  it('connects accounts whose callbacks arrive at once on a worker with as few connections as callbacks', async () => {
+    h = await startConnectHarness();
+    // A worker whose pool has two connections, and two callbacks at the same moment:
+    // neither may hold a connection while it waits for another.
+    const worker = await workerWith([...(h.config.secretKeys?.reveal() ?? [])]);
+    const { url: betaLink } = await createConnectLink(h.database.db, {
+      account: 'beta',
+      expiresInMs: 3_600_000,
+      publicUrl: h.publicUrl,
+      secretKeys: h.config.secretKeys,
+      partner: h.config.partner,
+      urls: { baseUrl: h.sim.url, authUrl: h.sim.authUrl },
+    });
+    const callbacks = [await approved(await invite()), await approved(new URL(betaLink), 'beta')];
+    const results = await Promise.all(
+      callbacks.map((callback) =>
+        h.get(`${worker}${callback.pathname}${callback.search}`).then(page),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual([200, 200]);
+    expect((await h.store.list()).map((a) => a.name).sort()).toEqual(['acme', 'beta']);
+  });
+
+  it('refuses every link of an account removed since, even one made when it was new, and registers nothing', async () => {
+    h = await startConnectHarness();
+    const [first, second] = [await invite(), await invite()];
+    const opened = await approved(second);
+    expect((await page(await h.get(await approved(first)))).status).toBe(200);
+    const io = captureIo();
+    expect(await main(['accounts', 'remove', 'acme'], h.env, io), io.err()).toBe(0);
+    const before = await h.snapshot();
+
+    // The second link was made for a new account: it must not register the removed one again.
+    const refused = await page(await h.get(second));
+    expect(refused.status).toBe(404);
+    expect(refused.text).toContain('This link is not known');
+    const late = await page(await h.get(opened));
+    expect(late.status).toBe(400);
+    expect(await h.snapshot()).toBe(before);
+    expect(await h.store.get('acme')).toBeUndefined();
+    expect(h.sim.partnerStats('acme')).toMatchObject({ codesRedeemed: 1 });
+  });
+
+  it('says the account is authorized, not that nothing changed, when its schema cannot be brought up to date after the token was stored', async () => {
+    h = await startConnectHarness();
+    expect((await page(await h.get(await approved(await invite())))).status).toBe(200);
+    await sql`update hiresync.accounts set state = 'needs_reauthorization' where name = 'acme'`.execute(
+      h.database.db,
+    );
+    const link = await invite();
+    // The schema's record of its migrations is gone: bringing it up to date fails.
+    await sql`alter table acme.kysely_migration rename to kysely_migration_lost`.execute(
+      h.database.db,
+    );
+    const answered = await page(await h.get(await approved(link)));
+    expect((await h.store.get('acme'))?.state).toBe('enabled');
+    expect(answered.text).not.toContain('Nothing was changed');
+    expect(answered.text).toContain('hiresync is authorized again to read the account acme');
+    expect(answered.text).toContain('run &#39;hiresync migrate&#39; to finish');
+    // Authorized: the link is used, as for any connected account.
+    const again = await page(await h.get(link));
+    expect(again.status).toBe(410);
+  });
+
   it('answers only GET', async () => {
     h = await startConnectHarness();
     const link = await invite();
@@ -324,5 +390,14 @@ describe('connect links: every failure says why and changes nothing', () => {
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET');
     expect(await count('connect_states')).toBe(0);
+  });
+
+  it('answers a path no URL parser takes (//) 404 saying what is served, not 500', async () => {
+    h = await startConnectHarness();
+    for (const path of ['//', '//?state=x', '///connect/x']) {
+      const res = await h.get(`${h.publicUrl}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(await res.text(), path).toContain('not found');
+    }
   });
 });

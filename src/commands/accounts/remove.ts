@@ -9,6 +9,7 @@ import {
   removeAccountSchedulers,
 } from '../../accounts/account-keys.js';
 import { AccountStore } from '../../accounts/account-store.js';
+import { withdrawConnectLinks } from '../../accounts/connect-links.js';
 import { UnknownAccountError } from '../../accounts/stored-account.js';
 import { TokenCipher } from '../../api/token-cipher.js';
 import { loadAccountsConfig, loadDefaultAuth } from '../../config.js';
@@ -46,7 +47,7 @@ export const remove = defineSubcommand({
   name: 'remove',
   operand: 'NAME',
   summary: 'forget an account (and with --drop-data, its tables)',
-  description: `Removes the account NAME: its row and sealed credentials, its BullMQ job
+  description: `Removes the account NAME: its row and sealed credentials, its unused connect links, its BullMQ job
     schedulers, its checkpoints, and its token, token lock and rate-limit state in Redis
     (unless another account, default included, uses the same credential); the
     all_accounts views no longer include it. Its schema NAME and its data stay unless
@@ -96,8 +97,10 @@ export const remove = defineSubcommand({
       const queue = createSyncQueue(redis, prefix);
       try {
         const store = new AccountStore(db);
-        /** Deletes the account's schedulers and Redis keys, then the record of its removal. */
+        /** Withdraws the account's unused connect links, deletes its schedulers and Redis keys, then the record of its removal. */
         const cleanUp = async (namespace: string | null) => {
+          // After the commit: a connect link in use holds its row until its callback ends.
+          await withdrawConnectLinks(db, name);
           const others = await store.list();
           const shared =
             namespace !== null &&
@@ -206,7 +209,7 @@ export const remove = defineSubcommand({
           cleaned = await cleanUp(account.credentialNamespace);
         } catch (error) {
           throw new HiresyncError(
-            `account ${name} is unregistered${dropData ? ` and schema ${account.schema} dropped` : ''}, but its job schedulers and Redis keys could not all be deleted (${coerceError(error).message}): run 'hiresync accounts remove ${name}' again to finish`,
+            `account ${name} is unregistered${dropData ? ` and schema ${account.schema} dropped` : ''}, but its connect links, job schedulers and Redis keys could not all be deleted (${coerceError(error).message}): run 'hiresync accounts remove ${name}' again to finish`,
             { cause: error },
           );
         }
