@@ -48,7 +48,7 @@ function simulateAccount(metrics: Metrics, name: string, index: number): void {
     m.onRetry?.('ECONNRESET');
   }
   m.onRemaining?.(40);
-  m.onPacingWait?.(1200);
+  for (const resource of RESOURCES) m.onPacingWait?.(1200, resource);
   if (partner) m.onNeedsReauthorization?.(false);
   // The token requests of a day (once the metric exists).
   const tokens = m as { onTokenRequest?: (outcome: string) => void };

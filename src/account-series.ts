@@ -6,6 +6,11 @@ import type { Database } from './warehouse/schema.js';
 export interface AccountSeries {
   /** When each (account, resource)'s newest succeeded run finished, epoch seconds. */
   lastSuccesses: Array<{ account: string; resource: string; at: number }>;
+  /**
+   * Whether each (account, resource)'s latest finished run failed (a 403, not
+   * permitted, included); a run in flight leaves the one before it standing.
+   */
+  lastRuns: Array<{ account: string; resource: string; failed: boolean }>;
   /** Each partner account, and whether it must be authorized again. */
   partners: Array<{ account: string; needsReauthorization: boolean }>;
 }
@@ -17,12 +22,12 @@ export interface AccountSeriesOptions {
 }
 
 /**
- * The newest succeeded run of each resource of one schema: the resources by a
- * loose index scan of sync_runs' (resource, id desc) index, then, for each,
- * the newest succeeded run by that index, so the cost grows with resources,
- * not with the runs kept.
+ * The newest succeeded run and the newest finished run of each resource of
+ * one schema: the resources by a loose index scan of sync_runs' (resource,
+ * id desc) index, then, for each, those runs by that index, so the cost grows
+ * with resources, not with the runs kept.
  */
-function lastSuccessesIn(schema: string, account: string) {
+function resourceRunsIn(schema: string, account: string) {
   const runs = sql`${sql.id(schema)}.sync_runs`;
   return sql`(with recursive r(resource) as (
       (select resource from ${runs} order by resource limit 1)
@@ -33,14 +38,18 @@ function lastSuccessesIn(schema: string, account: string) {
     select ${account}::text as account, r.resource,
       (select extract(epoch from s.finished_at)::float8 from ${runs} s
         where s.resource = r.resource and s.outcome = 'succeeded' and s.finished_at is not null
-        order by s.id desc limit 1) as at
+        order by s.id desc limit 1) as at,
+      (select s.outcome = 'failed' from ${runs} s
+        where s.resource = r.resource and s.outcome <> 'running' and s.finished_at is not null
+        order by s.id desc limit 1) as failed
     from r where r.resource is not null)`;
 }
 
 /**
  * Reads, in two statements whatever the number of accounts, when each
- * enabled account's resources last succeeded (the accounts' sync_runs) and
- * which partner accounts need re-authorizing (hiresync.accounts). Disabled
+ * enabled account's resources last succeeded and whether their latest
+ * finished run failed (the accounts' sync_runs), and which partner accounts
+ * need re-authorizing (hiresync.accounts). Disabled
  * accounts, and accounts whose schema has no sync_runs yet, are left out.
  * Nothing before hiresync's schema exists; undefined when Postgres cannot be
  * read (or an account went away between the two statements: the next scrape
@@ -66,19 +75,27 @@ export async function readAccountSeries(
     const withRuns = accounts.filter(
       (a) => a.has_runs && (a.name !== DEFAULT_ACCOUNT || (options.withDefault ?? true)),
     );
-    const lastSuccesses =
+    const rows =
       withRuns.length === 0
         ? []
         : (
-            await sql<{ account: string; resource: string; at: number | null }>`${sql.join(
-              withRuns.map((a) => lastSuccessesIn(schemaOf(a.name), a.name)),
+            await sql<{
+              account: string;
+              resource: string;
+              at: number | null;
+              failed: boolean | null;
+            }>`${sql.join(
+              withRuns.map((a) => resourceRunsIn(schemaOf(a.name), a.name)),
               sql` union all `,
             )}`.execute(db)
-          ).rows.flatMap((r) =>
-            r.at === null ? [] : [{ account: r.account, resource: r.resource, at: r.at }],
-          );
+          ).rows;
     return {
-      lastSuccesses,
+      lastSuccesses: rows.flatMap((r) =>
+        r.at === null ? [] : [{ account: r.account, resource: r.resource, at: r.at }],
+      ),
+      lastRuns: rows.flatMap((r) =>
+        r.failed === null ? [] : [{ account: r.account, resource: r.resource, failed: r.failed }],
+      ),
       partners: accounts
         .filter((a) => a.partner)
         .map((a) => ({
@@ -89,7 +106,7 @@ export async function readAccountSeries(
   } catch (error) {
     return (error as { code?: string }).code === '42P01' &&
       /hiresync\.accounts/.test((error as Error).message)
-      ? { lastSuccesses: [], partners: [] }
+      ? { lastSuccesses: [], lastRuns: [], partners: [] }
       : undefined;
   }
 }

@@ -6,6 +6,7 @@ import { DEFAULT_ACCOUNT } from './account-name.js';
 import { type AccountSeries, readAccountSeries } from './account-series.js';
 import type { ApiClientMetrics } from './api/api-client.js';
 import type { ResourceName } from './config.js';
+import { QUEUE_JOB_STATES, TOKEN_REQUEST_OUTCOMES } from './metric-label-values.js';
 import type { RunMetrics } from './sync/run-resource.js';
 import { readVersion } from './version.js';
 import type { Database } from './warehouse/schema.js';
@@ -122,8 +123,8 @@ export class Metrics {
   });
   readonly #pacingWait = new Counter({
     name: 'hiresync_rate_limit_wait_seconds_total',
-    help: 'Time spent waiting for the rate-limit window',
-    labelNames: ['account'],
+    help: "Time runs of the resource spent waiting for the account's rate-limit window (the runs of one resource never overlap: its rate is the share of time they waited)",
+    labelNames: ['account', 'resource'],
     registers: [this.registry],
   });
   readonly #runs = new Summary({
@@ -136,6 +137,7 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly #lastSuccess: Gauge<'account' | 'resource'>;
+  readonly #lastRunFailed: Gauge<'account' | 'resource'>;
   readonly #needsReauthorization: Gauge<'account'>;
   readonly #tokenRequests = new Counter({
     name: 'hiresync_token_requests_total',
@@ -184,6 +186,23 @@ export class Metrics {
         }
       },
     });
+    this.#lastRunFailed = new Gauge({
+      name: 'hiresync_last_run_failed',
+      help: "1 when the latest finished run of the resource failed (a 403, not permitted, included), 0 when it succeeded (read from the account's sync_runs at each scrape)",
+      labelNames: ['account', 'resource'],
+      registers: [this.registry],
+      async collect() {
+        const read = await readAccounts?.();
+        if (read === undefined) return;
+        const isSynced = synced ? await within(synced) : () => true;
+        if (isSynced === undefined) return;
+        this.reset();
+        for (const r of read.lastRuns) {
+          if (isSynced(r.account, r.resource))
+            this.set({ account: r.account, resource: r.resource }, r.failed ? 1 : 0);
+        }
+      },
+    });
     this.#needsReauthorization = new Gauge({
       name: 'hiresync_account_needs_reauthorization',
       help: "1 while a partner account's authorization is gone (send a connect link: hiresync accounts invite, or hiresync accounts authorize), else 0",
@@ -209,9 +228,10 @@ export class Metrics {
           );
           // Redis unreachable: the last counts stay.
           if (counts === undefined) return;
-          this.set({ state: 'waiting' }, (counts.waiting ?? 0) + (counts.prioritized ?? 0));
-          for (const state of ['active', 'delayed', 'failed'] as const)
-            this.set({ state }, counts[state] ?? 0);
+          for (const state of QUEUE_JOB_STATES) {
+            const prioritized = state === 'waiting' ? (counts.prioritized ?? 0) : 0;
+            this.set({ state }, (counts[state] ?? 0) + prioritized);
+          }
         },
       });
     }
@@ -250,14 +270,21 @@ export class Metrics {
     return { headers: { ...headers, 'content-encoding': 'gzip' }, body: await gzipText(text) };
   }
 
-  /** The metrics of `account`'s runs and requests. */
+  /**
+   * The metrics of `account`'s runs and requests. Its token requests are
+   * counted from 0 for every outcome from here on (an account's context is
+   * made before its first request), so a series is not born at its first
+   * refusal where increase() cannot see it.
+   */
   forAccount(account: string = DEFAULT_ACCOUNT): AccountMetrics {
+    for (const outcome of TOKEN_REQUEST_OUTCOMES) this.#tokenRequests.inc({ account, outcome }, 0);
     return {
       onResponse: (status: number) => this.#requests.inc({ account, status: String(status) }),
       onRateLimited: () => this.#rateLimited.inc({ account }),
       onRetry: (reason: string) => this.#retries.inc({ account, reason }),
       onRemaining: (remaining: number) => this.#remaining.set({ account }, remaining),
-      onPacingWait: (ms: number) => this.#pacingWait.inc({ account }, ms / 1000),
+      onPacingWait: (ms: number, resource?: string) =>
+        this.#pacingWait.inc({ account, resource: resource ?? '' }, ms / 1000),
       onTokenRequest: (outcome) => this.#tokenRequests.inc({ account, outcome }),
       onPage: (resource: ResourceName, records: number, rejected: number) => {
         this.#pages.inc({ account, resource });
@@ -268,9 +295,10 @@ export class Metrics {
         this.#needsReauthorization.set({ account }, needed ? 1 : 0),
       onRunFinished: (resource, mode, outcome, seconds) => {
         this.#runs.observe({ account, resource, mode, outcome }, seconds);
-        // Until the next scrape reads it from sync_runs (at once without a database).
+        // Until the next scrape reads them from sync_runs (at once without a database).
         if (outcome === 'succeeded')
           this.#lastSuccess.set({ account, resource }, Date.now() / 1000);
+        this.#lastRunFailed.set({ account, resource }, outcome === 'failed' ? 1 : 0);
       },
     };
   }

@@ -26,7 +26,8 @@ export interface ApiClientMetrics {
   onRateLimited?(): void;
   onRetry?(reason: string): void;
   onRemaining?(remaining: number): void;
-  onPacingWait?(ms: number): void;
+  /** A wait for the rate-limit window before a request of `resource`'s run (undefined outside a run). */
+  onPacingWait?(ms: number, resource?: string): void;
   /** Each token request that left (mint, refresh), by how it ended. */
   onTokenRequest?(outcome: TokenRequestOutcome): void;
 }
@@ -123,6 +124,8 @@ export class ApiClient {
       onRateLimitWait?: ((wait: RateLimitWait) => void) | undefined;
       /** Fields of each request's debug line besides method, path, status, ms and allowance (see SendOptions). */
       logFields?: Record<string, unknown>;
+      /** The resource whose run sends the request, for the per-resource wait metric. */
+      resource?: string | undefined;
     } = {},
   ): Promise<HttpResponse> {
     this.assertSameOrigin(url);
@@ -153,7 +156,7 @@ export class ApiClient {
           sentAt = ticket.sentAt;
           const waited = ticket.waitedMs;
           if (waited > 0) {
-            metrics?.onPacingWait?.(waited);
+            metrics?.onPacingWait?.(waited, options.resource);
             logger.debug({ path, waitedMs: waited }, 'paced by rate limit');
           }
         },

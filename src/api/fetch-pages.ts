@@ -123,6 +123,7 @@ async function fetchPage(
     cursor,
     onRateLimitWait: options.onRateLimitWait,
     logFields: { ...options.requestLog, page: number },
+    resource: options.requestLog?.resource,
   });
   const apiClock = readApiClock(response.headers.date, Date.now());
   const path = new URL(url).pathname;

@@ -70,6 +70,36 @@ describe('metrics a scrape reads from Postgres and Redis', () => {
     expect(text).not.toContain('account="beta",resource="jobs"');
   });
 
+  it("knows whether each resource's latest finished run failed at a restarted worker's first scrape, not permitted counting as failed", async () => {
+    const h = await harness({ accounts: ['alpha', 'beta', 'gamma', 'delta'] });
+    // beta: a malformed body fails its run; gamma: every list answers 403.
+    h.sim.inject({ kind: 'malformed-body' }, 1, 'beta');
+    h.sim.setForbidden('gamma');
+    const targets = targetsOf(['alpha', 'beta', 'gamma', 'delta'], ['jobs']);
+    expect((await h.sync(targets, 'full')).map((o) => o.ok)).toEqual([true, false, false, true]);
+    // delta failed once, then succeeded: its latest finished run stands.
+    h.sim.inject({ kind: 'malformed-body' }, 1, 'delta');
+    expect((await h.sync(targetsOf(['delta'], ['jobs']), 'full'))[0]?.ok).toBe(false);
+    expect((await h.sync(targetsOf(['delta'], ['jobs']), 'full'))[0]?.ok).toBe(true);
+    // alpha's next run is in flight: its latest finished run still counts.
+    await inSchema(h.database.db, 'alpha')
+      .insertInto('sync_runs')
+      .values({ resource: 'jobs', mode: 'incremental', started_at: new Date().toISOString() })
+      .execute();
+
+    // A new app, as a worker has after a restart: no run of its own yet.
+    const app = h.app();
+    defer(() => app.close());
+    const text = await app.metrics.registry.metrics();
+    const failed = (account: string) =>
+      seriesValue(text, `hiresync_last_run_failed{account="${account}",resource="jobs"}`);
+    expect([failed('alpha'), failed('beta'), failed('gamma'), failed('delta')]).toEqual([
+      0, 1, 1, 0,
+    ]);
+    // Never run: no series (HiresyncRunStale and status say so).
+    expect(text).not.toContain('hiresync_last_run_failed{account="alpha",resource="job_posts"}');
+  });
+
   it('leaves out resources no longer synced, and keeps the values read last while Postgres is unreachable', async () => {
     const h = await harness({ accounts: ['alpha'] });
     await h.sync(targetsOf(['alpha'], ['jobs', 'job_posts']));
@@ -104,7 +134,7 @@ describe('metrics a scrape reads from Postgres and Redis', () => {
     expect(seriesValue(text, 'hiresync_queue_jobs{state="failed"}')).toBe(0);
   });
 
-  it('counts token requests the token endpoint answered with a token, and those it refused', async () => {
+  it('counts token requests the token endpoint answered with a token, and those it refused, each outcome from 0', async () => {
     const h = await harness({ accounts: ['alpha'] });
     await h.store.add({
       name: 'wrong',
@@ -127,7 +157,45 @@ describe('metrics a scrape reads from Postgres and Redis', () => {
     expect(
       seriesValue(text, 'hiresync_token_requests_total{account="wrong",outcome="refused"}'),
     ).toBeGreaterThanOrEqual(1);
-    expect(text).not.toContain('hiresync_token_requests_total{account="wrong",outcome="ok"}');
+    // Every outcome's series is there from the account's first use, at 0 until counted.
+    for (const [account, outcome] of [
+      ['alpha', 'refused'],
+      ['alpha', 'error'],
+      ['wrong', 'ok'],
+      ['wrong', 'error'],
+    ]) {
+      expect(
+        seriesValue(
+          text,
+          `hiresync_token_requests_total{account="${account}",outcome="${outcome}"}`,
+        ),
+      ).toBe(0);
+    }
+  });
+
+  it('counts rate-limit waits per resource, each at most the time its run took, though concurrent runs wait together', async () => {
+    const h = await harness({
+      accounts: ['alpha'],
+      simulator: { rateLimit: { limit: 4, windowMs: 1000 }, rateLimitHeaders: true },
+      env: { HIRESYNC_RATE_LIMIT_WINDOW: '1s', HIRESYNC_CONCURRENCY: '2' },
+    });
+    const app = h.app();
+    defer(() => app.close());
+    const started = Date.now();
+    const outcomes = await runOnce(app, targetsOf(['alpha'], ['jobs', 'job_posts']), 'full');
+    const elapsed = (Date.now() - started) / 1000;
+    expect(outcomes.map((o) => o.ok)).toEqual([true, true]);
+    const text = await app.metrics.registry.metrics();
+    const waited = (resource: string) =>
+      seriesValue(
+        text,
+        `hiresync_rate_limit_wait_seconds_total{account="alpha",resource="${resource}"}`,
+      ) ?? 0;
+    // 2 × 5 pages at 4 requests a second: both runs wait.
+    expect(waited('jobs')).toBeGreaterThan(0);
+    expect(waited('job_posts')).toBeGreaterThan(0);
+    for (const resource of ['jobs', 'job_posts']) expect(waited(resource)).toBeLessThan(elapsed);
+    expect(text).not.toMatch(/hiresync_rate_limit_wait_seconds_total\{account="alpha"\}/);
   });
 
   it('states the version of hiresync it runs', async () => {

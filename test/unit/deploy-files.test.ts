@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { METRIC_LABEL_VALUES } from '../../src/metric-label-values.js';
 import { Metrics } from '../../src/metrics.js';
 import type { Database } from '../../src/warehouse/schema.js';
 
@@ -12,32 +13,60 @@ const DATASOURCE_VARIABLE = ['$', '{datasource}'].join('');
 const RULES_PATH = new URL('../../deploy/prometheus-rules.yml', import.meta.url);
 const DASHBOARD_PATH = new URL('../../deploy/grafana-dashboard.json', import.meta.url);
 
+/** What a series name of /metrics is: the metric it belongs to and the labels it can carry. */
+interface ExportedSeries {
+  /** The metric's own name (a summary's, for its `_count`). */
+  metric: string;
+  labels: Set<string>;
+}
+
+/** Labels Prometheus adds to every series it scrapes. */
+const TARGET_LABELS = ['job', 'instance'];
+
 /**
- * Every metric name a worker's /metrics can hold: the registry of a real
- * Metrics with everything on (Node's metrics, Postgres and queue series),
- * with the series names a histogram or summary adds to its own.
+ * Every series name a worker's /metrics can hold, with its labels: the
+ * registry of a real Metrics with everything on (Node's metrics, Postgres and
+ * queue series), with the series names a histogram or summary adds to its own.
  */
-function exportedNames(): Set<string> {
+function exportedSeries(): Map<string, ExportedSeries> {
   const metrics = new Metrics({
     defaultMetrics: true,
     // Only registered here, never read: no scrape is made.
     db: {} as Kysely<Database>,
     queue: { getJobCounts: async () => ({}) },
   });
-  const names = new Set<string>();
-  for (const metric of metrics.registry.getMetricsAsArray()) {
-    const { name, type } = metric as unknown as { name: string; type: string };
-    const percentiles = (metric as unknown as { percentiles?: number[] }).percentiles ?? [];
+  const series = new Map<string, ExportedSeries>();
+  for (const m of metrics.registry.getMetricsAsArray()) {
+    const {
+      name,
+      type,
+      labelNames = [],
+    } = m as unknown as {
+      name: string;
+      type: string;
+      labelNames?: string[];
+    };
+    const percentiles = (m as unknown as { percentiles?: number[] }).percentiles ?? [];
+    const add = (seriesName: string, extra: string[] = []) =>
+      series.set(seriesName, {
+        metric: name,
+        labels: new Set([...labelNames, ...extra, ...TARGET_LABELS]),
+      });
     if (type === 'histogram') {
-      for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${name}${suffix}`);
+      add(`${name}_bucket`, ['le']);
+      for (const suffix of ['_sum', '_count']) add(`${name}${suffix}`);
     } else if (type === 'summary') {
-      for (const suffix of ['_sum', '_count']) names.add(`${name}${suffix}`);
-      if (percentiles.length > 0) names.add(name);
+      for (const suffix of ['_sum', '_count']) add(`${name}${suffix}`);
+      if (percentiles.length > 0) add(name, ['quantile']);
     } else {
-      names.add(name);
+      add(name);
     }
   }
-  return names;
+  return series;
+}
+
+function exportedNames(): Set<string> {
+  return new Set(exportedSeries().keys());
 }
 
 const PROMQL_WORDS = new Set([
@@ -76,6 +105,120 @@ function metricNamesIn(expr: string): string[] {
     names.push(name);
   }
   return names;
+}
+
+/** One label matcher of a selector, its value unquoted. */
+interface Matcher {
+  label: string;
+  op: '=' | '!=' | '=~' | '!~';
+  value: string;
+}
+
+/** The unquoted text of a PromQL string literal. */
+function unquote(literal: string): string {
+  if (literal.startsWith('`')) return literal.slice(1, -1);
+  if (literal.startsWith("'"))
+    return JSON.parse(`"${literal.slice(1, -1).replace(/\\'/g, "'").replace(/"/g, '\\"')}"`);
+  return JSON.parse(literal);
+}
+
+/**
+ * The selectors with braces in an expression (`name{…}` or `{…}`), each with
+ * its metric name (undefined for `{…}`) and its matchers, or the text of a
+ * matcher that could not be read. Grafana's `${…}` and `[[…]]` are left out.
+ */
+function selectorsIn(expr: string): Array<{ metric?: string; matchers: Matcher[]; bad: string[] }> {
+  const strings: string[] = [];
+  const bare = expr
+    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, (literal) => {
+      strings.push(unquote(literal));
+      return `"${strings.length - 1}"`;
+    })
+    .replace(/\$\{[^}]*\}|\[\[[^\]]*\]\]/g, '1');
+  const selectors: Array<{ metric?: string; matchers: Matcher[]; bad: string[] }> = [];
+  for (const m of bare.matchAll(/(?<![\w:.])([a-zA-Z_:][\w:]*)?\s*\{([^}]*)\}/g)) {
+    const [, word, body = ''] = m;
+    // `… unless {__name__="x"}`: the word before the braces is no metric.
+    const metric = word !== undefined && !PROMQL_WORDS.has(word.toLowerCase()) ? word : undefined;
+    const matchers: Matcher[] = [];
+    const bad: string[] = [];
+    for (const part of body.split(',').map((p) => p.trim())) {
+      if (part === '') continue;
+      const found = /^([a-zA-Z_]\w*)\s*(=~|!~|!=|=)\s*"(\d+)"$/.exec(part);
+      if (!found) bad.push(part);
+      else
+        matchers.push({
+          label: found[1] ?? '',
+          op: found[2] as Matcher['op'],
+          value: strings[Number(found[3])] ?? '',
+        });
+    }
+    selectors.push({ ...(metric === undefined ? {} : { metric }), matchers, bad });
+  }
+  return selectors;
+}
+
+/** Whether a matcher's value holds a Grafana variable, known only when the dashboard runs. */
+const isVariable = (value: string) => value.includes('$');
+
+/** A regex matcher's value as PromQL reads it: anchored at both ends. */
+const anchored = (value: string) => new RegExp(`^(?:${value})$`);
+
+/**
+ * What is wrong with the metrics and labels an expression selects: a metric
+ * hiresync does not export (by name or by a `__name__` matcher), a label the
+ * metric does not have, or a value hiresync never gives one of its enumerated
+ * labels (src/metric-label-values.ts). Empty when nothing is.
+ */
+function selectorProblems(expr: string, exported: Map<string, ExportedSeries>): string[] {
+  const problems = metricNamesIn(expr)
+    .filter((n) => !exported.has(n))
+    .map((n) => `unknown metric ${n}`);
+  for (const selector of selectorsIn(expr)) {
+    problems.push(...selector.bad.map((b) => `unreadable matcher ${b}`));
+    const names = selector.metric === undefined ? [] : [selector.metric];
+    for (const { label, op, value } of selector.matchers) {
+      if (label !== '__name__') continue;
+      if (op === '=') names.push(value);
+      else if (op === '=~') {
+        const matched = [...exported.keys()].filter((n) => anchored(value).test(n));
+        if (matched.length === 0) problems.push(`no exported metric matches __name__=~"${value}"`);
+        names.push(...matched);
+      }
+    }
+    if (names.length === 0)
+      problems.push(
+        `a selector without a metric name: {${selector.matchers.map((m) => m.label).join(', ')}}`,
+      );
+    for (const name of names) {
+      const series = exported.get(name);
+      if (!series) {
+        if (selector.metric !== name) problems.push(`unknown metric ${name}`);
+        continue;
+      }
+      for (const { label, op, value } of selector.matchers) {
+        if (label === '__name__') continue;
+        if (!series.labels.has(label)) {
+          problems.push(`${name} has no label ${label}`);
+          continue;
+        }
+        const known = METRIC_LABEL_VALUES[series.metric]?.[label];
+        if (known === undefined || isVariable(value)) continue;
+        const wanted =
+          op === '=' || op === '!='
+            ? [value]
+            : /^[\w|]+$/.test(value)
+              ? value.split('|')
+              : known.some((k) => anchored(value).test(k))
+                ? []
+                : [value];
+        for (const v of wanted)
+          if (!known.includes(v))
+            problems.push(`${name}{${label}} is never "${v}" (hiresync sends ${known.join(', ')})`);
+      }
+    }
+  }
+  return problems;
 }
 
 interface Rule {
@@ -146,15 +289,15 @@ describe('deploy/prometheus-rules.yml', () => {
     );
   });
 
-  it('names only metrics hiresync exports', () => {
-    const exported = exportedNames();
+  it('names only metrics hiresync exports, with labels they have and values hiresync sends', () => {
+    const exported = exportedSeries();
     for (const rule of readRules()) {
-      const names = metricNamesIn(String(rule.expr));
-      expect(names.length, String(rule.alert)).toBeGreaterThan(0);
       expect(
-        names.filter((n) => !exported.has(n)),
-        `${rule.alert}: ${rule.expr}`,
-      ).toEqual([]);
+        selectorsIn(String(rule.expr)).length + metricNamesIn(String(rule.expr)).length,
+      ).toBeGreaterThan(0);
+      expect(selectorProblems(String(rule.expr), exported), `${rule.alert}: ${rule.expr}`).toEqual(
+        [],
+      );
     }
   });
 
@@ -189,8 +332,8 @@ describe('deploy/grafana-dashboard.json', () => {
     }
   });
 
-  it("names only metrics hiresync exports in its panels' queries and its variables", () => {
-    const exported = exportedNames();
+  it("names only metrics hiresync exports, with labels they have and values hiresync sends, in its panels' queries and its variables", () => {
+    const exported = exportedSeries();
     const dashboard = readDashboard();
     const queries = allPanels(dashboard.panels).flatMap((p) =>
       (p.targets ?? []).map((t) => ({ where: p.title, expr: String(t.expr) })),
@@ -204,12 +347,8 @@ describe('deploy/grafana-dashboard.json', () => {
     }
     expect(queries.length).toBeGreaterThan(10);
     for (const { where, expr } of queries) {
-      const names = metricNamesIn(expr);
-      expect(names.length, `${where}: ${expr}`).toBeGreaterThan(0);
-      expect(
-        names.filter((n) => !exported.has(n)),
-        `${where}: ${expr}`,
-      ).toEqual([]);
+      expect(metricNamesIn(expr).length, `${where}: ${expr}`).toBeGreaterThan(0);
+      expect(selectorProblems(expr, exported), `${where}: ${expr}`).toEqual([]);
     }
   });
 });
@@ -224,6 +363,52 @@ describe('the metric-name check of the deploy files', () => {
     expect(
       metricNamesIn('rate(hiresync_records_total{account=~"$account"}[$__rate_interval])'),
     ).toEqual(['hiresync_records_total']);
+  });
+
+  it('fails a rules file selecting an unknown metric by __name__, a label the metric lacks, or a value hiresync never sends', () => {
+    const exported = exportedSeries();
+    const bad = parse(`
+groups:
+  - name: bad
+    rules:
+      - alert: ByName
+        expr: sum({__name__="hiresync_runs_failed_total"}) > 0 unless {__name__=~"hiresync_nothing_.*"}
+      - alert: QueueState
+        expr: hiresync_queue_jobs{state="queued"} > 0
+      - alert: TokenOutcome
+        expr: increase(hiresync_token_requests_total{outcome=~"refused|denied", account!="x"}[1h]) > 0
+      - alert: NoSuchLabel
+        expr: hiresync_last_run_failed{outcome="failed"} == 1
+      - alert: RunMode
+        expr: hiresync_run_duration_seconds_count{mode!='resync'}
+`) as { groups: Array<{ rules: Rule[] }> };
+    const problems = Object.fromEntries(
+      bad.groups[0]?.rules.map((r) => [r.alert, selectorProblems(String(r.expr), exported)]) ?? [],
+    );
+    expect(problems).toEqual({
+      ByName: [
+        'unknown metric hiresync_runs_failed_total',
+        'no exported metric matches __name__=~"hiresync_nothing_.*"',
+        'a selector without a metric name: {__name__}',
+      ],
+      QueueState: [
+        'hiresync_queue_jobs{state} is never "queued" (hiresync sends waiting, active, delayed, failed)',
+      ],
+      TokenOutcome: [
+        'hiresync_token_requests_total{outcome} is never "denied" (hiresync sends ok, refused, error)',
+      ],
+      NoSuchLabel: ['hiresync_last_run_failed has no label outcome'],
+      RunMode: [
+        'hiresync_run_duration_seconds_count{mode} is never "resync" (hiresync sends incremental, full)',
+      ],
+    });
+    // The same selectors, right, pass.
+    expect(
+      selectorProblems(
+        'sum({__name__="hiresync_last_run_failed", account=~"$account"}) + count({__name__=~"hiresync_queue_.*", state=~"wait.*"}) + hiresync_token_requests_total{outcome=~"refused|error", job="hiresync"}',
+        exported,
+      ),
+    ).toEqual([]);
   });
 
   it('counts a histogram or summary by the series it exposes', () => {
