@@ -408,7 +408,7 @@ describe('accounts list --json', () => {
     const alphaSuccess = listed[1]?.lastSuccess ?? '';
     expect(table.stdout).toMatch(
       new RegExp(
-        `^alpha\\s+client_credentials\\s+alpha\\s+enabled\\s+${alphaSuccess.replace('T', ' ').replace('Z', '+00').replace(/[.+]/g, '\\$&')}$`,
+        `^alpha\\s+client_credentials\\s+alpha\\s+enabled\\s+${alphaSuccess.replace('T', ' ').replace('Z', '+00').replace(/[.+]/g, '\\$&')}\\s+-\\s+-\\s+-$`,
         'm',
       ),
     );
