@@ -404,11 +404,11 @@ describe('accounts list --json', () => {
         settings: { resources: null, incrementalEvery: null, fullCron: null },
       },
     ]);
-    // The same last success as the table and as status --json.
+    // The same last success as the table (then its settings: the deployment's) and as status --json.
     const alphaSuccess = listed[1]?.lastSuccess ?? '';
     expect(table.stdout).toMatch(
       new RegExp(
-        `^alpha\\s+client_credentials\\s+alpha\\s+enabled\\s+${alphaSuccess.replace('T', ' ').replace('Z', '+00').replace(/[.+]/g, '\\$&')}$`,
+        `^alpha\\s+client_credentials\\s+alpha\\s+enabled\\s+${alphaSuccess.replace('T', ' ').replace('Z', '+00').replace(/[.+]/g, '\\$&')}\\s+-\\s+-\\s+-$`,
         'm',
       ),
     );
