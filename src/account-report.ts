@@ -35,25 +35,34 @@ export function reauthorizationOf(
 
 /**
  * One account's part of the report, from its resources' statuses (as
- * readStatus reads them) and the `account/resource` pairs whose run lock a
- * live process holds.
+ * readStatus reads them), the `account/resource` pairs whose run lock a
+ * live process holds, and the resources the account syncs now (`synced`).
  */
 export function reportOfAccount(
   account: ReportAccount,
   statuses: readonly ResourceStatus[],
   held: ReadonlySet<string>,
+  synced: ReadonlySet<string>,
   options: StatusReportOptions,
 ): AccountReport {
   const ran = statuses.filter((s) => s.lastRun !== undefined);
   const refused = ran.filter((s) => isNotPermitted(s.lastRun));
   const everyRefused = refused.length === ran.length && ran.length > 1;
   const resources = statuses.map((s) =>
-    resourceReport(account, s, held.has(`${s.account}/${s.resource}`), options),
+    resourceReport(
+      account,
+      s,
+      held.has(`${s.account}/${s.resource}`),
+      synced.has(s.resource),
+      options,
+    ),
   );
   const successes = resources.flatMap((r) =>
     r.lastSuccess?.finishedAt ? [r.lastSuccess.finishedAt] : [],
   );
-  const count = (state: ResourceState) => resources.filter((r) => r.state === state).length;
+  // A resource no longer synced keeps its last run for good: it is history, not a state.
+  const count = (state: ResourceState) =>
+    resources.filter((r) => r.synced && r.state === state).length;
   return {
     name: account.name,
     authMode: account.authMode,
@@ -84,6 +93,7 @@ function resourceReport(
   account: ReportAccount,
   status: ResourceStatus,
   active: boolean,
+  synced: boolean,
   options: StatusReportOptions,
 ): ResourceReport {
   const last = status.lastRun;
@@ -133,6 +143,7 @@ function resourceReport(
         : scope === undefined
           ? null
           : notPermittedAction(scope),
+    synced,
     clockSkew: clockSkewOf(status, options.updatedLookbackMs),
   };
 }

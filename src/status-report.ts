@@ -128,6 +128,13 @@ export interface ResourceReport {
   error: string | null;
   /** What to do about it; null when nothing (a failed run's error says what to do). */
   action: string | null;
+  /**
+   * Whether the account syncs it now (its own `--resources`, else
+   * HIRESYNC_RESOURCES). A resource it no longer syncs is shown for its
+   * history; no run will change its last one, so it counts in neither the
+   * account's summary nor `status --check`.
+   */
+  synced: boolean;
   /** The API's clock was further from the worker's than HIRESYNC_UPDATED_LOOKBACK at its last run's first response. */
   clockSkew: { runId: string; skewMs: number; note: string } | null;
 }
@@ -192,6 +199,8 @@ export interface StatusReport {
 export interface StatusReportOptions {
   /** HIRESYNC_UPDATED_LOOKBACK: a clock skew beyond it (and the Date header's second) is noted. */
   updatedLookbackMs: number;
+  /** HIRESYNC_RESOURCES: what an account without resources of its own syncs. */
+  resources: readonly string[];
 }
 
 /**
@@ -234,6 +243,7 @@ export async function readStatusReport(
       account,
       statuses.filter((s) => s.account === account.name),
       held,
+      new Set(own.get(account.name) ?? options.resources),
       options,
     ),
   );

@@ -3,6 +3,7 @@ import { AccountStore } from '../accounts/account-store.js';
 import { loadStatusConfig } from '../config.js';
 import { coerceError, HiresyncError, UsageError } from '../errors.js';
 import { checkConnections } from '../preflight.js';
+import { RESOURCE_NAMES } from '../resources/index.js';
 import { redactSecrets } from '../secret.js';
 import { defaultAccountShown } from '../status.js';
 import { readStatusReport, reportAccounts } from '../status-report.js';
@@ -82,7 +83,7 @@ export const status = defineCommand({
       throw new UsageError('hiresync status takes -v/--verbose or --summary, not both');
     }
     const named = parseAccounts(values.account);
-    const config = loadStatusConfig(env);
+    const config = loadStatusConfig(env, RESOURCE_NAMES);
     const db = createDatabase(config.databaseUrl, { max: 2, applicationName: 'hiresync status' });
     // Status reads once: fail fast rather than wait for Redis to come back.
     const redis = new Redis(config.redisUrl, {
@@ -125,6 +126,7 @@ export const status = defineCommand({
       }
       const report = await readStatusReport(db, redis, config.redisPrefix, accounts, {
         updatedLookbackMs: config.updatedLookbackMs,
+        resources: config.resources,
       });
       if (values.json) {
         stdout.write(`${JSON.stringify(report, null, 2)}\n`);

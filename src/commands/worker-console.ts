@@ -78,6 +78,7 @@ export function consoleOptionsOf(
       );
       return readStatusReport(app.db, app.redis, config.redisPrefix, accounts, {
         updatedLookbackMs: config.updatedLookbackMs,
+        resources: config.resources,
       });
     },
     links: consoleLinks(config, app.db),

@@ -46,6 +46,7 @@ describe('the status report of an account', () => {
       checkpoint: null,
       error: null,
       action: null,
+      synced: true,
       clockSkew: null,
     });
     expect(report.resources[2]).toMatchObject({

@@ -105,4 +105,30 @@ describe('status --check', () => {
     ]);
     expect(check).toEqual({ passed: true, problems: [] });
   });
+
+  it('ignores a resource the account no longer syncs, and its summary counts only those it syncs', () => {
+    const account = accountOf(
+      { name: 'acme', authMode: 'client_credentials', state: 'enabled' },
+      [
+        resource('acme', 'jobs', ok('5')),
+        resource('acme', 'job_posts', failed('2', '401 from /oauth/token')),
+        resource('acme', 'tracking_links', run({ id: '3', outcome: 'failed', error: '403' })),
+      ],
+      [],
+      ['jobs'],
+    );
+    expect(account.resources.map((r) => [r.resource, r.synced])).toEqual([
+      ['jobs', true],
+      ['job_posts', false],
+      ['tracking_links', false],
+    ]);
+    expect(account.summary).toEqual({
+      succeeded: 1,
+      failed: 0,
+      notPermitted: 0,
+      neverRun: 0,
+      running: 0,
+    });
+    expect(checkReport([account])).toEqual({ passed: true, problems: [] });
+  });
 });
