@@ -26,7 +26,7 @@ export interface ReportAccount {
   name: string;
   /** `client_credentials`, `api_key`, `partner`; null when unknown. */
   authMode: string | null;
-  /** `enabled`, `disabled` or `needs_reauthorization`. */
+  /** `enabled`, `disabled` or `needs_reauthorization`; `default` shown for its runs alone: `not configured here`. */
   state: string;
   /** Why it needs re-authorizing (state needs_reauthorization), if known. */
   reauthorizationReason?: string | null;
@@ -45,14 +45,22 @@ export function reportAccountOf(account: AccountInfo): ReportAccount {
 /**
  * The accounts a report covers: the environment's own (`default`) when
  * `environment` is given, then the registered accounts in their order.
+ * `default` shown from its runs alone (this environment sets no credentials,
+ * `configured` false) is `not configured here`, as `accounts list` says.
  */
 export function reportAccounts(
   registered: readonly AccountInfo[],
-  environment: { authMode: string | null } | undefined,
+  environment: { authMode: string | null; configured: boolean } | undefined,
 ): ReportAccount[] {
   return [
     ...(environment
-      ? [{ name: DEFAULT_ACCOUNT, authMode: environment.authMode, state: 'enabled' }]
+      ? [
+          {
+            name: DEFAULT_ACCOUNT,
+            authMode: environment.authMode,
+            state: environment.configured ? 'enabled' : 'not configured here',
+          },
+        ]
       : []),
     ...registered.map(reportAccountOf),
   ];

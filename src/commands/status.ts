@@ -50,7 +50,8 @@ export const status = defineCommand({
   description: `Per account its state, and per resource the last run (mode, started, finished,
     pages, records, outcome, error), the last success, and whether a checkpoint is
     pending. The accounts: default when the environment sets its credentials
-    (HIRESYNC_CLIENT_ID or HIRESYNC_API_KEY) or it has runs, then every registered
+    (HIRESYNC_CLIENT_ID or HIRESYNC_API_KEY) or it has runs (then its state is 'not
+    configured here', as in 'accounts list'), then every registered
     account; the resources: the built-in ones, or an account's own
     ('accounts add|update --resources'), then any other it has runs of. A resource whose last run was answered 403 shows as not permitted,
     with the scope to ask for (harvest:NAME:list) below the table, or, when
@@ -108,7 +109,12 @@ export const status = defineCommand({
       const withDefault = await defaultAccountShown(db, config.defaultAuthMode !== undefined);
       const known = reportAccounts(
         registered,
-        withDefault ? { authMode: config.defaultAuthMode ?? null } : undefined,
+        withDefault
+          ? {
+              authMode: config.defaultAuthMode ?? null,
+              configured: config.defaultAuthMode !== undefined,
+            }
+          : undefined,
       );
       const unknown = (named ?? []).filter((n) => !known.some((a) => a.name === n));
       if (unknown.length > 0) {
