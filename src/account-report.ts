@@ -17,9 +17,16 @@ import type {
 import { isNotPermitted, scopeOfRun } from './sync/not-permitted.js';
 import type { SyncRun } from './warehouse/schema.js';
 
-/** What to do about an account that needs re-authorizing. */
+/**
+ * What to do about an account that needs re-authorizing: a connect link
+ * first, since a partner's customer sits elsewhere; `accounts authorize`
+ * only where their browser reaches this host's loopback callback.
+ */
 export function reauthorizationAction(account: string): string {
-  return `run 'hiresync accounts authorize ${account}' (its data is kept)`;
+  return (
+    `send the customer's administrator a connect link ('hiresync accounts invite ${account}'), ` +
+    `or run 'hiresync accounts authorize ${account}' where their browser can reach this host (its data is kept)`
+  );
 }
 
 /** Why account `name` needs re-authorizing (`reason` as stored, if any) and what to do. */

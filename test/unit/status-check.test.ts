@@ -93,7 +93,7 @@ describe('status --check', () => {
       /^acme\/job_posts: not permitted: ask for scope harvest:job_posts:list/,
     );
     expect(check.problems[1]?.message).toBe(
-      "beta: needs re-authorizing: revoked; run 'hiresync accounts authorize beta' (its data is kept)",
+      "beta: needs re-authorizing: revoked; send the customer's administrator a connect link ('hiresync accounts invite beta'), or run 'hiresync accounts authorize beta' where their browser can reach this host (its data is kept)",
     );
   });
 
