@@ -17,9 +17,16 @@ import type {
 import { isNotPermitted, scopeOfRun } from './sync/not-permitted.js';
 import type { SyncRun } from './warehouse/schema.js';
 
-/** What to do about an account that needs re-authorizing. */
+/**
+ * What to do about an account that needs re-authorizing: a connect link
+ * first, since a partner's customer sits elsewhere; `accounts authorize`
+ * only where their browser reaches this host's loopback callback.
+ */
 export function reauthorizationAction(account: string): string {
-  return `run 'hiresync accounts authorize ${account}' (its data is kept)`;
+  return (
+    `send the customer's administrator a connect link ('hiresync accounts invite ${account}'), ` +
+    `or run 'hiresync accounts authorize ${account}' where their browser can reach this host (its data is kept)`
+  );
 }
 
 /** Why account `name` needs re-authorizing (`reason` as stored, if any) and what to do. */
@@ -35,25 +42,34 @@ export function reauthorizationOf(
 
 /**
  * One account's part of the report, from its resources' statuses (as
- * readStatus reads them) and the `account/resource` pairs whose run lock a
- * live process holds.
+ * readStatus reads them), the `account/resource` pairs whose run lock a
+ * live process holds, and the resources the account syncs now (`synced`).
  */
 export function reportOfAccount(
   account: ReportAccount,
   statuses: readonly ResourceStatus[],
   held: ReadonlySet<string>,
+  synced: ReadonlySet<string>,
   options: StatusReportOptions,
 ): AccountReport {
   const ran = statuses.filter((s) => s.lastRun !== undefined);
   const refused = ran.filter((s) => isNotPermitted(s.lastRun));
   const everyRefused = refused.length === ran.length && ran.length > 1;
   const resources = statuses.map((s) =>
-    resourceReport(account, s, held.has(`${s.account}/${s.resource}`), options),
+    resourceReport(
+      account,
+      s,
+      held.has(`${s.account}/${s.resource}`),
+      synced.has(s.resource),
+      options,
+    ),
   );
   const successes = resources.flatMap((r) =>
     r.lastSuccess?.finishedAt ? [r.lastSuccess.finishedAt] : [],
   );
-  const count = (state: ResourceState) => resources.filter((r) => r.state === state).length;
+  // A resource no longer synced keeps its last run for good: it is history, not a state.
+  const count = (state: ResourceState) =>
+    resources.filter((r) => r.synced && r.state === state).length;
   return {
     name: account.name,
     authMode: account.authMode,
@@ -84,6 +100,7 @@ function resourceReport(
   account: ReportAccount,
   status: ResourceStatus,
   active: boolean,
+  synced: boolean,
   options: StatusReportOptions,
 ): ResourceReport {
   const last = status.lastRun;
@@ -133,6 +150,7 @@ function resourceReport(
         : scope === undefined
           ? null
           : notPermittedAction(scope),
+    synced,
     clockSkew: clockSkewOf(status, options.updatedLookbackMs),
   };
 }

@@ -66,9 +66,13 @@ export function loadMigrateConfig(env: Env, known: readonly ResourceName[]): Mig
   });
 }
 
-/** Configuration of `hiresync status`: DATABASE_URL and REDIS_URL. */
-export function loadStatusConfig(env: Env): StatusConfig {
-  const v = parseOrThrow(statusFields, env);
+/**
+ * Configuration of `hiresync status`: DATABASE_URL and REDIS_URL, and
+ * HIRESYNC_RESOURCES (what an account without its own syncs). `known` lists
+ * the declared resource names (the caller's catalog).
+ */
+export function loadStatusConfig(env: Env, known: readonly ResourceName[]): StatusConfig {
+  const v = parseOrThrow({ ...statusFields, HIRESYNC_RESOURCES: resourceList(known) }, env);
   return Object.freeze({
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
@@ -77,6 +81,7 @@ export function loadStatusConfig(env: Env): StatusConfig {
     logLevel: v.LOG_LEVEL,
     updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,
     defaultAuthMode: defaultAuthModeOf(env),
+    resources: Object.freeze(v.HIRESYNC_RESOURCES),
   });
 }
 

@@ -4,8 +4,9 @@ import { isNotPermitted, scopeOfRun } from './sync/not-permitted.js';
 /**
  * The rule of `hiresync status --check`: every account that is not disabled
  * passes unless it needs re-authorizing, or a resource's last run failed or
- * was refused 403 (not permitted). A disabled account, a resource never run
- * and a last run that succeeded never fail the check. A run in flight has no
+ * was refused 403 (not permitted). A disabled account, a resource never run,
+ * a resource the account no longer syncs (its last run stays as it was) and
+ * a last run that succeeded never fail the check. A run in flight has no
  * outcome yet: the last run that finished before it stands (a resource that
  * fails at every run must not pass while its next run is under way, nor while
  * that run waits, interrupted, for a worker).
@@ -23,6 +24,7 @@ export function checkReport(accounts: readonly AccountReport[]): StatusReport['c
       });
     }
     for (const r of account.resources) {
+      if (!r.synced) continue;
       const where = `${account.name}/${r.resource}`;
       const finished = r.lastFinished;
       const inFlight =

@@ -26,7 +26,7 @@ export interface ReportAccount {
   name: string;
   /** `client_credentials`, `api_key`, `partner`; null when unknown. */
   authMode: string | null;
-  /** `enabled`, `disabled` or `needs_reauthorization`. */
+  /** `enabled`, `disabled` or `needs_reauthorization`; `default` shown for its runs alone: `not configured here`. */
   state: string;
   /** Why it needs re-authorizing (state needs_reauthorization), if known. */
   reauthorizationReason?: string | null;
@@ -45,14 +45,22 @@ export function reportAccountOf(account: AccountInfo): ReportAccount {
 /**
  * The accounts a report covers: the environment's own (`default`) when
  * `environment` is given, then the registered accounts in their order.
+ * `default` shown from its runs alone (this environment sets no credentials,
+ * `configured` false) is `not configured here`, as `accounts list` says.
  */
 export function reportAccounts(
   registered: readonly AccountInfo[],
-  environment: { authMode: string | null } | undefined,
+  environment: { authMode: string | null; configured: boolean } | undefined,
 ): ReportAccount[] {
   return [
     ...(environment
-      ? [{ name: DEFAULT_ACCOUNT, authMode: environment.authMode, state: 'enabled' }]
+      ? [
+          {
+            name: DEFAULT_ACCOUNT,
+            authMode: environment.authMode,
+            state: environment.configured ? 'enabled' : 'not configured here',
+          },
+        ]
       : []),
     ...registered.map(reportAccountOf),
   ];
@@ -128,6 +136,13 @@ export interface ResourceReport {
   error: string | null;
   /** What to do about it; null when nothing (a failed run's error says what to do). */
   action: string | null;
+  /**
+   * Whether the account syncs it now (its own `--resources`, else
+   * HIRESYNC_RESOURCES). A resource it no longer syncs is shown for its
+   * history; no run will change its last one, so it counts in neither the
+   * account's summary nor `status --check`.
+   */
+  synced: boolean;
   /** The API's clock was further from the worker's than HIRESYNC_UPDATED_LOOKBACK at its last run's first response. */
   clockSkew: { runId: string; skewMs: number; note: string } | null;
 }
@@ -192,6 +207,8 @@ export interface StatusReport {
 export interface StatusReportOptions {
   /** HIRESYNC_UPDATED_LOOKBACK: a clock skew beyond it (and the Date header's second) is noted. */
   updatedLookbackMs: number;
+  /** HIRESYNC_RESOURCES: what an account without resources of its own syncs. */
+  resources: readonly string[];
 }
 
 /**
@@ -234,6 +251,7 @@ export async function readStatusReport(
       account,
       statuses.filter((s) => s.account === account.name),
       held,
+      new Set(own.get(account.name) ?? options.resources),
       options,
     ),
   );

@@ -78,7 +78,7 @@ export class AccountDisabledError extends AccountUnavailableError {
   constructor(account: string, state: StoredAccountState) {
     super(
       state === 'needs_reauthorization'
-        ? `account ${account} needs reauthorization: run 'hiresync accounts authorize ${account}'`
+        ? `account ${account} needs reauthorization: send the customer's administrator a connect link ('hiresync accounts invite ${account}'), or run 'hiresync accounts authorize ${account}'`
         : `account ${account} is disabled: run 'hiresync accounts enable ${account}' to sync it again`,
     );
     this.account = account;
@@ -89,13 +89,13 @@ export class AccountDisabledError extends AccountUnavailableError {
 /** `accounts add` of a name already registered. */
 export class AccountExistsError extends HiresyncError {}
 
-/** `accounts enable` of an account waiting for reauthorization: only `accounts authorize` enables it. */
+/** `accounts enable` of an account waiting for reauthorization: only a new authorization (a connect link, `accounts authorize`) enables it. */
 export class ReauthorizationNeededError extends HiresyncError {
   readonly account: string;
   constructor(account: AccountInfo) {
     const reason = account.partner?.reauthorizationReason;
     super(
-      `account ${account.name} needs reauthorization${reason ? ` (${reason})` : ''}: run 'hiresync accounts authorize ${account.name}'; enabling it would not make its refresh token work`,
+      `account ${account.name} needs reauthorization${reason ? ` (${reason})` : ''}: send the customer's administrator a connect link ('hiresync accounts invite ${account.name}'), or run 'hiresync accounts authorize ${account.name}'; enabling it would not make its refresh token work`,
     );
     this.account = account.name;
   }

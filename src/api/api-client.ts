@@ -260,7 +260,7 @@ export class ApiClient {
 function forbiddenFix(auth: AuthConfig): string {
   const account = auth.account;
   if (auth.mode === 'partner') {
-    return `(have an administrator of the customer authorize again: hiresync accounts authorize ${account})`;
+    return `(have an administrator of the customer authorize again: send them a connect link, hiresync accounts invite ${account}, or run hiresync accounts authorize ${account})`;
   }
   if (account === undefined) {
     return auth.mode === 'client_credentials'

@@ -38,7 +38,7 @@ export function formatStatusDetail(report: StatusReport): string {
           ? `yes: run ${s.checkpoint.runId}, ${s.checkpoint.pagesDone} pages done`
           : 'no',
         a.state === 'needs_reauthorization'
-          ? `needs re-authorizing: run 'hiresync accounts authorize ${a.name}'`
+          ? `needs re-authorizing: send a connect link ('hiresync accounts invite ${a.name}')`
           : (a.problem ??
             (s.notPermitted
               ? `ask for scope ${s.notPermitted.scope}: ${s.error ?? ''}`

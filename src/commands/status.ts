@@ -3,6 +3,7 @@ import { AccountStore } from '../accounts/account-store.js';
 import { loadStatusConfig } from '../config.js';
 import { coerceError, HiresyncError, UsageError } from '../errors.js';
 import { checkConnections } from '../preflight.js';
+import { RESOURCE_NAMES } from '../resources/index.js';
 import { redactSecrets } from '../secret.js';
 import { defaultAccountShown } from '../status.js';
 import { readStatusReport, reportAccounts } from '../status-report.js';
@@ -49,7 +50,8 @@ export const status = defineCommand({
   description: `Per account its state, and per resource the last run (mode, started, finished,
     pages, records, outcome, error), the last success, and whether a checkpoint is
     pending. The accounts: default when the environment sets its credentials
-    (HIRESYNC_CLIENT_ID or HIRESYNC_API_KEY) or it has runs, then every registered
+    (HIRESYNC_CLIENT_ID or HIRESYNC_API_KEY) or it has runs (then its state is 'not
+    configured here', as in 'accounts list'), then every registered
     account; the resources: the built-in ones, or an account's own
     ('accounts add|update --resources'), then any other it has runs of. A resource whose last run was answered 403 shows as not permitted,
     with the scope to ask for (harvest:NAME:list) below the table, or, when
@@ -82,7 +84,7 @@ export const status = defineCommand({
       throw new UsageError('hiresync status takes -v/--verbose or --summary, not both');
     }
     const named = parseAccounts(values.account);
-    const config = loadStatusConfig(env);
+    const config = loadStatusConfig(env, RESOURCE_NAMES);
     const db = createDatabase(config.databaseUrl, { max: 2, applicationName: 'hiresync status' });
     // Status reads once: fail fast rather than wait for Redis to come back.
     const redis = new Redis(config.redisUrl, {
@@ -107,7 +109,12 @@ export const status = defineCommand({
       const withDefault = await defaultAccountShown(db, config.defaultAuthMode !== undefined);
       const known = reportAccounts(
         registered,
-        withDefault ? { authMode: config.defaultAuthMode ?? null } : undefined,
+        withDefault
+          ? {
+              authMode: config.defaultAuthMode ?? null,
+              configured: config.defaultAuthMode !== undefined,
+            }
+          : undefined,
       );
       const unknown = (named ?? []).filter((n) => !known.some((a) => a.name === n));
       if (unknown.length > 0) {
@@ -125,6 +132,7 @@ export const status = defineCommand({
       }
       const report = await readStatusReport(db, redis, config.redisPrefix, accounts, {
         updatedLookbackMs: config.updatedLookbackMs,
+        resources: config.resources,
       });
       if (values.json) {
         stdout.write(`${JSON.stringify(report, null, 2)}\n`);

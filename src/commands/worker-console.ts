@@ -6,7 +6,6 @@ import type { Config } from '../config/types.js';
 import type { ConsoleLinks, ConsoleOptions } from '../console/serve-console.js';
 import { HiresyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { defaultAccountShown } from '../status.js';
 import { readStatusReport, reportAccounts } from '../status-report.js';
 import type { Database } from '../warehouse/schema.js';
 
@@ -70,14 +69,15 @@ export function consoleOptionsOf(
     publicUrl: config.publicUrl,
     readReport: async () => {
       const registered = await new AccountStore(app.db).list();
-      // default as status shows it: when the environment sets credentials, or it has run.
-      const withDefault = await defaultAccountShown(app.db, config.api.auth !== undefined);
+      // default as this worker has it (its schedules, its metrics): when its environment sets credentials.
+      const auth = config.api.auth;
       const accounts = reportAccounts(
         registered,
-        withDefault ? { authMode: config.api.auth?.mode ?? null } : undefined,
+        auth ? { authMode: auth.mode, configured: true } : undefined,
       );
       return readStatusReport(app.db, app.redis, config.redisPrefix, accounts, {
         updatedLookbackMs: config.updatedLookbackMs,
+        resources: config.resources,
       });
     },
     links: consoleLinks(config, app.db),

@@ -120,6 +120,8 @@ export interface StatusConfig extends DatabaseConfig {
   updatedLookbackMs: number;
   /** How the environment's account (`default`) authenticates, as {@link AccountsConfig} says. */
   defaultAuthMode: AuthConfig['mode'] | undefined;
+  /** `HIRESYNC_RESOURCES`: the resources of an account whose settings name none of their own. */
+  resources: readonly ResourceName[];
 }
 
 export interface Config extends StatusConfig {
@@ -157,8 +159,6 @@ export interface Config extends StatusConfig {
   extraWalks: Readonly<Record<string, readonly string[]>>;
   /** `HIRESYNC_HISTORY`: keep a version of every record that changes in `<resource>_history`. Default on. */
   history: boolean;
-  /** `HIRESYNC_RESOURCES`: the resources of an account whose settings name none of their own. */
-  resources: readonly ResourceName[];
   /** `HIRESYNC_CONCURRENCY`: runs one worker process runs at once. Default 4. */
   concurrency: number;
   /** The partner app, when HIRESYNC_PARTNER_CLIENT_ID and _SECRET are set. */

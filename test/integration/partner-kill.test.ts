@@ -43,7 +43,7 @@ describe('a process killed when a rotated refresh token arrives', () => {
     const status = captureIo();
     expect(await main(['status', '--account', 'acme'], env, status)).toBe(0);
     expect(status.out()).toMatch(
-      /^acme\s+jobs\s.*needs re-authorizing: run 'hiresync accounts authorize acme'$/m,
+      /^acme\s+jobs\s.*needs re-authorizing: send a connect link \('hiresync accounts invite acme'\)$/m,
     );
 
     // Later runs are skipped, not retried against the API.

@@ -296,7 +296,8 @@ describe('status --json and status --check', () => {
       state: 'needs_reauthorization',
       reauthorization: {
         reason: expect.stringContaining('authorization revoked'),
-        action: "run 'hiresync accounts authorize acme' (its data is kept)",
+        action:
+          "send the customer's administrator a connect link ('hiresync accounts invite acme'), or run 'hiresync accounts authorize acme' where their browser can reach this host (its data is kept)",
       },
     });
     expect(acme.resources.every((r) => r.action === acme.reauthorization?.action)).toBe(true);
@@ -304,7 +305,7 @@ describe('status --json and status --check', () => {
     const check = await run(['status', '--check'], env);
     expect(check.code).toBe(1);
     expect(check.stdout).toMatch(
-      /^acme: needs re-authorizing: .*authorization revoked.*; run 'hiresync accounts authorize acme'/m,
+      /^acme: needs re-authorizing: .*authorization revoked.*; send the customer's administrator a connect link \('hiresync accounts invite acme'\)/m,
     );
 
     const list = await run(['accounts', 'list', '--json'], env);
@@ -404,7 +405,7 @@ describe('accounts list --json', () => {
         settings: { resources: null, incrementalEvery: null, fullCron: null },
       },
     ]);
-    // The same last success as the table and as status --json.
+    // The same last success as the table (then its settings: the deployment's) and as status --json.
     const alphaSuccess = listed[1]?.lastSuccess ?? '';
     expect(table.stdout).toMatch(
       new RegExp(

@@ -47,8 +47,12 @@ export function accountOf(
   account: ReportAccount,
   statuses: ResourceStatus[],
   held: string[] = [],
+  synced: readonly string[] = statuses.map((s) => s.resource),
 ): AccountReport {
-  return reportOfAccount(account, statuses, new Set(held), { updatedLookbackMs: 300_000 });
+  return reportOfAccount(account, statuses, new Set(held), new Set(synced), {
+    updatedLookbackMs: 300_000,
+    resources: synced,
+  });
 }
 
 /** A whole report of these accounts' parts. */

@@ -46,6 +46,7 @@ describe('the status report of an account', () => {
       checkpoint: null,
       error: null,
       action: null,
+      synced: true,
       clockSkew: null,
     });
     expect(report.resources[2]).toMatchObject({
@@ -132,7 +133,7 @@ describe('the status report of an account', () => {
     );
   });
 
-  it('says why an account needs re-authorizing and what to do, on the account and each resource', () => {
+  it('says why an account needs re-authorizing and what to do, a connect link first (the customer is remote), on the account and each resource', () => {
     const report = accountOf(
       {
         name: 'beta',
@@ -144,12 +145,14 @@ describe('the status report of an account', () => {
     );
     expect(report.reauthorization).toEqual({
       reason: 'the refresh token was revoked (invalid_grant)',
-      action: "run 'hiresync accounts authorize beta' (its data is kept)",
+      action:
+        "send the customer's administrator a connect link ('hiresync accounts invite beta'), or run 'hiresync accounts authorize beta' where their browser can reach this host (its data is kept)",
     });
     expect(report.resources[0]).toMatchObject({
       state: 'failed',
       error: '401 from /token',
-      action: "run 'hiresync accounts authorize beta' (its data is kept)",
+      action:
+        "send the customer's administrator a connect link ('hiresync accounts invite beta'), or run 'hiresync accounts authorize beta' where their browser can reach this host (its data is kept)",
     });
   });
 

@@ -214,9 +214,12 @@ describe('command scopes', () => {
 
   it('status needs DATABASE_URL and REDIS_URL', () => {
     expect(
-      loadStatusConfig({ DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://r' }).redisUrl,
+      loadStatusConfig({ DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://r' }, RESOURCE_NAMES)
+        .redisUrl,
     ).toBe('redis://r');
-    expect(() => loadStatusConfig({ DATABASE_URL: 'postgres://x/y' })).toThrow(/REDIS_URL/);
+    expect(() => loadStatusConfig({ DATABASE_URL: 'postgres://x/y' }, RESOURCE_NAMES)).toThrow(
+      /REDIS_URL/,
+    );
   });
 });
 

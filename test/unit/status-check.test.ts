@@ -93,7 +93,7 @@ describe('status --check', () => {
       /^acme\/job_posts: not permitted: ask for scope harvest:job_posts:list/,
     );
     expect(check.problems[1]?.message).toBe(
-      "beta: needs re-authorizing: revoked; run 'hiresync accounts authorize beta' (its data is kept)",
+      "beta: needs re-authorizing: revoked; send the customer's administrator a connect link ('hiresync accounts invite beta'), or run 'hiresync accounts authorize beta' where their browser can reach this host (its data is kept)",
     );
   });
 
@@ -104,5 +104,31 @@ describe('status --check', () => {
       ]),
     ]);
     expect(check).toEqual({ passed: true, problems: [] });
+  });
+
+  it('ignores a resource the account no longer syncs, and its summary counts only those it syncs', () => {
+    const account = accountOf(
+      { name: 'acme', authMode: 'client_credentials', state: 'enabled' },
+      [
+        resource('acme', 'jobs', ok('5')),
+        resource('acme', 'job_posts', failed('2', '401 from /oauth/token')),
+        resource('acme', 'tracking_links', run({ id: '3', outcome: 'failed', error: '403' })),
+      ],
+      [],
+      ['jobs'],
+    );
+    expect(account.resources.map((r) => [r.resource, r.synced])).toEqual([
+      ['jobs', true],
+      ['job_posts', false],
+      ['tracking_links', false],
+    ]);
+    expect(account.summary).toEqual({
+      succeeded: 1,
+      failed: 0,
+      notPermitted: 0,
+      neverRun: 0,
+      running: 0,
+    });
+    expect(checkReport([account])).toEqual({ passed: true, problems: [] });
   });
 });

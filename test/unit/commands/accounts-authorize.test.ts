@@ -131,7 +131,7 @@ describe('accounts list: an account waiting for reauthorization', () => {
       partner: { reauthorizationReason: 'its refresh token was refused (400)' },
     } as Parameters<typeof reauthorizationNote>[0]);
     expect(note).toBe(
-      "acme needs reauthorization: its refresh token was refused (400); run 'hiresync accounts authorize acme' (its data is kept)",
+      "acme needs reauthorization: its refresh token was refused (400); send the customer's administrator a connect link ('hiresync accounts invite acme'), or run 'hiresync accounts authorize acme' where their browser can reach this host (its data is kept)",
     );
   });
 });

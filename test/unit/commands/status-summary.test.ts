@@ -114,7 +114,7 @@ describe('the summary line of an account', () => {
     );
     expect(text).toMatch(/^beta\s+needs_reauthorization\s/m);
     expect(text).toContain(
-      "beta needs reauthorization: revoked; run 'hiresync accounts authorize beta' (its data is kept)",
+      "beta needs reauthorization: revoked; send the customer's administrator a connect link ('hiresync accounts invite beta'), or run 'hiresync accounts authorize beta' where their browser can reach this host (its data is kept)",
     );
   });
 });

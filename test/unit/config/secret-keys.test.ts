@@ -3,6 +3,7 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseSecretKeys, SecretKeys } from '../../../src/config/secret-keys.js';
 import { loadStatusConfig } from '../../../src/config.js';
+import { RESOURCE_NAMES } from '../../../src/resources/index.js';
 
 const OLD = randomBytes(32);
 const NEW = randomBytes(32);
@@ -37,20 +38,26 @@ describe('parseSecretKeys', () => {
 
 describe('SecretKeys', () => {
   it('keeps the keys of HIRESYNC_SECRET_KEY in order, the sealing one first', () => {
-    const config = loadStatusConfig({
-      DATABASE_URL: 'postgres://127.0.0.1/db',
-      REDIS_URL: 'redis://127.0.0.1',
-      HIRESYNC_SECRET_KEY: `${NEW.toString('base64')},${OLD.toString('hex')}`,
-    });
+    const config = loadStatusConfig(
+      {
+        DATABASE_URL: 'postgres://127.0.0.1/db',
+        REDIS_URL: 'redis://127.0.0.1',
+        HIRESYNC_SECRET_KEY: `${NEW.toString('base64')},${OLD.toString('hex')}`,
+      },
+      RESOURCE_NAMES,
+    );
     expect(config.secretKeys?.reveal()).toEqual([NEW, OLD]);
   });
 
   it('never prints its keys: not in JSON, not in inspect, not in a string', () => {
-    const config = loadStatusConfig({
-      DATABASE_URL: 'postgres://127.0.0.1/db',
-      REDIS_URL: 'redis://127.0.0.1',
-      HIRESYNC_SECRET_KEY: NEW.toString('base64'),
-    });
+    const config = loadStatusConfig(
+      {
+        DATABASE_URL: 'postgres://127.0.0.1/db',
+        REDIS_URL: 'redis://127.0.0.1',
+        HIRESYNC_SECRET_KEY: NEW.toString('base64'),
+      },
+      RESOURCE_NAMES,
+    );
     const shown = [
       JSON.stringify(config),
       inspect(config, { depth: 5 }),
@@ -64,10 +71,13 @@ describe('SecretKeys', () => {
   });
 
   it('leaves the variable unset as no keys', () => {
-    const config = loadStatusConfig({
-      DATABASE_URL: 'postgres://127.0.0.1/db',
-      REDIS_URL: 'redis://127.0.0.1',
-    });
+    const config = loadStatusConfig(
+      {
+        DATABASE_URL: 'postgres://127.0.0.1/db',
+        REDIS_URL: 'redis://127.0.0.1',
+      },
+      RESOURCE_NAMES,
+    );
     expect(config.secretKeys).toBeUndefined();
     expect(() => new SecretKeys([])).toThrow();
   });

@@ -37,6 +37,7 @@ function resource(name: string, overrides: Partial<ResourceReport> = {}): Resour
     checkpoint: null,
     error: null,
     action: null,
+    synced: true,
     clockSkew: null,
     ...overrides,
   };
