@@ -180,7 +180,7 @@ export function connectedPage(
     paragraphs: [
       account?.state === 'disabled'
         ? `hiresync is authorized${again} to read the account ${name}. The account is disabled on hiresync's side: its data is read once its operator enables it.`
-        : `hiresync is authorized${again} to read the account ${name}; its first sync starts within a minute.`,
+        : `hiresync is authorized${again} to read the account ${name}; ${again ? 'its syncs resume' : 'its first sync starts'} within a minute.`,
       'You can close this page.',
     ],
   };

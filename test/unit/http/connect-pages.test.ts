@@ -79,4 +79,14 @@ describe('connect pages', () => {
     }
     expect(connectedPage(undefined, 'acme', undefined).title).toBe('The account acme is connected');
   });
+
+  it('tells a new account its first sync starts, and a re-authorized one that its syncs resume', () => {
+    const enabled = { state: 'enabled' } as Parameters<typeof connectedPage>[0];
+    expect(connectedPage(enabled, 'acme', undefined).paragraphs[0]).toBe(
+      'hiresync is authorized to read the account acme; its first sync starts within a minute.',
+    );
+    expect(connectedPage(enabled, 'acme', 'needs_reauthorization').paragraphs[0]).toBe(
+      'hiresync is authorized again to read the account acme; its syncs resume within a minute.',
+    );
+  });
 });
