@@ -137,6 +137,15 @@ describe('hiresync sync and status', () => {
     expect(unmigrated.stderr).toContain(
       "the database has no hiresync tables: run 'hiresync migrate' first",
     );
+    // accounts list too: no empty table that reads as "no account".
+    const listed = await runCli(['accounts', 'list'], {
+      ...h.env,
+      DATABASE_URL: databaseUrl(inject('databaseUrl'), 'postgres'),
+    });
+    expect(listed).toMatchObject({ code: 1, stdout: '' });
+    expect(listed.stderr).toContain(
+      "the database has no hiresync tables: run 'hiresync migrate' first",
+    );
   });
 });
 

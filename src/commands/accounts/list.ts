@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { DEFAULT_ACCOUNT, schemaOf } from '../../account-name.js';
 import { reauthorizationOf } from '../../account-report.js';
 import { AccountSettingsStore } from '../../accounts/account-settings-store.js';
@@ -5,6 +6,7 @@ import { AccountStore } from '../../accounts/account-store.js';
 import type { AccountInfo } from '../../accounts/stored-account.js';
 import { type AccountSettings, describeAccountSettings } from '../../config/account-settings.js';
 import { loadAccountsConfig } from '../../config.js';
+import { HiresyncError } from '../../errors.js';
 import { isoTimestampOrNull } from '../../iso-timestamp.js';
 import { defaultAccountShown } from '../../status.js';
 import { EXIT } from '../command.js';
@@ -78,12 +80,21 @@ export const list = defineSubcommand({
     {"resources", "incrementalEvery", "fullCron"}}]}, null where the table shows
     "-", timestamps ISO 8601 UTC.
 
-    Needs DATABASE_URL. Exit 0, or 1 when Postgres cannot be read.`,
+    Needs DATABASE_URL. Exit 0, or 1 when Postgres cannot be read or has no hiresync
+    tables yet (run 'hiresync migrate' first).`,
   options,
   async execute(values, _name, { env, stdout }) {
     const config = loadAccountsConfig(env);
     const db = await openDatabase(config.databaseUrl, 'list');
     try {
+      // Before migrate there is no account table to read: say so, not an empty list.
+      await sql`select 1 from hiresync.accounts limit 1`.execute(db).catch((error: unknown) => {
+        if ((error as { code?: string }).code !== '42P01') throw error;
+        throw new HiresyncError(
+          "the database has no hiresync tables: run 'hiresync migrate' first",
+          { cause: error },
+        );
+      });
       const store = new AccountStore(db);
       const registered = await store.list();
       const settings = await new AccountSettingsStore(db).all();
