@@ -36,7 +36,9 @@ import {
  * column of a name an account's column had before keeps showing that key; a
  * column whose type cannot hold its key's values, or that shows no key, is
  * kept, and `warning` (and hiresync.typed_view_blocks) say so and what
- * resolves it. Runs in the caller's transaction; takes the views' lock.
+ * resolves it. A view public does not register (of a list resource only
+ * some accounts name) has none. Runs in the caller's transaction; takes the
+ * views' lock.
  */
 export async function rebuildTypedUnion(
   trx: Transaction<Database>,
@@ -45,10 +47,26 @@ export async function rebuildTypedUnion(
   await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
     trx,
   );
-  const members = [
-    { account: DEFAULT_ACCOUNT, schema: PUBLIC_SCHEMA },
-    ...(await registeredAccounts(trx)).map((account) => ({ account, schema: schemaOf(account) })),
-  ];
+  // A typed view public does not register is of a list resource only some
+  // accounts' settings name (accounts add|update --resources): its tables are
+  // theirs alone and it has no union, as its other relations have none
+  // (rebuildViews unions what public holds). A union of it would be an object
+  // outside their schemas that `accounts remove --drop-data` refuses to drop.
+  const { rows: registry } = await sql<{ present: boolean }>`
+    select to_regclass('public.typed_views') is not null as present`.execute(trx);
+  const { rows: unioned } = registry[0]?.present
+    ? await sql`select 1 from public.typed_views where view = ${view}`.execute(trx)
+    : { rows: [] };
+  const members =
+    unioned.length === 0
+      ? []
+      : [
+          { account: DEFAULT_ACCOUNT, schema: PUBLIC_SCHEMA },
+          ...(await registeredAccounts(trx)).map((account) => ({
+            account,
+            schema: schemaOf(account),
+          })),
+        ];
   const present: Array<{ account: string; schema: string; table: string; columns: TypedColumn[] }> =
     [];
   for (const { account, schema } of members) {

@@ -196,6 +196,32 @@ describe('per-account settings', () => {
     });
   }, 60_000);
 
+  it("a list resource only one account names has no all_accounts union, even its typed view after a full run, so accounts remove --drop-data drops that account's schema", async () => {
+    const h = await accounts({
+      accounts: ['alpha', 'beta'],
+      withoutDefault: true,
+      records: 12,
+      env: { ...OPENINGS, HIRESYNC_RESOURCES: 'jobs', HIRESYNC_PER_PAGE: '50' },
+    });
+    expect(
+      (await hiresync(h, ['accounts', 'update', 'alpha', '--resources', 'jobs,openings'])).code,
+    ).toBe(0);
+    // Its first run is full: it fills alpha.openings_flat.
+    const sync = await runCli(['sync', '--resource', 'openings'], h.env);
+    expect(sync.code, sync.stderr).toBe(0);
+    const views = async () => {
+      const { rows } = await sql<{ view: string }>`
+        select table_schema || '.' || table_name as view from information_schema.views
+        where table_name like 'openings%' order by 1`.execute(h.database.db);
+      return rows.map((r) => r.view);
+    };
+    expect(await views()).toEqual(['alpha.openings', 'alpha.openings_flat']);
+
+    const removed = await hiresync(h, ['accounts', 'remove', 'alpha', '--drop-data', '--yes']);
+    expect(removed, removed.stderr).toMatchObject({ code: 0 });
+    expect(await views()).toEqual([]);
+  }, 60_000);
+
   it("a running worker's schedule keeper follows a change of an account's resources, interval and cron within its period, replacing the changed schedulers", async () => {
     const h = await accounts({
       accounts: ['alpha', 'beta'],
