@@ -101,9 +101,17 @@ function syncTargets(
     (name) => !config.resources.includes(name) && !RESOURCE_NAMES.includes(name),
   );
   for (const name of later) {
-    if (!accounts.some((account) => own(account).includes(name))) {
+    if (accounts.some((account) => own(account).includes(name))) continue;
+    // Named by other accounts' settings, or only given a path: say so, not "give it a path".
+    const naming = [...settings]
+      .filter(([, s]) => s.resources?.includes(name))
+      .map(([account]) => account);
+    if (naming.length === 0 && !(name in config.api.resourcePaths)) {
       throw notConfigured(name, config.resources);
     }
+    throw new UsageError(
+      `--resource ${name} is a list resource HIRESYNC_RESOURCES does not name: it runs only for the accounts whose --resources name it (${naming.length === 0 ? 'none does' : naming.join(', ')}), and no account to sync (${accounts.join(', ')}) does; name such an account with --account, or add ${name} to HIRESYNC_RESOURCES or to an account's --resources ('hiresync accounts update NAME --resources LIST')`,
+    );
   }
   return accounts.flatMap((account) =>
     named

@@ -189,6 +189,14 @@ describe('per-account settings', () => {
     expect(tableRows(one.stdout).map(([account, resource]) => [account, resource])).toEqual([
       ['alpha', 'openings'],
     ]);
+    // Named for an account whose settings do not name it: refused, saying which accounts
+    // do, not asking for the path HIRESYNC_RESOURCE_PATHS already gives it.
+    const notBeta = await runCli(['sync', '--account', 'beta', '--resource', 'openings'], h.env);
+    expect(notBeta.code, notBeta.stderr).toBe(2);
+    expect(notBeta.stderr).toContain(
+      '--resource openings is a list resource HIRESYNC_RESOURCES does not name: it runs only for the accounts whose --resources name it (alpha), and no account to sync (beta) does',
+    );
+    expect(notBeta.stderr).not.toContain('give it a path');
     const typo = await runCli(['sync', '--resource', 'opening'], h.env);
     expect(typo).toMatchObject({
       code: 2,
