@@ -3,7 +3,7 @@
  * resources: pure shaping, no I/O (src/status-report.ts reads).
  */
 
-import { describeWait } from './errors.js';
+import { credentialsRefusedAction, describeWait } from './errors.js';
 import { isoTimestamp, isoTimestampOrNull } from './iso-timestamp.js';
 import type { ResourceStatus } from './status.js';
 import type {
@@ -37,6 +37,21 @@ export function reauthorizationOf(
   return {
     reason: reason ?? 'its refresh token was refused',
     action: reauthorizationAction(name),
+  };
+}
+
+/**
+ * Why account `name` (authenticating with `authMode`) is in state
+ * credentials_refused (`reason` as stored, if any) and what to do.
+ */
+export function credentialsRefusedOf(
+  name: string,
+  authMode: string | null,
+  reason: string | null | undefined,
+): { reason: string; action: string } {
+  return {
+    reason: reason ?? 'the token service refused its credential',
+    action: credentialsRefusedAction(name, authMode),
   };
 }
 
@@ -78,6 +93,10 @@ export function reportOfAccount(
     reauthorization:
       account.state === 'needs_reauthorization'
         ? reauthorizationOf(account.name, account.reauthorizationReason)
+        : null,
+    credentialsRefused:
+      account.state === 'credentials_refused'
+        ? credentialsRefusedOf(account.name, account.authMode, account.refusalReason)
         : null,
     problem: statuses.find((s) => s.problem !== undefined)?.problem ?? null,
     everyResourceRefused: everyRefused
@@ -147,9 +166,11 @@ function resourceReport(
     action:
       account.state === 'needs_reauthorization'
         ? reauthorizationAction(account.name)
-        : scope === undefined
-          ? null
-          : notPermittedAction(scope),
+        : account.state === 'credentials_refused'
+          ? credentialsRefusedAction(account.name, account.authMode)
+          : scope === undefined
+            ? null
+            : notPermittedAction(scope),
     synced,
     clockSkew: clockSkewOf(status, options.updatedLookbackMs),
   };

@@ -13,6 +13,8 @@ export interface AccountSeries {
   lastRuns: Array<{ account: string; resource: string; failed: boolean }>;
   /** Each partner account, and whether it must be authorized again. */
   partners: Array<{ account: string; needsReauthorization: boolean }>;
+  /** Each registered client-credentials or API-key account, and whether its credentials were refused. */
+  credentialed: Array<{ account: string; credentialsRefused: boolean }>;
 }
 
 /** Options of {@link readAccountSeries}. */
@@ -48,8 +50,8 @@ function resourceRunsIn(schema: string, account: string) {
 /**
  * Reads, in two statements whatever the number of accounts, when each
  * enabled account's resources last succeeded and whether their latest
- * finished run failed (the accounts' sync_runs), and which partner accounts
- * need re-authorizing (hiresync.accounts). Disabled
+ * finished run failed (the accounts' sync_runs), which partner accounts
+ * need re-authorizing and whose credentials were refused (hiresync.accounts). Disabled
  * accounts, and accounts whose schema has no sync_runs yet, are left out.
  * Nothing before hiresync's schema exists; undefined when Postgres cannot be
  * read (or an account went away between the two statements: the next scrape
@@ -102,11 +104,14 @@ export async function readAccountSeries(
           account: a.name,
           needsReauthorization: a.state === 'needs_reauthorization',
         })),
+      credentialed: accounts
+        .filter((a) => !a.partner && a.name !== DEFAULT_ACCOUNT)
+        .map((a) => ({ account: a.name, credentialsRefused: a.state === 'credentials_refused' })),
     };
   } catch (error) {
     return (error as { code?: string }).code === '42P01' &&
       /hiresync\.accounts/.test((error as Error).message)
-      ? { lastSuccesses: [], lastRuns: [], partners: [] }
+      ? { lastSuccesses: [], lastRuns: [], partners: [], credentialed: [] }
       : undefined;
   }
 }

@@ -224,6 +224,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
       prefix,
       http,
       refreshTokens: account.refreshTokens,
+      credentialRefusals: account.credentialRefusals,
     });
     clients.add(client);
     const context = Promise.resolve<AccountContext>({

@@ -77,6 +77,50 @@ export class ReauthorizationRequiredError extends HiresyncError {
   }
 }
 
+/**
+ * The token endpoint refused a registered client-credentials or API-key
+ * account's credential itself (401, or 400 invalid_client): the same secret
+ * is refused at every request, so the account is put in state
+ * `credentials_refused`.
+ */
+export class CredentialRefusedError extends AuthError {
+  /** Why, as `status` and `accounts list` show it (the status and the endpoint's text). */
+  readonly reason: string;
+  constructor(status: number, path: string, message: string, body: unknown, reason: string) {
+    super(status, path, message, body);
+    this.reason = reason;
+  }
+}
+
+/**
+ * What to do about an account in state `credentials_refused`: store the right
+ * secret (or key); `accounts enable` when the vendor's side was at fault.
+ */
+export function credentialsRefusedAction(account: string, authMode: string | null): string {
+  const what = authMode === 'api_key' ? 'key' : 'secret';
+  return (
+    `store the right ${what} with 'hiresync accounts update ${account}' (${what} on standard input), then it is enabled again; ` +
+    `'hiresync accounts test ${account}' checks it ('hiresync accounts enable ${account}' if the fault was on the vendor's side and is fixed)`
+  );
+}
+
+/**
+ * A registered account in state `credentials_refused`: its runs fail at once,
+ * without a token request and without retry; the other accounts go on.
+ */
+export class CredentialsRefusedError extends HiresyncError {
+  readonly account: string;
+  /** Why, without what to do (the token endpoint's refusal). */
+  readonly reason: string;
+  constructor(account: string, authMode: string | null, reason: string) {
+    super(
+      `account ${account}'s credentials were refused: ${reason}; ${credentialsRefusedAction(account, authMode)}`,
+    );
+    this.account = account;
+    this.reason = reason;
+  }
+}
+
 /** 403: the authorizing user lacks a permission. Never retried. */
 export class ForbiddenError extends ApiError {}
 

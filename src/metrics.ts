@@ -216,6 +216,19 @@ export class Metrics {
           this.set({ account: p.account }, p.needsReauthorization ? 1 : 0);
       },
     });
+    new Gauge({
+      name: 'hiresync_account_credentials_refused',
+      help: "1 while the token service refuses a registered account's client secret or API key (store the right one: hiresync accounts update NAME), else 0",
+      labelNames: ['account'],
+      registers: [this.registry],
+      async collect() {
+        const read = await readAccounts?.();
+        if (read === undefined) return;
+        this.reset();
+        for (const c of read.credentialed)
+          this.set({ account: c.account }, c.credentialsRefused ? 1 : 0);
+      },
+    });
     if (queue) {
       new Gauge({
         name: 'hiresync_queue_jobs',

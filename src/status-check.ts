@@ -3,7 +3,7 @@ import { isNotPermitted, scopeOfRun } from './sync/not-permitted.js';
 
 /**
  * The rule of `hiresync status --check`: every account that is not disabled
- * passes unless it needs re-authorizing, or a resource's last run failed or
+ * passes unless it needs re-authorizing, its credentials were refused, or a resource's last run failed or
  * was refused 403 (not permitted). A disabled account, a resource never run,
  * a resource the account no longer syncs (its last run stays as it was) and
  * a last run that succeeded never fail the check. A run in flight has no
@@ -21,6 +21,14 @@ export function checkReport(accounts: readonly AccountReport[]): StatusReport['c
         resource: null,
         kind: 'needs_reauthorization',
         message: `${account.name}: needs re-authorizing: ${account.reauthorization.reason}; ${account.reauthorization.action}`,
+      });
+    }
+    if (account.credentialsRefused) {
+      problems.push({
+        account: account.name,
+        resource: null,
+        kind: 'credentials_refused',
+        message: `${account.name}: credentials refused: ${account.credentialsRefused.reason}; ${account.credentialsRefused.action}`,
       });
     }
     for (const r of account.resources) {

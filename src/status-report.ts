@@ -26,10 +26,12 @@ export interface ReportAccount {
   name: string;
   /** `client_credentials`, `api_key`, `partner`; null when unknown. */
   authMode: string | null;
-  /** `enabled`, `disabled` or `needs_reauthorization`; `default` shown for its runs alone: `not configured here`. */
+  /** `enabled`, `disabled`, `needs_reauthorization` or `credentials_refused`; `default` shown for its runs alone: `not configured here`. */
   state: string;
   /** Why it needs re-authorizing (state needs_reauthorization), if known. */
   reauthorizationReason?: string | null;
+  /** Why its credential was refused (state credentials_refused), if known. */
+  refusalReason?: string | null;
 }
 
 /** A registered account as the report takes it. */
@@ -39,6 +41,7 @@ export function reportAccountOf(account: AccountInfo): ReportAccount {
     authMode: account.authMode,
     state: account.state,
     reauthorizationReason: account.partner?.reauthorizationReason ?? null,
+    refusalReason: account.refusalReason,
   };
 }
 
@@ -164,6 +167,8 @@ export interface AccountReport {
   lastSuccess: string | null;
   /** State needs_reauthorization: why, and what to do. */
   reauthorization: { reason: string; action: string } | null;
+  /** State credentials_refused: why, and what to do. */
+  credentialsRefused: { reason: string; action: string } | null;
   /** Why its runs cannot be read (its schema has no hiresync tables), if so. */
   problem: string | null;
   /** Every resource it ran was refused 403: what that most likely means. */
@@ -188,7 +193,7 @@ export interface CheckProblem {
   account: string;
   /** Null for the account's own state. */
   resource: string | null;
-  kind: 'needs_reauthorization' | 'failed' | 'not_permitted';
+  kind: 'needs_reauthorization' | 'credentials_refused' | 'failed' | 'not_permitted';
   /** One line: where, what, and what to do. */
   message: string;
 }

@@ -8,10 +8,11 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { DEFAULT_ACCOUNT, schemaOf } from '../account-name.js';
 import type { AuthConfig, PartnerConfig } from '../config/types.js';
-import { ConfigError, HiresyncError } from '../errors.js';
+import { ConfigError, CredentialsRefusedError, HiresyncError } from '../errors.js';
 import { Secret } from '../secret.js';
 import type { Database } from '../warehouse/schema.js';
 import type { Account } from './account.js';
+import { credentialRefusals } from './credential-refusals.js';
 import {
   PostgresRefreshTokenVault,
   type RefreshTokenTables,
@@ -156,7 +157,9 @@ export async function authorizePartner(
  * A registered account ready to sync, its credential opened. Throws
  * UnknownAccountError, AccountDisabledError (both AccountUnavailableError:
  * its runs are skipped; with `anyState`, a disabled account or one needing
- * reauthorization is resolved too, for `accounts test`), or SecretKeyError
+ * reauthorization is resolved too, for `accounts test`),
+ * CredentialsRefusedError for an account in state credentials_refused (its
+ * runs fail at once, without a token request), or SecretKeyError
  * when HIRESYNC_SECRET_KEY is unset or holds no key that opens the credential.
  */
 export async function resolveAccount(
@@ -174,6 +177,15 @@ export async function resolveAccount(
       throw error;
     });
   if (!row || name === DEFAULT_ACCOUNT) throw new UnknownAccountError(name);
+  if (row.state === 'credentials_refused' && options.anyState !== true) {
+    // Fails the run at once, without a token request: the same credential
+    // would be refused again.
+    throw new CredentialsRefusedError(
+      name,
+      row.auth_mode,
+      row.refusal_reason ?? 'the token service refused its credential',
+    );
+  }
   if (row.state !== 'enabled' && options.anyState !== true) {
     throw new AccountDisabledError(name, row.state);
   }
@@ -221,6 +233,7 @@ export async function resolveAccount(
     schema: schemaOf(name),
     baseUrl: row.base_url,
     auth: authConfig(row.base_url, auth, secret, name),
+    credentialRefusals: credentialRefusals(context.db, name, row),
     version,
   };
 }

@@ -261,6 +261,8 @@ export class AccountStore implements AccountDirectory {
    * UnknownAccountError, and ReauthorizationNeededError when asked to enable
    * an account in state `needs_reauthorization`: only a new authorization
    * ({@link authorize}) enables it, as its refresh token would be refused again.
+   * An account in state `credentials_refused` is enabled (the operator says
+   * the vendor's side is fixed) or disabled, its refusal reason cleared.
    */
   async setState(
     name: string,
@@ -268,7 +270,7 @@ export class AccountStore implements AccountDirectory {
   ): Promise<{ account: AccountInfo; changed: boolean }> {
     const updated = await this.#db
       .updateTable('hiresync.accounts')
-      .set({ state })
+      .set({ state, refusal_reason: null })
       .where('name', '=', name)
       .where('state', 'not in', state === 'enabled' ? [state, 'needs_reauthorization'] : [state])
       .returning(PUBLIC_COLUMNS)

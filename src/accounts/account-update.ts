@@ -48,7 +48,10 @@ export interface UpdateOutcome {
   changed: string[];
   /** The credential namespace before: its cached token is to be dropped too. */
   previousNamespace: string | null;
-  /** The state before: `needs_reauthorization` is enabled by a new refresh token. */
+  /**
+   * The state before: `needs_reauthorization` is enabled by a new refresh
+   * token, `credentials_refused` by a new secret, key, sub or token URL.
+   */
   previousState: StoredAccountState;
 }
 
@@ -69,7 +72,9 @@ function describeMode(mode: AccountRow['auth_mode']): string {
  * the new settings), and its credential namespace follows the credential.
  * A partner account's new refresh token replaces the old one as
  * {@link authorizePartner} stores it, enabling an account in state
- * `needs_reauthorization` (nothing else does). Waits, as authorize does,
+ * `needs_reauthorization` (nothing else does); a new secret or key (or sub,
+ * or token endpoint) of another account enables it from state
+ * `credentials_refused`. Waits, as authorize does,
  * for a refresh in progress to end. Throws UnknownAccountError,
  * HiresyncError for a change its auth mode does not have (a sub without
  * client credentials, an auth URL with an API key), and ConfigError without
@@ -151,6 +156,14 @@ export async function updateAccount(
             }
           : { mode: 'api_key', apiKey: secret };
       namespace = new TokenCipher(authConfig(baseUrl, auth, secret)).namespace;
+      // What the token request sends changed: the refused credential is no
+      // longer in force, so the account is tried again.
+      const tokenRequestChanged =
+        change.secret !== undefined ||
+        change.sub !== undefined ||
+        change.authUrl !== undefined ||
+        (mode === 'api_key' && change.baseUrl !== undefined);
+      if (state === 'credentials_refused' && tokenRequestChanged) state = 'enabled';
     }
     const rowChanges = {
       ...(change.baseUrl !== undefined ? { base_url: baseUrl } : {}),
@@ -158,7 +171,7 @@ export async function updateAccount(
       ...(change.sub !== undefined ? { sub } : {}),
       ...(sealed !== current.secret ? { secret: sealed } : {}),
       ...(namespace !== current.credential_namespace ? { credential_namespace: namespace } : {}),
-      ...(state !== current.state ? { state } : {}),
+      ...(state !== current.state ? { state, refusal_reason: null } : {}),
     };
     // A new refresh token lives in refresh_tokens, but the row is updated all
     // the same: its version changes (trigger accounts_touch), so workers drop

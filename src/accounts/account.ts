@@ -1,3 +1,4 @@
+import type { CredentialRefusals } from '../api/credential-refusal.js';
 import type { RefreshTokenVault } from '../api/refresh-token-port.js';
 import type { AuthConfig } from '../config/types.js';
 import { HiresyncError } from '../errors.js';
@@ -20,6 +21,8 @@ export interface Account {
   auth: AuthConfig;
   /** Where a partner account's refresh token is kept (its auth mode is `partner`). */
   refreshTokens?: RefreshTokenVault;
+  /** Where a refusal of a registered client-credentials or API-key account's credential is recorded. */
+  credentialRefusals?: CredentialRefusals;
   /**
    * Changes whenever the account's row does (credentials, URLs, state):
    * runtimes built for an older version are rebuilt.

@@ -10,7 +10,10 @@ import type { Secret } from '../secret.js';
 import type { AccountRow, AccountsTable } from '../warehouse/schema.js';
 import { AccountUnavailableError } from './account.js';
 
-/** The state of a registered account as stored: `needs_reauthorization` comes with partner accounts. */
+/**
+ * The state of a registered account as stored: `needs_reauthorization` comes
+ * with partner accounts, `credentials_refused` with the others.
+ */
 export type StoredAccountState = AccountRow['state'];
 
 /** A registered account as `accounts list` shows it: everything but its secret. */
@@ -26,6 +29,8 @@ export interface AccountInfo {
   /** Names its token, token lock and pacing keys in Redis (not secret). */
   credentialNamespace: string | null;
   state: StoredAccountState;
+  /** Why it is in state credentials_refused (the token endpoint's refusal); null otherwise. */
+  refusalReason: string | null;
   createdAt: string;
   updatedAt: string;
   version: string;
@@ -79,7 +84,9 @@ export class AccountDisabledError extends AccountUnavailableError {
     super(
       state === 'needs_reauthorization'
         ? `account ${account} needs reauthorization: send the customer's administrator a connect link ('hiresync accounts invite ${account}'), or run 'hiresync accounts authorize ${account}'`
-        : `account ${account} is disabled: run 'hiresync accounts enable ${account}' to sync it again`,
+        : state === 'credentials_refused'
+          ? `account ${account}'s credentials were refused by the token service: store the right ones with 'hiresync accounts update ${account}'`
+          : `account ${account} is disabled: run 'hiresync accounts enable ${account}' to sync it again`,
     );
     this.account = account;
     this.state = state;
@@ -123,6 +130,7 @@ export function infoOf(
     sub: row.sub,
     credentialNamespace: row.credential_namespace,
     state: row.state,
+    refusalReason: row.refusal_reason,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     version: row.version,
@@ -149,6 +157,7 @@ export const PUBLIC_COLUMNS = [
   'sub',
   'credential_namespace',
   'state',
+  'refusal_reason',
   'created_at',
   'updated_at',
   'version',

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { ApiConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import { ApiClient, type ApiClientMetrics } from './api-client.js';
+import type { CredentialRefusals } from './credential-refusal.js';
 import { createHttp } from './http.js';
 import { RateLimitPacer } from './rate-limit-pacer.js';
 import type { RefreshTokenVault } from './refresh-token-port.js';
@@ -22,6 +23,8 @@ export interface CreateApiClientOptions {
   http?: Got;
   /** A partner account's refresh token (required when `config.auth.mode` is partner). */
   refreshTokens?: RefreshTokenVault | undefined;
+  /** A registered client-credentials or API-key account: where a refusal of its credential is recorded. */
+  credentialRefusals?: CredentialRefusals | undefined;
 }
 
 /** Assembles the API client: one got instance, tokens and pacing shared through Redis. */
@@ -41,6 +44,7 @@ export function createApiClient(options: CreateApiClientOptions): ApiClient {
     maxResponseBytes: config.maxPageBytes,
     timeoutMs: config.httpTimeoutMs,
     ...(options.refreshTokens ? { refreshTokens: options.refreshTokens } : {}),
+    credentialRefusals: options.credentialRefusals,
     onTokenRequest: (outcome) => metrics?.onTokenRequest?.(outcome),
   });
   const pacer = new RateLimitPacer({

@@ -4,6 +4,7 @@ import type { AuthConfig } from '../config/types.js';
 import {
   ApiError,
   AuthError,
+  CredentialRefusedError,
   HiresyncError,
   ReauthorizationRequiredError,
   RedirectedError,
@@ -11,6 +12,7 @@ import {
 } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { registerSecret } from '../secret.js';
+import { type CredentialRefusals, credentialRefusalOf } from './credential-refusal.js';
 import { holdWhileSent } from './hold-while-sent.js';
 import type { RefreshTokenVault } from './refresh-token-port.js';
 import { sendWithRetries } from './send.js';
@@ -41,6 +43,8 @@ export interface TokenGrantsOptions {
   timeoutMs?: number;
   /** A partner account's refresh token: required with `auth.mode` partner. */
   refreshTokens?: RefreshTokenVault;
+  /** A registered client-credentials or API-key account: where a refusal of its credential is recorded. */
+  credentialRefusals?: CredentialRefusals | undefined;
   /** Told how each token request that left ended (hiresync_token_requests_total). */
   onTokenRequest?: (outcome: TokenRequestOutcome) => void;
   now: () => number;
@@ -117,12 +121,22 @@ export class TokenGrants {
     } else {
       headers.authorization = basicAuthorization(auth.apiKey.reveal(), '');
     }
-    const answer = await this.#post(headers, body, {
-      signal,
-      beforeSend: async () => {
-        attempt.sent = true;
-      },
-    });
+    let answer: TokenAnswer;
+    try {
+      answer = await this.#post(headers, body, {
+        signal,
+        beforeSend: async () => {
+          attempt.sent = true;
+        },
+      });
+    } catch (error) {
+      // Refused for good: the account runs nothing until its credential is
+      // replaced (state credentials_refused), recorded before the run fails.
+      if (error instanceof CredentialRefusedError) {
+        await this.#options.credentialRefusals?.refused(error.reason);
+      }
+      throw error;
+    }
     return this.#readToken(answer);
   }
 
@@ -252,6 +266,10 @@ export class TokenGrants {
       // 401): the customer's authorization is gone, not the partner app's.
       if (auth.mode === 'partner' && (response.status === 400 || response.status === 401)) {
         throw new RefreshRefusedError(response.status, path, message, undefined);
+      }
+      const refusal = credentialRefusalOf(auth, response.status, response.body);
+      if (refusal !== undefined) {
+        throw new CredentialRefusedError(response.status, path, message, undefined, refusal);
       }
       throw new AuthError(response.status, path, message, undefined);
     }

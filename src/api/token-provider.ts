@@ -3,6 +3,7 @@ import type { AuthConfig } from '../config/types.js';
 import { HiresyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { registerSecret } from '../secret.js';
+import type { CredentialRefusals } from './credential-refusal.js';
 import type { RefreshTokenVault } from './refresh-token-port.js';
 import { abortable, sleep } from './sleep.js';
 import { renewAt, tokenUrlVariable } from './token-answer.js';
@@ -28,6 +29,8 @@ export interface TokenProviderOptions {
   lockWaitMs?: number;
   /** A partner account's refresh token: required with `auth.mode` partner. */
   refreshTokens?: RefreshTokenVault;
+  /** A registered client-credentials or API-key account: where a refusal of its credential is recorded. */
+  credentialRefusals?: CredentialRefusals | undefined;
   /** Told how each token request that left ended (hiresync_token_requests_total). */
   onTokenRequest?: (outcome: TokenRequestOutcome) => void;
   now?: () => number;

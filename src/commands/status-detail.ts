@@ -39,10 +39,12 @@ export function formatStatusDetail(report: StatusReport): string {
           : 'no',
         a.state === 'needs_reauthorization'
           ? `needs re-authorizing: send a connect link ('hiresync accounts invite ${a.name}')`
-          : (a.problem ??
-            (s.notPermitted
-              ? `ask for scope ${s.notPermitted.scope}: ${s.error ?? ''}`
-              : (s.error ?? ''))),
+          : a.state === 'credentials_refused'
+            ? `credentials refused: store the right ones with 'hiresync accounts update ${a.name}'`
+            : (a.problem ??
+              (s.notPermitted
+                ? `ask for scope ${s.notPermitted.scope}: ${s.error ?? ''}`
+                : (s.error ?? ''))),
       ];
     }),
   );
@@ -59,13 +61,18 @@ export function formatStatusDetail(report: StatusReport): string {
     'checkpoint pending',
     'error',
   ];
-  const reauthorize = report.accounts.flatMap((a) =>
-    a.reauthorization
+  const reauthorize = report.accounts.flatMap((a) => [
+    ...(a.reauthorization
       ? [
           `${a.name} needs reauthorization: ${a.reauthorization.reason}; ${a.reauthorization.action}`,
         ]
-      : [],
-  );
+      : []),
+    ...(a.credentialsRefused
+      ? [
+          `${a.name}: credentials refused: ${a.credentialsRefused.reason}; ${a.credentialsRefused.action}`,
+        ]
+      : []),
+  ]);
   const refused = report.accounts.flatMap((a) => {
     if (a.everyResourceRefused) {
       return [`${withAccount ? `account ${a.name}: ` : ''}${a.everyResourceRefused}`];

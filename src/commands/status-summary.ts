@@ -91,6 +91,11 @@ export function formatStatusSummary(report: StatusReport): string {
           `${a.name} needs reauthorization: ${a.reauthorization.reason}; ${a.reauthorization.action}`,
         ]
       : []),
+    ...(a.credentialsRefused
+      ? [
+          `${a.name}: credentials refused: ${a.credentialsRefused.reason}; ${a.credentialsRefused.action}`,
+        ]
+      : []),
     ...(a.problem ? [`${a.name}: ${a.problem}`] : []),
   ]);
   const views = report.typedViewBlocks.length;

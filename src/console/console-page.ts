@@ -18,6 +18,7 @@ export interface ConsoleView {
 
 const PROBLEM: Readonly<Record<CheckProblem['kind'], string>> = {
   needs_reauthorization: 'needs re-authorizing',
+  credentials_refused: 'credentials refused',
   failed: 'last run failed',
   not_permitted: 'not permitted',
 };
@@ -26,6 +27,7 @@ const STATE_BADGE: Readonly<Record<string, string>> = {
   enabled: 'ok',
   disabled: '',
   needs_reauthorization: 'warn',
+  credentials_refused: 'bad',
 };
 
 function stateBadge(state: string): SafeHtml {
@@ -49,6 +51,16 @@ ${button}
 </div>`;
 }
 
+/** An account whose credentials were refused: why, and what the operator does (no button: only they can). */
+function refusedBox(account: AccountReport): SafeHtml | undefined {
+  const refused = account.credentialsRefused;
+  if (!refused) return undefined;
+  return html`<div class="problem" data-state="credentials_refused">
+<p class="what">Credentials refused: ${refused.reason}</p>
+<p>What to do: ${refused.action}</p>
+</div>`;
+}
+
 function accountSection(account: AccountReport, view: ConsoleView): SafeHtml {
   const s = account.summary;
   const counts = [
@@ -62,6 +74,7 @@ function accountSection(account: AccountReport, view: ConsoleView): SafeHtml {
 <h3>${account.name} ${stateBadge(account.state)}</h3>
 <p class="meta">auth ${account.authMode ?? 'unknown'} · last success ${when(account.lastSuccess) ?? 'never'} · ${counts.join(', ') || 'no resources'}</p>
 ${reauthorizeBox(account, view)}
+${refusedBox(account)}
 ${account.problem && html`<div class="problem"><p class="what">${account.problem}</p></div>`}
 ${account.everyResourceRefused && html`<div class="problem"><p class="what">${account.everyResourceRefused}</p></div>`}
 ${resourceTable(account.resources)}

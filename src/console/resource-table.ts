@@ -79,6 +79,7 @@ ${action && html`<p>What to do: ${action}</p>`}
       r.action &&
       // An account to re-authorize says what to do once, above the table.
       r.action !== account.reauthorization?.action &&
+      r.action !== account.credentialsRefused?.action &&
       html`<div class="problem warn" data-resource="${r.resource}"><p class="what">${r.resource}: ${r.state.replaceAll('_', ' ')}</p><p>What to do: ${r.action}</p></div>`
     }${
       r.lastSuccess?.warnings &&

@@ -3,6 +3,7 @@ import { SecretKeyError } from '../accounts/secret-box.js';
 import {
   ApiError,
   ConfigError,
+  CredentialsRefusedError,
   CrossOriginLinkError,
   DeletionGuardError,
   PaginationLoopError,
@@ -71,6 +72,8 @@ export function isUnrecoverable(error: unknown): boolean {
   if (error instanceof SecretKeyError) return true;
   // A partner account whose authorization is gone: only the customer can restore it.
   if (error instanceof ReauthorizationRequiredError) return true;
+  // A credential the token endpoint refused: only a new secret (or the operator) restores it.
+  if (error instanceof CredentialsRefusedError) return true;
   if (
     error instanceof ConfigError ||
     error instanceof CrossOriginLinkError ||

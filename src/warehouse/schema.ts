@@ -185,7 +185,9 @@ export interface AccountsTable {
   /** Sealed by SecretBox (`hs1.…`); never plaintext. */
   secret: string | null;
   credential_namespace: string | null;
-  state: Generated<'enabled' | 'disabled' | 'needs_reauthorization'>;
+  state: Generated<'enabled' | 'disabled' | 'needs_reauthorization' | 'credentials_refused'>;
+  /** Why it is in state credentials_refused (the token endpoint's refusal); null otherwise. */
+  refusal_reason: Generated<string | null>;
   created_at: Generated<string>;
   updated_at: Generated<string>;
   /** bigint, as text; the trigger increments it on every update. */

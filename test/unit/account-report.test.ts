@@ -156,6 +156,39 @@ describe('the status report of an account', () => {
     });
   });
 
+  it('says why the credentials of an account were refused and what to do, on the account and each resource', () => {
+    const action =
+      "store the right secret with 'hiresync accounts update acme' (secret on standard input), then it is enabled again; 'hiresync accounts test acme' checks it ('hiresync accounts enable acme' if the fault was on the vendor's side and is fixed)";
+    const report = accountOf(
+      {
+        name: 'acme',
+        authMode: 'client_credentials',
+        state: 'credentials_refused',
+        refusalReason:
+          'the token service refused its client secret (401 invalid_client: Client authentication failed)',
+      },
+      [resource('acme', 'jobs', run({ id: '3', outcome: 'failed', error: '401 from /token' }))],
+    );
+    expect(report.credentialsRefused).toEqual({
+      reason:
+        'the token service refused its client secret (401 invalid_client: Client authentication failed)',
+      action,
+    });
+    expect(report.reauthorization).toBeNull();
+    expect(report.resources[0]).toMatchObject({ state: 'failed', action });
+    const keyed = accountOf(
+      { name: 'beta', authMode: 'api_key', state: 'credentials_refused', refusalReason: null },
+      [],
+    );
+    expect(keyed.credentialsRefused).toEqual({
+      reason: 'the token service refused its credential',
+      action: expect.stringMatching(
+        /^store the right key with 'hiresync accounts update beta' \(key on standard input\), then it is enabled again; 'hiresync accounts test beta' checks it/,
+      ),
+    });
+    expect(accountOf(ACME, []).credentialsRefused).toBeNull();
+  });
+
   it('notes a clock skew beyond the lookback and the second of the Date header, not one within it', () => {
     const skewed = (ms: number) =>
       accountOf(ACME, [

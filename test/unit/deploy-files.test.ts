@@ -275,13 +275,14 @@ describe('deploy/prometheus-rules.yml', () => {
     }
   });
 
-  it('alerts on a stale run, a failing run, re-authorization, rate limits, a backed-up queue and token errors', () => {
+  it('alerts on a stale run, a failing run, re-authorization, refused credentials, rate limits, a backed-up queue and token errors', () => {
     const alerts = readRules().map((r) => r.alert);
     expect(alerts).toEqual(
       expect.arrayContaining([
         'HiresyncRunStale',
         'HiresyncRunFailing',
         'HiresyncNeedsReauthorization',
+        'HiresyncCredentialsRefused',
         'HiresyncRateLimitedMostOfTheTime',
         'HiresyncQueueBackingUp',
         'HiresyncTokenErrors',

@@ -159,6 +159,29 @@ describe.skipIf(!promtool)('deploy/prometheus-rules.yml in promtool', () => {
     });
   });
 
+  describe('HiresyncCredentialsRefused', () => {
+    it("fires for an account whose secret the token service refuses, and quiets its failing runs' alert", () => {
+      const series: Series[] = [
+        [`hiresync_last_run_failed{${W1},account="alpha",resource="jobs"}`, '1x60'],
+        [`hiresync_account_credentials_refused{${W1},account="alpha"}`, '1x60'],
+        [`hiresync_account_credentials_refused{${W1},account="beta"}`, '0x60'],
+      ];
+      expectAlerts(series, 45, 'HiresyncCredentialsRefused', [
+        { account: 'alpha', severity: 'warning' },
+      ]);
+      expectAlerts(series, 45, 'HiresyncRunFailing', []);
+    });
+
+    it('stays quiet once the account is enabled again', () => {
+      expectAlerts(
+        [[`hiresync_account_credentials_refused{${W1},account="alpha"}`, '1x10 0x50']],
+        45,
+        'HiresyncCredentialsRefused',
+        [],
+      );
+    });
+  });
+
   describe('HiresyncTokenErrors', () => {
     const refused = (values: string) =>
       [`hiresync_token_requests_total{${W1},account="alpha",outcome="refused"}`, values] as Series;

@@ -97,6 +97,33 @@ describe('status --check', () => {
     );
   });
 
+  it('fails on an account whose credentials were refused, saying why and what to do', () => {
+    const check = checkReport([
+      accountOf({ name: 'acme', authMode: 'client_credentials', state: 'enabled' }, [
+        resource('acme', 'jobs', ok('1')),
+      ]),
+      accountOf(
+        {
+          name: 'beta',
+          authMode: 'client_credentials',
+          state: 'credentials_refused',
+          refusalReason: 'the token service refused its client secret (401 invalid_client)',
+        },
+        [resource('beta', 'jobs', ok('3'))],
+      ),
+    ]);
+    expect(check.passed).toBe(false);
+    expect(check.problems).toEqual([
+      {
+        account: 'beta',
+        resource: null,
+        kind: 'credentials_refused',
+        message:
+          "beta: credentials refused: the token service refused its client secret (401 invalid_client); store the right secret with 'hiresync accounts update beta' (secret on standard input), then it is enabled again; 'hiresync accounts test beta' checks it ('hiresync accounts enable beta' if the fault was on the vendor's side and is fixed)",
+      },
+    ]);
+  });
+
   it('ignores a disabled account, whatever its last runs', () => {
     const check = checkReport([
       accountOf({ name: 'old', authMode: 'api_key', state: 'disabled' }, [

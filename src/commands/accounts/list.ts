@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { DEFAULT_ACCOUNT, schemaOf } from '../../account-name.js';
-import { reauthorizationOf } from '../../account-report.js';
+import { credentialsRefusedOf, reauthorizationOf } from '../../account-report.js';
 import { AccountSettingsStore } from '../../accounts/account-settings-store.js';
 import { AccountStore } from '../../accounts/account-store.js';
 import type { AccountInfo } from '../../accounts/stored-account.js';
@@ -30,12 +30,14 @@ export interface AccountListRow {
   /** Null when unknown (default with no credentials in the environment). */
   authMode: string | null;
   schema: string;
-  /** `enabled`, `disabled`, `needs_reauthorization`; default's `not configured`. */
+  /** `enabled`, `disabled`, `needs_reauthorization`, `credentials_refused`; default's `not configured`. */
   state: string;
   /** When its last successful run finished, ISO 8601 UTC; null before the first. */
   lastSuccess: string | null;
   /** State needs_reauthorization: why, and what to do. */
   reauthorization: { reason: string; action: string } | null;
+  /** State credentials_refused: why, and what to do. */
+  credentialsRefused: { reason: string; action: string } | null;
   /**
    * Its own settings (accounts add|update --resources, --incremental-every,
    * --full-cron); null where it has the deployment's.
@@ -73,10 +75,13 @@ export const list = defineSubcommand({
     when the environment sets them, or as "not configured here" when it does not but
     default has runs; without either there is no account default. Then the registered
     accounts by name. Never shows a secret. After the table, one line per partner
-    account in state needs_reauthorization says why and what to do.
+    account in state needs_reauthorization, and per account in state
+    credentials_refused (the token service refused its secret or key), says why and
+    what to do.
 
     With --json, one JSON document of the same facts: {"accounts": [{"name",
-    "authMode", "schema", "state", "lastSuccess", "reauthorization", "settings":
+    "authMode", "schema", "state", "lastSuccess", "reauthorization",
+    "credentialsRefused", "settings":
     {"resources", "incrementalEvery", "fullCron"}}]}, null where the table shows
     "-", timestamps ISO 8601 UTC.
 
@@ -108,6 +113,7 @@ export const list = defineSubcommand({
           state: config.defaultAuthMode ? 'enabled' : 'not configured here',
           lastSuccess: isoTimestampOrNull(await store.lastSuccess(DEFAULT_ACCOUNT)),
           reauthorization: null,
+          credentialsRefused: null,
           settings: { resources: null, incrementalEvery: null, fullCron: null },
         });
       }
@@ -122,6 +128,10 @@ export const list = defineSubcommand({
             account.state === 'needs_reauthorization'
               ? reauthorizationOf(account.name, account.partner?.reauthorizationReason)
               : null,
+          credentialsRefused:
+            account.state === 'credentials_refused'
+              ? credentialsRefusedOf(account.name, account.authMode, account.refusalReason)
+              : null,
           settings: settingsOf(settings.get(account.name)),
         });
       }
@@ -135,8 +145,14 @@ export const list = defineSubcommand({
           rows.map((row) => COLUMNS.map(([, cell]) => cell(row))),
         )}\n`,
       );
-      const waiting = registered.filter((a) => a.state === 'needs_reauthorization');
-      if (waiting.length > 0) stdout.write(`\n${waiting.map(reauthorizationNote).join('\n')}\n`);
+      const notes = registered.flatMap((a) =>
+        a.state === 'needs_reauthorization'
+          ? [reauthorizationNote(a)]
+          : a.state === 'credentials_refused'
+            ? [credentialsRefusedNote(a)]
+            : [],
+      );
+      if (notes.length > 0) stdout.write(`\n${notes.join('\n')}\n`);
       return EXIT.ok;
     } finally {
       await db.destroy();
@@ -151,6 +167,16 @@ export function reauthorizationNote(account: AccountInfo): string {
     account.partner?.reauthorizationReason,
   );
   return `${account.name} needs reauthorization: ${reason}; ${action}`;
+}
+
+/** What `accounts list` says of an account in state credentials_refused: why, and what to do. */
+export function credentialsRefusedNote(account: AccountInfo): string {
+  const { reason, action } = credentialsRefusedOf(
+    account.name,
+    account.authMode,
+    account.refusalReason,
+  );
+  return `${account.name}: credentials refused: ${reason}; ${action}`;
 }
 
 /** An account's own settings as `accounts list` shows them: null where it has the deployment's. */

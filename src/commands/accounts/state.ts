@@ -57,7 +57,10 @@ export const enable = defineSubcommand({
     workers schedule it again at their next check of the schedules. A run it left
     unfinished resumes from its checkpoint. A partner account in state
     needs_reauthorization is not enabled: its refresh token would be refused again;
-    'hiresync accounts authorize NAME' enables it with a new one.
+    'hiresync accounts authorize NAME' enables it with a new one. An account in state
+    credentials_refused is enabled (say the vendor's side was at fault and is fixed);
+    a wrong secret or key is better replaced with 'hiresync accounts update NAME',
+    which enables it too.
 
     Needs DATABASE_URL. Exit 0 when enabled (or already so); 1 when no account NAME is
     registered, it needs reauthorization, or Postgres fails; 2 on a usage or

@@ -67,7 +67,8 @@ export const update = defineSubcommand({
     shows). Its data, schema, state and schedules are kept; its cached access token is
     dropped from Redis, so its next run mints a new one with the new credentials, and a
     run in flight resumes with them. A partner account in state needs_reauthorization
-    is enabled by a new refresh token only.
+    is enabled by a new refresh token only; an account in state credentials_refused
+    by a new secret or key (or sub, or token URL).
 
     Needs DATABASE_URL, REDIS_URL and HIRESYNC_SECRET_KEY. Exit 0 when updated; 1 when
     no account NAME is registered, the change does not apply to its auth mode, or
@@ -161,12 +162,15 @@ export const update = defineSubcommand({
             `hiresync accounts update: warning: its cached access token could not be dropped (${coerceError(error).message}); a token the API refuses is renewed at its first 401\n`,
           );
         }
-        const enabled =
-          outcome.previousState === 'needs_reauthorization' && outcome.account.state === 'enabled';
+        const enabled = outcome.account.state === 'enabled';
+        const ended =
+          enabled && outcome.previousState === 'needs_reauthorization'
+            ? '; it no longer needs reauthorization and is enabled'
+            : enabled && outcome.previousState === 'credentials_refused'
+              ? `; it was in state credentials_refused and is enabled again ('hiresync accounts test ${name}' checks the new credentials)`
+              : '';
         stdout.write(
-          `updated account ${name}: ${outcome.changed.join(', ')}; its data, schema and schedules are kept, and its next run mints a new access token${
-            enabled ? '; it no longer needs reauthorization and is enabled' : ''
-          }\n`,
+          `updated account ${name}: ${outcome.changed.join(', ')}; its data, schema and schedules are kept, and its next run mints a new access token${ended}\n`,
         );
         if (withSettings) await applySettings();
         return EXIT.ok;

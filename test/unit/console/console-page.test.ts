@@ -53,6 +53,7 @@ function account(name: string, overrides: Partial<AccountReport> = {}): AccountR
     state: 'enabled',
     lastSuccess: '2026-11-26T03:01:30.5Z',
     reauthorization: null,
+    credentialsRefused: null,
     problem: null,
     everyResourceRefused: null,
     summary: {
@@ -122,6 +123,34 @@ describe('the console page', () => {
     expect(page).toContain(`<input type="hidden" name="token" value="${TOKEN}">`);
     expect(page).toContain('Make a connect link for acme');
     expect(page).toContain('Needs re-authorizing: the refresh token was refused (invalid_grant)');
+  });
+
+  it('shows an account whose credentials were refused with a badge, why and what to do, and no button', () => {
+    const action =
+      "store the right secret with 'hiresync accounts update gamma' (secret on standard input), then it is enabled again";
+    const page = renderConsolePage(
+      report([
+        account('gamma', {
+          state: 'credentials_refused',
+          credentialsRefused: {
+            reason: 'the token service refused its client secret (401 invalid_client)',
+            action,
+          },
+          resources: [resource('jobs', { action })],
+        }),
+      ]),
+      { formToken: TOKEN },
+    );
+    expect(page).toContain('<span class="badge bad">credentials refused</span>');
+    expect(page).toContain(
+      'Credentials refused: the token service refused its client secret (401 invalid_client)',
+    );
+    expect(page).toContain(
+      'What to do: store the right secret with &#39;hiresync accounts update gamma&#39; (secret on standard input), then it is enabled again',
+    );
+    // Said once, above the table, not again for each resource.
+    expect(page.split('hiresync accounts update gamma').length - 1).toBe(1);
+    expect(formAccounts(page)).toEqual([]);
   });
 
   it("shows a failing resource's error and what to do", () => {
