@@ -52,7 +52,7 @@ function nothingToRun(
     return `no account to sync: the environment sets no credentials and no account is registered in this database; ${fix}`;
   }
   if (waitForConnects) return undefined;
-  return `no account to sync: the environment sets no credentials and every registered account is disabled or needs reauthorization (${registered
+  return `no account to sync: the environment sets no credentials and every registered account is disabled, needs reauthorization or had its credentials refused (${registered
     .slice(0, 3)
     .map((a) => `${a.name}: ${a.state}`)
     .join(', ')}${registered.length > 3 ? ', …' : ''}); see 'hiresync accounts list'`;

@@ -157,7 +157,7 @@ describe('a deployment without the environment credentials', () => {
     const result = await runCli(['sync'], h.env);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
-      'every registered account is disabled or needs reauthorization (alpha: disabled)',
+      'every registered account is disabled, needs reauthorization or had its credentials refused (alpha: disabled)',
     );
   });
 });

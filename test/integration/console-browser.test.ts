@@ -70,18 +70,23 @@ describe('the console in headless Chromium', () => {
     });
     const page = await context.newPage();
 
-    // Logged in: every account, and beta's failed run with its error and what to do.
+    // Logged in: every account, and beta (its secret refused) with its failed run's error and what to do.
     const response = await page.goto(`${deployment.url}/`);
     expect(response?.status()).toBe(200);
     expect(await page.title()).toBe('hiresync console');
     const beta = page.locator('#account-beta');
-    expect(await beta.locator('h3').textContent()).toBe('beta enabled');
+    expect(await beta.locator('h3').textContent()).toBe('beta credentials refused');
+    expect(
+      await beta.locator('.problem[data-state="credentials_refused"] .what').textContent(),
+    ).toBe(
+      'Credentials refused: the token service refused its client secret (401 invalid_client: Client authentication failed)',
+    );
     const problem = beta.locator('.problem[data-resource="jobs"]');
     expect(await problem.locator('.what').textContent()).toMatch(
       /^jobs: account beta: the token service refused its client secret \(401.*'hiresync accounts update beta'/,
     );
     expect(await problem.textContent()).toContain(
-      'What to do: The error says what to fix; the next scheduled run tries again (or run hiresync sync --account beta --resource jobs).',
+      "What to do: store the right secret with 'hiresync accounts update beta' (secret on standard input), then it is enabled again",
     );
     expect(await page.locator('#account-acme .problem.warn .what').textContent()).toContain(
       'Needs re-authorizing: its refresh token was refused',

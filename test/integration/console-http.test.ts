@@ -85,7 +85,7 @@ describe('the console over HTTP', () => {
     );
     const page = await response.text();
     expect(page).not.toMatch(/<script/i);
-    expect(page).toContain('<h3>beta <span class="badge ok">enabled</span></h3>');
+    expect(page).toContain('<h3>beta <span class="badge bad">credentials refused</span></h3>');
     expect(page).toContain('<h3>acme <span class="badge warn">needs reauthorization</span></h3>');
   }, 60_000);
 
@@ -160,7 +160,7 @@ describe('the console over HTTP', () => {
     const healthy = await post(deployment, { account: 'beta', token }, { origin: deployment.url });
     expect(healthy.status).toBe(409);
     expect(healthy.page).toContain(
-      'No connect link was made for beta: account beta is enabled, not waiting to be re-authorized',
+      'No connect link was made for beta: account beta is credentials refused, not waiting to be re-authorized',
     );
     const unknown = await post(
       deployment,

@@ -75,6 +75,7 @@ describe('status --json and status --check', () => {
       authMode: 'client_credentials',
       state: 'enabled',
       reauthorization: null,
+      credentialsRefused: null,
       problem: null,
     });
     const alphaJobs = resourceIn(report, 'alpha', 'jobs');
@@ -319,6 +320,7 @@ describe('status --json and status --check', () => {
       state: 'needs_reauthorization',
       lastSuccess: null,
       reauthorization: acme.reauthorization,
+      credentialsRefused: null,
       settings: { resources: null, incrementalEvery: null, fullCron: null },
     });
   });
@@ -384,6 +386,7 @@ describe('accounts list --json', () => {
         state: 'enabled',
         lastSuccess: null,
         reauthorization: null,
+        credentialsRefused: null,
         settings: { resources: null, incrementalEvery: null, fullCron: null },
       },
       {
@@ -393,6 +396,7 @@ describe('accounts list --json', () => {
         state: 'enabled',
         lastSuccess: expect.stringMatching(ISO_UTC),
         reauthorization: null,
+        credentialsRefused: null,
         settings: { resources: null, incrementalEvery: null, fullCron: null },
       },
       {
@@ -402,6 +406,7 @@ describe('accounts list --json', () => {
         state: 'enabled',
         lastSuccess: null,
         reauthorization: null,
+        credentialsRefused: null,
         settings: { resources: null, incrementalEvery: null, fullCron: null },
       },
     ]);

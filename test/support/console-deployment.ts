@@ -33,7 +33,7 @@ export async function freePort(): Promise<number> {
 /**
  * Over the partner harness `h` (acme, a partner account): `beta`, a
  * registered account whose client secret the API refuses, with a failed last
- * run of jobs; acme in needs_reauthorization (its customer revoked the app);
+ * run of jobs (state credentials_refused); acme in needs_reauthorization (its customer revoked the app);
  * then a worker (jobs only) serving the console with `env` added
  * (HIRESYNC_CONSOLE_PASSWORD {@link CONSOLE_PASSWORD} unless `env` says
  * otherwise), its HIRESYNC_PUBLIC_URL its own address and `publicPath`.
