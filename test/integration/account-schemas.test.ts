@@ -102,7 +102,7 @@ describe('migrations of every schema', () => {
     expect(await main(['migrate'], env, first)).toBe(0);
     expect(first.out()).toBe(
       [
-        'schema hiresync: applied 7 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names, 0005_typed_view_repairs, 0006_account_settings, 0007_connect_links',
+        'schema hiresync: applied 8 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names, 0005_typed_view_repairs, 0006_account_settings, 0007_connect_links, 0008_credentials_refused',
         `schema public: applied ${WAREHOUSE_MIGRATIONS.length} migration(s): ${WAREHOUSE_MIGRATIONS.join(', ')}`,
         '',
       ].join('\n'),
@@ -132,6 +132,7 @@ describe('migrations of every schema', () => {
       '0005_typed_view_repairs',
       '0006_account_settings',
       '0007_connect_links',
+      '0008_credentials_refused',
     ]);
     const third = captureIo();
     expect(await main(['migrate'], env, third)).toBe(0);
