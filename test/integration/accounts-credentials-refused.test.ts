@@ -252,3 +252,30 @@ describe('a registered account whose token endpoint fails or times out', () => {
     expect(await h.store.get('acme')).toMatchObject({ state: 'enabled', refusalReason: null });
   });
 });
+
+describe('a credentials_refused account and the changes that do or do not end it', () => {
+  it('a refusal answered to a token request of the old secret leaves the secret stored since by accounts update enabled', async () => {
+    const h = await harness({ accounts: ['acme'], records: 5 });
+    await registerAcme(h, WRONG_SECRET);
+    // A run resolved acme with the wrong secret; its token request is in flight…
+    const resolved = await h.store.resolve('acme');
+    // …while the operator stores the right one.
+    const update = await cli(h, ['accounts', 'update', 'acme'], `${secretOf('acme')}\n`);
+    expect(update.code).toBe(0);
+    await resolved.credentialRefusals?.refused('the token service refused its client secret (401)');
+    expect(await h.store.get('acme')).toMatchObject({ state: 'enabled', refusalReason: null });
+    const [run] = await h.sync([{ account: 'acme', resource: 'jobs' }]);
+    expect(run).toMatchObject({ ok: true });
+  });
+
+  it('accounts update of its settings alone leaves it in credentials_refused', async () => {
+    const h = await harness({ accounts: ['acme'], records: 5 });
+    await registerAcme(h, WRONG_SECRET);
+    await h.sync([{ account: 'acme', resource: 'jobs' }]);
+    expect((await h.store.get('acme'))?.state).toBe('credentials_refused');
+    const update = await cli(h, ['accounts', 'update', 'acme', '--incremental-every', '30m']);
+    expect(update.code).toBe(0);
+    expect(await h.store.get('acme')).toMatchObject({ state: 'credentials_refused' });
+    expect(await h.store.enabledNames()).not.toContain('acme');
+  });
+});
