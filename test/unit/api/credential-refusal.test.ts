@@ -91,4 +91,15 @@ describe('an account in state credentials_refused', () => {
       "account acme's credentials were refused: the token service refused its client secret (401); store the right secret with 'hiresync accounts update acme' (secret on standard input), then it is enabled again; 'hiresync accounts test acme' checks it ('hiresync accounts enable acme' if the fault was on the vendor's side and is fixed)",
     );
   });
+
+  it("names an API-key account's base URL as the other fix: its token endpoint is BASE_URL/auth/token, where an API that is not the key's (another region, another vendor path) answers 401 too", () => {
+    const error = new CredentialsRefusedError(
+      'beta',
+      'api_key',
+      'the token service refused its API key (401 Unauthorized)',
+    );
+    expect(error.message).toContain(
+      "if the key is right, its base URL may be wrong (its token endpoint is the base URL + /auth/token): 'hiresync accounts update beta --base-url URL' enables it too",
+    );
+  });
 });
