@@ -94,13 +94,20 @@ export class CredentialRefusedError extends AuthError {
 
 /**
  * What to do about an account in state `credentials_refused`: store the right
- * secret (or key); `accounts enable` when the vendor's side was at fault.
+ * secret (or key); `accounts enable` when the vendor's side was at fault. An
+ * API key's token endpoint is its base URL + /auth/token, on the API itself:
+ * a base URL of another region or path is answered 401 just as a wrong key
+ * is, so its base URL is named as the other fix.
  */
 export function credentialsRefusedAction(account: string, authMode: string | null): string {
   const what = authMode === 'api_key' ? 'key' : 'secret';
+  const baseUrl =
+    authMode === 'api_key'
+      ? `; if the key is right, its base URL may be wrong (its token endpoint is the base URL + /auth/token): 'hiresync accounts update ${account} --base-url URL' enables it too`
+      : '';
   return (
     `store the right ${what} with 'hiresync accounts update ${account}' (${what} on standard input), then it is enabled again; ` +
-    `'hiresync accounts test ${account}' checks it ('hiresync accounts enable ${account}' if the fault was on the vendor's side and is fixed)`
+    `'hiresync accounts test ${account}' checks it ('hiresync accounts enable ${account}' if the fault was on the vendor's side and is fixed)${baseUrl}`
   );
 }
 
