@@ -22,10 +22,12 @@ export const test = defineSubcommand({
     default, the environment's): mints a new access token with them (a partner
     account: a refresh grant, whose rotated refresh token is stored as its runs store
     it), then reads the first page, of one record, of each of its resources
-    (HIRESYNC_RESOURCES), and prints per resource ok, not permitted (scope ...) when the
-    API answers 403 (the credential lacks that list's scope, or its user is not a site
-    administrator), or the error, with what to do. Nothing is stored: no run, no
-    checkpoint, no row of the account's tables. Its requests count against the
+    (its own, else HIRESYNC_RESOURCES), and prints per resource ok, not permitted
+    (scope ...) when the API answers 403 (the credential lacks that list's scope, or its
+    user is not a site administrator), or the error, with what to do. No run,
+    checkpoint or row of the account's tables is stored; but a credential the token
+    service refuses marks an enabled account as a run would (credentials_refused, or a
+    partner account's needs_reauthorization), since its runs would fail the same way. Its requests count against the
     account's rate limit like a run's; a failing request is retried twice at most, and
     a rate-limit wait longer than a minute is reported as that resource's error.
 
