@@ -28,6 +28,21 @@ export class ConfigError extends HiresyncError {
   }
 }
 
+/**
+ * Runs `load`; a ConfigError's problems are added to `problems` instead of
+ * thrown, so that a command reports every problem of its configuration at
+ * once. Anything else is thrown.
+ */
+export function collectProblems<T>(problems: ConfigProblem[], load: () => T): T | undefined {
+  try {
+    return load();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+    return undefined;
+  }
+}
+
 /** A command-line usage error (unknown command or flag): exit 2. */
 export class UsageError extends HiresyncError {}
 

@@ -18,6 +18,7 @@ import { parseDuration } from '../../duration.js';
 import {
   ConfigError,
   type ConfigProblem,
+  collectProblems,
   describeWait,
   HiresyncError,
   UsageError,
@@ -92,11 +93,13 @@ export const authorize = defineSubcommand({
     const port = parsePort(values.port);
     const timeoutMs = parseTimeout(values.timeout);
     const problems: ConfigProblem[] = [];
-    const config = collect(problems, () =>
+    const config = collectProblems(problems, () =>
       loadAccountsConfig(env, { secretKey: 'seal the refresh token of a partner account' }),
     );
-    const partner = collect(problems, () => loadPartnerApp(env, 'authorize a partner account'));
-    const urls = collect(problems, () =>
+    const partner = collectProblems(problems, () =>
+      loadPartnerApp(env, 'authorize a partner account'),
+    );
+    const urls = collectProblems(problems, () =>
       loadAccountUrls(env, { baseUrl: values['base-url'], authUrl: values['auth-url'] }, true),
     );
     if (problems.length > 0 || !config || !partner || !urls) throw new ConfigError(problems);
@@ -245,17 +248,6 @@ export async function authorizePartnerAccount(
     await server.close();
   }
   return { account: authorized, previousState };
-}
-
-/** Runs `load`; a ConfigError's problems are added to `problems` (reported together), anything else thrown. */
-function collect<T>(problems: ConfigProblem[], load: () => T): T | undefined {
-  try {
-    return load();
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    problems.push(...error.problems);
-    return undefined;
-  }
 }
 
 /** `--port`: 0 to 65535 (0: any free port). */

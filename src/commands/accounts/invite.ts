@@ -8,7 +8,7 @@ import { readPublicUrl } from '../../config/public-url.js';
 import type { Env } from '../../config/types.js';
 import { loadAccountsConfig } from '../../config.js';
 import { parseDuration } from '../../duration.js';
-import { ConfigError, type ConfigProblem, UsageError } from '../../errors.js';
+import { ConfigError, type ConfigProblem, collectProblems, UsageError } from '../../errors.js';
 import { migrateControl } from '../../warehouse/migrate-all.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
@@ -65,13 +65,13 @@ export const invite = defineSubcommand({
     checkAccountName(name, 'invited');
     const expiresInMs = parseExpires(values.expires);
     const problems: ConfigProblem[] = [];
-    const config = collect(problems, () =>
+    const config = collectProblems(problems, () =>
       loadAccountsConfig(env, { secretKey: 'sign a connect link' }),
     );
-    const partner = collect(problems, () => loadPartnerApp(env, 'make a connect link'));
+    const partner = collectProblems(problems, () => loadPartnerApp(env, 'make a connect link'));
     const { publicUrl, problems: urlProblems } = readPublicUrl(env, 'make a connect link');
     problems.push(...urlProblems);
-    const urls = collect(problems, () => newAccountUrls(env, values));
+    const urls = collectProblems(problems, () => newAccountUrls(env, values));
     if (problems.length > 0 || !config || !partner || !publicUrl) throw new ConfigError(problems);
     const db = await openDatabase(config.databaseUrl, 'invite');
     try {
@@ -123,15 +123,4 @@ function newAccountUrls(
     return undefined;
   }
   return loadAccountUrls(env, { baseUrl: flags['base-url'], authUrl: flags['auth-url'] }, true);
-}
-
-/** Runs `load`; a ConfigError's problems are added to `problems` (reported together). */
-function collect<T>(problems: ConfigProblem[], load: () => T): T | undefined {
-  try {
-    return load();
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    problems.push(...error.problems);
-    return undefined;
-  }
 }
