@@ -168,66 +168,64 @@ export class Metrics {
       labelNames: ['version'],
       registers: [this.registry],
     }).set({ version: buildVersion() }, 1);
-    this.#lastSuccess = new Gauge({
+    // The series of each account and resource it syncs now, from one read of Postgres.
+    const perResource = async <T extends { account: string; resource: string }>(
+      rows: (read: AccountSeries) => readonly T[],
+      value: (row: T) => number,
+    ): Promise<Series<'account' | 'resource'> | undefined> => {
+      const read = await readAccounts?.();
+      const isSynced = read && (synced ? await within(synced) : () => true);
+      if (read === undefined || isSynced === undefined) return undefined;
+      return rows(read)
+        .filter((r) => isSynced(r.account, r.resource))
+        .map((r) => [{ account: r.account, resource: r.resource }, value(r)]);
+    };
+    const perAccount = async <T extends { account: string }>(
+      rows: (read: AccountSeries) => readonly T[],
+      value: (row: T) => number,
+    ): Promise<Series<'account'> | undefined> => {
+      const read = await readAccounts?.();
+      return read && rows(read).map((r) => [{ account: r.account }, value(r)]);
+    };
+    this.#lastSuccess = gaugeReadAtScrape(this.registry, {
       name: 'hiresync_last_success_timestamp_seconds',
       help: "When a run of the resource last succeeded (read from the account's sync_runs at each scrape)",
       labelNames: ['account', 'resource'],
-      registers: [this.registry],
-      async collect() {
-        const read = await readAccounts?.();
-        // Postgres unreachable: the last values read (or set) stay.
-        if (read === undefined) return;
-        const isSynced = synced ? await within(synced) : () => true;
-        if (isSynced === undefined) return;
-        this.reset();
-        for (const s of read.lastSuccesses) {
-          if (isSynced(s.account, s.resource))
-            this.set({ account: s.account, resource: s.resource }, s.at);
-        }
-      },
+      read: () =>
+        perResource(
+          (read) => read.lastSuccesses,
+          (s) => s.at,
+        ),
     });
-    this.#lastRunFailed = new Gauge({
+    this.#lastRunFailed = gaugeReadAtScrape(this.registry, {
       name: 'hiresync_last_run_failed',
       help: "1 when the latest finished run of the resource failed (a 403, not permitted, included), 0 when it succeeded (read from the account's sync_runs at each scrape)",
       labelNames: ['account', 'resource'],
-      registers: [this.registry],
-      async collect() {
-        const read = await readAccounts?.();
-        if (read === undefined) return;
-        const isSynced = synced ? await within(synced) : () => true;
-        if (isSynced === undefined) return;
-        this.reset();
-        for (const r of read.lastRuns) {
-          if (isSynced(r.account, r.resource))
-            this.set({ account: r.account, resource: r.resource }, r.failed ? 1 : 0);
-        }
-      },
+      read: () =>
+        perResource(
+          (read) => read.lastRuns,
+          (r) => (r.failed ? 1 : 0),
+        ),
     });
-    this.#needsReauthorization = new Gauge({
+    this.#needsReauthorization = gaugeReadAtScrape(this.registry, {
       name: 'hiresync_account_needs_reauthorization',
       help: "1 while a partner account's authorization is gone (send a connect link: hiresync accounts invite, or hiresync accounts authorize), else 0",
       labelNames: ['account'],
-      registers: [this.registry],
-      async collect() {
-        const read = await readAccounts?.();
-        if (read === undefined) return;
-        this.reset();
-        for (const p of read.partners)
-          this.set({ account: p.account }, p.needsReauthorization ? 1 : 0);
-      },
+      read: () =>
+        perAccount(
+          (read) => read.partners,
+          (p) => (p.needsReauthorization ? 1 : 0),
+        ),
     });
-    new Gauge({
+    gaugeReadAtScrape(this.registry, {
       name: 'hiresync_account_credentials_refused',
       help: "1 while the token service refuses a registered account's client secret or API key (store the right one: hiresync accounts update NAME), else 0",
       labelNames: ['account'],
-      registers: [this.registry],
-      async collect() {
-        const read = await readAccounts?.();
-        if (read === undefined) return;
-        this.reset();
-        for (const c of read.credentialed)
-          this.set({ account: c.account }, c.credentialsRefused ? 1 : 0);
-      },
+      read: () =>
+        perAccount(
+          (read) => read.credentialed,
+          (c) => (c.credentialsRefused ? 1 : 0),
+        ),
     });
     if (queue) {
       new Gauge({
@@ -364,4 +362,33 @@ function buildVersion(): string {
   } catch {
     return 'unknown';
   }
+}
+
+/** Series of a gauge: each one's labels and value. */
+type Series<L extends string> = Array<[Partial<Record<L, string>>, number]>;
+
+/**
+ * A gauge whose series `read` gives at each scrape (from Postgres); while it
+ * gives none (Postgres unreachable), the last values read or set stay.
+ */
+function gaugeReadAtScrape<L extends string>(
+  registry: Registry,
+  options: {
+    name: string;
+    help: string;
+    labelNames: readonly L[];
+    read: () => Promise<Series<L> | undefined>;
+  },
+): Gauge<L> {
+  const { read, ...gauge } = options;
+  return new Gauge<L>({
+    ...gauge,
+    registers: [registry],
+    async collect() {
+      const series = await read();
+      if (series === undefined) return;
+      this.reset();
+      for (const [labels, value] of series) this.set(labels, value);
+    },
+  });
 }
