@@ -1,5 +1,5 @@
 import { DEFAULT_ACCOUNT } from '../account-name.js';
-import type { StatusReport } from '../status-report.js';
+import type { AccountReport, StatusReport } from '../status-report.js';
 import { formatTable } from './format-table.js';
 
 /**
@@ -61,18 +61,7 @@ export function formatStatusDetail(report: StatusReport): string {
     'checkpoint pending',
     'error',
   ];
-  const reauthorize = report.accounts.flatMap((a) => [
-    ...(a.reauthorization
-      ? [
-          `${a.name} needs reauthorization: ${a.reauthorization.reason}; ${a.reauthorization.action}`,
-        ]
-      : []),
-    ...(a.credentialsRefused
-      ? [
-          `${a.name}: credentials refused: ${a.credentialsRefused.reason}; ${a.credentialsRefused.action}`,
-        ]
-      : []),
-  ]);
+  const reauthorize = report.accounts.flatMap(credentialNotes);
   const refused = report.accounts.flatMap((a) => {
     if (a.everyResourceRefused) {
       return [`${withAccount ? `account ${a.name}: ` : ''}${a.everyResourceRefused}`];
@@ -97,4 +86,23 @@ export function formatStatusDetail(report: StatusReport): string {
     .filter((part) => part.length > 0)
     .map((part) => (typeof part === 'string' ? part : part.join('\n')))
     .join('\n\n');
+}
+
+/**
+ * Why an account cannot run, and what to do, as status prints it below its
+ * table or summary: it needs re-authorizing, or its credentials were refused.
+ */
+export function credentialNotes(a: AccountReport): string[] {
+  return [
+    ...(a.reauthorization
+      ? [
+          `${a.name} needs reauthorization: ${a.reauthorization.reason}; ${a.reauthorization.action}`,
+        ]
+      : []),
+    ...(a.credentialsRefused
+      ? [
+          `${a.name}: credentials refused: ${a.credentialsRefused.reason}; ${a.credentialsRefused.action}`,
+        ]
+      : []),
+  ];
 }

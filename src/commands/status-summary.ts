@@ -1,5 +1,6 @@
 import type { AccountReport, StatusReport } from '../status-report.js';
 import { formatTable } from './format-table.js';
+import { credentialNotes } from './status-detail.js';
 
 /** How `hiresync status` prints: one line per account, or one per resource. */
 export type StatusLayout = 'summary' | 'detail';
@@ -86,16 +87,7 @@ export function formatStatusSummary(report: StatusReport): string {
     report.accounts.map(summaryRow),
   );
   const notes = report.accounts.flatMap((a) => [
-    ...(a.reauthorization
-      ? [
-          `${a.name} needs reauthorization: ${a.reauthorization.reason}; ${a.reauthorization.action}`,
-        ]
-      : []),
-    ...(a.credentialsRefused
-      ? [
-          `${a.name}: credentials refused: ${a.credentialsRefused.reason}; ${a.credentialsRefused.action}`,
-        ]
-      : []),
+    ...credentialNotes(a),
     ...(a.problem ? [`${a.name}: ${a.problem}`] : []),
   ]);
   const views = report.typedViewBlocks.length;
