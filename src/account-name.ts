@@ -47,6 +47,11 @@ export function schemaOf(account: string): string {
   return account === DEFAULT_ACCOUNT ? 'public' : account;
 }
 
+/** The account whose schema is `schema`: `default` for `public`, else the schema's name. */
+export function accountOfSchema(schema: string): string {
+  return schema === 'public' ? DEFAULT_ACCOUNT : schema;
+}
+
 /**
  * The name of one (account, resource) in keys and locks: the resource alone for
  * `default` (the keys a single-account deployment always had, so an upgrade

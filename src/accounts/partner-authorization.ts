@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely';
 import { schemaOf } from '../account-name.js';
 import { coerceError } from '../errors.js';
 import type { Secret } from '../secret.js';
-import { refreshAllAccountsViews } from '../warehouse/all-accounts-views.js';
 import { PUBLIC_SCHEMA } from '../warehouse/database.js';
 import { migrateSchemas } from '../warehouse/migrate-all.js';
 import type { Database } from '../warehouse/schema.js';
@@ -65,11 +64,7 @@ async function migrateExisting(
   warn: (warning: string) => void,
 ): Promise<void> {
   try {
-    const outcomes = await migrateSchemas(db, [PUBLIC_SCHEMA, schemaOf(name)]);
-    if (outcomes.some((o) => o.applied.length > 0)) {
-      const { warnings } = await refreshAllAccountsViews(db);
-      for (const warning of warnings) warn(warning);
-    }
+    await migrateSchemas(db, [PUBLIC_SCHEMA, schemaOf(name)], { warn });
   } catch (error) {
     throw new AccountNotReadyError(
       `account ${name} is authorized, but its schema could not be brought up to date (${coerceError(error).message}); run 'hiresync migrate' to finish`,

@@ -7,7 +7,6 @@ import {
   ForeignSchemaError,
   schemaOwner,
 } from '../warehouse/account-schema-owner.js';
-import { refreshAllAccountsViews } from '../warehouse/all-accounts-views.js';
 import { PUBLIC_SCHEMA } from '../warehouse/database.js';
 import { ensureListResources, migrateSchemas } from '../warehouse/migrate-all.js';
 import type { Database } from '../warehouse/schema.js';
@@ -48,14 +47,15 @@ export async function checkNewAccount(
 
 /**
  * Registers the account `name` with `insert` (which writes its rows) and its
- * own `settings`, then makes it ready: migrates `public`, claims and migrates
- * its schema (with the tables of the list resources only its settings name),
- * and rebuilds the all_accounts views. When its schema cannot be made ready and
+ * own `settings`, then makes it ready: migrates `public`, claims its schema
+ * and makes its views (with those of the list resources public holds and of
+ * those only its settings name), a few statements whatever the number of
+ * accounts (the all_accounts views show it at once: they read the shared
+ * tables, see all-accounts-views.ts). When its schema cannot be made ready and
  * was not hiresync's before (`owner`), the registration is undone: an account
  * is registered only once its schema is ready; with `keep`, it is kept (a
  * partner account whose refresh token a test has rotated: deleting the row
- * would lose the only valid one). Warnings (views leaving an account out) go
- * to `warn`.
+ * would lose the only valid one). Warnings go to `warn`.
  */
 export async function registerAccount(
   db: Kysely<Database>,
@@ -77,51 +77,23 @@ export async function registerAccount(
   } = {},
 ): Promise<AccountInfo> {
   const added = await insert();
-  let migrated = false;
   try {
     // Its own settings (--resources, --incremental-every, --full-cron), if any.
     if (settings && changesSettings(settings)) {
       await new AccountSettingsStore(db).set(name, settings);
     }
-    await migrateSchemas(db, [PUBLIC_SCHEMA]);
+    await migrateSchemas(db, [PUBLIC_SCHEMA], { warn });
     await claimAccountSchema(db, added.schema);
-    await migrateSchemas(db, [added.schema]);
-    // The list resources public holds (HIRESYNC_RESOURCES beyond the built-in ones).
-    await ensureListResources(db, [], { refreshViews: false });
-    // Those only its settings name: in its schema only.
-    if (ownResources.length > 0) {
-      await ensureListResources(db, [...ownResources], {
-        refreshViews: false,
-        schema: added.schema,
-      });
-    }
-    migrated = true;
-    const { warnings } = await refreshAllAccountsViews(db);
-    for (const warning of warnings) warn(warning);
+    await migrateSchemas(db, [added.schema], { warn });
+    // The list resources public holds (HIRESYNC_RESOURCES beyond the
+    // built-in ones), and those only its settings name: in its schema only.
+    await ensureListResources(db, [...ownResources], { schema: added.schema });
     return added;
   } catch (error) {
     const reason = coerceError(error).message;
-    if (migrated) {
-      throw new AccountNotReadyError(
-        `account ${name} is registered and its schema ready, but the all_accounts views could not be rebuilt (${reason}); run 'hiresync migrate' to finish`,
-        { cause: error },
-      );
-    }
     // A schema that was not hiresync's before this registration is not
     // taken: the account is registered only once its schema is ready.
     const undone = owner === 'hiresync' || keep ? undefined : await unregister(store, name);
-    // A migration of public drops the views over it first: rebuild them.
-    const views = await refreshAllAccountsViews(
-      db,
-      undefined,
-      new Map([[name, `its schema could not be made ready (${reason})`]]),
-    ).then(
-      ({ warnings }) => warnings,
-      (refresh: unknown) => [
-        `the all_accounts views could not be rebuilt (${coerceError(refresh).message}); run 'hiresync migrate'`,
-      ],
-    );
-    for (const warning of views) warn(warning);
     // Undone: nothing is registered. Else the account is, and not ready.
     throw new (undone ? HiresyncError : AccountNotReadyError)(
       undone === undefined

@@ -1,26 +1,15 @@
 import { sql, type Transaction } from 'kysely';
-import { DEFAULT_ACCOUNT, schemaOf } from '../account-name.js';
-import { ACCOUNT_COLUMN, registeredAccounts } from './all-accounts-members.js';
-import { PUBLIC_SCHEMA } from './database.js';
+import { DEFAULT_ACCOUNT } from '../account-name.js';
+import { sharedTable } from './account-views.js';
+import { ACCOUNT_COLUMN } from './all-accounts-members.js';
 import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA } from './migrate.js';
 import { LOCK_SPACE } from './resource-lock.js';
 import type { Database } from './schema.js';
 import { columnNamesOf } from './typed-column-names.js';
 import { type ColumnType, holdsType, PG_TYPES, widen } from './typed-column-types.js';
 import { blockMessage, keptColumns, noteTypedViewBlock } from './typed-view-blocks.js';
-import {
-  columnSelect,
-  keysByName,
-  type TypedColumn,
-  typedColumnsOf,
-} from './typed-view-columns.js';
-import {
-  dependentsOf,
-  emptyView,
-  placeView,
-  type ViewColumn,
-  viewColumns,
-} from './view-placement.js';
+import { columnSelect, keysByName, type TypedColumn } from './typed-view-columns.js';
+import { dependentsOf, emptyView, placeView, type ViewColumn } from './view-placement.js';
 
 /**
  * Builds `all_accounts.<view>` over the typed view `view` (jobs_flat, …) of
@@ -47,46 +36,20 @@ export async function rebuildTypedUnion(
   await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
     trx,
   );
-  // A typed view public does not register is of a list resource only some
-  // accounts' settings name (accounts add|update --resources): its tables are
-  // theirs alone and it has no union, as its other relations have none
-  // (rebuildViews unions what public holds). A union of it would be an object
-  // outside their schemas that `accounts remove --drop-data` refuses to drop.
-  const { rows: registry } = await sql<{ present: boolean }>`
-    select to_regclass('public.typed_views') is not null as present`.execute(trx);
-  const { rows: unioned } = registry[0]?.present
-    ? await sql`select 1 from public.typed_views where view = ${view}`.execute(trx)
-    : { rows: [] };
-  const members =
-    unioned.length === 0
-      ? []
-      : [
-          { account: DEFAULT_ACCOUNT, schema: PUBLIC_SCHEMA },
-          ...(await registeredAccounts(trx)).map((account) => ({
-            account,
-            schema: schemaOf(account),
-          })),
-        ];
-  const present: Array<{ account: string; schema: string; table: string; columns: TypedColumn[] }> =
-    [];
-  for (const { account, schema } of members) {
-    const { rows: found } = await sql<{ present: boolean }>`
-      select to_regclass(${`${schema}.typed_views`}) is not null
-        and to_regclass(${`${schema}.typed_view_columns`}) is not null as present`.execute(trx);
-    if (!found[0]?.present) continue;
-    const { rows: made } = await sql<{ table: string }>`
-      select source_table as table from ${sql.id(schema, 'typed_views')}
-      where view = ${view} and to_regclass(${schema} || '.' || source_table) is not null`.execute(
-      trx,
-    );
-    const table = made[0]?.table;
-    // A view not made in this schema yet (no full run of its resource).
-    if (table === undefined || (await viewColumns(trx, { schema, name: view })) === undefined) {
-      continue;
-    }
-    const columns = await typedColumnsOf(trx, view, schema);
-    present.push({ account, schema, table, columns });
+  // Every account's columns of the view, and the shared table it reads.
+  const { rows: registered } = await sql<{ table: string }>`
+    select distinct source_table as table from hiresync.data_typed_views
+    where view = ${view}`.execute(trx);
+  const table = registered[0]?.table;
+  const { rows: stored } = await sql<TypedColumn & { account: string }>`
+    select account, key, column_name, type, previous_names from hiresync.data_typed_view_columns
+    where view = ${view} order by account, key`.execute(trx);
+  const byAccount = new Map<string, TypedColumn[]>();
+  for (const { account, ...column } of stored) {
+    byAccount.set(account, [...(byAccount.get(account) ?? []), column]);
   }
+  const present =
+    table === undefined ? [] : [...byAccount.values()].map((columns) => ({ columns }));
   const target = { schema: ALL_ACCOUNTS_SCHEMA, name: view };
   await sql`create schema if not exists ${sql.id(ALL_ACCOUNTS_SCHEMA)}`.execute(trx);
   if (present.length === 0) {
@@ -129,18 +92,20 @@ export async function rebuildTypedUnion(
     if (key !== undefined) return present[i]?.columns.some((c) => c.key === key) ? key : undefined;
     return earlier[i]?.keyOf.get(name);
   };
-  const select = (layout: readonly ViewColumn[]) =>
-    sql.join(
-      present.map(({ account, schema, table }, i) => {
-        const list = layout.map((c) => {
-          if (c.name === ACCOUNT_COLUMN.name) return sql`${sql.lit(account)}::text as account`;
-          if (c.name === 'id' || c.name === 'deleted_at') return sql.id(c.name);
-          return sql`${columnSelect(keyIn(c.name, i), c.type)} as ${sql.id(c.name)}`;
-        });
-        return sql`select ${sql.join(list)} from ${sql.id(schema, table)}`;
-      }),
-      sql` union all `,
-    );
+  // One read of the shared table for every account: a column shows the key
+  // its name shows in the first account that has it.
+  const keyOfColumn = (name: string): string | undefined =>
+    present.map((_, i) => keyIn(name, i)).find((k) => k !== undefined);
+  const select = (layout: readonly ViewColumn[]) => {
+    const list = layout.map((c) => {
+      if (c.name === ACCOUNT_COLUMN.name || c.name === 'id' || c.name === 'deleted_at') {
+        return sql.id(c.name);
+      }
+      return sql`${columnSelect(keyOfColumn(c.name), c.type)} as ${sql.id(c.name)}`;
+    });
+    return sql`select ${sql.join(list)} from ${sql.id('hiresync', sharedTable(table ?? ''))}
+      where ${sql.raw(`(account = '${DEFAULT_ACCOUNT}' or account in (select name from hiresync.accounts))`)}`;
+  };
   const placed = await placeView(trx, target, desired, select, { holds: holdsType });
   await sql`comment on view ${sql.id(ALL_ACCOUNTS_SCHEMA, view)} is ${sql.lit(
     `${view} of every account, one after another, with the account first: a column for every key any account's view has, named the same in every account (null where an account's data never had the key), at the widest type of the accounts' (text only where kinds conflict), read from each account's records. Columns added while objects of others depended on it come last. Rebuilt when one of them changes, and by hiresync migrate and accounts add/remove.`,

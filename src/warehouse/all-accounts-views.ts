@@ -1,12 +1,13 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { accountNameProblem, DEFAULT_ACCOUNT, schemaOf } from '../account-name.js';
-import { ACCOUNT_COLUMN, type Column, registeredAccounts } from './all-accounts-members.js';
+import { DEFAULT_ACCOUNT } from '../account-name.js';
+import { sharedTable, trackingLinksFlatSelect } from './account-views.js';
+import { ACCOUNT_COLUMN, type Column } from './all-accounts-members.js';
 import { rebuildTypedUnion } from './all-accounts-typed-views.js';
 import { PUBLIC_SCHEMA } from './database.js';
-import { listResourcesIn } from './list-resource-tables.js';
-import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA } from './migrate.js';
+import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA, CONTROL_SCHEMA } from './migrate.js';
 import { LOCK_SPACE } from './resource-lock.js';
 import type { Database } from './schema.js';
+import { LIST_RESOURCE_MARKER, listResourceTable } from './shared-list-tables.js';
 import { dependentsOf, emptyView, placeView } from './view-placement.js';
 
 /**
@@ -54,138 +55,110 @@ async function columnsOf(
   return bySchema;
 }
 
-/** Why `columns` (an account's copy of a relation) cannot stand beside `wanted` (public's), or undefined. */
-function mismatch(
-  wanted: readonly Column[],
-  columns: readonly Column[] | undefined,
-): string | undefined {
-  if (!columns) return 'has no such relation';
-  const have = new Map(columns.map((c) => [c.name, c.type]));
-  const missing = wanted.filter((c) => have.get(c.name) !== c.type).map((c) => c.name);
-  return missing.length === 0
-    ? undefined
-    : `lacks column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (or holds another type)`;
-}
+/**
+ * The rows of accounts the views show: `default`'s and each registered
+ * account's (of every state: a disabled account's data stays readable). The
+ * rows an account removed without --drop-data left in shared storage are
+ * not shown (as its schema was not, before).
+ */
+const SHOWN = `(account = '${DEFAULT_ACCOUNT}' or account in (select name from hiresync.accounts))`;
 
 /**
- * Rebuilds schema `all_accounts`: for each relation of {@link ALL_ACCOUNTS_VIEWS},
- * a view `all_accounts.<relation>` that unions `default`'s (schema public) and
- * each account's of `accounts` (default: the registered accounts, of every
- * state, read once the lock is held, so concurrent adds and removes never
- * leave an account out; a disabled account's data stays readable), with a
- * first column `account`. The column
- * list is public's; an account whose schema lacks one of them (another
- * migration level) is left out of that view and named in the returned
- * warnings, instead of failing the whole refresh.
+ * Rebuilds schema `all_accounts`: for each relation of {@link ALL_ACCOUNTS_VIEWS}
+ * and each list resource, a view `all_accounts.<relation>` of every
+ * account's rows (see {@link SHOWN}), with a first column `account`, then the
+ * columns of each account's view of that name. Each reads the shared table
+ * (`hiresync.data_<relation>`; tracking_links_flat joins four of them on
+ * account and id) once, whatever the number of accounts: a query across
+ * accounts touches a fixed number of relations and locks, and an account
+ * added or removed changes no view. So it runs when what the views select
+ * changes (`migrate`, a list resource's first tables), not per account.
  *
- * In one transaction, under a transaction-level advisory lock shared with the
- * migrations (which drop these views first): a view keeps its identity
- * (`create or replace`) while its columns stay the same, so objects built on it
- * survive an account being added or removed.
- *
- * `leaveOut` names accounts to leave out of every view, each with the reason
- * given in its warning (a schema whose migration failed).
+ * In one transaction, under a transaction-level advisory lock: a view keeps
+ * its identity (see placeView) so objects others built on it survive.
  */
-export function refreshAllAccountsViews(
-  db: Kysely<Database>,
-  accounts?: readonly string[],
-  leaveOut?: ReadonlyMap<string, string>,
-): Promise<{ warnings: string[] }> {
-  return db.transaction().execute((trx) => rebuildViews(trx, accounts, { leaveOut }));
+export function refreshAllAccountsViews(db: Kysely<Database>): Promise<{ warnings: string[] }> {
+  return db.transaction().execute((trx) => rebuildViews(trx));
 }
 
 /** The body of {@link refreshAllAccountsViews}, in the caller's transaction. */
-export async function rebuildViews(
-  trx: Transaction<Database>,
-  accounts: readonly string[] | undefined,
-  { without, leaveOut }: { without?: string; leaveOut?: ReadonlyMap<string, string> } = {},
-): Promise<{ warnings: string[] }> {
+export async function rebuildViews(trx: Transaction<Database>): Promise<{ warnings: string[] }> {
   await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
     trx,
   );
-  const names = accounts ?? (await registeredAccounts(trx));
-  if (without !== undefined && names.includes(without)) {
-    throw new Error(`refusing to drop schema ${without}: account ${without} is still registered`);
-  }
   const warnings: string[] = [];
-  const members = [
-    { account: DEFAULT_ACCOUNT, schema: PUBLIC_SCHEMA },
-    ...[...new Set(names)]
-      .sort()
-      .filter((account) => {
-        const why = leaveOut?.get(account);
-        if (why !== undefined) {
-          warnings.push(`the ${ALL_ACCOUNTS_SCHEMA} views leave out account ${account}: ${why}`);
-        }
-        return why === undefined;
-      })
-      .map((account) => {
-        const problem = accountNameProblem(account);
-        if (problem) throw new Error(problem);
-        return { account, schema: schemaOf(account) };
-      }),
-  ];
   await sql`create schema if not exists ${sql.id(ALL_ACCOUNTS_SCHEMA)}`.execute(trx);
   await sql`comment on schema ${sql.id(ALL_ACCOUNTS_SCHEMA)} is ${sql.lit(
-    "hiresync's views across accounts: each unions the relation of the same name of every account (default from schema public), with a first column account. Rebuilt by hiresync migrate and accounts add/remove; hiresync owns this schema.",
+    "hiresync's views across accounts: each shows the relation of the same name of every account (default from schema public), with a first column account, read from the shared tables of schema hiresync. Rebuilt by hiresync migrate; hiresync owns this schema.",
   )}`.execute(trx);
-  // The list resources public holds, each with its view and its history.
   const relations = await unionRelations(trx);
+  const lists = new Set(await sharedListResources(trx));
   const columns = await columnsOf(
     trx,
-    [ALL_ACCOUNTS_SCHEMA, ...members.map((m) => m.schema)],
-    relations,
+    [PUBLIC_SCHEMA, CONTROL_SCHEMA],
+    [
+      'tracking_links_flat',
+      ...relations.map((r) => sharedTable(lists.has(r) ? listResourceTable(r) : r)),
+    ],
   );
   for (const relation of relations) {
     const view = sql.id(ALL_ACCOUNTS_SCHEMA, relation);
     const target = { schema: ALL_ACCOUNTS_SCHEMA, name: relation };
-    const wanted = columns.get(PUBLIC_SCHEMA)?.get(relation);
+    const source = sharedTable(lists.has(relation) ? listResourceTable(relation) : relation);
+    const wanted =
+      relation === 'tracking_links_flat'
+        ? columns.get(PUBLIC_SCHEMA)?.get(relation)
+        : columns
+            .get(CONTROL_SCHEMA)
+            ?.get(source)
+            ?.filter((c) => c.name !== ACCOUNT_COLUMN.name);
     if (!wanted) {
       warnings.push(
-        `${ALL_ACCOUNTS_SCHEMA}.${relation} not built: schema public has no ${relation} (run 'hiresync migrate')`,
+        `${ALL_ACCOUNTS_SCHEMA}.${relation} not built: ${relation === 'tracking_links_flat' ? 'schema public has no tracking_links_flat' : `there is no shared table hiresync.${source}`} (run 'hiresync migrate')`,
       );
       // Objects of others built on it are kept, over an empty view.
       if ((await dependentsOf(trx, target)).length > 0) await emptyView(trx, target);
       else await sql`drop view if exists ${view}`.execute(trx);
       continue;
     }
-    const parts: Array<{ account: string; schema: string; have: Map<string, string> }> = [];
-    for (const { account, schema } of members) {
-      const own = columns.get(schema)?.get(relation);
-      const problem = schema === PUBLIC_SCHEMA ? undefined : mismatch(wanted, own);
-      if (problem) {
-        warnings.push(
-          `${ALL_ACCOUNTS_SCHEMA}.${relation} leaves out account ${account}: its ${relation} ${problem} (run 'hiresync migrate')`,
-        );
-        continue;
-      }
-      parts.push({ account, schema, have: new Map((own ?? []).map((c) => [c.name, c.type])) });
-    }
-    const unionColumns = [ACCOUNT_COLUMN, ...wanted];
+    // A list resource's view NAME shows the columns of NAME_data but account.
+    const shown = lists.has(relation)
+      ? LIST_VIEW_COLUMNS.map((name) => wanted.find((c) => c.name === name)).filter(
+          (c): c is Column => c !== undefined,
+        )
+      : wanted;
+    const unionColumns = [ACCOUNT_COLUMN, ...shown];
     // Kept in place when objects of others depend on it (see placeView):
     // columns a migration added are appended, one whose type changed keeps its old type.
-    const placed = await placeView(trx, target, unionColumns, (layout) =>
-      sql.join(
-        parts.map(({ account, schema, have }) => {
-          const list = layout.map((c) =>
-            c.name === ACCOUNT_COLUMN.name
-              ? sql`${sql.lit(account)}::text as account`
-              : have.get(c.name) === c.type
-                ? sql.id(c.name)
-                : sql`null::${sql.raw(c.type)} as ${sql.id(c.name)}`,
-          );
-          return sql`select ${sql.join(list)} from ${sql.id(schema, relation)}`;
-        }),
-        sql` union all `,
-      ),
-    );
+    const placed = await placeView(trx, target, unionColumns, (layout) => {
+      const have = new Map(unionColumns.map((c) => [c.name, c.type]));
+      const list = layout.map((c) =>
+        have.get(c.name) === c.type
+          ? sql.id(c.name)
+          : sql`null::${sql.raw(c.type)} as ${sql.id(c.name)}`,
+      );
+      if (relation === 'tracking_links_flat') {
+        return sql`select ${sql.join(list)} from (${sql.raw(
+          trackingLinksFlatSelect(
+            {
+              links: `hiresync.${sharedTable('tracking_links')}`,
+              boards: `hiresync.${sharedTable('job_boards')}`,
+              referrers: `hiresync.${sharedTable('referrers')}`,
+              sources: `hiresync.${sharedTable('sources')}`,
+            },
+            { column: 'account' },
+          ),
+        )}) flat where ${sql.raw(SHOWN)}`;
+      }
+      return sql`select ${sql.join(list)} from ${sql.id(CONTROL_SCHEMA, source)} where ${sql.raw(SHOWN)}`;
+    });
     if (placed.kept) {
       warnings.push(
         `${ALL_ACCOUNTS_SCHEMA}.${relation} keeps column${placed.kept.conflicts.length > 1 ? 's' : ''} ${placed.kept.conflicts.join(', ')} at the old type, null, because ${placed.kept.dependents.join(', ')} depend${placed.kept.dependents.length === 1 ? 's' : ''} on it: drop ${placed.kept.dependents.join(', ')}, run 'hiresync migrate', then create ${placed.kept.dependents.length === 1 ? 'it' : 'them'} again`,
       );
     }
     await sql`comment on view ${view} is ${sql.lit(
-      `${relation} of every account, one after another (default's from schema public, each registered account's from the schema of its name; disabled accounts included), with the account first. Rebuilt by hiresync migrate and accounts add/remove.`,
+      `${relation} of every account (default's, from schema public, and each registered account's; disabled accounts included), with the account first: one read of the shared storage in schema hiresync, whatever the number of accounts. Rebuilt by hiresync migrate.`,
     )}`.execute(trx);
     const notes = new Map(unionColumns.map((c) => [c.name, c.comment]));
     for (const column of placed.layout) {
@@ -203,11 +176,32 @@ export async function rebuildViews(
   return { warnings };
 }
 
+/** The columns of a list resource's view NAME (see createListResourceViews). */
+const LIST_VIEW_COLUMNS = [
+  'id',
+  'data',
+  'deleted_at',
+  'changed_at',
+  'first_synced_at',
+  'synced_at',
+  'last_seen_run_id',
+];
+
+/** The list resources of shared storage: each `hiresync.data_NAME_data` marked so. */
+async function sharedListResources(db: Kysely<Database>): Promise<string[]> {
+  const { rows } = await sql<{ name: string | null }>`
+    select substring(obj_description(c.oid, 'pg_class') from ${`^${LIST_RESOURCE_MARKER} ([a-z][a-z0-9_]*):`}) as name
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${CONTROL_SCHEMA} and c.relkind = 'p' and c.relname like 'data\\_%\\_data'
+    order by 1`.execute(db);
+  return rows.map((r) => r.name).filter((name): name is string => name !== null);
+}
+
 /** The relations {@link rebuildViews} unions: ALL_ACCOUNTS_VIEWS and the list resources public holds, each with its view and its history. */
 async function unionRelations(db: Kysely<Database>): Promise<string[]> {
   return [
     ...ALL_ACCOUNTS_VIEWS,
-    ...(await listResourcesIn(db, PUBLIC_SCHEMA)).flatMap((name) => [name, `${name}_history`]),
+    ...(await sharedListResources(db)).flatMap((name) => [name, `${name}_history`]),
   ];
 }
 
@@ -221,12 +215,9 @@ export async function allAccountsViewNames(db: Kysely<Database>): Promise<string
   return [...(await unionRelations(db)), ...(await typedViewsOf(db))];
 }
 
-/** The typed views of public (jobs_flat, job_posts_flat, each list resource's NAME_flat). */
+/** The typed views any account has (jobs_flat, job_posts_flat, each list resource's NAME_flat). */
 async function typedViewsOf(trx: Kysely<Database>): Promise<string[]> {
-  const { rows: found } = await sql<{ present: boolean }>`
-    select to_regclass('public.typed_views') is not null as present`.execute(trx);
-  if (!found[0]?.present) return [];
   const { rows } = await sql<{ view: string }>`
-    select view from public.typed_views order by view`.execute(trx);
+    select distinct view from hiresync.data_typed_views order by view`.execute(trx);
   return rows.map((r) => r.view);
 }

@@ -1,31 +1,32 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { accountNameProblem } from '../account-name.js';
+import { accountNameProblem, accountOfSchema } from '../account-name.js';
 import { HiresyncError } from '../errors.js';
 import { schemaOwner } from './account-schema-owner.js';
-import { rebuildViews } from './all-accounts-views.js';
+import { sharedTable, sharedTables } from './account-views.js';
 import type { Database } from './schema.js';
 import { dependentsOutside } from './schema-dependents.js';
 import { forgetTypedViewBlocks } from './typed-view-blocks.js';
 
 /**
- * Drops an account's schema and everything in it. The `all_accounts` views are
- * rebuilt first, over `accounts` (default: the registered accounts, which must
- * no longer include this one), so nothing of hiresync's depends on it; both in
- * one transaction, under the views' lock. Refuses, changing nothing, a schema
- * that is not hiresync's (see {@link schemaOwner}), and one that objects of
- * other schemas depend on (see {@link DependentObjectsError}).
+ * Drops an account's schema and everything in it, and its rows of the shared
+ * tables, in one transaction. Refuses, changing nothing, a schema that is not
+ * hiresync's (see {@link schemaOwner}), one that objects of other schemas
+ * depend on (see {@link DependentObjectsError}), and the schema of an account
+ * still registered.
  */
 export async function dropSchema(
   db: Kysely<Database>,
   schema: string,
-  accounts?: readonly string[],
 ): Promise<{ warnings: string[] }> {
   const problem = accountNameProblem(schema);
   if (problem) throw new Error(`refusing to drop schema ${JSON.stringify(schema)}: ${problem}`);
   return db.transaction().execute(async (trx) => {
-    const refreshed = await rebuildViews(trx, accounts, { without: schema });
+    const { rows } = await sql`select 1 from hiresync.accounts where name = ${schema}`.execute(trx);
+    if (rows.length > 0) {
+      throw new Error(`refusing to drop schema ${schema}: account ${schema} is still registered`);
+    }
     await dropAccountSchema(trx, schema, []);
-    return refreshed;
+    return { warnings: [] };
   });
 }
 
@@ -63,9 +64,10 @@ export interface UnregisterAccountOptions {
 
 /**
  * The Postgres part of `accounts remove`, all or nothing in one transaction:
- * deletes the account's registration (`unregister`), rebuilds the
- * `all_accounts` views without it, and with `dropData` drops its schema, which
- * must be hiresync's and have no dependents outside it but those of `cascade`.
+ * deletes the account's registration (`unregister`: the `all_accounts` views
+ * show registered accounts only), and with `dropData` drops its schema, which
+ * must be hiresync's and have no dependents outside it but those of `cascade`,
+ * and deletes its rows of the shared tables.
  * Any failure rolls all of it back. Returns the views' warnings and the
  * objects of other schemas dropped with the schema.
  */
@@ -80,10 +82,9 @@ export async function unregisterAccount(
     await options.unregister(trx);
     // What blocked its typed views is no one's concern once it is removed.
     await forgetTypedViewBlocks(trx, schema);
-    if (!options.dropData) return { ...(await rebuildViews(trx, undefined)), cascaded: [] };
-    const { warnings } = await rebuildViews(trx, undefined, { without: schema });
+    if (!options.dropData) return { warnings: [], cascaded: [] };
     const cascaded = await dropAccountSchema(trx, schema, options.cascade ?? []);
-    return { warnings, cascaded };
+    return { warnings: [], cascaded };
   });
 }
 
@@ -128,7 +129,26 @@ async function dropAccountSchema(
   const refused = outside.filter((object) => !allowed.has(object));
   if (refused.length > 0) throw new DependentObjectsError(schema, refused);
   await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(trx);
+  await deleteSharedRows(trx, accountOfSchema(schema));
   // Its typed views are gone: nothing of theirs is blocked any more.
   await forgetTypedViewBlocks(trx, schema);
   return outside;
+}
+
+/**
+ * Deletes `account`'s rows from every shared table (hiresync.data_*): one
+ * partition of each, through its primary key's leading column. Rows that
+ * reference others (rejected records, typed columns) go first.
+ */
+async function deleteSharedRows(trx: Transaction<Database>, account: string): Promise<void> {
+  const tables = (await sharedTables(trx)).map((t) => t.table);
+  const first = ['rejected_records', 'typed_view_columns'];
+  for (const table of [
+    ...first.filter((t) => tables.includes(t)),
+    ...tables.filter((t) => !first.includes(t)),
+  ]) {
+    await sql`delete from ${sql.id('hiresync', sharedTable(table))} where account = ${account}`.execute(
+      trx,
+    );
+  }
 }

@@ -2,18 +2,11 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Kysely, sql } from 'kysely';
-import {
-  FileMigrationProvider,
-  type Migration,
-  type MigrationProvider,
-  type MigrationResult,
-  Migrator,
-} from 'kysely/migration';
+import { FileMigrationProvider, type Migration } from 'kysely/migration';
 import { HiresyncError } from '../errors.js';
 import { inSchema, PUBLIC_SCHEMA } from './database.js';
-import { LOCK_SPACE, lockKey } from './resource-lock.js';
+import { lockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
-import { dependentsOf, emptyView } from './view-placement.js';
 
 /**
  * The warehouse migrations: `migrations/` beside `src/`, in the source tree and
@@ -52,152 +45,91 @@ export interface MigrateOutcome {
 
 /** Options of {@link migrateToLatest}. */
 export interface MigrateOptions {
-  /** The schema the migrations build, and where Kysely records them. Default `public`. */
+  /** The schema the migrations build, and where their names are recorded. Default `public`. */
   schema?: string;
   /** The folder of migrations. Default {@link MIGRATIONS_FOLDER}. */
   folder?: string;
-  /**
-   * Rebuilds the `all_accounts` views, in the migration's transaction, after
-   * each migration of a warehouse schema that dropped some of them (see
-   * {@link dropAllAccountsViews}): no reader ever sees them dropped or empty.
-   * When it fails, the migration still stands (savepoint) and the views stay
-   * dropped until `migrateAll`'s own rebuild. Default: none.
-   */
-  // biome-ignore lint/suspicious/noExplicitAny: called with a migration's Kysely<any>
-  rebuildViews?: (db: Kysely<any>) => Promise<unknown>;
 }
 
 /**
- * Drops the views of {@link ALL_ACCOUNTS_SCHEMA} that select from relations of
- * `schema`, under their lock: a migration of `schema` may drop or change those
- * relations. Runs inside the migration's transaction, so the lock is held
- * until it commits and no refresh rebuilds the views on relations being
- * changed; {@link MigrateOptions.rebuildViews} rebuilds them in the same
- * transaction once the migration is applied (and the refresh at the end of
- * `migrateAll` does again). A new account's schema, which no view selects
- * from yet, drops none. A view that objects of others are built on is not
- * dropped but emptied in place (see emptyView), so they survive. Returns how
- * many views it dropped or emptied.
+ * The lock key Kysely's Postgres adapter takes around a Migrator's run:
+ * {@link migrateToLatest} takes it too, so it and any Kysely Migrator never
+ * run at once.
  */
-// biome-ignore lint/suspicious/noExplicitAny: called with a migration's Kysely<any>
-export async function dropAllAccountsViews(db: Kysely<any>, schema: string): Promise<number> {
-  await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
-    db,
-  );
-  const { rows } = await sql<{ name: string }>`
-    select distinct v.relname as name
-    from pg_depend d
-    join pg_rewrite r on r.oid = d.objid
-    join pg_class v on v.oid = r.ev_class
-    join pg_namespace vn on vn.oid = v.relnamespace
-    join pg_class t on t.oid = d.refobjid
-    join pg_namespace tn on tn.oid = t.relnamespace
-    where d.classid = 'pg_rewrite'::regclass and d.refclassid = 'pg_class'::regclass
-      and vn.nspname = ${ALL_ACCOUNTS_SCHEMA} and tn.nspname = ${schema} and t.oid <> v.oid`.execute(
-    db,
-  );
-  for (const { name } of rows) {
-    const view = { schema: ALL_ACCOUNTS_SCHEMA, name };
-    // An analyst's view on it must neither fail the migration nor be dropped
-    // with it: it stays, over an empty view, until the refresh rebuilds it.
-    if ((await dependentsOf(db, view)).length > 0) await emptyView(db, view);
-    else await sql`drop view if exists ${sql.id(ALL_ACCOUNTS_SCHEMA, name)}`.execute(db);
-  }
-  return rows.length;
-}
+const KYSELY_MIGRATION_LOCK = '3853314791062309107';
 
-/**
- * The migrations of `folder`; with `around`, each pending migration's `up`
- * runs inside it (in the migration's transaction).
- */
-function provider(
-  folder: string,
-  // biome-ignore lint/suspicious/noExplicitAny: a migration's Kysely<any>
-  around?: (db: Kysely<any>, up: () => Promise<void>) => Promise<void>,
-) {
-  const files = new FileMigrationProvider({
+/** The migrations of `folder`, by name (the file name without extension), as Kysely reads them. */
+export async function migrationsIn(folder = MIGRATIONS_FOLDER): Promise<Record<string, Migration>> {
+  return new FileMigrationProvider({
     fs,
     path,
     migrationFolder: folder,
     // Imported from here, so a test runner that transforms TypeScript loads them too.
     import: (file: string) => import(file),
-  });
-  if (!around) return files;
-  return {
-    async getMigrations() {
-      const migrations = await files.getMigrations();
-      return Object.fromEntries(
-        Object.entries(migrations).map(([name, migration]): [string, Migration] => [
-          name,
-          {
-            ...migration,
-            up: (db) => around(db, () => migration.up(db)),
-          },
-        ]),
-      );
-    },
-  } satisfies MigrationProvider;
+  }).getMigrations();
 }
 
 /**
- * Applies the pending migrations of `options.folder` to `options.schema`: the
- * one way hiresync migrates, for `public`, every account's schema and the
- * control schema. Kysely's Migrator runs over {@link inSchema}'s instance of
- * the schema (search_path = the schema alone), records what it applied in the
- * schema's own kysely_migration table (`migrationTableSchema`; without it,
- * Kysely's "does the table exist" check matches that table in any schema), and
- * creates the schema first if need be.
+ * Applies the pending migrations of `options.folder` to `options.schema`, in
+ * name order, all in one transaction, recording each in the schema's own
+ * `kysely_migration` table (name, ISO timestamp) and creating that table,
+ * its `kysely_migration_lock` and the schema first if need be: Kysely's
+ * Migrator semantics (the same tables, the same advisory lock, so the two
+ * never run at once), without its introspection, which lists every column of
+ * every relation of the database to find its own table, four times per run
+ * (what made a migration of N accounts cost N²). Each migration runs with
+ * `search_path` set to the schema alone, as its unqualified names expect.
  *
- * Safe to run any number of times and from several processes at once: Kysely's
- * Postgres adapter serialises every migrator with one advisory lock, and runs
- * the pending migrations of a schema in one transaction. A migration of any
- * folder but the control schema's first drops the `all_accounts` views that
- * select from the schema (see {@link dropAllAccountsViews}), and with
- * `rebuildViews` builds them again right after it, in its transaction.
+ * Safe to run any number of times and from several processes at once: the
+ * advisory lock serialises them, and a schema's pending migrations commit
+ * together or not at all.
  */
 export async function migrateToLatest(
   db: Kysely<Database>,
   options: MigrateOptions = {},
 ): Promise<MigrateOutcome> {
   const schema = options.schema ?? PUBLIC_SCHEMA;
-  const folder = options.folder ?? MIGRATIONS_FOLDER;
-  const rebuildViews = options.rebuildViews;
-  const migrator = new Migrator({
-    db: inSchema(db, schema),
-    provider: provider(
-      folder,
-      folder === CONTROL_MIGRATIONS_FOLDER
-        ? undefined
-        : async (trx, up) => {
-            const dropped = await dropAllAccountsViews(trx, schema);
-            await up();
-            if (dropped === 0 || !rebuildViews) return;
-            await sql`savepoint rebuild_views`.execute(trx);
-            try {
-              await rebuildViews(trx);
-              await sql`release savepoint rebuild_views`.execute(trx);
-            } catch {
-              await sql`rollback to savepoint rebuild_views`.execute(trx);
-            }
-          },
-    ),
-    migrationTableSchema: schema,
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  const failed = results?.find((r: MigrationResult) => r.status === 'Error');
-  if (error) {
+  const migrations = await migrationsIn(options.folder ?? MIGRATIONS_FOLDER);
+  let current: string | undefined;
+  try {
+    const applied = await inSchema(db, schema)
+      .transaction()
+      .execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(${sql.lit(KYSELY_MIGRATION_LOCK)}::bigint)`.execute(
+          trx,
+        );
+        await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
+        await sql`create table if not exists ${sql.id(schema, 'kysely_migration')} (
+          name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(trx);
+        await sql`create table if not exists ${sql.id(schema, 'kysely_migration_lock')} (
+          id varchar(255) not null primary key, is_locked integer not null default 0)`.execute(trx);
+        await sql`insert into ${sql.id(schema, 'kysely_migration_lock')} (id, is_locked)
+          values ('migration_lock', 0) on conflict do nothing`.execute(trx);
+        const { rows } = await sql<{ name: string }>`
+          select name from ${sql.id(schema, 'kysely_migration')}`.execute(trx);
+        const done = new Set(rows.map((r) => r.name));
+        const pending = Object.keys(migrations)
+          .sort()
+          .filter((name) => !done.has(name));
+        for (const name of pending) {
+          current = name;
+          await sql`select set_config('search_path', ${`"${schema}"`}, true)`.execute(trx);
+          await migrations[name]?.up(trx);
+          await sql`insert into ${sql.id(schema, 'kysely_migration')} (name, timestamp)
+            values (${name}, ${new Date().toISOString()})`.execute(trx);
+        }
+        return pending;
+      });
+    return { schema, applied };
+  } catch (error) {
     throw new HiresyncError(
-      `migration ${failed?.migrationName ?? ''} of schema ${schema} failed: ${(error as Error).message ?? String(error)}; the schema is left as it was (its pending migrations run in one transaction)`,
+      `migration ${current ?? ''} of schema ${schema} failed: ${(error as Error).message ?? String(error)}; the schema is left as it was (its pending migrations run in one transaction)`,
       { cause: error },
     );
   }
-  return {
-    schema,
-    applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName),
-  };
 }
 
 /** Names of the migrations in `folder` (as Kysely names them: the file name without extension). */
 export async function migrationNames(folder = MIGRATIONS_FOLDER): Promise<string[]> {
-  return Object.keys(await provider(folder).getMigrations()).sort();
+  return Object.keys(await migrationsIn(folder)).sort();
 }

@@ -1,10 +1,18 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { rebuildTypedUnion } from './all-accounts-typed-views.js';
-import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA } from './migrate.js';
+import { ALL_ACCOUNTS_SCHEMA } from './migrate.js';
 import { LOCK_SPACE, lockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
 import { columnNamesOf } from './typed-column-names.js';
-import { holdsType, PG_TYPES, profileKeys, typeOf, widen } from './typed-column-types.js';
+import {
+  type ColumnType,
+  columnTypeOf,
+  holdsType,
+  PG_TYPES,
+  profileKeys,
+  typeOf,
+  widen,
+} from './typed-column-types.js';
 import {
   blockMessage,
   isBlocked,
@@ -14,13 +22,7 @@ import {
   refreshFailureMessage,
 } from './typed-view-blocks.js';
 import { columnSelect, hasColumn, keysByName, typedColumnsOf } from './typed-view-columns.js';
-import {
-  dependentsOf,
-  emptyView,
-  placeView,
-  type ViewColumn,
-  viewColumns,
-} from './view-placement.js';
+import { placeView, type ViewColumn, viewColumns } from './view-placement.js';
 
 /**
  * Most key columns a typed view gets: Postgres allows 1,664 columns in a
@@ -167,12 +169,6 @@ async function rebuildTypedView(
   target: TypedViewTarget,
   runId: string | undefined,
 ): Promise<TypedViewChange> {
-  // First, before any table is read: a migration takes this lock and then
-  // changes the account's tables, so the other order could deadlock.
-  // Column names are given across accounts, and the union built, under it.
-  await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
-    trx,
-  );
   await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${lockKey(`typed view ${schema}.${target.view}`)}::int)`.execute(
     trx,
   );
@@ -181,7 +177,7 @@ async function rebuildTypedView(
   // full run tries again.
   await sql`select set_config('lock_timeout', ${REFRESH_LOCK_TIMEOUT}, true)`.execute(trx);
   await sql`insert into typed_views (view, source_table) values (${target.view}, ${target.table})
-    on conflict (view) do nothing`.execute(trx);
+    on conflict (account, view) do nothing`.execute(trx);
   const { rows: state } = await sql<{ seen_through: string | null }>`
     select seen_through::text as seen_through from typed_views where view = ${target.view}`.execute(
     trx,
@@ -237,7 +233,7 @@ async function rebuildTypedView(
     for (const c of columns.values()) {
       await sql`insert into typed_view_columns (view, key, column_name, type, added_run_id)
         values (${target.view}, ${c.key}, ${c.column_name}, ${c.type}, ${runId ?? null}::bigint)
-        on conflict (view, key) do update set column_name = excluded.column_name, type = excluded.type`.execute(
+        on conflict (account, view, key) do update set column_name = excluded.column_name, type = excluded.type`.execute(
         trx,
       );
       if (remembers && c.previous_names.length > 0) {
@@ -265,10 +261,6 @@ async function rebuildTypedView(
   } else {
     const keyOf = keysByName([...columns.values()]);
     const typeOfKey = new Map([...columns.values()].map((c) => [c.key, PG_TYPES[c.type]]));
-    // A union built before it read the tables would hold this view in place.
-    const union = { schema: ALL_ACCOUNTS_SCHEMA, name: target.view };
-    const above = await dependentsOf(trx, { schema, name: target.view });
-    if (above.includes(`${union.schema}.${union.name}`)) await emptyView(trx, union);
     const placed = await placeView(
       trx,
       { schema, name: target.view },
@@ -305,11 +297,12 @@ async function rebuildTypedView(
       await noteTypedViewBlock(trx, schema, target.view);
     }
   }
+  // The union (one read of the shared table for every account) is rebuilt
+  // only when it lacks a column of this account's or holds it at a narrower
+  // type: the first syncs of many accounts with the same keys rebuild it once,
+  // not once each under its lock.
   if (
-    !matches ||
-    added.length > 0 ||
-    retyped.length > 0 ||
-    renamed.length > 0 ||
+    (await unionLacks(trx, target.view, ordered)) ||
     (await isBlocked(trx, ALL_ACCOUNTS_SCHEMA, target.view))
   ) {
     // The account's view stands even when the union cannot be rebuilt now.
@@ -360,4 +353,22 @@ async function noteRunWarnings(
   const text = warnings.join('; ').slice(0, 8000);
   await sql`update sync_runs set warnings = concat_ws('; ', warnings, ${text}::text)
     where id = ${runId}::bigint`.execute(trx);
+}
+
+/**
+ * Whether `all_accounts.<view>` lacks one of `columns` (this account's), or
+ * holds one at a type that cannot hold its values.
+ */
+async function unionLacks(
+  trx: Transaction<Database>,
+  view: string,
+  columns: ReadonlyArray<{ column_name: string; type: ColumnType }>,
+): Promise<boolean> {
+  const union = await viewColumns(trx, { schema: ALL_ACCOUNTS_SCHEMA, name: view });
+  if (union === undefined) return true;
+  const types = new Map(union.map((c) => [c.name, columnTypeOf(c.type)]));
+  return columns.some((c) => {
+    const kind = types.get(c.column_name);
+    return kind === undefined || widen(kind, c.type) !== kind;
+  });
 }

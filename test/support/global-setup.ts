@@ -2,11 +2,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { createDatabase } from '../../src/warehouse/database.js';
-import {
-  CONTROL_MIGRATIONS_FOLDER,
-  CONTROL_SCHEMA,
-  migrateToLatest,
-} from '../../src/warehouse/migrate.js';
+import { migrateControl, migrateSchemas } from '../../src/warehouse/migrate-all.js';
 import { adminQuery, databaseUrl, TEMPLATE_DATABASE, TEST_DATABASE_PREFIX } from './databases.js';
 
 declare module 'vitest' {
@@ -109,10 +105,11 @@ async function prepareTemplate(adminUrl: string): Promise<void> {
   await adminQuery(adminUrl, [`create database ${TEMPLATE_DATABASE}`]);
   const db = createDatabase(databaseUrl(adminUrl, TEMPLATE_DATABASE));
   try {
-    // As `hiresync migrate` does: hiresync's own schema (the safe casts of
-    // the typed views live there), then public.
-    await migrateToLatest(db, { schema: CONTROL_SCHEMA, folder: CONTROL_MIGRATIONS_FOLDER });
-    await migrateToLatest(db);
+    // As `hiresync migrate` does: hiresync's own schema (the shared tables
+    // and the safe casts of the typed views live there), then public's views
+    // (the all_accounts views are left to the tests that need them).
+    await migrateControl(db);
+    await migrateSchemas(db, ['public']);
   } finally {
     await db.destroy();
   }

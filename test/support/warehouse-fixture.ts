@@ -34,7 +34,8 @@ export function useEmptyWarehouse(): EmptyWarehouse {
     await t?.drop();
   });
   beforeEach(async () => {
-    await sql`truncate tracking_links, job_boards, referrers, sources, jobs, job_posts, rejected_records, sync_runs, tracking_links_history, jobs_history, job_posts_history, job_boards_history, sources_history, referrers_history`.execute(
+    // The shared tables behind every account's views (hiresync.data_*).
+    await sql`truncate hiresync.data_tracking_links, hiresync.data_job_boards, hiresync.data_referrers, hiresync.data_sources, hiresync.data_jobs, hiresync.data_job_posts, hiresync.data_rejected_records, hiresync.data_sync_runs, hiresync.data_tracking_links_history, hiresync.data_jobs_history, hiresync.data_job_posts_history, hiresync.data_job_boards_history, hiresync.data_sources_history, hiresync.data_referrers_history`.execute(
       warehouse.db,
     );
   });

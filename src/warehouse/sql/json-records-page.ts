@@ -29,16 +29,16 @@ upserted as (
     (r ->> 'id')::bigint, r, null::timestamptz, now(), $3::bigint, statement_timestamp()
   from good
   order by (r ->> 'id')::bigint, idx desc
-  on conflict (id) do update set
+  on conflict (account, id) do update set
     data = excluded.data, deleted_at = null, synced_at = excluded.synced_at,
     last_seen_run_id = excluded.last_seen_run_id,
     changed_at = case
       when t.data is distinct from excluded.data or t.deleted_at is not null
       then excluded.changed_at else t.changed_at end
-  -- A row the upsert inserted (xmax 0) replaces no version.
+  -- A changed record closes its open version, if it has one (none for a new id).
   returning id,
     changed_at = statement_timestamp() as changed,
-    changed_at = statement_timestamp() and xmax <> 0 as replaced,
+    changed_at = statement_timestamp() as replaced,
     case when changed_at = statement_timestamp() then data end as rec
 ),
 closed_versions as (

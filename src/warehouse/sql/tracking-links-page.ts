@@ -56,7 +56,7 @@ boards as (
     from decoded where job_board_id is not null
   ) s
   order by id, (raw is null), updated_at desc nulls last, idx desc
-  on conflict (id) do update set
+  on conflict (account, id) do update set
     company_name = excluded.company_name, url_token = excluded.url_token, raw = excluded.raw,
     source_run_id = excluded.source_run_id, source_updated_at = excluded.source_updated_at,
     synced_at = now(),
@@ -75,7 +75,7 @@ boards as (
       or t.source_updated_at is distinct from excluded.source_updated_at)
   -- A row known only by a bare id (raw null) has no version; a deleted one stays deleted.
   returning id, raw is not null and changed_at = statement_timestamp() as changed,
-    changed_at = statement_timestamp() and xmax <> 0 as replaced,
+    changed_at = statement_timestamp() as replaced,
     deleted_at is not null as deleted, raw as rec
 ),
 people as (
@@ -93,7 +93,7 @@ people as (
     from decoded where referrer_id is not null
   ) s
   order by id, (raw is null), updated_at desc nulls last, idx desc
-  on conflict (id) do update set
+  on conflict (account, id) do update set
     name = excluded.name, employee_id = excluded.employee_id, raw = excluded.raw,
     source_run_id = excluded.source_run_id, source_updated_at = excluded.source_updated_at,
     synced_at = now(),
@@ -112,7 +112,7 @@ people as (
       or t.source_updated_at is distinct from excluded.source_updated_at)
   -- A row known only by a bare id (raw null) has no version; a deleted one stays deleted.
   returning id, raw is not null and changed_at = statement_timestamp() as changed,
-    changed_at = statement_timestamp() and xmax <> 0 as replaced,
+    changed_at = statement_timestamp() as replaced,
     deleted_at is not null as deleted, raw as rec
 ),
 origins as (
@@ -128,7 +128,7 @@ origins as (
     from decoded where source_id is not null
   ) s
   order by id, (raw is null), updated_at desc nulls last, idx desc
-  on conflict (id) do update set
+  on conflict (account, id) do update set
     public_name = excluded.public_name, raw = excluded.raw,
     source_run_id = excluded.source_run_id, source_updated_at = excluded.source_updated_at,
     synced_at = now(),
@@ -147,7 +147,7 @@ origins as (
       or t.source_updated_at is distinct from excluded.source_updated_at)
   -- A row known only by a bare id (raw null) has no version; a deleted one stays deleted.
   returning id, raw is not null and changed_at = statement_timestamp() as changed,
-    changed_at = statement_timestamp() and xmax <> 0 as replaced,
+    changed_at = statement_timestamp() as replaced,
     deleted_at is not null as deleted, raw as rec
 ),
 links as (
@@ -171,7 +171,7 @@ links as (
     created_at, updated_at, r, null::timestamptz, now(), $3::bigint, statement_timestamp()
   from decoded
   where $6::boolean or idx in (select max(d.idx) from decoded d group by d.id)
-  on conflict (id) do update set
+  on conflict (account, id) do update set
     token = excluded.token, job_id = excluded.job_id, job_post_id = excluded.job_post_id,
     job_board_id = excluded.job_board_id, related_post_id = excluded.related_post_id,
     related_post_type = excluded.related_post_type, credited_to_id = excluded.credited_to_id,
@@ -183,10 +183,10 @@ links as (
     changed_at = case
       when t.raw is distinct from excluded.raw or t.deleted_at is not null
       then excluded.changed_at else t.changed_at end
-  -- A row the upsert inserted (xmax 0) replaces no version.
+  -- A changed record closes its open version, if it has one (none for a new id).
   returning id,
     changed_at = statement_timestamp() as changed,
-    changed_at = statement_timestamp() and xmax <> 0 as replaced,
+    changed_at = statement_timestamp() as replaced,
     case when changed_at = statement_timestamp() then raw end as rec
 ),
 boards_closed as (

@@ -21,7 +21,7 @@ upserted as (
     null::timestamptz, now(), $3::bigint, statement_timestamp()
   from good
   order by (r ->> 'id')::bigint, idx desc
-  on conflict (id) do update set
+  on conflict (account, id) do update set
     "company_name" = case when excluded.raw ? 'company_name' then excluded."company_name" else t."company_name" end,
     "url_token" = case when excluded.raw ? 'url_token' then excluded."url_token" else t."url_token" end,
     raw = excluded.raw, source_run_id = excluded.source_run_id, source_updated_at = null,

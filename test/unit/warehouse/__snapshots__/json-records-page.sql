@@ -18,7 +18,7 @@ upserted as (
     (r ->> 'id')::bigint, r, null::timestamptz, now(), $3::bigint, statement_timestamp()
   from good
   order by (r ->> 'id')::bigint, idx desc
-  on conflict (id) do update set
+  on conflict (account, id) do update set
     data = excluded.data, deleted_at = null, synced_at = excluded.synced_at,
     last_seen_run_id = excluded.last_seen_run_id,
     changed_at = case

@@ -21,7 +21,7 @@ upserted as (
     null::timestamptz, now(), $3::bigint, statement_timestamp()
   from good
   order by (r ->> 'id')::bigint, idx desc
-  on conflict (id) do update set
+  on conflict (account, id) do update set
     "name" = case when excluded.raw ? 'name' then excluded."name" else t."name" end,
     "employee_id" = case when excluded.raw ? 'employee_id' then excluded."employee_id" else t."employee_id" end,
     raw = excluded.raw, source_run_id = excluded.source_run_id, source_updated_at = null,

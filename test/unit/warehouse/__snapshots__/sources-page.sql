@@ -21,7 +21,7 @@ upserted as (
     null::timestamptz, now(), $3::bigint, statement_timestamp()
   from good
   order by (r ->> 'id')::bigint, idx desc
-  on conflict (id) do update set
+  on conflict (account, id) do update set
     "public_name" = case when excluded.raw ? 'name' then excluded."public_name" else t."public_name" end,
     raw = excluded.raw, source_run_id = excluded.source_run_id, source_updated_at = null,
     deleted_at = null, synced_at = excluded.synced_at,

@@ -33,7 +33,7 @@ boards as (
     from decoded where job_board_id is not null
   ) s
   order by id, (raw is null), updated_at desc nulls last, idx desc
-  on conflict (id) do update set
+  on conflict (account, id) do update set
     company_name = excluded.company_name, url_token = excluded.url_token, raw = excluded.raw,
     source_run_id = excluded.source_run_id, source_updated_at = excluded.source_updated_at,
     synced_at = now(),
@@ -70,7 +70,7 @@ people as (
     from decoded where referrer_id is not null
   ) s
   order by id, (raw is null), updated_at desc nulls last, idx desc
-  on conflict (id) do update set
+  on conflict (account, id) do update set
     name = excluded.name, employee_id = excluded.employee_id, raw = excluded.raw,
     source_run_id = excluded.source_run_id, source_updated_at = excluded.source_updated_at,
     synced_at = now(),
@@ -105,7 +105,7 @@ origins as (
     from decoded where source_id is not null
   ) s
   order by id, (raw is null), updated_at desc nulls last, idx desc
-  on conflict (id) do update set
+  on conflict (account, id) do update set
     public_name = excluded.public_name, raw = excluded.raw,
     source_run_id = excluded.source_run_id, source_updated_at = excluded.source_updated_at,
     synced_at = now(),
@@ -148,7 +148,7 @@ links as (
     created_at, updated_at, r, null::timestamptz, now(), $3::bigint, statement_timestamp()
   from decoded
   where $6::boolean or idx in (select max(d.idx) from decoded d group by d.id)
-  on conflict (id) do update set
+  on conflict (account, id) do update set
     token = excluded.token, job_id = excluded.job_id, job_post_id = excluded.job_post_id,
     job_board_id = excluded.job_board_id, related_post_id = excluded.related_post_id,
     related_post_type = excluded.related_post_type, credited_to_id = excluded.credited_to_id,

@@ -1,0 +1,175 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { accountNameProblem, accountOfSchema } from '../account-name.js';
+import { coerceError, HiresyncError } from '../errors.js';
+import { claimAccountSchema } from './account-schema-owner.js';
+import {
+  accountViewsText,
+  derivedViewsText,
+  layoutOf,
+  recordLayout,
+  type SharedTable,
+  sharedTables,
+} from './account-views.js';
+import { PUBLIC_SCHEMA } from './database.js';
+import { convertToSharedStorage } from './legacy-upgrade.js';
+import { type MigrateOutcome, migrateToLatest } from './migrate.js';
+import { LOCK_SPACE, lockKey } from './resource-lock.js';
+import type { Database } from './schema.js';
+import { LIST_RESOURCE_MARKER, listResourceTable } from './shared-list-tables.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** What an account schema's outcome names when its views were made or made again. */
+export const VIEWS_MADE = 'shared storage views';
+
+/** What a schema of the earlier layout's outcome names once its tables moved to shared storage. */
+export const MOVED_TO_SHARED = 'moved to shared storage';
+
+/**
+ * The shared tables every account schema has a view of: all but the list
+ * resources' (whose views a schema holds only for the list resources it
+ * syncs, see ensureListResources).
+ */
+export async function coreTables(db: Db): Promise<SharedTable[]> {
+  const tables = await sharedTables(db);
+  const lists = new Set(
+    tables
+      .filter((t) => t.comment?.startsWith(`${LIST_RESOURCE_MARKER} `))
+      .flatMap((t) => {
+        const name = t.table.replace(/_data$/, '');
+        return [listResourceTable(name), `${name}_history`];
+      }),
+  );
+  return tables.filter((t) => !lists.has(t.table));
+}
+
+/** Second key of the lock that serialises the making of one schema's views. */
+function layoutLock(schema: string): number {
+  return lockKey(`schema layout ${schema}`);
+}
+
+/** Options of {@link migrateSchema}. */
+export interface MigrateSchemaOptions {
+  /** Where warnings go (an index of others that went with a moved table). */
+  warn?: (warning: string) => void;
+}
+
+/**
+ * Brings `schema` (`public` for `default`, or an account's) to shared
+ * storage's layout, creating it if need be (an account's schema created so
+ * is marked as hiresync's, see {@link claimAccountSchema}):
+ *
+ * - a schema of the earlier layout (its own tables, recorded in its
+ *   `kysely_migration`) first gets the warehouse migrations it lacks, then
+ *   its tables move to shared storage (see convertToSharedStorage);
+ * - a new schema gets the views of its account's rows, `tracking_links_flat`
+ *   and its first typed views: a few statements in one round trip, whatever
+ *   the number of accounts;
+ * - a schema whose views were made over other columns (a release changed a
+ *   shared table) gets them made again in place.
+ *
+ * Each in one transaction, under a lock of the schema's, and recorded in
+ * hiresync.schema_layouts; a schema already at the layout is not touched.
+ */
+export async function migrateSchema(
+  db: Kysely<Database>,
+  schema: string,
+  { warn }: MigrateSchemaOptions = {},
+): Promise<MigrateOutcome> {
+  const account = accountOfSchema(schema);
+  if (schema !== PUBLIC_SCHEMA && accountNameProblem(schema) === undefined) {
+    const { rows } = await sql<{ exists: boolean }>`
+      select to_regnamespace(${schema}) is not null as exists`.execute(db);
+    if (!rows[0]?.exists) await claimAccountSchema(db, schema);
+  }
+  const { rows: tracked } = await sql<{ legacy: boolean }>`
+    select to_regclass(${`"${schema}".kysely_migration`}) is not null
+      and to_regclass(${`"${schema}".tracking_links`}) is not null
+      and (select relkind from pg_class where oid = to_regclass(${`"${schema}".tracking_links`})) = 'r'
+      as legacy`.execute(db);
+  const applied: string[] = [];
+  // The earlier layout: its migrations first, as they always ran.
+  if (tracked[0]?.legacy) applied.push(...(await migrateToLatest(db, { schema })).applied);
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${layoutLock(schema)}::int)`.execute(
+      trx,
+    );
+    const tables = await coreTables(trx);
+    const layout = layoutOf(tables);
+    const { rows: recorded } = await sql<{ layout: string }>`
+      select layout from hiresync.schema_layouts where schema = ${schema}`.execute(trx);
+    if (recorded[0]?.layout === layout) return { schema, applied };
+    const { rows: kinds } = await sql<{ kind: string | null }>`
+      select (select relkind::text from pg_class
+              where oid = to_regclass(${`"${schema}".tracking_links`})) as kind`.execute(trx);
+    const kind = kinds[0]?.kind ?? null;
+    if (kind === 'r') {
+      const conversion = await convertToSharedStorage(trx, schema, account);
+      for (const warning of conversion.warnings) warn?.(warning);
+      applied.push(MOVED_TO_SHARED);
+    } else {
+      await sql.raw(accountViewsText(schema, account, tables)).execute(trx);
+      if (kind === null) await sql.raw(derivedViewsText(schema)).execute(trx);
+      applied.push(VIEWS_MADE);
+    }
+    await recordLayout(trx, schema, account, layout);
+    return { schema, applied };
+  });
+}
+
+/**
+ * A schema of {@link migrateSchemas} (or migrateAll) failed to migrate: its
+ * pending migrations were rolled back, and the schemas after it were not
+ * tried. The message is the failure's; `cause` the error thrown.
+ */
+export class SchemaMigrationError extends HiresyncError {
+  /** The schema whose migration failed. */
+  readonly schema: string;
+  /** The schemas brought up to date (or found so) before it, in order. */
+  readonly schemas: MigrateOutcome[];
+  /** Warnings of what ran before (see migrateAll). */
+  readonly warnings: string[];
+
+  constructor(
+    schema: string,
+    schemas: MigrateOutcome[],
+    error: unknown,
+    options: { warnings?: string[]; message?: string } = {},
+  ) {
+    super(options.message ?? coerceError(error).message, { cause: error });
+    this.schema = schema;
+    this.schemas = schemas;
+    this.warnings = options.warnings ?? [];
+  }
+}
+
+/**
+ * Brings each of `schemas` (`public` or accounts' schemas) to the layout, in
+ * order (see {@link migrateSchema}). Which are at it already is one query,
+ * so an up-to-date deployment costs no work per schema. Stops at the first
+ * that fails, throwing a {@link SchemaMigrationError}.
+ */
+export async function migrateSchemas(
+  db: Kysely<Database>,
+  schemas: readonly string[],
+  options: MigrateSchemaOptions = {},
+): Promise<MigrateOutcome[]> {
+  const layout = layoutOf(await coreTables(db));
+  const { rows } = await sql<{ schema: string }>`
+    select schema from hiresync.schema_layouts
+    where schema = any(${[...schemas]}::text[]) and layout = ${layout}`.execute(db);
+  const current = new Set(rows.map((r) => r.schema));
+  const outcomes: MigrateOutcome[] = [];
+  for (const schema of schemas) {
+    if (current.has(schema)) {
+      outcomes.push({ schema, applied: [] });
+      continue;
+    }
+    try {
+      outcomes.push(await migrateSchema(db, schema, options));
+    } catch (error) {
+      throw new SchemaMigrationError(schema, outcomes, error);
+    }
+  }
+  return outcomes;
+}
