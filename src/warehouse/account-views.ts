@@ -63,10 +63,12 @@ export async function sharedTables(db: Db): Promise<SharedTable[]> {
  * layout (hiresync.schema_layouts) differs gets its views made again.
  */
 export function layoutOf(tables: readonly SharedTable[]): string {
-  return tables
-    .map((t) => `${t.table}(${t.columns.map((c) => c.name).join(',')})`)
-    .sort()
-    .join(';');
+  return tables.map(layoutEntry).sort().join(';');
+}
+
+/** One table's part of {@link layoutOf}: its name and columns. */
+export function layoutEntry(table: SharedTable): string {
+  return `${table.table}(${table.columns.map((c) => c.name).join(',')})`;
 }
 
 /** `"name"`, quoted for SQL. */

@@ -49,6 +49,8 @@ export interface MigrateOptions {
   schema?: string;
   /** The folder of migrations. Default {@link MIGRATIONS_FOLDER}. */
   folder?: string;
+  /** The last migration to apply (as Kysely's `migrateTo`); default the folder's last. */
+  upTo?: string;
 }
 
 /**
@@ -110,7 +112,7 @@ export async function migrateToLatest(
         const done = new Set(rows.map((r) => r.name));
         const pending = Object.keys(migrations)
           .sort()
-          .filter((name) => !done.has(name));
+          .filter((name) => !done.has(name) && (options.upTo === undefined || name <= options.upTo));
         for (const name of pending) {
           current = name;
           await sql`select set_config('search_path', ${`"${schema}"`}, true)`.execute(trx);

@@ -5,6 +5,7 @@ import { claimAccountSchema } from './account-schema-owner.js';
 import {
   accountViewsText,
   derivedViewsText,
+  layoutEntry,
   layoutOf,
   recordLayout,
   type SharedTable,
@@ -108,7 +109,13 @@ export async function migrateSchema(
       for (const warning of conversion.warnings) warn?.(warning);
       applied.push(MOVED_TO_SHARED);
     } else {
-      await sql.raw(accountViewsText(schema, account, tables)).execute(trx);
+      // Only the views of tables whose columns changed since they were made:
+      // a release that adds a column costs one view per account.
+      const before = new Set((recorded[0]?.layout ?? '').split(';'));
+      const changed = tables.filter((t) => !before.has(layoutEntry(t)));
+      if (changed.length > 0) {
+        await sql.raw(accountViewsText(schema, account, changed)).execute(trx);
+      }
       if (kind === null) await sql.raw(derivedViewsText(schema)).execute(trx);
       applied.push(VIEWS_MADE);
     }
