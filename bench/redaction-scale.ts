@@ -6,7 +6,8 @@
  * token-provider slot), then measures, median of many:
  * - a new token: one account's token replaced (what a worker does each hour
  *   per account), alone and together with the next log line written (a
- *   registry that defers work to the next redaction pays it there);
+ *   registry that defers work to the next redaction pays it there), and
+ *   the mean CPU time of the two (user + system, GC included);
  * - a log line: redacting a typical pino line holding no secret, and a line
  *   echoing a registered token;
  * and the child's heap (after a GC) once the N accounts are registered, and
@@ -15,7 +16,7 @@
  * and its peak RSS.
  * Tokens are JWT-shaped (~230 characters, one shared header), secrets 40
  * characters of a wide alphabet, client ids `client-00042` (shared prefixes):
- * the shapes that make prefix-sharing worst for the matcher.
+ * shared prefixes make the matcher walk further than random strings would.
  *
  *   node dist/bench/redaction-scale.js [N,N,...]      (default 100,1000,5000)
  */
