@@ -131,12 +131,12 @@ export function registerSecret(
   options: { pinned?: boolean; slot?: string } = {},
 ): void {
   if (value.length < MIN_SECRET_LENGTH) return;
+  // A holder's token is handed out again and again: a no-op while it is unchanged.
+  const previous = options.slot === undefined ? undefined : slots.get(options.slot);
+  if (previous === value) return;
   const now = performance.now();
   forgetStale(now);
   if (options.slot !== undefined) {
-    // Handed out again and again: a no-op while it is unchanged.
-    const previous = slots.get(options.slot);
-    if (previous === value) return;
     slots.set(options.slot, value);
     hold(value).slots += 1;
     const replaced = previous === undefined ? undefined : held.get(previous);
