@@ -12,6 +12,7 @@ import { childSync, clearPrefix, endToEnd, startSimulatorProcess, syncEnv } from
 import { historyCost } from './history-cost.js';
 import { incrementalUpdates } from './incremental-updates.js';
 import { describeWalk, rateLimitedWalk } from './rate-limited-walk.js';
+import { describeRedactionScale, redactionScale } from './redaction-scale.js';
 import { resumeCost } from './resume-cost.js';
 import { ADMIN_URL, fmt, freshDatabase } from './support.js';
 import { v3PacingRows } from './v3-pacing.js';
@@ -144,6 +145,12 @@ row(
     )
     .join('; '),
   '',
+);
+
+row(
+  'redaction: a new access token of one account (with the next log line), and one log line, with 100 / 1,000 / 5,000 accounts registered (secret, Basic credential, JWT-shaped token each; medians)',
+  describeRedactionScale(await redactionScale()),
+  'flat in accounts',
 );
 
 const accounts = await accountsScale();

@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { RadixTree } from './radix-tree.js';
 
 /** Replaces a secret wherever hiresync stores or prints text. */
 export const REDACTED = '[redacted]';
@@ -6,21 +7,64 @@ export const REDACTED = '[redacted]';
 /** Values shorter than this are not redacted: they would blank out ordinary words. */
 const MIN_SECRET_LENGTH = 4;
 
-/** How many rotating values (access tokens, their credentials) are remembered. */
-const MAX_ROTATING = 100;
+/**
+ * How long a value registered without `pinned` or `slot` (an authorization
+ * code, a refresh token, a token just replaced) is kept after it was last
+ * registered: an answer to a request that carried it can still echo it. A
+ * token in force is replaced at most a minute before it expires (`renewAt`),
+ * so an hour later it has long expired and no request carries it any more.
+ */
+export const RECENT_MS = 60 * 60_000;
 
-/** Secrets of the configuration: kept for the life of the process. */
-const pinned = new Set<string>();
-/** Rotating secrets (access tokens), oldest first; bounded by MAX_ROTATING. */
-const rotating = new Set<string>();
-/** The token each holder has in use now (a token provider), by holder: one value per holder, never evicted. */
+/**
+ * At most this many such recent values are kept (the oldest go first): a
+ * worker of 5,000 accounts replaces about that many tokens an hour, and this
+ * bounds what a burst of registrations can take (about 1.3 KB of heap per
+ * JWT-sized token: 13 MB; bench/redaction-scale.ts).
+ */
+export const MAX_RECENT = 10_000;
+
+/**
+ * Why a value is held; its forms are redacted while any reason is left, and
+ * forgotten (the tree of forms gives their nodes back) once none is. Memory
+ * stays bounded however long a worker runs:
+ * - `pinned`: the configured credentials, an account's secret and the Basic
+ *   credential made of it, kept for the life of the process: one set per
+ *   account (and per change of its credentials);
+ * - `slots`: how many holders (token providers: one per account, made again
+ *   when its credentials change) have it as their token in force; a holder
+ *   has one value, and the one it replaces becomes recent;
+ * - `recent`: in {@link recent}, which forgets a value {@link RECENT_MS}
+ *   after it was last registered (by the monotonic clock, so that a step of
+ *   the wall clock neither keeps nor drops it), and keeps {@link MAX_RECENT}
+ *   at most.
+ * So a worker minting a token per account per hour holds, for N accounts,
+ * N tokens in force and at most the last hour's replaced ones, whether it has
+ * run for an hour or for months.
+ */
+interface Held {
+  pinned: boolean;
+  slots: number;
+  recent: boolean;
+}
+
+const held = new Map<string, Held>();
+/** The token each holder has in use now (a token provider), by holder. */
 const slots = new Map<string, string>();
-let pattern: RegExp | undefined;
-let patternStale = false;
+/** Recent values and when each was last registered, oldest first (Map order). */
+const recent = new Map<string, number>();
+/** No recent value is due to be forgotten before this time (a redaction checks only this). */
+let nextForgetAt = Number.POSITIVE_INFINITY;
+/**
+ * Every form of every value held, each with a count of the values that have
+ * it: registering or forgetting a value adds or removes its forms only, and a
+ * line is scanned once whatever the number of secrets (see RadixTree).
+ */
+const forms = new RadixTree();
 
 /** A value as it may appear in text: raw, base64, percent-encoded, form-encoded, JSON-escaped. */
 function encodingsOf(value: string): string[] {
-  const forms = new Set([
+  const all = new Set([
     value,
     Buffer.from(value).toString('base64'),
     Buffer.from(value).toString('base64url'),
@@ -28,70 +72,105 @@ function encodingsOf(value: string): string[] {
     new URLSearchParams({ v: value }).toString().slice(2),
     JSON.stringify(value).slice(1, -1),
   ]);
-  return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
+  return [...all].filter((f) => f.length >= MIN_SECRET_LENGTH);
+}
+
+/** The record of `value`, made (and its forms added) if it is not held yet. */
+function hold(value: string): Held {
+  let record = held.get(value);
+  if (record === undefined) {
+    record = { pinned: false, slots: 0, recent: false };
+    held.set(value, record);
+    for (const form of encodingsOf(value)) forms.add(form);
+  }
+  return record;
+}
+
+/** Forgets `value` (and its forms) once no reason to hold it is left. */
+function release(value: string, record: Held): void {
+  if (record.pinned || record.slots > 0 || record.recent) return;
+  held.delete(value);
+  for (const form of encodingsOf(value)) forms.remove(form);
+}
+
+/** Keeps `value` among the recent ones, as registered now. */
+function remember(value: string, record: Held, now: number): void {
+  if (record.pinned) return;
+  recent.delete(value);
+  recent.set(value, now);
+  record.recent = true;
+  nextForgetAt = Math.min(nextForgetAt, now + RECENT_MS);
+}
+
+/** Forgets the recent values registered {@link RECENT_MS} ago or more, and any beyond {@link MAX_RECENT}. */
+function forgetStale(now: number): void {
+  nextForgetAt = Number.POSITIVE_INFINITY;
+  for (const [value, at] of recent) {
+    if (recent.size <= MAX_RECENT && now - at < RECENT_MS) {
+      nextForgetAt = at + RECENT_MS;
+      return;
+    }
+    recent.delete(value);
+    const record = held.get(value);
+    if (record === undefined) continue;
+    record.recent = false;
+    release(value, record);
+  }
 }
 
 /**
  * Remembers a secret value (and its encodings) so that {@link redactSecrets}
  * blanks it out. `pinned` values (the configured credentials) are kept for
- * the life of the process; others (access tokens, which rotate) only while
- * they are among the last {@link MAX_ROTATING} registered.
+ * the life of the process; a `slot`'s value (a holder's token in force) until
+ * the holder registers another; any other value (access tokens, codes,
+ * refresh tokens, which rotate) for {@link RECENT_MS} after it was last
+ * registered. Costs O(the value's length), whatever else is registered.
  */
 export function registerSecret(
   value: string,
   options: { pinned?: boolean; slot?: string } = {},
 ): void {
   if (value.length < MIN_SECRET_LENGTH) return;
+  // A holder's token is handed out again and again: a no-op while it is unchanged.
+  const previous = options.slot === undefined ? undefined : slots.get(options.slot);
+  if (previous === value) return;
+  const now = performance.now();
+  forgetStale(now);
   if (options.slot !== undefined) {
-    // A holder's value in use: replaced when it changes, kept however many
-    // other holders (accounts) register theirs; the pattern is rebuilt only
-    // when the value changes, not each time it is handed out.
-    const previous = slots.get(options.slot);
-    if (previous === value) return;
     slots.set(options.slot, value);
-    // The token it replaces may still echo in an answer in flight: kept among the recent ones.
-    if (previous !== undefined) registerSecret(previous);
-    patternStale = true;
+    hold(value).slots += 1;
+    const replaced = previous === undefined ? undefined : held.get(previous);
+    if (previous !== undefined && replaced !== undefined) {
+      // The token it replaces may still echo in an answer in flight: kept among the recent ones.
+      replaced.slots -= 1;
+      remember(previous, replaced, now);
+    }
     return;
   }
-  if (options.pinned) {
-    if (pinned.has(value)) return;
-    pinned.add(value);
-  } else {
-    if (pinned.has(value)) return;
-    // Re-registering moves the value to the newest end; the pattern, which
-    // holds every value whatever their order, stays as it is.
-    if (rotating.delete(value)) {
-      rotating.add(value);
-      return;
-    }
-    rotating.add(value);
-    while (rotating.size > MAX_ROTATING) {
-      const oldest = rotating.values().next().value as string;
-      rotating.delete(oldest);
-    }
-  }
-  patternStale = true;
+  const record = hold(value);
+  if (options.pinned) record.pinned = true;
+  else remember(value, record, now);
 }
 
-/** How many values the registry holds (pinned and rotating). */
+/** How many values the registry holds (pinned, in force, recent), once each. */
 export function registeredSecretCount(): number {
-  return pinned.size + rotating.size + slots.size;
+  forgetStale(performance.now());
+  return held.size;
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-function currentPattern(): RegExp | undefined {
-  if (patternStale) {
-    const forms = [...new Set([...pinned, ...rotating, ...slots.values()])].flatMap(encodingsOf);
-    // Longest first, so a value's base64 is not cut short by a shorter secret inside it.
-    const unique = [...new Set(forms)].sort((a, b) => b.length - a.length);
-    pattern = unique.length > 0 ? new RegExp(unique.map(escapeRegExp).join('|'), 'g') : undefined;
-    patternStale = false;
-  }
-  return pattern;
+/**
+ * What the registry holds and the work it has done: values, their distinct
+ * forms, the nodes of the tree of forms, and `steps`, the tree's nodes
+ * visited so far by every registration, forgetting and redaction (a count of
+ * work for tests and benchmarks).
+ */
+export function secretRegistryStats(): {
+  values: number;
+  forms: number;
+  nodes: number;
+  steps: number;
+} {
+  return { values: held.size, forms: forms.size, nodes: forms.nodes, steps: forms.steps };
 }
 
 /**
@@ -106,18 +185,19 @@ const CREDENTIAL_SHAPES =
 
 /**
  * `text` with every registered secret, in any of its encodings, and every
- * `Bearer …`/`Basic …` credential replaced by `[redacted]`. Cheap when the
- * text holds none: one regular-expression scan per pattern.
+ * `Bearer …`/`Basic …` credential replaced by `[redacted]`. One scan of the
+ * text for the registered values, whatever their number, then one
+ * regular-expression scan for the shapes.
  */
 export function redactSecrets(text: string): string {
-  const known = currentPattern();
-  let out = known ? text.replace(known, REDACTED) : text;
-  out = out.replace(
+  const now = performance.now();
+  if (now >= nextForgetAt) forgetStale(now);
+  const out = forms.replaceAll(text, REDACTED);
+  return out.replace(
     CREDENTIAL_SHAPES,
     (_match, scheme?: string, space?: string, field?: string, sep?: string) =>
       scheme !== undefined ? `${scheme}${space}${REDACTED}` : `${field}${sep}${REDACTED}`,
   );
-  return out;
 }
 
 /** An Error whose message and stack are redacted; name kept. Returns `error` itself when clean. */

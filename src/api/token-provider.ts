@@ -62,9 +62,9 @@ export class TokenProvider {
   /** The token to send now: cached while fresh, else renewed. Every wait ends when `signal` is aborted. */
   async getToken(signal?: AbortSignal): Promise<string> {
     const current = this.#current;
-    // Registered again each time it is handed out: the redaction keeps the
-    // newest tokens, and a token in use must stay among them however many
-    // accounts' tokens were minted since.
+    // Registered in this provider's slot each time it is handed out: the
+    // redaction holds the token in force however many accounts' tokens were
+    // minted since, and the one it replaced for an hour more.
     if (current && this.#isFresh(current)) return this.#handOut(current.accessToken);
     return this.#refresh(undefined, signal);
   }
