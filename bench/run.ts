@@ -14,6 +14,7 @@ import { incrementalUpdates } from './incremental-updates.js';
 import { describeWalk, rateLimitedWalk } from './rate-limited-walk.js';
 import { describeRedactionScale, redactionScale } from './redaction-scale.js';
 import { resumeCost } from './resume-cost.js';
+import { scheduleSpread } from './schedule-spread.js';
 import { ADMIN_URL, fmt, freshDatabase } from './support.js';
 import { v3PacingRows } from './v3-pacing.js';
 import { warehouseUpsert } from './warehouse-upsert.js';
@@ -166,6 +167,14 @@ row(
     `; Postgres connections per worker ${Math.max(...accounts.rounds.flatMap((r) => r.peakPgConnections))} at most with ${accounts.rounds[0]?.accounts} accounts, ${Math.max(...accounts.few.peakPgConnections)} with ${accounts.few.accounts}; ` +
     `${accountRows.reduce((n, r) => n + r.failed, 0)} runs failed, ${accountRows.reduce((n, r) => n + r.mismatches, 0)} rows mismatched`,
   'connections flat in accounts; 0 failed, 0 mismatched',
+);
+
+// Schedules: from the schedulers' next times (also alone: node dist/bench/schedule-spread.js [accounts]).
+const spread = await scheduleSpread(5000);
+row(
+  `schedules: ${fmt(spread.accounts)} accounts × 3 resources, runs per second over one 15-min incremental period and over the 1-h full window (HIRESYNC_FULL_WINDOW), from the schedulers' next times`,
+  `incremental peak ${spread.after.incremental.peakPerS}/s vs mean ${spread.after.incremental.meanPerS.toFixed(1)}/s, busiest minute ${fmt(spread.after.incremental.peakPerMinute)} (before the spread: ${fmt(spread.before.incremental.peakPerS)}/s, all within ${spread.before.incremental.busySeconds} s); full peak ${spread.after.full.peakPerS}/s vs mean ${spread.after.full.meanPerS.toFixed(1)}/s, busiest minute ${fmt(spread.after.full.peakPerMinute)} (before: ${fmt(spread.before.full.peakPerS)} in one second); upgrade replaces ${fmt(spread.after.replaced)} schedulers in ${spread.after.upsertS.toFixed(0)} s, a restart none`,
+  'flat: peak a small multiple of the mean',
 );
 
 const client = new pg.Client({ connectionString: ADMIN_URL });

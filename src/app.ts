@@ -180,7 +180,9 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
   const queueRedis = createQueueRedis(config.redisUrl, logger, 'hiresync-queue');
   const prefix = config.redisPrefix;
   const http = createHttp({ timeoutMs: config.api.httpTimeoutMs });
-  const queue = createSyncQueue(queueRedis, prefix);
+  const queue = createSyncQueue(queueRedis, prefix, undefined, {
+    fullWindowMs: config.fullWindowMs,
+  });
   const metrics = new Metrics({
     defaultMetrics: options.defaultMetrics ?? true,
     db,
@@ -293,6 +295,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     startWorker: (queueName) => {
       const worker = createSyncWorker(queueRedis, prefix, deps, {
         concurrency,
+        fullWindowMs: config.fullWindowMs,
         ...(queueName === undefined ? {} : { queueName }),
       });
       worker.on('error', throttledWarn(logger, 'queue worker error'));

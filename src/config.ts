@@ -229,6 +229,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
     refreshKeepaliveMs: v.HIRESYNC_REFRESH_KEEPALIVE,
     incrementalEveryMs: v.HIRESYNC_INCREMENTAL_EVERY,
     fullCron: v.HIRESYNC_FULL_CRON,
+    fullWindowMs: v.HIRESYNC_FULL_WINDOW,
     httpPort: v.HIRESYNC_HTTP_PORT,
     consolePassword: v.HIRESYNC_CONSOLE_PASSWORD,
   });

@@ -148,6 +148,8 @@ export const worker = defineCommand({
       {
         port,
         schedules: schedules.upserted.length,
+        // Their interval, offset or cron changed (the first start after the spread: all of them).
+        ...(schedules.replaced.length > 0 ? { schedulesReplaced: schedules.replaced.length } : {}),
         accounts: new Set(runs.map((r) => r.account)).size,
         resources: config.resources,
         ...(runs.length === 0

@@ -116,6 +116,23 @@ export function durationMs(fallback: string, min: number, max: number) {
   );
 }
 
+/**
+ * A duration such as `30m` within [min, max] (both in ms), or `0` (with or
+ * without a unit) for none: a setting that 0 turns off.
+ */
+export function durationOrZeroMs(fallback: string, min: number, max: number) {
+  const read = (text: string) => {
+    if (/^0+(\.0+)?\s*(ms|s|m|h|d)?$/i.test(text)) return 0;
+    const ms = parseDuration(text);
+    return ms !== undefined && ms >= min && ms <= max ? ms : undefined;
+  };
+  return optionalValue(read(fallback) as number, read, (text) =>
+    parseDuration(text) === undefined
+      ? `is not a duration like 30m or 1h (or 0 for none): ${JSON.stringify(text)}`
+      : `must be 0 (none) or from ${formatDuration(min)} to ${formatDuration(max)}, got ${JSON.stringify(text)}`,
+  );
+}
+
 /** A fraction from 0 to 1. */
 export function fraction(fallback: number) {
   return optionalValue(

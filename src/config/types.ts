@@ -175,6 +175,12 @@ export interface Config extends StatusConfig {
   incrementalEveryMs: number;
   /** `HIRESYNC_FULL_CRON`: an account's full schedule, unless its settings say otherwise. Default `0 3 * * *`. */
   fullCron: string;
+  /**
+   * `HIRESYNC_FULL_WINDOW`: each (account, resource)'s full run fires at its
+   * cron's time plus a stable offset within this window, so thousands of
+   * accounts do not resync at the same moment. Default 1 h; 0: at the cron's time.
+   */
+  fullWindowMs: number;
   httpPort: number;
   /** `HIRESYNC_CONSOLE_PASSWORD`: the console at `/` of the HTTP server (user `hiresync`); undefined: the console is off. */
   consolePassword: Secret | undefined;

@@ -4,6 +4,7 @@ import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
 import type { Config } from '../config/types.js';
 import type { ResourceName } from '../config.js';
 import type { RequestedMode, RunSummary } from '../sync/run-resource.js';
+import { fullWindowStrategy } from './schedule-offsets.js';
 
 export const QUEUE_NAME = 'sync';
 
@@ -34,13 +35,29 @@ export function accountOf(data: SyncJobData): string {
   return data.account ?? DEFAULT_ACCOUNT;
 }
 
+/** Options of {@link createSyncQueue}. */
+export interface SyncQueueOptions {
+  /**
+   * HIRESYNC_FULL_WINDOW, for a queue that upserts the schedulers
+   * (upsertSchedules): its full runs fire at their cron's times plus their
+   * offset within it. Default 0 (at the cron's times), enough for a queue
+   * that only queues runs or removes schedulers.
+   */
+  fullWindowMs?: number;
+}
+
 /** The queue `name` (default the shared queue of scheduled and resumed runs). */
 export function createSyncQueue(
   connection: Redis,
   prefix: string,
   name: string = QUEUE_NAME,
+  options: SyncQueueOptions = {},
 ): Queue<SyncJobData> {
-  return new Queue<SyncJobData>(name, { connection, prefix });
+  return new Queue<SyncJobData>(name, {
+    connection,
+    prefix,
+    settings: { repeatStrategy: fullWindowStrategy(options.fullWindowMs ?? 0) },
+  });
 }
 
 /** Job options of every run: bounded retries with exponential backoff. */

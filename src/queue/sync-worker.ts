@@ -1,6 +1,7 @@
 import { DelayedError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { coerceError } from '../errors.js';
+import { fullWindowStrategy } from './schedule-offsets.js';
 import { QUEUE_NAME, type SyncJob, type SyncJobData, type SyncJobResult } from './sync-job.js';
 import { createSyncProcessor, type SyncProcessorDeps } from './sync-processor.js';
 
@@ -25,6 +26,12 @@ export interface SyncWorkerOptions {
   concurrency: number;
   /** The queue it processes; default the shared queue ({@link QUEUE_NAME}). */
   queueName?: string;
+  /**
+   * HIRESYNC_FULL_WINDOW: the worker moves a full scheduler on to its
+   * cron's next time plus its offset within this window, as the queue that
+   * upserted it did. Default 0.
+   */
+  fullWindowMs?: number;
 }
 
 /** A BullMQ worker running the processor; one job per resource at a time, resources in parallel. */
@@ -69,6 +76,7 @@ export function createSyncWorker(
       concurrency: options.concurrency,
       // A page can take a while behind a long Retry-After; the lock is renewed meanwhile.
       lockDuration: 60_000,
+      settings: { repeatStrategy: fullWindowStrategy(options.fullWindowMs ?? 0) },
     },
   );
   return Object.assign(worker, { settlements });

@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
 import type { Config } from '../config/types.js';
 import type { ResourceName } from '../config.js';
+import { cronFiresAt, fullOffsetMs, incrementalOffsetMs } from './schedule-offsets.js';
 import { runJobOptions, type SyncJobData } from './sync-job.js';
 
 /** One (account, resource) the schedules cover. */
@@ -17,31 +18,41 @@ export interface ScheduleTarget {
 /** The job-scheduler settings {@link upsertSchedules} works with. */
 export type ScheduleConfig = Pick<
   Config,
-  'incrementalEveryMs' | 'fullCron' | 'runAttempts' | 'runBackoffMs'
+  'incrementalEveryMs' | 'fullCron' | 'fullWindowMs' | 'runAttempts' | 'runBackoffMs'
 >;
 
-/** A scheduler as kept: its key and how it repeats. */
+/** A scheduler as kept: its key, how it repeats, and where in its period it fires. */
 interface Wanted {
   key: string;
-  repeat: { every: number } | { pattern: string };
+  repeat: { every: number; offset: number } | { pattern: string };
+  /** Of a full scheduler: how long after each of its cron's times it fires. */
+  fullOffsetMs?: number;
   requested: 'auto' | 'full';
   target: ScheduleTarget;
 }
 
-/** The schedulers of `targets`: an incremental one and a full one each, with their repeat. */
+/**
+ * The schedulers of `targets`: an incremental one and a full one each, with
+ * their repeat. The incremental one fires every interval at the offset of its
+ * (account, resource) (BullMQ's `offset`); the full one at its cron's times
+ * plus an offset within HIRESYNC_FULL_WINDOW, which the queue's repeat
+ * strategy adds (fullWindowStrategy) to the jobs named by the run key.
+ */
 function wantedOf(config: ScheduleConfig, targets: readonly ScheduleTarget[]): Wanted[] {
   return targets.flatMap((target) => {
     const key = runKey(target.account, target.resource);
+    const every = target.incrementalEveryMs ?? config.incrementalEveryMs;
     return [
       {
         key: `incremental:${key}`,
-        repeat: { every: target.incrementalEveryMs ?? config.incrementalEveryMs },
+        repeat: { every, offset: incrementalOffsetMs(key, every) },
         requested: 'auto',
         target,
       },
       {
         key: `full:${key}`,
         repeat: { pattern: target.fullCron ?? config.fullCron },
+        fullOffsetMs: fullOffsetMs(key, config.fullWindowMs),
         requested: 'full',
         target,
       },
@@ -67,13 +78,33 @@ export interface ListedScheduler {
   key?: string | undefined;
   id?: string | null | undefined;
   every?: number | undefined;
+  offset?: number | undefined;
   pattern?: string | null | undefined;
+  /** When its next job is due (ms since the epoch). */
+  next?: number | null | undefined;
 }
 
 /**
- * Keys of the schedulers of `targets` that Redis holds with another interval
- * or cron pattern than wanted (an account's settings, or the deployment's
- * HIRESYNC_INCREMENTAL_EVERY or HIRESYNC_FULL_CRON, changed).
+ * Is `held` the scheduler `wanted` describes? The same interval at the same
+ * offset, or the same cron pattern whose next job is due at one of its times
+ * plus the wanted full offset (a scheduler of a version before the spread,
+ * or of another HIRESYNC_FULL_WINDOW, is due at another moment).
+ */
+function holds(held: ListedScheduler, wanted: Wanted, cache: Map<string, boolean>): boolean {
+  const { repeat } = wanted;
+  if ('every' in repeat) return held.every === repeat.every && held.offset === repeat.offset;
+  if (held.pattern !== repeat.pattern) return false;
+  // A scheduler listed without its next time cannot be told apart: left as it is.
+  if (held.next === undefined || held.next === null) return true;
+  return cronFiresAt(repeat.pattern, held.next - (wanted.fullOffsetMs ?? 0), cache);
+}
+
+/**
+ * Keys of the schedulers of `targets` that Redis holds with another interval,
+ * offset or cron pattern than wanted (an account's settings, or the
+ * deployment's HIRESYNC_INCREMENTAL_EVERY, HIRESYNC_FULL_CRON or
+ * HIRESYNC_FULL_WINDOW, changed; or they were made before schedules were
+ * spread over their period).
  */
 export function changedSchedules(
   config: ScheduleConfig,
@@ -81,11 +112,11 @@ export function changedSchedules(
   present: readonly ListedScheduler[],
 ): string[] {
   const byKey = new Map(present.map((s) => [s.key ?? s.id ?? '', s]));
+  const cache = new Map<string, boolean>();
   return wantedOf(config, targets)
-    .filter(({ key, repeat }) => {
-      const held = byKey.get(key);
-      if (!held) return false;
-      return 'every' in repeat ? held.every !== repeat.every : held.pattern !== repeat.pattern;
+    .filter((wanted) => {
+      const held = byKey.get(wanted.key);
+      return held !== undefined && !holds(held, wanted, cache);
     })
     .map((w) => w.key);
 }
@@ -94,21 +125,28 @@ export function changedSchedules(
 export interface ScheduleChanges {
   /** Keys upserted. */
   upserted: string[];
-  /** Keys of schedulers replaced (removed, then upserted) because their interval or cron changed. */
+  /** Keys of schedulers replaced (removed, then upserted) because their interval, offset or cron changed. */
   replaced: string[];
   /** Keys of schedulers removed: their account was disabled or removed, or the resource is no longer configured. */
   removed: string[];
+  /** Keys of incremental schedulers Redis did not hold, whose first run was queued at once. */
+  started: string[];
 }
 
 /**
  * Keeps the schedules of `targets`: an incremental run of each every
- * target's interval (default HIRESYNC_INCREMENTAL_EVERY) and a full run on
- * its cron pattern (default HIRESYNC_FULL_CRON). Upserts are idempotent
- * across restarts and replicas; with `only`, just those keys are upserted
- * (the others are known to be there). A scheduler whose interval or pattern
- * changed is replaced: removed with its next delayed run, then upserted, so
- * the next run follows the new schedule. Schedulers of targets no longer
- * wanted are removed.
+ * target's interval (default HIRESYNC_INCREMENTAL_EVERY) at the offset of its
+ * (account, resource), and a full run at its cron pattern's times (default
+ * HIRESYNC_FULL_CRON) plus its offset within HIRESYNC_FULL_WINDOW (the queue
+ * must have been made with the same window: createSyncQueue). Upserts are
+ * idempotent across restarts and replicas; with `only`, just those keys are
+ * upserted (the others are known to be there). An incremental scheduler
+ * Redis did not hold (an account added, enabled or connected, a resource
+ * added, Redis emptied) also gets its first run queued at once, as before
+ * the spread, then fires at its offset. A scheduler whose interval, offset or
+ * pattern changed is replaced: removed with its next delayed run, then
+ * upserted, so the next run follows the new schedule. Schedulers of targets
+ * no longer wanted are removed.
  */
 export async function upsertSchedules(
   queue: Queue<SyncJobData>,
@@ -117,27 +155,36 @@ export async function upsertSchedules(
   only?: ReadonlySet<string>,
 ): Promise<ScheduleChanges> {
   const present = await queue.getJobSchedulers();
+  const held = new Set(present.map((s) => s.key ?? s.id ?? ''));
   const changed = new Set(changedSchedules(config, targets, present));
   const wanted = wantedOf(config, targets);
   const upserted: string[] = [];
   const replaced: string[] = [];
+  const started: string[] = [];
   for (const { key, repeat, requested, target } of wanted) {
     if (only && !only.has(key) && !changed.has(key)) continue;
     const name = runKey(target.account, target.resource);
-    const data =
-      target.account === DEFAULT_ACCOUNT
-        ? { resource: target.resource }
-        : { account: target.account, resource: target.resource };
+    const data: SyncJobData = {
+      ...(target.account === DEFAULT_ACCOUNT ? {} : { account: target.account }),
+      resource: target.resource,
+      requested,
+      origin: 'schedule',
+    };
     if (changed.has(key)) {
       await queue.removeJobScheduler(key);
       replaced.push(key);
     }
-    await queue.upsertJobScheduler(key, repeat, {
-      name,
-      data: { ...data, requested, origin: 'schedule' },
-      opts: runJobOptions(config),
-    });
+    // The name is the run key: the queue's repeat strategy derives the full offset from it.
+    await queue.upsertJobScheduler(key, repeat, { name, data, opts: runJobOptions(config) });
     upserted.push(key);
+    if ('every' in repeat && !held.has(key)) {
+      // One job per key until it ends, whichever replica queues it.
+      await queue.add(name, data, {
+        ...runJobOptions(config),
+        deduplication: { id: `first:${name}` },
+      });
+      started.push(key);
+    }
   }
   const keys = new Set(wanted.map((w) => w.key));
   const removed: string[] = [];
@@ -148,5 +195,5 @@ export async function upsertSchedules(
       removed.push(key);
     }
   }
-  return { upserted, replaced, removed };
+  return { upserted, replaced, removed, started };
 }

@@ -119,12 +119,13 @@ describe('Redis losing its keys', () => {
   it('the schedule keeper notices missing job schedulers on its own and re-creates them', async () => {
     const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
     const prefix = `test-${randomUUID()}`;
-    const queue = createSyncQueue(redis, prefix);
+    const queue = createSyncQueue(redis, prefix, undefined, { fullWindowMs: 3_600_000 });
     const log = captureLogger();
     const config = {
       resources: ['jobs', 'tracking_links'] as const,
       incrementalEveryMs: 900_000,
       fullCron: '0 3 * * *',
+      fullWindowMs: 3_600_000,
       runAttempts: 3,
       runBackoffMs: 1000,
     };

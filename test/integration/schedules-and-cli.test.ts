@@ -16,11 +16,12 @@ describe('worker schedules', () => {
   it('are idempotent across restarts and replicas, and drop resources no longer configured', async () => {
     const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
     const prefix = `test-${randomUUID()}`;
-    const queue = createSyncQueue(redis, prefix);
+    const queue = createSyncQueue(redis, prefix, undefined, { fullWindowMs: 3_600_000 });
     try {
       const config = {
         incrementalEveryMs: 900_000,
         fullCron: '0 3 * * *',
+        fullWindowMs: 3_600_000,
         runAttempts: 3,
         runBackoffMs: 1000,
       };

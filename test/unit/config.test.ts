@@ -51,6 +51,7 @@ describe('loadConfig', () => {
     expect(config.api.trackingLinksPath).toBe('/v3/tracking_links');
     expect(config.incrementalEveryMs).toBe(15 * 60_000);
     expect(config.fullCron).toBe('0 3 * * *');
+    expect(config.fullWindowMs).toBe(3_600_000);
     expect(config.httpPort).toBe(9464);
     expect(config.logLevel).toBe('info');
     expect(config.api.rateLimitWindowMs).toBe(10_000);
@@ -309,6 +310,23 @@ describe('loadConfig guards and bounds', () => {
     expect(
       loadConfig({ ...valid, HIRESYNC_FULL_CRON: '30 2 * * 1' }, RESOURCE_NAMES).fullCron,
     ).toBe('30 2 * * 1');
+  });
+
+  it('reads HIRESYNC_FULL_WINDOW as a duration, 0 turning the spread of full runs off', () => {
+    const window = (text: string) =>
+      loadConfig({ ...valid, HIRESYNC_FULL_WINDOW: text }, RESOURCE_NAMES).fullWindowMs;
+    expect(window('90m')).toBe(5_400_000);
+    expect(window('0')).toBe(0);
+    expect(window('0s')).toBe(0);
+    expect(window(' 0h ')).toBe(0);
+    expect(problems({ ...valid, HIRESYNC_FULL_WINDOW: 'an hour' })).toEqual([
+      'HIRESYNC_FULL_WINDOW',
+    ]);
+    expect(messageOf({ ...valid, HIRESYNC_FULL_WINDOW: 'an hour' })).toMatch(/or 0 for none/);
+    expect(messageOf({ ...valid, HIRESYNC_FULL_WINDOW: '8d' })).toMatch(
+      /must be 0 \(none\) or from 1s to 7d, got "8d"/,
+    );
+    expect(problems({ ...valid, HIRESYNC_FULL_WINDOW: '-1h' })).toEqual(['HIRESYNC_FULL_WINDOW']);
   });
 
   it('ignores surrounding spaces in every variable alike', () => {
