@@ -2,12 +2,15 @@
  * `npm run bench`: runs every benchmark, prints one table of figures measured
  * in this run, and writes it to bench/RESULTS.md with the command, the date
  * and the machine. Needs Postgres and Redis: DATABASE_URL and REDIS_URL
- * (defaults: the local ones). Takes about ten minutes (565 s in the run of bench/RESULTS.md).
+ * (defaults: the local ones). Takes about ten minutes (565 s in the run of bench/RESULTS.md),
+ * plus a few for the thousands-of-accounts rows at N = 100 (1,000 and 5,000 run alone:
+ * node dist/bench/accounts-thousands.js N).
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import pg from 'pg';
 import { accountsScale, describeAccountsScale, idealSeconds } from './accounts-scale.js';
+import { accountsThousands } from './accounts-thousands.js';
 import { childSync, clearPrefix, endToEnd, startSimulatorProcess, syncEnv } from './end-to-end.js';
 import { historyCost } from './history-cost.js';
 import { incrementalUpdates } from './incremental-updates.js';
@@ -160,6 +163,15 @@ row(
     `${accountRows.reduce((n, r) => n + r.failed, 0)} runs failed, ${accountRows.reduce((n, r) => n + r.mismatches, 0)} rows mismatched`,
   'connections flat in accounts; 0 failed, 0 mismatched',
 );
+
+// Thousands of accounts (issue 23), at N = 100 here.
+for (const r of await accountsThousands({ accounts: 100 })) {
+  row(
+    `accounts, N = ${fmt(r.accounts)}: ${r.measure}`,
+    `${r.value} (machine ${Math.round(100 * r.machineBusy)}% busy)`,
+    r.target,
+  );
+}
 
 const client = new pg.Client({ connectionString: ADMIN_URL });
 await client.connect();
