@@ -100,7 +100,10 @@ export interface ThousandsRow {
   accounts: number;
   value: string;
   target: string;
-  /** Share of the machine's CPU (every core, every process) busy while it was measured, 0..1. */
+  /**
+   * Share of the machine's CPU (every core, every process) busy while it was
+   * measured, 0..1; NaN when that took too short a time to tell.
+   */
   machineBusy: number;
 }
 
@@ -124,8 +127,16 @@ const fmtList = (xs: readonly number[]) => xs.map((x) => x.toFixed(2)).join(', '
 /** Things to undo at the end, last first; also on SIGINT/SIGTERM of the command. */
 const cleanups: Array<() => Promise<unknown>> = [];
 
-async function cleanUp(): Promise<void> {
-  for (const undo of cleanups.splice(0).reverse()) await undo().catch(() => undefined);
+let cleaning: Promise<void> | undefined;
+
+/** Undoes everything once; a second caller (a signal beside a failing step) waits for the same. */
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    for (const undo of cleanups.splice(0).reverse()) await undo().catch(() => undefined);
+  })().finally(() => {
+    cleaning = undefined;
+  });
+  return cleaning;
 }
 
 interface CliResult {
@@ -334,10 +345,12 @@ export async function accountsThousands(options: ThousandsOptions): Promise<Thou
   let ticks = machineTicks();
   const row = (measure: string, value: string, target: string) => {
     const now = machineTicks();
-    const machineBusy = (now.busy - ticks.busy) / Math.max(1, now.total - ticks.total);
+    // Under half a second of every core's ticks says nothing: NaN, printed as such.
+    const total = now.total - ticks.total;
+    const machineBusy = total < cpus().length * 50 ? Number.NaN : (now.busy - ticks.busy) / total;
     ticks = now;
     rows.push({ measure, accounts: n, value, target, machineBusy });
-    log(`${measure}: ${value} (machine ${Math.round(100 * machineBusy)}% busy)`);
+    log(`${measure}: ${value} (machine ${busyText(machineBusy)} busy)`);
   };
   const names = Array.from({ length: n }, (_, k) => accountName(k + 1));
   const syncedCount = Math.min(n, SYNCED_MAX);
@@ -624,6 +637,11 @@ export async function accountsThousands(options: ThousandsOptions): Promise<Thou
   return rows;
 }
 
+/** A share of the machine's CPU as a percentage, or `n/a` (NaN). */
+export function busyText(share: number): string {
+  return Number.isNaN(share) ? 'n/a' : `${Math.round(100 * share)}%`;
+}
+
 /** The rows as a markdown table. */
 export function thousandsTable(rows: readonly ThousandsRow[]): string {
   return [
@@ -631,7 +649,7 @@ export function thousandsTable(rows: readonly ThousandsRow[]): string {
     '|---|---|---|---|---|',
     ...rows.map(
       (r) =>
-        `| ${r.measure} | ${r.accounts.toLocaleString('en-US')} | ${r.value} | ${r.target} | ${Math.round(100 * r.machineBusy)}% |`,
+        `| ${r.measure} | ${r.accounts.toLocaleString('en-US')} | ${r.value} | ${r.target} | ${busyText(r.machineBusy)} |`,
     ),
   ].join('\n');
 }

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import pg from 'pg';
 import { accountsScale, describeAccountsScale, idealSeconds } from './accounts-scale.js';
-import { accountsThousands } from './accounts-thousands.js';
+import { accountsThousands, busyText } from './accounts-thousands.js';
 import { childSync, clearPrefix, endToEnd, startSimulatorProcess, syncEnv } from './end-to-end.js';
 import { historyCost } from './history-cost.js';
 import { incrementalUpdates } from './incremental-updates.js';
@@ -168,7 +168,7 @@ row(
 for (const r of await accountsThousands({ accounts: 100 })) {
   row(
     `accounts, N = ${fmt(r.accounts)}: ${r.measure}`,
-    `${r.value} (machine ${Math.round(100 * r.machineBusy)}% busy)`,
+    `${r.value} (machine ${busyText(r.machineBusy)} busy)`,
     r.target,
   );
 }
