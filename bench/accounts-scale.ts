@@ -37,7 +37,7 @@ import { simulatedAccounts } from '../src/simulator/simulated-accounts.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import { migrateAll, migrateSchemas } from '../src/warehouse/migrate-all.js';
 import { clearPrefix, HEAP_FLAGS } from './end-to-end.js';
-import { ADMIN_URL, REDIS_URL } from './support.js';
+import { ADMIN_URL, cpuSeconds, machineTicks, REDIS_URL } from './support.js';
 
 const CHILD = fileURLToPath(new URL('./accounts-worker-child.js', import.meta.url));
 
@@ -360,30 +360,6 @@ async function registerAccounts(
     await db.destroy();
   }
   return (performance.now() - started) / 1000;
-}
-
-/** CPU time of process `pid` so far (utime + stime), in seconds; 0 once it is gone. */
-function cpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 of the line; clock ticks of 1/100 s on Linux.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** The machine's CPU time so far, busy and total, in clock ticks (/proc/stat). */
-function machineTicks(): { busy: number; total: number } {
-  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
-    .trim()
-    .split(/\s+/)
-    .slice(1, 9)
-    .map(Number);
-  const total = fields.reduce((a, b) => a + b, 0);
-  // idle and iowait.
-  return { busy: total - (fields[3] ?? 0) - (fields[4] ?? 0), total };
 }
 
 /** One round on a fresh copy of database `template`. */

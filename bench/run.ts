@@ -2,12 +2,15 @@
  * `npm run bench`: runs every benchmark, prints one table of figures measured
  * in this run, and writes it to bench/RESULTS.md with the command, the date
  * and the machine. Needs Postgres and Redis: DATABASE_URL and REDIS_URL
- * (defaults: the local ones). Takes about ten minutes (565 s in the run of bench/RESULTS.md).
+ * (defaults: the local ones). Takes about ten minutes (565 s in the run of bench/RESULTS.md),
+ * plus a few for the thousands-of-accounts rows at N = 100 (1,000 and 5,000 run alone:
+ * node dist/bench/accounts-thousands.js N).
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import pg from 'pg';
 import { accountsScale, describeAccountsScale, idealSeconds } from './accounts-scale.js';
+import { accountsThousands, busyText } from './accounts-thousands.js';
 import { childSync, clearPrefix, endToEnd, startSimulatorProcess, syncEnv } from './end-to-end.js';
 import { historyCost } from './history-cost.js';
 import { incrementalUpdates } from './incremental-updates.js';
@@ -176,6 +179,15 @@ row(
   `incremental peak ${spread.after.incremental.peakPerS}/s vs mean ${spread.after.incremental.meanPerS.toFixed(1)}/s, busiest minute ${fmt(spread.after.incremental.peakPerMinute)} (before the spread: ${fmt(spread.before.incremental.peakPerS)}/s, all within ${spread.before.incremental.busySeconds} s); full peak ${spread.after.full.peakPerS}/s vs mean ${spread.after.full.meanPerS.toFixed(1)}/s, busiest minute ${fmt(spread.after.full.peakPerMinute)} (before: ${fmt(spread.before.full.peakPerS)} in one second); upgrade replaces ${fmt(spread.after.replaced)} schedulers in ${spread.after.upsertS.toFixed(0)} s, a restart none`,
   'flat: peak a small multiple of the mean',
 );
+
+// Thousands of accounts (issue 23), at N = 100 here.
+for (const r of await accountsThousands({ accounts: 100 })) {
+  row(
+    `accounts, N = ${fmt(r.accounts)}: ${r.measure}`,
+    `${r.value} (machine ${busyText(r.machineBusy)} busy)`,
+    r.target,
+  );
+}
 
 const client = new pg.Client({ connectionString: ADMIN_URL });
 await client.connect();

@@ -1,0 +1,132 @@
+/**
+ * What bench/accounts-thousands.ts assumes about where account data lives,
+ * in one place, so that a new storage layout changes this file only:
+ *
+ * - {@link releaseMigrationFolders}: the folder(s) of a built copy where a
+ *   release's migration of account data goes, and {@link writeReleaseMigration},
+ *   the trivial migration written there;
+ * - {@link seedRows}: a few job boards and tracking links per account,
+ *   written with SQL into the tables behind the views;
+ * - {@link CROSS_ACCOUNT_QUERIES}: the analyst's reads that are timed;
+ * - {@link firstRunsSucceeded}: how the benchmark sees that first syncs are done.
+ *
+ * Today's layout (migrations/): each account's schema holds its own tables,
+ * built by the same migrations as public (unqualified names, search_path set
+ * to the schema), recorded in its own kysely_migration table.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type pg from 'pg';
+import { schemaOf } from '../src/account-name.js';
+
+/** Name of the release's migration, sorting after every real one. */
+export const RELEASE_MIGRATION = '9999_bench_release';
+
+/**
+ * The folders of the built copy `distRoot` (a copy of dist/) whose
+ * migrations `hiresync migrate` applies to account data: today
+ * dist/migrations, which migrate runs in public and in every account's schema.
+ */
+export function releaseMigrationFolders(distRoot: string): string[] {
+  return [path.join(distRoot, 'migrations')];
+}
+
+/**
+ * Writes the release's one new migration into `folder`: a nullable column
+ * added to the tracking links (unqualified: the migration runs with
+ * search_path set to the schema it builds). Plain JavaScript, no import, as
+ * the FileMigrationProvider loads the built migrations.
+ */
+export function writeReleaseMigration(folder: string): void {
+  writeFileSync(
+    path.join(folder, `${RELEASE_MIGRATION}.js`),
+    `// A release's one new migration, written by bench/accounts-thousands.ts.
+export async function up(db) {
+  await db.schema.alterTable('tracking_links').addColumn('bench_release_note', 'text').execute();
+}
+export async function down(db) {
+  await db.schema.alterTable('tracking_links').dropColumn('bench_release_note').execute();
+}
+`,
+  );
+}
+
+/** Seed rows per account: job boards (company names shared by every account) and links over them. */
+export const SEED = { boards: 3, links: 10 } as const;
+
+/** Ids far above the simulator's (10^6 · account index + a few thousand). */
+const SEED_ID = 9_000_000_000_000;
+
+/**
+ * Writes {@link SEED} job boards and tracking links into each of `accounts`,
+ * straight into the tables behind their views (today: the account schema's
+ * own job_boards and tracking_links), 50 accounts a statement batch. Rows
+ * already there (a second seeding) are left alone.
+ */
+export async function seedRows(db: pg.Client, accounts: readonly string[]): Promise<void> {
+  const statements = accounts.map((account) => {
+    const schema = `"${schemaOf(account)}"`;
+    return `
+      insert into ${schema}.job_boards (id, company_name, url_token, raw)
+      select ${SEED_ID} + g, 'Company ' || g, 'board_' || g, jsonb_build_object('id', ${SEED_ID} + g)
+      from generate_series(1, ${SEED.boards}) g
+      on conflict (id) do nothing;
+      insert into ${schema}.tracking_links (id, token, job_board_id, created_at, updated_at, raw)
+      select ${SEED_ID} + g, 'seed' || g, ${SEED_ID} + 1 + g % ${SEED.boards}, now(), now(),
+             jsonb_build_object('id', ${SEED_ID} + g, 'token', 'seed' || g)
+      from generate_series(1, ${SEED.links}) g
+      on conflict (id) do nothing;`;
+  });
+  for (let i = 0; i < statements.length; i += 50) {
+    await db.query(statements.slice(i, i + 50).join('\n'));
+  }
+}
+
+/** A read an analyst makes, timed and its locks counted. `one` marks the reads of one account. */
+export interface TimedQuery {
+  name: string;
+  text: (firstAccount: string) => string;
+  one?: boolean;
+}
+
+/** The reads of the benchmark: across every account (the lock target), and one account's view. */
+export const CROSS_ACCOUNT_QUERIES: readonly TimedQuery[] = [
+  {
+    name: 'select count(*) from all_accounts.tracking_links_flat',
+    text: () => 'select count(*) from all_accounts.tracking_links_flat',
+  },
+  {
+    name: 'tracking links per job board company, all accounts (all_accounts.tracking_links_flat join all_accounts.job_boards)',
+    text: () => `
+      select b.company_name, count(*) as links
+      from all_accounts.tracking_links_flat l
+      join all_accounts.job_boards b on b.account = l.account and b.id = l.job_board_id
+      group by b.company_name
+      order by links desc
+      limit 20`,
+  },
+  {
+    name: "one account's view: select count(*) from ACCOUNT.tracking_links_flat",
+    text: (first) => `select count(*) from "${schemaOf(first)}".tracking_links_flat`,
+    one: true,
+  },
+];
+
+/**
+ * How many (account, resource) pairs among `resources` have a succeeded full
+ * run, read from all_accounts.sync_runs (the contract's view, whatever is
+ * behind it).
+ */
+export async function firstRunsSucceeded(
+  db: pg.Client,
+  resources: readonly string[],
+): Promise<{ succeeded: number; failed: number }> {
+  const { rows } = await db.query<{ succeeded: number; failed: number }>(
+    `select count(distinct (account, resource)) filter (where outcome = 'succeeded')::int as succeeded,
+            count(*) filter (where outcome = 'failed')::int as failed
+     from all_accounts.sync_runs
+     where mode = 'full' and resource = any($1::text[]) and account <> 'default'`,
+    [resources],
+  );
+  return rows[0] ?? { succeeded: 0, failed: 0 };
+}
