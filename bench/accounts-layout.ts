@@ -10,9 +10,12 @@
  * - {@link CROSS_ACCOUNT_QUERIES}: the analyst's reads that are timed;
  * - {@link firstRunsSucceeded}: how the benchmark sees that first syncs are done.
  *
- * Today's layout (migrations/): each account's schema holds its own tables,
- * built by the same migrations as public (unqualified names, search_path set
- * to the schema), recorded in its own kysely_migration table.
+ * The layout (shared storage, migrations/hiresync/0009): every account's
+ * rows live in tables hiresync.data_<table> keyed by account, hash-partitioned;
+ * each account's schema (public for default) holds views of the same names
+ * as the tables it held before. A release's migration changes a shared table
+ * once; `migrate` then makes again the views of the changed table in each
+ * account's schema.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -24,28 +27,28 @@ export const RELEASE_MIGRATION = '9999_bench_release';
 
 /**
  * The folders of the built copy `distRoot` (a copy of dist/) whose
- * migrations `hiresync migrate` applies to account data: today
- * dist/migrations, which migrate runs in public and in every account's schema.
+ * migrations `hiresync migrate` applies to account data: the control
+ * schema's, dist/migrations/hiresync, which holds the shared tables.
  */
 export function releaseMigrationFolders(distRoot: string): string[] {
-  return [path.join(distRoot, 'migrations')];
+  return [path.join(distRoot, 'migrations', 'hiresync')];
 }
 
 /**
  * Writes the release's one new migration into `folder`: a nullable column
- * added to the tracking links (unqualified: the migration runs with
- * search_path set to the schema it builds). Plain JavaScript, no import, as
- * the FileMigrationProvider loads the built migrations.
+ * added to the shared tracking links (every account's view of them gains it
+ * when `migrate` makes them again). Plain JavaScript, no import, as the
+ * FileMigrationProvider loads the built migrations.
  */
 export function writeReleaseMigration(folder: string): void {
   writeFileSync(
     path.join(folder, `${RELEASE_MIGRATION}.js`),
     `// A release's one new migration, written by bench/accounts-thousands.ts.
 export async function up(db) {
-  await db.schema.alterTable('tracking_links').addColumn('bench_release_note', 'text').execute();
+  await db.schema.withSchema('hiresync').alterTable('data_tracking_links').addColumn('bench_release_note', 'text').execute();
 }
 export async function down(db) {
-  await db.schema.alterTable('tracking_links').dropColumn('bench_release_note').execute();
+  await db.schema.withSchema('hiresync').alterTable('data_tracking_links').dropColumn('bench_release_note').execute();
 }
 `,
   );
@@ -59,8 +62,8 @@ const SEED_ID = 9_000_000_000_000;
 
 /**
  * Writes {@link SEED} job boards and tracking links into each of `accounts`,
- * straight into the tables behind their views (today: the account schema's
- * own job_boards and tracking_links), 50 accounts a statement batch. Rows
+ * through each account's views job_boards and tracking_links (which write
+ * the shared tables, with the account), 50 accounts a statement batch. Rows
  * already there (a second seeding) are left alone.
  */
 export async function seedRows(db: pg.Client, accounts: readonly string[]): Promise<void> {
@@ -70,12 +73,12 @@ export async function seedRows(db: pg.Client, accounts: readonly string[]): Prom
       insert into ${schema}.job_boards (id, company_name, url_token, raw)
       select ${SEED_ID} + g, 'Company ' || g, 'board_' || g, jsonb_build_object('id', ${SEED_ID} + g)
       from generate_series(1, ${SEED.boards}) g
-      on conflict (id) do nothing;
+      on conflict (account, id) do nothing;
       insert into ${schema}.tracking_links (id, token, job_board_id, created_at, updated_at, raw)
       select ${SEED_ID} + g, 'seed' || g, ${SEED_ID} + 1 + g % ${SEED.boards}, now(), now(),
              jsonb_build_object('id', ${SEED_ID} + g, 'token', 'seed' || g)
       from generate_series(1, ${SEED.links}) g
-      on conflict (id) do nothing;`;
+      on conflict (account, id) do nothing;`;
   });
   for (let i = 0; i < statements.length; i += 50) {
     await db.query(statements.slice(i, i + 50).join('\n'));

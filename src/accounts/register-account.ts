@@ -7,6 +7,7 @@ import {
   ForeignSchemaError,
   schemaOwner,
 } from '../warehouse/account-schema-owner.js';
+import { ensureAllAccountsViews } from '../warehouse/all-accounts-views.js';
 import { PUBLIC_SCHEMA } from '../warehouse/database.js';
 import { ensureListResources, migrateSchemas } from '../warehouse/migrate-all.js';
 import type { Database } from '../warehouse/schema.js';
@@ -88,6 +89,7 @@ export async function registerAccount(
     // The list resources public holds (HIRESYNC_RESOURCES beyond the
     // built-in ones), and those only its settings name: in its schema only.
     await ensureListResources(db, [...ownResources], { schema: added.schema });
+    for (const warning of (await ensureAllAccountsViews(db)).warnings) warn(warning);
     return added;
   } catch (error) {
     const reason = coerceError(error).message;

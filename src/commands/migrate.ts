@@ -4,6 +4,7 @@ import { RESOURCE_NAMES } from '../resources/index.js';
 import { createDatabase } from '../warehouse/database.js';
 import type { MigrateOutcome } from '../warehouse/migrate.js';
 import { migrateAll, SchemaMigrationError } from '../warehouse/migrate-all.js';
+import { MOVED_TO_SHARED, VIEWS_MADE } from '../warehouse/schema-layout.js';
 import { defineCommand, EXIT } from './command.js';
 import { describeConnectionError } from './connection-error.js';
 import type { OptionTable } from './options.js';
@@ -16,15 +17,17 @@ export const migrate = defineCommand({
   name: 'migrate',
   summary: 'apply pending database migrations (needs DATABASE_URL)',
   description: `Applies pending database migrations; safe to run any number of times, from
-    several processes at once. Brings up to date hiresync's control schema (hiresync),
-    public (the default account's tables), then the schema of every registered account,
-    makes the tables of the list resources named in HIRESYNC_RESOURCES (or made before)
-    in every schema and those an account's own --resources name in its schema only, and
-    rebuilds the all_accounts views; prints what it applied to each
-    schema. When a
-    schema fails, the ones after it are left for the next run, and the all_accounts
-    views are rebuilt without that account (with a warning). Needs DATABASE_URL. Exit 0
-    when the database is up to date, 1 on failure.`,
+    several processes at once. Brings up to date hiresync's control schema (hiresync,
+    which holds every account's rows in its shared tables hiresync.data_*), then public
+    (the default account's views) and the schema of every registered account: a schema
+    of the earlier layout (tables of its own) moves to shared storage, rows and history
+    kept; a schema whose views predate a change of the shared tables gets them made
+    again. Makes the views of the list resources named in HIRESYNC_RESOURCES (or made
+    before) in every schema and of those an account's own --resources name in its
+    schema only, and rebuilds the all_accounts views; prints what it did to each schema.
+    An up-to-date deployment costs a few statements whatever the number of accounts.
+    When a schema fails, the ones after it are left for the next run. Needs
+    DATABASE_URL. Exit 0 when the database is up to date, 1 on failure.`,
   options,
   async execute(_values, { env, stdout, stderr }) {
     const config = loadMigrateConfig(env, RESOURCE_NAMES);
@@ -37,9 +40,17 @@ export const migrate = defineCommand({
     ) => {
       const changed = schemas.filter((s) => s.applied.length > 0);
       for (const { schema, applied } of changed) {
-        stdout.write(
-          `schema ${schema}: applied ${applied.length} migration(s): ${applied.join(', ')}\n`,
-        );
+        const migrations = applied.filter((a) => a !== VIEWS_MADE && a !== MOVED_TO_SHARED);
+        const steps = [
+          ...(migrations.length > 0
+            ? [`applied ${migrations.length} migration(s): ${migrations.join(', ')}`]
+            : []),
+          ...(applied.includes(MOVED_TO_SHARED)
+            ? ['its tables moved to shared storage (rows and history kept), views in their place']
+            : []),
+          ...(applied.includes(VIEWS_MADE) ? ['its views of shared storage made'] : []),
+        ];
+        stdout.write(`schema ${schema}: ${steps.join('; ')}\n`);
       }
       const upToDate = schemas.length - changed.length;
       if (done) {

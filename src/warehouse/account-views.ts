@@ -97,11 +97,16 @@ export function accountViewsText(
   schema: string,
   account: string,
   tables: readonly SharedTable[],
+  existing: ReadonlyMap<string, readonly string[]> = new Map(),
 ): string {
   const statements: string[] = [];
   for (const { table, comment, columns } of tables) {
     const view = `${ident(schema)}.${ident(table)}`;
-    const list = [...columns.map((c) => ident(c.name)), 'account'].join(', ');
+    // A view made again keeps its columns where they are (`create or replace`
+    // only appends): the shared table's new columns come after them.
+    const names = [...columns.map((c) => c.name), 'account'];
+    const kept = (existing.get(table) ?? []).filter((name) => names.includes(name));
+    const list = [...kept, ...names.filter((name) => !kept.includes(name))].map(ident).join(', ');
     statements.push(
       `create or replace view ${view} as select ${list} from ${ident(CONTROL_SCHEMA)}.${ident(sharedTable(table))} where account = ${literal(account)} with local check option`,
       `alter view ${view} alter column account set default ${literal(account)}`,

@@ -19,15 +19,15 @@ import { dependentsOf, emptyView, placeView, type ViewColumn } from './view-plac
  * in every account, see columnNamesOf; sorted; null where an account lacks
  * the key), then `deleted_at`. A column takes the widest type of the
  * accounts' (see widen: bigint and numeric give numeric, text only when
- * kinds conflict), and each account's rows are read from its table (`data`)
- * at that type, so the union depends on no account's view. Objects of others
+ * kinds conflict), and every account's rows are read at that type from the
+ * shared table (`hiresync.data_<table>`) in one scan, so the union depends on
+ * no account's view and holds the same locks whatever their number. Objects of others
  * built on the union are kept (see placeView): new columns are appended; a
  * column of a name an account's column had before keeps showing that key; a
  * column whose type cannot hold its key's values, or that shows no key, is
  * kept, and `warning` (and hiresync.typed_view_blocks) say so and what
- * resolves it. A view public does not register (of a list resource only
- * some accounts name) has none. Runs in the caller's transaction; takes the
- * views' lock.
+ * resolves it. A view no account registers has none. Runs in the caller's
+ * transaction; takes the views' lock.
  */
 export async function rebuildTypedUnion(
   trx: Transaction<Database>,
@@ -52,7 +52,8 @@ export async function rebuildTypedUnion(
     table === undefined ? [] : [...byAccount.values()].map((columns) => ({ columns }));
   const target = { schema: ALL_ACCOUNTS_SCHEMA, name: view };
   await sql`create schema if not exists ${sql.id(ALL_ACCOUNTS_SCHEMA)}`.execute(trx);
-  if (present.length === 0) {
+  // No account registers it (any more): nothing to read.
+  if (table === undefined) {
     if ((await dependentsOf(trx, target)).length > 0) await emptyView(trx, target);
     else await sql`drop view if exists ${sql.id(ALL_ACCOUNTS_SCHEMA, view)}`.execute(trx);
     return {};

@@ -81,6 +81,22 @@ export function refreshAllAccountsViews(db: Kysely<Database>): Promise<{ warning
   return db.transaction().execute((trx) => rebuildViews(trx));
 }
 
+/**
+ * Builds the all_accounts views when they are not there yet (a deployment
+ * whose accounts are added before any `hiresync migrate`): one statement
+ * when they are. They read the shared tables, so an account added needs no
+ * rebuild.
+ */
+export async function ensureAllAccountsViews(
+  db: Kysely<Database>,
+): Promise<{ warnings: string[] }> {
+  const { rows } = await sql<{ present: boolean }>`
+    select to_regclass(${`${ALL_ACCOUNTS_SCHEMA}.tracking_links_flat`}) is not null as present`.execute(
+    db,
+  );
+  return rows[0]?.present ? { warnings: [] } : refreshAllAccountsViews(db);
+}
+
 /** The body of {@link refreshAllAccountsViews}, in the caller's transaction. */
 export async function rebuildViews(trx: Transaction<Database>): Promise<{ warnings: string[] }> {
   await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(

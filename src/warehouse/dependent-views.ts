@@ -134,17 +134,25 @@ export async function captureDependentViews(
 
 /** Throws naming the objects other than views built on `relations`. */
 async function refuseOtherDependents(trx: Trx, relations: readonly number[], what: string) {
+  // A trigger, rule or policy goes with its table; a function whose body
+  // reads it, or a foreign key of another table, would block the drop.
   const { rows } = await sql<{ object: string }>`
-    select distinct pg_describe_object(d.classid, d.objid, d.objsubid) as object
-    from pg_depend d
-    where d.refclassid = 'pg_class'::regclass and d.refobjid = any(${relations}::oid[])
-      and d.deptype = 'n'
-      and (d.classid in ('pg_trigger'::regclass, 'pg_policy'::regclass, 'pg_proc'::regclass)
-        or (d.classid = 'pg_rewrite'::regclass
-            and exists (select 1 from pg_rewrite r where r.oid = d.objid and r.rulename <> '_RETURN'))
-        or (d.classid = 'pg_constraint'::regclass
-            and exists (select 1 from pg_constraint k where k.oid = d.objid and k.contype = 'f'
-                        and not (k.conrelid = any(${relations}::oid[])))))
+    select pg_describe_object('pg_trigger'::regclass, t.oid, 0) as object from pg_trigger t
+    where t.tgrelid = any(${relations}::oid[]) and not t.tgisinternal
+    union
+    select pg_describe_object('pg_rewrite'::regclass, r.oid, 0) from pg_rewrite r
+    where r.ev_class = any(${relations}::oid[]) and r.rulename <> '_RETURN'
+    union
+    select pg_describe_object('pg_policy'::regclass, p.oid, 0) from pg_policy p
+    where p.polrelid = any(${relations}::oid[])
+    union
+    select pg_describe_object('pg_constraint'::regclass, k.oid, 0) from pg_constraint k
+    where k.contype = 'f' and k.confrelid = any(${relations}::oid[])
+      and not (k.conrelid = any(${relations}::oid[]))
+    union
+    select pg_describe_object(d.classid, d.objid, d.objsubid) from pg_depend d
+    where d.classid = 'pg_proc'::regclass and d.refclassid = 'pg_class'::regclass
+      and d.refobjid = any(${relations}::oid[])
     order by 1`.execute(trx);
   if (rows.length > 0)
     throw new UnmovableDependentsError(

@@ -91,7 +91,13 @@ export async function migrateToLatest(
   options: MigrateOptions = {},
 ): Promise<MigrateOutcome> {
   const schema = options.schema ?? PUBLIC_SCHEMA;
-  const migrations = await migrationsIn(options.folder ?? MIGRATIONS_FOLDER);
+  const folder = options.folder ?? MIGRATIONS_FOLDER;
+  // A schema of shared storage holds views, not the tables the warehouse
+  // migrations build: they are behind it (see schema-layout.ts).
+  if (folder === MIGRATIONS_FOLDER && (await inSharedStorage(db, schema))) {
+    return { schema, applied: [] };
+  }
+  const migrations = await migrationsIn(folder);
   let current: string | undefined;
   try {
     const applied = await inSchema(db, schema)
@@ -112,7 +118,9 @@ export async function migrateToLatest(
         const done = new Set(rows.map((r) => r.name));
         const pending = Object.keys(migrations)
           .sort()
-          .filter((name) => !done.has(name) && (options.upTo === undefined || name <= options.upTo));
+          .filter(
+            (name) => !done.has(name) && (options.upTo === undefined || name <= options.upTo),
+          );
         for (const name of pending) {
           current = name;
           await sql`select set_config('search_path', ${`"${schema}"`}, true)`.execute(trx);
@@ -129,6 +137,16 @@ export async function migrateToLatest(
       { cause: error },
     );
   }
+}
+
+/** Whether `schema` holds an account's views of shared storage (hiresync.schema_layouts). */
+async function inSharedStorage(db: Kysely<Database>, schema: string): Promise<boolean> {
+  const { rows } = await sql<{ shared: boolean }>`
+    select to_regclass('hiresync.schema_layouts') is not null as shared`.execute(db);
+  if (!rows[0]?.shared) return false;
+  const { rows: layouts } = await sql`
+    select 1 from hiresync.schema_layouts where schema = ${schema}`.execute(db);
+  return layouts.length > 0;
 }
 
 /** Names of the migrations in `folder` (as Kysely names them: the file name without extension). */

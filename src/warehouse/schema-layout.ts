@@ -114,7 +114,12 @@ export async function migrateSchema(
       const before = new Set((recorded[0]?.layout ?? '').split(';'));
       const changed = tables.filter((t) => !before.has(layoutEntry(t)));
       if (changed.length > 0) {
-        await sql.raw(accountViewsText(schema, account, changed)).execute(trx);
+        const existing = await viewColumnsIn(
+          trx,
+          schema,
+          changed.map((t) => t.table),
+        );
+        await sql.raw(accountViewsText(schema, account, changed, existing)).execute(trx);
       }
       if (kind === null) await sql.raw(derivedViewsText(schema)).execute(trx);
       applied.push(VIEWS_MADE);
@@ -179,4 +184,21 @@ export async function migrateSchemas(
     }
   }
   return outcomes;
+}
+
+/** The columns of `schema`'s views named `views`, in order, by view. */
+async function viewColumnsIn(
+  db: Db,
+  schema: string,
+  views: readonly string[],
+): Promise<Map<string, string[]>> {
+  const { rows } = await sql<{ view: string; name: string }>`
+    select c.relname as view, a.attname as name from pg_class c
+    join pg_namespace n on n.oid = c.relnamespace
+    join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+    where n.nspname = ${schema} and c.relkind = 'v' and c.relname = any(${[...views]}::text[])
+    order by c.relname, a.attnum`.execute(db);
+  const columns = new Map<string, string[]>();
+  for (const { view, name } of rows) columns.set(view, [...(columns.get(view) ?? []), name]);
+  return columns;
 }

@@ -15,7 +15,6 @@ import {
 } from '../../src/warehouse/all-accounts-views.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { dropSchema } from '../../src/warehouse/drop-account-schema.js';
-import { MIGRATIONS_FOLDER, migrateToLatest } from '../../src/warehouse/migrate.js';
 import { migrateAll, migrateControl, migrateSchema } from '../../src/warehouse/migrate-all.js';
 import type { Database } from '../../src/warehouse/schema.js';
 import { captureIo } from '../support/capture-io.js';
@@ -94,6 +93,24 @@ async function accountsInView(db: Kysely<Database>, view: string): Promise<strin
   return rows.map((r) => r.account);
 }
 
+/** The relation kinds of `schema`'s relations but Kysely's own tables, sorted. */
+async function kindsIn(db: Kysely<Database>, schema: string): Promise<string[]> {
+  const { rows } = await sql<{ kind: string }>`
+    select distinct c.relkind::text as kind from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${schema} and c.relname not like 'kysely\\_%' order by 1`.execute(db);
+  return rows.map((r) => r.kind);
+}
+
+/** Locks the read of `query` holds, inside a transaction, beside what an empty one holds. */
+async function locksOf(db: Kysely<Database>, query: string): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    await sql.raw(query).execute(trx);
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from pg_locks where pid = pg_backend_pid()`.execute(trx);
+    return rows[0]?.n ?? 0;
+  });
+}
+
 describe('migrations of every schema', () => {
   it('migrate brings hiresync, public and every account schema up to date, per schema, and is idempotent', async () => {
     const { url, db } = await freshDatabase();
@@ -102,27 +119,28 @@ describe('migrations of every schema', () => {
     expect(await main(['migrate'], env, first)).toBe(0);
     expect(first.out()).toBe(
       [
-        'schema hiresync: applied 8 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names, 0005_typed_view_repairs, 0006_account_settings, 0007_connect_links, 0008_credentials_refused',
-        `schema public: applied ${WAREHOUSE_MIGRATIONS.length} migration(s): ${WAREHOUSE_MIGRATIONS.join(', ')}`,
+        'schema hiresync: applied 9 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names, 0005_typed_view_repairs, 0006_account_settings, 0007_connect_links, 0008_credentials_refused, 0009_shared_storage',
+        'schema public: its views of shared storage made',
         '',
       ].join('\n'),
     );
-    // Accounts registered while their schemas lag behind (a new release, a row added by hand).
+    // Accounts registered while their schemas are not made yet (a row added by hand).
     await register(db, 'acme');
     await register(db, 'beta');
     const second = captureIo();
     expect(await main(['migrate'], env, second)).toBe(0);
     expect(second.out()).toBe(
       [
-        `schema acme: applied ${WAREHOUSE_MIGRATIONS.length} migration(s): ${WAREHOUSE_MIGRATIONS.join(', ')}`,
-        `schema beta: applied ${WAREHOUSE_MIGRATIONS.length} migration(s): ${WAREHOUSE_MIGRATIONS.join(', ')}`,
+        'schema acme: its views of shared storage made',
+        'schema beta: its views of shared storage made',
         '2 other schema(s) already up to date',
         '',
       ].join('\n'),
     );
     expect(second.err()).toBe('');
+    // Views only, in every account's schema: the rows are in hiresync's shared tables.
     for (const schema of ['public', 'acme', 'beta']) {
-      expect(await appliedIn(db, schema), schema).toEqual(WAREHOUSE_MIGRATIONS);
+      expect(await kindsIn(db, schema), schema).toEqual(['v']);
     }
     expect(await appliedIn(db, 'hiresync')).toEqual([
       '0001_accounts',
@@ -133,6 +151,7 @@ describe('migrations of every schema', () => {
       '0006_account_settings',
       '0007_connect_links',
       '0008_credentials_refused',
+      '0009_shared_storage',
     ]);
     const third = captureIo();
     expect(await main(['migrate'], env, third)).toBe(0);
@@ -142,9 +161,16 @@ describe('migrations of every schema', () => {
     await insertJob(db, 'acme', 2);
     await insertJob(db, 'beta', 3);
     expect(await accountsInView(db, 'jobs')).toEqual(['acme', 'beta', 'default']);
+    const { rows } = await sql<{ account: string; id: string }>`
+      select account, id::text from hiresync.data_jobs order by id`.execute(db);
+    expect(rows).toEqual([
+      { account: 'default', id: '1' },
+      { account: 'acme', id: '2' },
+      { account: 'beta', id: '3' },
+    ]);
   });
 
-  it('runs two migrateAll at once on a fresh database: both succeed, each migration applied once', async () => {
+  it('runs two migrateAll at once on a fresh database: both succeed, each schema made once', async () => {
     const { url, db } = await freshDatabase();
     await migrateControl(db);
     await register(db, 'acme');
@@ -156,79 +182,87 @@ describe('migrations of every schema', () => {
       o.schemas.flatMap((s) => s.applied.map((m) => `${s.schema}.${m}`)),
     );
     expect(applied.sort()).toEqual(
-      ['acme', 'beta', 'public']
-        .flatMap((s) => WAREHOUSE_MIGRATIONS.map((m) => `${s}.${m}`))
-        .sort(),
+      ['acme', 'beta', 'public'].map((s) => `${s}.shared storage views`),
     );
     expect(outcomes.flatMap((o) => o.warnings)).toEqual([]);
-    for (const schema of ['public', 'acme', 'beta']) {
-      expect(await appliedIn(db, schema), schema).toEqual(WAREHOUSE_MIGRATIONS);
-    }
   });
 
-  it("keeps Kysely's bookkeeping in each schema: migrating public does not see an account's table", async () => {
+  it("keeps each schema's views to itself: making public's does not touch an account's", async () => {
     const db = await templateDatabase();
-    // An account migrated first must not make public look migrated, nor the reverse.
-    expect((await migrateSchema(db, 'acme')).applied).toEqual(WAREHOUSE_MIGRATIONS);
+    expect((await migrateSchema(db, 'acme')).applied).toEqual(['shared storage views']);
     expect((await migrateSchema(db, 'public')).applied).toEqual([]);
     expect((await migrateSchema(db, 'acme')).applied).toEqual([]);
-    const { rows } = await sql<{ table_schema: string }>`
+    await insertJob(db, 'acme', 5);
+    // Another account's view shows none of acme's rows, and cannot be written with them.
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from public.jobs`.execute(
+      db,
+    );
+    expect(rows[0]?.n).toBe(0);
+    await expect(
+      sql`insert into public.jobs (account, id, data) values ('acme', 6, '{}')`.execute(db),
+    ).rejects.toThrow(/check option/);
+    // No Kysely bookkeeping in an account's schema: its state is hiresync.schema_layouts'.
+    const { rows: tables } = await sql<{ table_schema: string }>`
       select table_schema from information_schema.tables
       where table_name = 'kysely_migration' order by 1`.execute(db);
-    // hiresync's own schema keeps its own (the template has it, as after `hiresync migrate`).
-    expect(rows.map((r) => r.table_schema)).toEqual(['acme', 'hiresync', 'public']);
+    expect(tables.map((r) => r.table_schema)).toEqual(['hiresync']);
   });
 
-  it('lets a migration drop and recreate a view the all_accounts views select from', async () => {
+  it("makes again, at a release that adds a column to a shared table, that table's view in every schema, keeping what analysts built on it", async () => {
     const db = await templateDatabase();
-    await migrateSchema(db, 'acme');
-    await refreshAllAccountsViews(db, ['acme']);
-    // A new release whose migration recreates tracking_links_flat with one more column.
-    const folder = await fs.mkdtemp(path.join(os.tmpdir(), 'hiresync-migrations-'));
-    cleanups.push(() => fs.rm(folder, { recursive: true, force: true }));
-    const root = fileURLToPath(new URL('../..', import.meta.url));
-    await fs.symlink(path.join(root, 'node_modules'), path.join(folder, 'node_modules'));
-    for (const file of await fs.readdir(MIGRATIONS_FOLDER)) {
-      if (file.endsWith('.ts'))
-        await fs.copyFile(path.join(MIGRATIONS_FOLDER, file), path.join(folder, file));
-    }
-    await fs.writeFile(
-      path.join(folder, '0099_recreate_view.ts'),
-      `import { type Kysely, sql } from 'kysely';
-      export async function up(db: Kysely<any>): Promise<void> {
-        await sql\`drop view tracking_links_flat\`.execute(db);
-        await sql\`create view tracking_links_flat as select tl.*, 1 as extra from tracking_links tl\`.execute(db);
-      }`,
-    );
-    for (const schema of ['public', 'acme']) {
-      expect((await migrateToLatest(db, { schema, folder })).applied).toEqual([
-        '0099_recreate_view',
-      ]);
-    }
-    // The views were dropped by the migration and come back on the new columns.
-    const { warnings } = await refreshAllAccountsViews(db, ['acme']);
-    expect(warnings).toEqual([]);
+    await migrateControl(db);
+    await register(db, 'acme');
+    await migrateAll(db);
+    await insertJob(db, 'acme', 7);
+    await sql`create view acme.my_jobs as select id, data from acme.jobs`.execute(db);
+    const before = await sql<{
+      oid: number;
+    }>`select 'acme.sources'::regclass::oid::int as oid`.execute(db);
+    // What a release's migration of the shared tables does.
+    await sql`alter table hiresync.data_jobs add column extra text`.execute(db);
+    const outcome = await migrateAll(db);
+    expect(outcome.schemas.map((s) => [s.schema, s.applied])).toEqual([
+      ['hiresync', []],
+      ['public', ['shared storage views']],
+      ['acme', ['shared storage views']],
+    ]);
     const { rows } = await sql<{ column_name: string }>`
       select column_name from information_schema.columns
-      where table_schema = 'all_accounts' and table_name = 'tracking_links_flat'
-      order by ordinal_position`.execute(db);
-    expect(rows[0]?.column_name).toBe('account');
-    expect(rows.at(-1)?.column_name).toBe('extra');
+      where table_schema = 'acme' and table_name = 'jobs' order by ordinal_position`.execute(db);
+    expect(rows.map((r) => r.column_name)).toEqual([
+      'id',
+      'data',
+      'deleted_at',
+      'first_synced_at',
+      'synced_at',
+      'last_seen_run_id',
+      'changed_at',
+      'account',
+      'extra',
+    ]);
+    const { rows: mine } = await sql<{ id: string }>`select id::text from acme.my_jobs`.execute(db);
+    expect(mine).toEqual([{ id: '7' }]);
+    // The views of the other tables were left as they were.
+    const after = await sql<{
+      oid: number;
+    }>`select 'acme.sources'::regclass::oid::int as oid`.execute(db);
+    expect(after.rows).toEqual(before.rows);
   });
 });
 
 describe('the all_accounts views', () => {
-  it('union default and every account, with the account first, and follow accounts added and removed', async () => {
+  it('show default and every registered account, with the account first, and follow accounts added and removed', async () => {
     const db = await templateDatabase();
     await migrateControl(db);
     await insertJob(db, 'public', 1);
-    expect(await refreshAllAccountsViews(db, [])).toEqual({ warnings: [] });
+    expect(await refreshAllAccountsViews(db)).toEqual({ warnings: [] });
     expect(await accountsInView(db, 'jobs')).toEqual(['default']);
     for (const name of ['acme', 'beta']) {
+      await register(db, name);
       await migrateSchema(db, name);
       await insertJob(db, name, name === 'acme' ? 2 : 3);
     }
-    await refreshAllAccountsViews(db, ['beta', 'acme']);
+    // No rebuild: the views read the shared tables.
     const { rows } = await sql<{ account: string; id: string }>`
       select account, id from all_accounts.jobs order by id`.execute(db);
     expect(rows).toEqual([
@@ -243,51 +277,59 @@ describe('the all_accounts views', () => {
         order by ordinal_position`.execute(db);
       const { rows: own } = await sql<{ column_name: string }>`
         select column_name from information_schema.columns
-        where table_schema = 'public' and table_name = ${view}
+        where table_schema = 'public' and table_name = ${view} and column_name <> 'account'
         order by ordinal_position`.execute(db);
       expect(
         columns.map((c) => c.column_name),
         view,
       ).toEqual(['account', ...own.map((c) => c.column_name)]);
     }
-    // beta removed (its data kept), then acme's schema dropped.
-    await refreshAllAccountsViews(db, ['acme']);
+    // beta unregistered (its data kept, out of the views), then acme's schema dropped.
+    await sql`delete from hiresync.accounts where name = 'beta'`.execute(db);
     expect(await accountsInView(db, 'jobs')).toEqual(['acme', 'default']);
-    await dropSchema(db, 'acme', []);
-    expect(await accountsInView(db, 'jobs')).toEqual(['default']);
+    await sql`delete from hiresync.accounts where name = 'acme'`.execute(db);
+    await dropSchema(db, 'acme');
+    const { rows: left } = await sql<{ account: string }>`
+      select distinct account from hiresync.data_jobs order by 1`.execute(db);
+    expect(left.map((r) => r.account)).toEqual(['beta', 'default']);
     const { rows: schemas } = await sql<{ nspname: string }>`
       select nspname from pg_namespace where nspname in ('acme', 'beta') order by 1`.execute(db);
     expect(schemas.map((s) => s.nspname)).toEqual(['beta']);
   });
 
-  it('leave out, with a warning, an account whose schema is at another migration level', async () => {
+  it('hold the same number of locks for a read across 3 accounts or 40', async () => {
     const db = await templateDatabase();
-    await migrateSchema(db, 'acme');
-    await migrateSchema(db, 'beta');
-    await sql`alter table beta.jobs drop column last_seen_run_id`.execute(db);
-    await sql`drop table beta.rejected_records`.execute(db);
-    const { warnings } = await refreshAllAccountsViews(db, ['acme', 'beta']);
-    expect(warnings).toEqual([
-      "all_accounts.jobs leaves out account beta: its jobs lacks column last_seen_run_id (or holds another type) (run 'hiresync migrate')",
-      "all_accounts.rejected_records leaves out account beta: its rejected_records has no such relation (run 'hiresync migrate')",
-    ]);
-    await insertJob(db, 'acme', 2);
-    await insertJob(db, 'beta', 3);
-    expect(await accountsInView(db, 'jobs')).toEqual(['acme']);
-    expect(await accountsInView(db, 'job_posts')).toEqual([]);
-    await sql`insert into beta.job_posts (id, data) values (4, '{}')`.execute(db);
-    expect(await accountsInView(db, 'job_posts')).toEqual(['beta']);
+    await migrateControl(db);
+    const read = 'select count(*) from all_accounts.tracking_links_flat';
+    const counts: number[] = [];
+    for (const n of [3, 40]) {
+      for (let i = counts.length === 0 ? 0 : 3; i < n; i += 1) {
+        await register(db, `a${i}`);
+        await migrateSchema(db, `a${i}`);
+        await sql`insert into ${sql.id(`a${i}`, 'tracking_links')} (id, raw) values (1, '{}')`.execute(
+          db,
+        );
+      }
+      await refreshAllAccountsViews(db);
+      counts.push(await locksOf(db, read));
+    }
+    expect(counts[1]).toBe(counts[0]);
+    // One account's view locks its own partition of each table only.
+    const own = await locksOf(db, 'select count(*) from a1.tracking_links_flat');
+    expect(own).toBeLessThan(20);
   });
 
-  it('keep their identity while their columns stay: a view built on them survives an account added', async () => {
+  it('keep their identity: a view built on them shows an account added later', async () => {
     const db = await templateDatabase();
-    await refreshAllAccountsViews(db, []);
+    await migrateControl(db);
+    await refreshAllAccountsViews(db);
     await sql`create view public.job_counts as select account, count(*) from all_accounts.jobs group by account`.execute(
       db,
     );
+    await register(db, 'acme');
     await migrateSchema(db, 'acme');
     await insertJob(db, 'acme', 7);
-    await refreshAllAccountsViews(db, ['acme']);
+    await refreshAllAccountsViews(db);
     const { rows } = await sql<{ account: string }>`select account from public.job_counts`.execute(
       db,
     );
@@ -297,7 +339,7 @@ describe('the all_accounts views', () => {
   it('are commented, each view and each of its columns', async () => {
     const db = await templateDatabase();
     await migrateSchema(db, 'acme');
-    await refreshAllAccountsViews(db, ['acme']);
+    await refreshAllAccountsViews(db);
     const { rows } = await sql<{ what: string }>`
       select c.relname || '.' || coalesce(a.attname, '') as what
       from pg_class c
@@ -313,10 +355,9 @@ describe('the all_accounts views', () => {
     expect(views[0]?.n).toBe(ALL_ACCOUNTS_VIEWS.length + 2);
   });
 
-  it("refuse to drop a schema that is not an account's, or one still in the views", async () => {
+  it("refuse to drop a schema that is not an account's, or one still registered", async () => {
     const db = await templateDatabase();
-    await expect(dropSchema(db, 'public', [])).rejects.toThrow(/refusing to drop schema "public"/);
-    await expect(dropSchema(db, 'acme', ['acme'])).rejects.toThrow(/still registered/);
+    await expect(dropSchema(db, 'public')).rejects.toThrow(/refusing to drop schema "public"/);
     await migrateControl(db);
     await register(db, 'acme');
     await expect(dropSchema(db, 'acme')).rejects.toThrow(/account acme is still registered/);

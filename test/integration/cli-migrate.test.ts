@@ -19,8 +19,8 @@ describe('hiresync migrate', () => {
       expect(first).toMatchObject({
         code: 0,
         stdout:
-          'schema hiresync: applied 8 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names, 0005_typed_view_repairs, 0006_account_settings, 0007_connect_links, 0008_credentials_refused\n' +
-          'schema public: applied 10 migration(s): 0001_initial, 0002_reliability, 0003_drop_lookup_indexes, 0004_drop_reference_constraints, 0005_history, 0006_typed_views, 0007_typed_view_signals, 0008_api_clock, 0009_typed_view_repairs, 0010_reference_resources\n',
+          'schema hiresync: applied 9 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names, 0005_typed_view_repairs, 0006_account_settings, 0007_connect_links, 0008_credentials_refused, 0009_shared_storage\n' +
+          'schema public: its views of shared storage made\n',
       });
       const second = await runCli(['migrate'], env);
       expect(second).toMatchObject({ code: 0, stdout: 'database is up to date (2 schemas)\n' });

@@ -83,7 +83,8 @@ async function seed(db: Kysely<Database>): Promise<void> {
     );
   }
   // hiresync's own typed view as a full run had left it, and the union of the earlier layout.
-  await sql`create or replace view acme.jobs_flat as
+  await sql`drop view acme.jobs_flat`.execute(db);
+  await sql`create view acme.jobs_flat as
     select id, data ->> 'name' as name, deleted_at from acme.jobs`.execute(db);
   await sql`insert into acme.typed_view_columns (view, key, column_name, type)
     values ('jobs_flat', 'name', 'name', 'text')`.execute(db);

@@ -7,12 +7,7 @@ import { main } from '../../src/main.js';
 import { Metrics } from '../../src/metrics.js';
 import { refreshAllAccountsViews } from '../../src/warehouse/all-accounts-views.js';
 import { inSchema } from '../../src/warehouse/database.js';
-import {
-  ALL_ACCOUNTS_LOCK,
-  dropAllAccountsViews,
-  MIGRATIONS_FOLDER,
-  migrationNames,
-} from '../../src/warehouse/migrate.js';
+import { ALL_ACCOUNTS_LOCK } from '../../src/warehouse/migrate.js';
 import { migrateAll, migrateSchema } from '../../src/warehouse/migrate-all.js';
 import { refreshTypedView } from '../../src/warehouse/refresh-typed-view.js';
 import { LOCK_SPACE } from '../../src/warehouse/resource-lock.js';
@@ -260,40 +255,37 @@ describe('a typed view refresh that cannot finish', () => {
     expect(await blocked(db)).toEqual([]);
   }, 90_000);
 
-  it('never deadlocks with a migration of the same account that holds the union lock and then alters its table', async () => {
+  it('never waits on the union lock when the union already has its columns: first syncs of many accounts run in parallel', async () => {
     const t = await start();
     const db = t.database.db;
     await sql`insert into alpha.jobs (id, data) values (1, '{"id": 1, "office": "Berlin"}')`.execute(
       db,
     );
-    const migration = await session(t);
-    await migration.query('begin');
-    // What a migration of schema alpha does first (dropAllAccountsViews).
-    await migration.query('select pg_advisory_xact_lock($1::int, $2::int)', [
+    await sql`insert into jobs (id, data) values (2, '{"id": 2, "office": "Paris"}')`.execute(db);
+    // The first account's refresh brings the column into the union.
+    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    const holder = await session(t);
+    await holder.query('begin');
+    // Someone holds the union's lock (a rebuild of the all_accounts views).
+    await holder.query('select pg_advisory_xact_lock($1::int, $2::int)', [
       LOCK_SPACE,
       ALL_ACCOUNTS_LOCK,
     ]);
-    const refresh = refreshTypedView(inSchema(db, 'alpha'), jobsFlat).then(
+    const refresh = await refreshTypedView(inSchema(db, 'alpha'), jobsFlat).then(
       () => 'refresh ok',
       (e: Error) => `refresh failed: ${e.message}`,
     );
-    // Until the refresh waits for a lock the migration holds.
-    for (;;) {
-      const { rows } = await sql<{ n: string }>`
-        select count(*) as n from pg_locks where locktype = 'advisory' and not granted`.execute(db);
-      if (Number(rows[0]?.n) > 0) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    // Then the migration's own change to the account's table.
-    const ddl = await migration.query('alter table alpha.jobs add column probe int').then(
-      () => 'migration ok',
-      (e: Error) => `migration failed: ${e.message}`,
-    );
-    await migration.query('rollback');
-    expect([ddl, await refresh]).toEqual(['migration ok', 'refresh ok']);
+    await holder.query('rollback');
+    expect(refresh).toBe('refresh ok');
     expect(await first(db, sql<{ office: string }>`select office from alpha.jobs_flat`)).toEqual({
       office: 'Berlin',
     });
+    const { rows } = await sql<{ account: string; office: string }>`
+      select account, office from all_accounts.jobs_flat order by account`.execute(db);
+    expect(rows).toEqual([
+      { account: 'alpha', office: 'Berlin' },
+      { account: 'default', office: 'Paris' },
+    ]);
   }, 60_000);
 });
 
@@ -304,7 +296,6 @@ describe("an analyst's SQL function", () => {
     await t.sync([{ account: 'alpha', resource: 'jobs' }]);
     await sql`create function public.job_count() returns bigint language sql
       begin atomic select count(*) from all_accounts.jobs; end`.execute(db);
-    await db.transaction().execute((trx) => dropAllAccountsViews(trx, 'alpha'));
     await migrateAll(db);
     expect(await first(db, sql<{ n: string }>`select public.job_count()::text as n`)).toEqual({
       n: String(await count(db, 'alpha.jobs')),
@@ -330,30 +321,8 @@ describe("an analyst's SQL function", () => {
   });
 });
 
-/** Undoes the latest warehouse migration in `schema`, so that `migrate` has one to apply. */
-async function undoLatestMigration(db: Db, schema: string): Promise<void> {
-  const latest = (await migrationNames()).at(-1) ?? '';
-  const module = (await import(
-    pathToFileURL(path.join(MIGRATIONS_FOLDER, `${latest}.ts`)).href
-  )) as {
-    down: (db: Kysely<unknown>) => Promise<void>;
-  };
-  await inSchema(db, schema)
-    .transaction()
-    .execute(async (trx) => {
-      // As hiresync wraps a migration: the all_accounts views over the schema go first.
-      await dropAllAccountsViews(trx, schema);
-      await module.down(trx as unknown as Kysely<unknown>);
-      await sql`delete from ${sql.id(schema, 'kysely_migration')} where name = ${latest}`.execute(
-        trx,
-      );
-    });
-  // The views over the schema as the previous release left them.
-  await refreshAllAccountsViews(db);
-}
-
-describe('a migration of an account schema', () => {
-  it("leaves the unions an analyst's view depends on with every row once it commits, before migrate ends", async () => {
+describe('a release that changes a shared table', () => {
+  it("leaves the unions an analyst's view depends on with every row, and the account's views with the new column", async () => {
     const t = await start();
     const db = t.database.db;
     await t.sync([
@@ -366,10 +335,11 @@ describe('a migration of an account schema', () => {
     await sql`create view public.my_jobs as select account, id from all_accounts.jobs`.execute(db);
     const before = [await count(db, 'public.my_union'), await count(db, 'public.my_jobs')];
     expect(before[0]).toBeGreaterThan(0);
-    await undoLatestMigration(db, 'alpha');
-    // As migrate applies it, without the rebuild at migrate's end (killed there).
-    expect((await migrateSchema(db, 'alpha')).applied).toHaveLength(1);
+    // What a release's migration of the shared tables does, then migrate's views of alpha.
+    await sql`alter table hiresync.data_jobs add column probe int`.execute(db);
+    expect((await migrateSchema(db, 'alpha')).applied).toEqual(['shared storage views']);
     expect([await count(db, 'public.my_union'), await count(db, 'public.my_jobs')]).toEqual(before);
+    expect(await count(db, 'alpha.jobs where probe is null')).toBe(await count(db, 'alpha.jobs'));
   });
 });
 
