@@ -75,6 +75,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table hiresync.data_rejected_records
     add foreign key (account, run_id) references hiresync.data_sync_runs (account, id)`.execute(db);
 
+  // The cross-account views' schema, made here once (under the migrations'
+  // lock) rather than by concurrent rebuilds, whose `create schema if not
+  // exists` can race.
+  await sql`create schema if not exists all_accounts`.execute(db);
+
   await sql`create table hiresync.schema_layouts (
     schema text primary key,
     account text not null unique,

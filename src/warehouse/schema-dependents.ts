@@ -83,21 +83,27 @@ export async function dependentsOutside(
 
 /** What a schema holds, for the question `accounts remove --drop-data` asks. */
 export interface SchemaContents {
-  /** Its tables, but hiresync's migration bookkeeping. */
+  /**
+   * Its tables, but hiresync's migration bookkeeping: its views of shared
+   * storage (each the account's rows of a table hiresync.data_<name>), and
+   * any table of its own.
+   */
   tables: number;
   /** Their rows, counted. */
   rows: number;
 }
 
-/** Counts the tables of `schema` (but kysely_migration and its lock) and their rows. */
+/** Counts the tables of `schema` (see {@link SchemaContents}) and their rows. */
 export async function schemaContents(
   db: Kysely<Database>,
   schema: string,
 ): Promise<SchemaContents> {
   const { rows: tables } = await sql<{ name: string }>`
     select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = ${schema} and c.relkind in ('r', 'p') and not c.relispartition
+    where n.nspname = ${schema} and not c.relispartition
       and c.relname not in ('kysely_migration', 'kysely_migration_lock')
+      and (c.relkind in ('r', 'p')
+        or (c.relkind = 'v' and to_regclass('hiresync.' || quote_ident('data_' || c.relname)) is not null))
     order by c.relname`.execute(db);
   let rows = 0;
   for (const { name } of tables) {

@@ -204,7 +204,7 @@ describe('per-account settings', () => {
     });
   }, 60_000);
 
-  it("a list resource only one account names has no all_accounts union, even its typed view after a full run, so accounts remove --drop-data drops that account's schema", async () => {
+  it("a list resource only one account names is stored in shared storage; accounts remove --drop-data drops that account's schema and rows, whatever all_accounts shows of it", async () => {
     const h = await accounts({
       accounts: ['alpha', 'beta'],
       withoutDefault: true,
@@ -220,14 +220,30 @@ describe('per-account settings', () => {
     const views = async () => {
       const { rows } = await sql<{ view: string }>`
         select table_schema || '.' || table_name as view from information_schema.views
-        where table_name like 'openings%' order by 1`.execute(h.database.db);
+        where table_name in ('openings', 'openings_flat') and table_schema <> 'all_accounts'
+        order by 1`.execute(h.database.db);
       return rows.map((r) => r.view);
     };
     expect(await views()).toEqual(['alpha.openings', 'alpha.openings_flat']);
+    const stored = async () => {
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from hiresync.data_openings_data where account = 'alpha'`.execute(
+        h.database.db,
+      );
+      return rows[0]?.n;
+    };
+    expect(await stored()).toBeGreaterThan(0);
+    // The typed view's union reads the shared table: it does not hold alpha's schema back.
+    const { rows: union } = await sql<{ n: number }>`
+      select count(*)::int as n from all_accounts.openings_flat where account = 'alpha'`.execute(
+      h.database.db,
+    );
+    expect(union[0]?.n).toBe(await stored());
 
     const removed = await hiresync(h, ['accounts', 'remove', 'alpha', '--drop-data', '--yes']);
     expect(removed, removed.stderr).toMatchObject({ code: 0 });
     expect(await views()).toEqual([]);
+    expect(await stored()).toBe(0);
   }, 60_000);
 
   it("a running worker's schedule keeper follows a change of an account's resources, interval and cron within its period, replacing the changed schedulers", async () => {

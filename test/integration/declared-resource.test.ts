@@ -10,6 +10,7 @@ import {
   RESOURCE_NAMES,
 } from '../../src/resources/index.js';
 import { defineJsonResource } from '../../src/resources/json-resource.js';
+import { migrateSchemas } from '../../src/warehouse/migrate-all.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
 // A resource this test declares for itself: one small declaration...
@@ -19,26 +20,21 @@ const scorecards = defineJsonResource({
 });
 const catalog = catalogOf(...BUILT_IN_RESOURCES.values(), scorecards);
 
-// ...plus its migration, as docs/layout.md shows it.
+// ...plus its migration, as docs/layout.md shows it: its shared tables, in the
+// shape of jobs' (each account's schema gets its views of them from migrate).
 const CREATE_TABLE = sql`
-  create table scorecards (
-    id bigint primary key,
-    data jsonb not null,
-    deleted_at timestamptz,
-    first_synced_at timestamptz not null default now(),
-    synced_at timestamptz not null default now(),
-    last_seen_run_id bigint,
-    changed_at timestamptz not null default now()
-  ) with (fillfactor = 80);
-  create table scorecards_history (
-    id bigint not null,
-    valid_from timestamptz not null,
-    valid_to timestamptz,
-    run_id bigint,
-    deleted boolean not null default false,
-    data jsonb not null,
-    primary key (id, valid_from)
-  )`;
+  create table hiresync.data_scorecards (
+    like hiresync.data_jobs including defaults including constraints,
+    primary key (account, id)
+  ) partition by hash (account);
+  create table hiresync.data_scorecards_p0 partition of hiresync.data_scorecards
+    for values with (modulus 1, remainder 0);
+  create table hiresync.data_scorecards_history (
+    like hiresync.data_jobs_history including defaults including constraints,
+    primary key (account, id, valid_from)
+  ) partition by hash (account);
+  create table hiresync.data_scorecards_history_p0 partition of hiresync.data_scorecards_history
+    for values with (modulus 1, remainder 0)`;
 
 let h: SyncHarness | undefined;
 afterEach(async () => {
@@ -54,6 +50,7 @@ describe('a resource stored as JSON, declared once', () => {
     });
     h = harness;
     await CREATE_TABLE.execute(h.database.db);
+    await migrateSchemas(h.database.db, ['public']);
     const config = loadConfig({ ...h.env, HIRESYNC_RESOURCES: 'scorecards' }, [...catalog.keys()]);
     expect(config.resources).toEqual(['scorecards']);
     const sync = async () => {

@@ -78,22 +78,24 @@ describe('history in the warehouse', () => {
   it('migration 0005 gives the rows of an existing deployment one version each, and goes down cleanly', async () => {
     const t = await createTestDatabase(inject('databaseUrl'));
     try {
+      // A schema of the earlier layout (its own tables), as a deployment before shared storage had.
+      await migrateToLatest(t.db, { schema: 'legacy' });
       const migrator = new Migrator({
-        db: inSchema(t.db, 'public'),
+        db: inSchema(t.db, 'legacy'),
         provider: new FileMigrationProvider({
           fs,
           path,
           migrationFolder: MIGRATIONS_FOLDER,
           import: (file: string) => import(file),
         }),
-        migrationTableSchema: 'public',
+        migrationTableSchema: 'legacy',
       });
       const down = await migrator.migrateTo('0004_drop_reference_constraints');
       expect(down.error).toBeUndefined();
-      await sql`insert into jobs (id, data, deleted_at, synced_at, last_seen_run_id) values
+      await sql`insert into legacy.jobs (id, data, deleted_at, synced_at, last_seen_run_id) values
         (1, '{"id": 1}', null, '2026-01-02T03:04:05.123456Z', 7),
         (2, '{"id": 2}', '2026-02-01T00:00:00Z', '2026-01-05T00:00:00Z', 8)`.execute(t.db);
-      expect((await migrateToLatest(t.db)).applied).toContain('0005_history');
+      expect((await migrateToLatest(t.db, { schema: 'legacy' })).applied).toContain('0005_history');
       const { rows } = await sql<{
         id: string;
         valid_from: string;
@@ -101,7 +103,7 @@ describe('history in the warehouse', () => {
         run_id: string;
       }>`
         select id, (valid_from at time zone 'UTC')::text as valid_from, deleted, run_id
-        from jobs_history order by id`.execute(t.db);
+        from legacy.jobs_history order by id`.execute(t.db);
       expect(rows).toEqual([
         { id: '1', valid_from: '2026-01-02 03:04:05.123456', deleted: false, run_id: '7' },
         { id: '2', valid_from: '2026-01-05 00:00:00', deleted: true, run_id: '8' },

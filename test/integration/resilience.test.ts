@@ -4,7 +4,7 @@ import { PrivatePostgres, PrivateRedis } from '../../bench/private-servers.js';
 import { RedisCheckpointStore } from '../../src/queue/redis-checkpoint-store.js';
 import type { Checkpoint } from '../../src/sync/ports.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import { migrateToLatest } from '../../src/warehouse/migrate.js';
+import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
 import type { SyncHarness } from '../support/sync-harness.js';
 
@@ -146,7 +146,7 @@ describe('infrastructure restarts', () => {
       defer(() => pg.close());
       const db = createDatabase(pg.url);
       defer(() => db.destroy());
-      await migrateToLatest(db);
+      await migrateAll(db);
       const h = await harness({
         simulator: { dataset: { counts: { job_posts: 1000 } }, latencyMs: 20 },
         env: {
