@@ -30,10 +30,10 @@ upserted as (
     changed_at = case
       when t.raw is distinct from excluded.raw or t.deleted_at is not null
       then excluded.changed_at else t.changed_at end
-  -- A row the upsert inserted (xmax 0) replaces no version.
+  -- A changed record closes its open version, if it has one (none for a new id).
   returning id,
     changed_at = statement_timestamp() as changed,
-    changed_at = statement_timestamp() and xmax <> 0 as replaced,
+    changed_at = statement_timestamp() as replaced,
     case when changed_at = statement_timestamp() then raw end as rec
 ),
 closed_versions as (

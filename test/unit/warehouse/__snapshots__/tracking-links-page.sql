@@ -52,7 +52,7 @@ boards as (
       or t.source_updated_at is distinct from excluded.source_updated_at)
   -- A row known only by a bare id (raw null) has no version; a deleted one stays deleted.
   returning id, raw is not null and changed_at = statement_timestamp() as changed,
-    changed_at = statement_timestamp() and xmax <> 0 as replaced,
+    changed_at = statement_timestamp() as replaced,
     deleted_at is not null as deleted, raw as rec
 ),
 people as (
@@ -89,7 +89,7 @@ people as (
       or t.source_updated_at is distinct from excluded.source_updated_at)
   -- A row known only by a bare id (raw null) has no version; a deleted one stays deleted.
   returning id, raw is not null and changed_at = statement_timestamp() as changed,
-    changed_at = statement_timestamp() and xmax <> 0 as replaced,
+    changed_at = statement_timestamp() as replaced,
     deleted_at is not null as deleted, raw as rec
 ),
 origins as (
@@ -124,7 +124,7 @@ origins as (
       or t.source_updated_at is distinct from excluded.source_updated_at)
   -- A row known only by a bare id (raw null) has no version; a deleted one stays deleted.
   returning id, raw is not null and changed_at = statement_timestamp() as changed,
-    changed_at = statement_timestamp() and xmax <> 0 as replaced,
+    changed_at = statement_timestamp() as replaced,
     deleted_at is not null as deleted, raw as rec
 ),
 links as (
@@ -160,10 +160,10 @@ links as (
     changed_at = case
       when t.raw is distinct from excluded.raw or t.deleted_at is not null
       then excluded.changed_at else t.changed_at end
-  -- A row the upsert inserted (xmax 0) replaces no version.
+  -- A changed record closes its open version, if it has one (none for a new id).
   returning id,
     changed_at = statement_timestamp() as changed,
-    changed_at = statement_timestamp() and xmax <> 0 as replaced,
+    changed_at = statement_timestamp() as replaced,
     case when changed_at = statement_timestamp() then raw end as rec
 ),
 boards_closed as (
