@@ -1,12 +1,4 @@
-import {
-  CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  Kysely,
-  PostgresDialect,
-  type QueryCompiler,
-  type TransactionSettings,
-} from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -46,98 +38,85 @@ const pools = new WeakMap<
 
 /**
  * A Kysely instance over `pool` whose every statement runs with
- * `search_path` set to `schema` alone: each connection it takes from the pool
- * is pointed at the schema first (one round trip per checkout). The warehouse's statements name tables
+ * `search_path` set to `schema` alone: each connection it takes from the
+ * pool is pointed at the schema first, unless that is where it points
+ * already (see {@link schemaPool}). The warehouse's statements name tables
  * without a schema, so the same code writes `public` for the `default`
  * account and an account's own schema for the others; a table the schema
  * lacks is an error, never another account's table.
  */
 function overSchema(pool: pg.Pool, schema: string): Kysely<Database> {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`not a schema name: ${JSON.stringify(schema)}`);
-  return new Kysely<Database>({ dialect: new SchemaDialect(pool, schema) });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: schemaPool(pool, schema) }) });
 }
 
 /** Checkouts tried before a failing `set search_path` fails the statement. */
 const CHECKOUT_ATTEMPTS = 3;
 
-/** Postgres, with every connection pointed at one schema when it is taken from the pool. */
-class SchemaDialect extends PostgresDialect {
-  readonly #schema: string;
-  constructor(pool: pg.Pool, schema: string) {
-    super({ pool });
-    this.#schema = schema;
+/**
+ * The `search_path` each live pooled connection was given at its last
+ * checkout by a {@link schemaPool}. Only those set it (no statement of
+ * hiresync's does), so a connection taken for the schema it points at
+ * already needs no `set`: a run's statements cost one round trip each, not
+ * two.
+ */
+const searchPaths = new WeakMap<pg.PoolClient, string>();
+
+/**
+ * Keeps the path `client` points at. A connection is forgotten when a
+ * statement on it fails other than as a statement does (an error whose
+ * severity is not ERROR: FATAL, as for a backend terminated by an
+ * administrator, or a socket error), or when it ends: its next checkout
+ * tries the `set`, which fails on a dead connection, and the pool drops it.
+ */
+function rememberPath(client: pg.PoolClient, schema: string): void {
+  if (!searchPaths.has(client)) {
+    client.once('end', () => searchPaths.delete(client));
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    client.query = ((...args: unknown[]) => {
+      const result = query(...args);
+      if (result instanceof Promise) {
+        result.catch((error: unknown) => {
+          if ((error as { severity?: unknown }).severity !== 'ERROR') searchPaths.delete(client);
+        });
+      }
+      return result;
+    }) as typeof client.query;
   }
-  override createDriver(): Driver {
-    return new SchemaDriver(super.createDriver(), this.#schema);
-  }
+  searchPaths.set(client, schema);
 }
 
 /**
- * The Postgres driver, setting `search_path` on each connection it hands
- * out. A connection whose `set` fails (its backend was terminated while idle)
- * goes back to the pool, which drops a broken client, and another is taken:
- * a failed checkout never leaks a connection.
+ * `pool` as Kysely's Postgres dialect sees it, handing out connections
+ * pointed at `schema`. A connection whose `set` fails (its backend was
+ * terminated while idle) is dropped from the pool and another is taken: a
+ * failed checkout never leaks a connection. One pointed at `schema` already
+ * is handed out as it is: should its backend have been terminated a moment
+ * before, unseen yet, the statement fails (a run retries from its
+ * checkpoint) and the pool drops it.
  */
-class SchemaDriver implements Driver {
-  readonly #inner: Driver;
-  readonly #setPath: CompiledQuery;
-  constructor(inner: Driver, schema: string) {
-    this.#inner = inner;
-    this.#setPath = CompiledQuery.raw(`set search_path to "${schema}"`);
-  }
-  init(): Promise<void> {
-    return this.#inner.init();
-  }
-  async acquireConnection(): Promise<DatabaseConnection> {
-    for (let attempt = 1; ; attempt += 1) {
-      const connection = await this.#inner.acquireConnection();
-      try {
-        await connection.executeQuery(this.#setPath);
-        return connection;
-      } catch (error) {
-        // Back to the pool, which drops the client once it knows it broken;
-        // a dead idle connection may take two tries to be known so.
-        await this.#inner.releaseConnection(connection);
-        if (attempt >= CHECKOUT_ATTEMPTS) throw error;
+function schemaPool(pool: pg.Pool, schema: string): PostgresPool {
+  const setPath = `set search_path to "${schema}"`;
+  return {
+    Client: pg.Client,
+    options: pool.options,
+    end: () => pool.end(),
+    connect: async () => {
+      for (let attempt = 1; ; attempt += 1) {
+        const client = await pool.connect();
+        if (searchPaths.get(client) === schema) return client;
+        try {
+          await client.query(setPath);
+          rememberPath(client, schema);
+          return client;
+        } catch (error) {
+          searchPaths.delete(client);
+          client.release(error instanceof Error ? error : true);
+          if (attempt >= CHECKOUT_ATTEMPTS) throw error;
+        }
       }
-    }
-  }
-  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    return this.#inner.beginTransaction(connection, settings);
-  }
-  commitTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.#inner.commitTransaction(connection);
-  }
-  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.#inner.rollbackTransaction(connection);
-  }
-  savepoint(
-    connection: DatabaseConnection,
-    name: string,
-    compile: QueryCompiler['compileQuery'],
-  ): Promise<void> {
-    return this.#inner.savepoint?.(connection, name, compile) ?? Promise.resolve();
-  }
-  rollbackToSavepoint(
-    connection: DatabaseConnection,
-    name: string,
-    compile: QueryCompiler['compileQuery'],
-  ): Promise<void> {
-    return this.#inner.rollbackToSavepoint?.(connection, name, compile) ?? Promise.resolve();
-  }
-  releaseSavepoint(
-    connection: DatabaseConnection,
-    name: string,
-    compile: QueryCompiler['compileQuery'],
-  ): Promise<void> {
-    return this.#inner.releaseSavepoint?.(connection, name, compile) ?? Promise.resolve();
-  }
-  releaseConnection(connection: DatabaseConnection): Promise<void> {
-    return this.#inner.releaseConnection(connection);
-  }
-  destroy(): Promise<void> {
-    return this.#inner.destroy();
-  }
+    },
+  };
 }
 
 /**
