@@ -1,13 +1,15 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
 import type {
-  ApiClockReading,
+  CompletedRuns,
   Page,
+  PageWriteOptions,
   PageWriteResult,
   PreparedPage,
   ResourceName,
   RunMode,
   RunStore,
+  RunTotals,
   TypedViewRefresh,
 } from '../sync/ports.js';
 import type { StoredResource } from './page-statement.js';
@@ -15,15 +17,13 @@ import { refreshTypedView } from './refresh-typed-view.js';
 import type { ResourceLock } from './resource-lock.js';
 import type { Database } from './schema.js';
 import {
+  completedRuns,
+  completeRun,
   createRun,
   finishRun,
   getRun,
-  hasCompletedFullRun,
-  highestCompletedId,
-  recordApiClock,
   resetRunProgress,
   sweepDeletions,
-  updatedSince,
 } from './sync-runs.js';
 import { type PageVerdict, validatePage, writePage } from './write-page.js';
 
@@ -108,24 +108,11 @@ export class KyselyRunStore implements RunStore {
       .executeTakeFirst();
   }
 
-  hasCompletedFullRun(resource: ResourceName): Promise<boolean> {
-    return hasCompletedFullRun(this.#db, resource);
-  }
-
-  highestCompletedId(resource: ResourceName): Promise<string | null> {
-    return highestCompletedId(this.#db, resource);
-  }
-
-  updatedSince(
+  completedRuns(
     resource: ResourceName,
-    lookbackMs: number,
-    filterPrefix?: string,
-  ): Promise<string | undefined> {
-    return updatedSince(this.#db, resource, lookbackMs, filterPrefix);
-  }
-
-  recordApiClock(runId: string, reading: ApiClockReading): Promise<void> {
-    return recordApiClock(this.#db, runId, reading);
+    updated?: { lookbackMs: number; filterPrefix: string },
+  ): Promise<CompletedRuns> {
+    return completedRuns(this.#db, resource, updated);
   }
 
   preparePage(resource: ResourceName, page: Page): PageVerdict {
@@ -137,6 +124,7 @@ export class KyselyRunStore implements RunStore {
     runId: string,
     page: Page,
     prepared?: PreparedPage,
+    options: PageWriteOptions = {},
   ): Promise<PageWriteResult> {
     return writePage(
       this.#db,
@@ -149,6 +137,8 @@ export class KyselyRunStore implements RunStore {
         recordsKey: this.#options.recordsKey,
         assertLocked: this.#assertLocked(resource),
         history: this.#options.history,
+        skipUnchanged: options.skipUnchanged,
+        apiClock: options.apiClock,
       },
       // A verdict this store made for this page (see preparePage), else made now.
       isVerdict(prepared) ? prepared : undefined,
@@ -202,22 +192,11 @@ export class KyselyRunStore implements RunStore {
     return refreshTypedView(this.#db, { view: stored.typedView, table: stored.table }, runId);
   }
 
-  finishRun(
-    runId: string,
-    outcome: { outcome: 'succeeded' } | { outcome: 'failed'; error: string },
-  ): Promise<void> {
-    return finishRun(this.#db, runId, outcome, this.#options.resources);
+  finishRun(runId: string, outcome: { outcome: 'failed'; error: string }): Promise<void> {
+    return finishRun(this.#db, runId, outcome);
   }
 
-  async runTotals(
-    runId: string,
-  ): Promise<{ pages: number; records: number; rejected: number; deleted: number }> {
-    const run = await getRun(this.#db, runId);
-    return {
-      pages: run?.pages ?? 0,
-      records: Number(run?.records ?? 0),
-      rejected: Number(run?.rejected ?? 0),
-      deleted: Number(run?.deleted ?? 0),
-    };
+  completeRun(resource: ResourceName, runId: string): Promise<RunTotals> {
+    return completeRun(this.#db, runId, this.#resource(resource).table);
   }
 }
