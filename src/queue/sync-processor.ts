@@ -3,7 +3,7 @@ import { runKey } from '../account-name.js';
 import { coerceError, HiresyncError, ReauthorizationRequiredError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { redactError, redactSecrets } from '../secret.js';
-import { isNotPermitted, scopeOfRun } from '../sync/not-permitted.js';
+import { NotPermittedSkip } from '../sync/not-permitted.js';
 import type { CheckpointStore, PageSource, RunStore } from '../sync/ports.js';
 import { type RunMetrics, type RunProgress, runResource } from '../sync/run-resource.js';
 import { busyDelayMs } from './busy-delay.js';
@@ -128,19 +128,6 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       logger.error({ err: error }, 'run failed: the account cannot be prepared');
       throw new UnrecoverableError(message);
     }
-    if (origin === 'schedule' && requested === 'auto') {
-      const last = await context.store.lastRun(resource);
-      if (isNotPermitted(last)) {
-        // A 403 answers the same until the scope is granted: only a full run
-        // (its cron, or sync by hand) tries again, not every incremental tick.
-        const scope = scopeOfRun(resource, last?.error ?? null);
-        logger.info(
-          { scope },
-          'not permitted (its last run was answered 403); skipping this scheduled incremental run until a full run succeeds',
-        );
-        return { skipped: `not permitted (scope ${scope})` };
-      }
-    }
     const lock = await deps.runLock.acquire(runKey(account, resource));
     if (!lock) {
       if (origin === 'schedule' && requested === 'auto') {
@@ -216,12 +203,22 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           onProgress?.({ ...progress, account });
         },
         allowMassDelete: job.data.allowMassDelete === true,
+        // A 403 answers the same until the scope is granted: only a full run
+        // (its cron, or sync by hand) tries again, not every incremental tick.
+        skipNotPermitted: origin === 'schedule' && requested === 'auto',
         updatedFilter: deps.updatedFilter,
         extraWalks: deps.extraWalks?.[resource],
         maxClockSkewMs: deps.maxClockSkewMs,
       });
       return { ...summary, account };
     } catch (error) {
+      if (error instanceof NotPermittedSkip) {
+        logger.info(
+          { scope: error.scope },
+          'not permitted (its last run was answered 403); skipping this scheduled incremental run until a full run succeeds',
+        );
+        return { skipped: error.message };
+      }
       const behaviour = jobBehaviourOf(error, signal.aborted ? signal.reason : undefined);
       if (behaviour.action === 'resume-later') {
         const { message } = coerceError(error);

@@ -182,6 +182,8 @@ export interface CompletedRuns {
   fullRunDone: boolean;
   /** The highest id any completed run of the resource saw (where an incremental run stops). */
   highestId: string | null;
+  /** The resource's latest run (highest id), any mode and outcome: how it ended and why; undefined before any. */
+  lastRun: { outcome: 'running' | 'succeeded' | 'failed'; error: string | null } | undefined;
   /**
    * Asked for with `updated`: the start of the resource's last successful run
    * that saw every update (a full run, or one whose filter holds
@@ -242,16 +244,10 @@ export interface RunStore {
   /** Outcome of a run, or undefined if the row is gone. */
   runOutcome(runId: string): Promise<'running' | 'succeeded' | 'failed' | undefined>;
   /**
-   * The resource's latest run (highest id), any mode and outcome: how it
-   * ended and why; undefined before any. (A not-permitted resource's
-   * scheduled incremental runs are skipped by it: src/sync/not-permitted.ts.)
-   */
-  lastRun(
-    resource: ResourceName,
-  ): Promise<{ outcome: 'running' | 'succeeded' | 'failed'; error: string | null } | undefined>;
-  /**
    * What a new run of the resource is planned from: whether it ever completed
-   * a full run, the highest id any completed run of it saw, and, when
+   * a full run, the highest id any completed run of it saw, its latest run
+   * (a not-permitted resource's scheduled incremental runs are skipped by
+   * it: src/sync/not-permitted.ts), and, when
    * `updated` is given, where the updated filter starts (see
    * {@link CompletedRuns.updatedSince}).
    */

@@ -1,5 +1,6 @@
 import { CursorRejectedError, RunInterruptedError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { isNotPermitted, NotPermittedSkip, scopeOfRun } from './not-permitted.js';
 import type {
   ApiClockReading,
   Checkpoint,
@@ -65,6 +66,14 @@ export interface RunResourceOptions {
    * HIRESYNC_MAX_DELETE_FRACTION of the live rows (`--allow-mass-delete`).
    */
   allowMassDelete?: boolean;
+  /**
+   * A scheduled incremental run: when the resource's last run was refused
+   * 403 (not permitted, see not-permitted.ts), no run starts, and
+   * NotPermittedSkip is thrown: a 403 answers the same until the scope is
+   * granted, so only a full run tries again. Read in the statement that
+   * plans the run. A checkpoint pending is resumed all the same.
+   */
+  skipNotPermitted?: boolean;
 }
 
 export interface RunProgress {
@@ -126,8 +135,7 @@ async function planRun(
     }
   }
   const template = options.updatedFilter?.template;
-  // One statement: whether a full run completed, where an incremental run
-  // stops, and where the updated filter (if set) starts.
+  // One statement: full run done, stop id, last run, where the updated filter starts.
   const completed = await store.completedRuns(
     resource,
     options.updatedFilter && {
@@ -135,6 +143,9 @@ async function planRun(
       filterPrefix: options.updatedFilter.template.split('{since}')[0] ?? '',
     },
   );
+  if (options.skipNotPermitted && isNotPermitted(completed.lastRun)) {
+    throw new NotPermittedSkip(scopeOfRun(resource, completed.lastRun?.error ?? null));
+  }
   const mode: RunMode = requested === 'full' || !completed.fullRunDone ? 'full' : 'incremental';
   let stopAtId = mode === 'incremental' ? completed.highestId : null;
   let filter = source.filterOf(resource);

@@ -96,18 +96,6 @@ export class KyselyRunStore implements RunStore {
     return (await getRun(this.#db, runId))?.outcome;
   }
 
-  async lastRun(
-    resource: ResourceName,
-  ): Promise<{ outcome: 'running' | 'succeeded' | 'failed'; error: string | null } | undefined> {
-    return await this.#db
-      .selectFrom('sync_runs')
-      .select(['outcome', 'error'])
-      .where('resource', '=', resource)
-      .orderBy('id', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-  }
-
   completedRuns(
     resource: ResourceName,
     updated?: { lookbackMs: number; filterPrefix: string },

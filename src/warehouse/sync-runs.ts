@@ -133,8 +133,9 @@ export async function sweepDeletions(
 
 /**
  * What a new run of a resource is planned from, in one statement: whether a
- * full run has completed, the highest id a completed run saw, and, when
- * `updated` is given, where the updated filter starts.
+ * full run has completed, the highest id a completed run saw, its latest run
+ * (how it ended and why), and, when `updated` is given, where the updated
+ * filter starts.
  *
  * That start is the start of the resource's last successful run that saw
  * every update (a full run, or one whose filter holds `updated.filterPrefix`,
@@ -168,6 +169,8 @@ export async function completedRuns(
   const { rows } = await sql<{
     full_run_done: boolean;
     highest_id: string | null;
+    last_outcome: 'running' | 'succeeded' | 'failed' | null;
+    last_error: string | null;
     updated_since: string | null;
   }>`
     select
@@ -177,11 +180,17 @@ export async function completedRuns(
       ) as full_run_done,
       (select max(max_id)::text from sync_runs where resource = ${resource} and outcome = 'succeeded')
         as highest_id,
-      ${since} as updated_since`.execute(db);
+      last.outcome as last_outcome, last.error as last_error,
+      ${since} as updated_since
+    from (select) as one
+    left join lateral (
+      select outcome, error from sync_runs where resource = ${resource} order by id desc limit 1
+    ) as last on true`.execute(db);
   const row = rows[0];
   return {
     fullRunDone: row?.full_run_done === true,
     highestId: row?.highest_id ?? null,
+    lastRun: row?.last_outcome ? { outcome: row.last_outcome, error: row.last_error } : undefined,
     updatedSince: row?.updated_since ?? undefined,
   };
 }

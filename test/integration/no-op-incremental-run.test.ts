@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import type { ResourceName } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
+import type { SyncJob } from '../../src/queue/sync-job.js';
+import { createSyncProcessor } from '../../src/queue/sync-processor.js';
 import type { ScheduleTarget } from '../../src/queue/upsert-schedules.js';
 import { inSchema } from '../../src/warehouse/database.js';
 import type { Database } from '../../src/warehouse/schema.js';
@@ -86,7 +88,34 @@ async function runAll(app: App, targets: readonly ScheduleTarget[]) {
   });
 }
 
-describe('a no-op incremental run (the API has nothing new)', () => {
+/**
+ * A run as the worker's incremental schedule starts it (a job of origin
+ * `schedule`), processed by the app's sync processor in this process.
+ */
+async function scheduledRun(app: App, target: ScheduleTarget) {
+  const process = createSyncProcessor({
+    accounts: app.contextOf,
+    runLock: app.runLock,
+    logger: app.logger,
+    shutdown: app.shutdown.signal,
+  });
+  const job = {
+    id: `scheduled-${target.account}-${target.resource}`,
+    data: {
+      account: target.account,
+      resource: target.resource,
+      requested: 'auto',
+      origin: 'schedule',
+    },
+    attemptsMade: 0,
+    opts: {},
+  } as unknown as SyncJob;
+  const result = await process(job);
+  if ('skipped' in result) throw new Error(`${target.resource}: skipped, ${result.skipped}`);
+  return [result];
+}
+
+describe('a no-op incremental run (the API has nothing new), as the schedule starts it', () => {
   for (const resource of ['jobs', 'tracking_links'] as const) {
     it(`of ${resource} sends at most ${MOST_STATEMENTS} statements and rewrites no row and no history row`, async () => {
       const t = await harness({
@@ -101,7 +130,7 @@ describe('a no-op incremental run (the API has nothing new)', () => {
       const before = await rowVersions(t.database.db, resource);
 
       const { result, statements } = await counter.during(() =>
-        runAll(app, [{ account: 'default', resource }]),
+        scheduledRun(app, { account: 'default', resource }),
       );
 
       const [noop] = result;
@@ -138,7 +167,7 @@ describe('a no-op incremental run (the API has nothing new)', () => {
     const db = inSchema(t.database.db, 'acme');
     for (const target of targets) {
       const before = await rowVersions(db, target.resource);
-      const { result, statements } = await counter.during(() => runAll(app, [target]));
+      const { result, statements } = await counter.during(() => scheduledRun(app, target));
       expect(result[0]).toMatchObject({ mode: 'incremental', pages: 1, records: 0 });
       expect(statements.length, statements.join('\n')).toBeLessThanOrEqual(MOST_STATEMENTS);
       expect(await rowVersions(db, target.resource)).toEqual(before);
@@ -165,7 +194,7 @@ describe('a no-op incremental run (the API has nothing new)', () => {
     const before = await rowVersions(t.database.db, 'jobs');
 
     const { result, statements } = await counter.during(() =>
-      runAll(app, [{ account: 'default', resource: 'jobs' }]),
+      scheduledRun(app, { account: 'default', resource: 'jobs' }),
     );
 
     expect(result[0]).toMatchObject({ mode: 'incremental', pages: 1, records: 0 });

@@ -204,24 +204,17 @@ export class MemoryRunStore implements RunStore {
     return this.runs.get(runId)?.outcome;
   }
 
-  async lastRun(
-    resource: ResourceName,
-  ): Promise<{ outcome: MemoryRun['outcome']; error: string | null } | undefined> {
-    const runs = [...this.runs.values()].filter((r) => r.resource === resource);
-    const last = runs.at(-1);
-    return last && { outcome: last.outcome, error: last.error ?? null };
-  }
-
   async completedRuns(
     resource: ResourceName,
     updated?: { lookbackMs: number; filterPrefix: string },
   ): Promise<CompletedRuns> {
-    const succeeded = [...this.runs.values()].filter(
-      (r) => r.resource === resource && r.outcome === 'succeeded',
-    );
+    const runs = [...this.runs.values()].filter((r) => r.resource === resource);
+    const succeeded = runs.filter((r) => r.outcome === 'succeeded');
+    const last = runs.at(-1);
     return {
       fullRunDone: succeeded.some((r) => r.mode === 'full'),
       highestId: succeeded.reduce<string | null>((max, r) => higher(max, r.maxId), null),
+      lastRun: last && { outcome: last.outcome, error: last.error ?? null },
       updatedSince: updated ? this.updatedSinceAnswer : undefined,
     };
   }
