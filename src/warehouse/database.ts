@@ -33,7 +33,7 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** The pool behind a root instance, and the instance of each schema made over it. */
 const pools = new WeakMap<
   Kysely<Database>,
-  { pool: pg.Pool; schemas: Map<string, Kysely<Database>> }
+  { pool: pg.Pool; schemas: Map<string, Kysely<Database>>; unpointed?: Kysely<Database> }
 >();
 
 /**
@@ -55,25 +55,35 @@ const CHECKOUT_ATTEMPTS = 3;
 
 /**
  * The `search_path` each live pooled connection was given at its last
- * checkout by a {@link schemaPool}. Only those set it (no statement of
- * hiresync's does), so a connection taken for the schema it points at
- * already needs no `set`: a run's statements cost one round trip each, not
- * two.
+ * checkout by a {@link schemaPool}, while nothing has pointed it elsewhere
+ * since (see {@link rememberPath}): a connection taken for the schema it
+ * points at already needs no `set`, so a statement costs one round trip,
+ * not two.
  */
 const searchPaths = new WeakMap<pg.PoolClient, string>();
 
+/** The connections {@link rememberPath} watches (once each). */
+const watched = new WeakSet<pg.PoolClient>();
+
 /**
- * Keeps the path `client` points at. A connection is forgotten when a
- * statement on it fails other than as a statement does (an error whose
- * severity is not ERROR: FATAL, as for a backend terminated by an
- * administrator, or a socket error), or when it ends: its next checkout
- * tries the `set`, which fails on a dead connection, and the pool drops it.
+ * Keeps the path `client` points at. It is forgotten when a statement names
+ * `search_path` (as the run lock's points its connection, see
+ * ResourceLock.tryAcquire): the next checkout points the connection again.
+ * And a connection is forgotten when a statement on it fails other than as a
+ * statement does (an error whose severity is not ERROR: FATAL, as for a
+ * backend terminated by an administrator, or a socket error), or when it
+ * ends: its next checkout tries the `set`, which fails on a dead connection,
+ * and the pool drops it.
  */
 function rememberPath(client: pg.PoolClient, schema: string): void {
-  if (!searchPaths.has(client)) {
+  if (!watched.has(client)) {
+    watched.add(client);
     client.once('end', () => searchPaths.delete(client));
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     client.query = ((...args: unknown[]) => {
+      const first = args[0];
+      const text = typeof first === 'string' ? first : (first as { text?: unknown } | null)?.text;
+      if (typeof text === 'string' && text.includes('search_path')) searchPaths.delete(client);
       const result = query(...args);
       if (result instanceof Promise) {
         result.catch((error: unknown) => {
@@ -115,6 +125,24 @@ function schemaPool(pool: pg.Pool, schema: string): PostgresPool {
           if (attempt >= CHECKOUT_ATTEMPTS) throw error;
         }
       }
+    },
+  };
+}
+
+/**
+ * `pool` handing out connections as they are: no `set` is sent, and where a
+ * connection points is forgotten, since what runs on it may point it
+ * anywhere (see {@link unpointed}).
+ */
+function unpointedPool(pool: pg.Pool): PostgresPool {
+  return {
+    Client: pg.Client,
+    options: pool.options,
+    end: () => pool.end(),
+    connect: async () => {
+      const client = await pool.connect();
+      searchPaths.delete(client);
+      return client;
     },
   };
 }
@@ -168,6 +196,26 @@ export function inSchema(db: Kysely<Database>, schema: string): Kysely<Database>
     pools.set(scoped, root);
   }
   return scoped;
+}
+
+/**
+ * An instance over the pool of `db` (an instance made by
+ * {@link createDatabase}) whose connections point nowhere in particular: a
+ * checkout sends no `set search_path`, and what runs on the connection
+ * points it itself before it names a table, or names none (catalog
+ * functions and views only). The run lock is taken so (ResourceLock), its
+ * statement pointing its connection at the run's schema: the run's
+ * statements then go through that one connection with no `set` at all. An
+ * unqualified table name before the connection is pointed would resolve
+ * against whatever schema it points at: never send one.
+ */
+export function unpointed(db: Kysely<Database>): Kysely<Database> {
+  const root = pools.get(db);
+  if (!root) throw new Error('unpointed needs an instance made by createDatabase');
+  root.unpointed ??= new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: unpointedPool(root.pool) }),
+  });
+  return root.unpointed;
 }
 
 /** How many connections the pool of `db` holds now (idle or in use): the bench's figure. */

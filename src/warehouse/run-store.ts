@@ -52,6 +52,12 @@ export interface KyselyRunStoreOptions {
   ensureListResource?: (name: string) => Promise<void>;
   /** When given, a sweep runs only while its run holds the resource's Postgres lock. */
   resourceLock?: ResourceLock;
+  /**
+   * `db` is the connection that holds the run's Postgres lock (see
+   * {@link KyselyRunStore.over}): a write committed on it was made under the
+   * lock, and needs no look at pg_locks first.
+   */
+  holdsLock?: boolean;
   /** The account whose schema `db` writes (its locks are named by account and resource). Default `default`. */
   account?: string;
   /**
@@ -69,6 +75,16 @@ export class KyselyRunStore implements RunStore {
   constructor(db: Kysely<Database>, options: KyselyRunStoreOptions) {
     this.#db = db;
     this.#options = options;
+  }
+
+  /**
+   * This store over `session`, the connection that holds a run's Postgres
+   * lock (HeldResourceLock.session), pointed at this store's schema: the
+   * run's statements then take no connection each, and its writes no
+   * pg_locks check (the lock is held as long as the connection lives).
+   */
+  over(session: Kysely<Database>): KyselyRunStore {
+    return new KyselyRunStore(session, { ...this.#options, holdsLock: true });
   }
 
   async createRun(run: {
@@ -139,7 +155,8 @@ export class KyselyRunStore implements RunStore {
 
   /** The checks of a resource's writes: its lock, when this store runs under resource locks, and assertWritable. */
   #assertLocked(resource: ResourceName) {
-    const { resourceLock: lock, assertWritable } = this.#options;
+    const { resourceLock, assertWritable, holdsLock } = this.#options;
+    const lock = holdsLock ? undefined : resourceLock;
     const name = runKey(this.#options.account ?? DEFAULT_ACCOUNT, resource);
     if (!lock && !assertWritable) return undefined;
     return async (trx: Transaction<Database>) => {

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
-import { createDatabase, inSchema, poolSize } from '../../src/warehouse/database.js';
+import { createDatabase, inSchema, poolSize, unpointed } from '../../src/warehouse/database.js';
 import type { Database } from '../../src/warehouse/schema.js';
 
 /** Runs `select 1`: 'ok', or 'error' when it fails. */
@@ -48,7 +48,7 @@ describe('the pool behind the per-schema instances', () => {
   it('points a connection at a schema once: the next checkouts for that schema send no set', async () => {
     const url = inject('databaseUrl');
     const db = createDatabase(url, { max: 1, applicationName: 'pool-search-path' });
-    const hiresync = inSchema(db, 'hiresync');
+    const other = inSchema(db, 'information_schema');
     const sent: string[] = [];
     const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
     const query = proto.query;
@@ -58,20 +58,45 @@ describe('the pool behind the per-schema instances', () => {
     };
     try {
       const paths = [];
-      for (const instance of [db, db, hiresync, hiresync, db]) {
+      for (const instance of [db, db, other, other, db]) {
         const { rows } = await sql<{
           path: string;
-        }>`select current_setting('search_path') as path`.execute(instance);
+        }>`select current_schema() as path`.execute(instance);
         paths.push(rows[0]?.path);
       }
-      expect(paths).toEqual(['public', 'public', 'hiresync', 'hiresync', 'public']);
+      expect(paths).toEqual([
+        'public',
+        'public',
+        'information_schema',
+        'information_schema',
+        'public',
+      ]);
       expect(sent.filter((s) => s.startsWith('set search_path'))).toEqual([
         'set search_path to "public"',
-        'set search_path to "hiresync"',
+        'set search_path to "information_schema"',
         'set search_path to "public"',
       ]);
     } finally {
       proto.query = query;
+      await Promise.race([db.destroy(), new Promise((r) => setTimeout(r, 1000))]);
+    }
+  });
+
+  it('points a connection again after a statement pointed it elsewhere (the run lock points its own)', async () => {
+    const url = inject('databaseUrl');
+    const db = createDatabase(url, { max: 1, applicationName: 'pool-search-path-moved' });
+    const schemaOf = async (instance: Kysely<Database>) =>
+      (await sql<{ path: string }>`select current_schema() as path`.execute(instance)).rows[0]
+        ?.path;
+    try {
+      expect(await schemaOf(db)).toBe('public');
+      // As the run lock's statement does, on a connection taken with no set.
+      await sql`select set_config('search_path', '"hiresync"', false)`.execute(unpointed(db));
+      expect(await schemaOf(db)).toBe('public');
+      // A statement of a schema's instance naming search_path.
+      await sql`select set_config('search_path', '"hiresync"', false)`.execute(db);
+      expect(await schemaOf(db)).toBe('public');
+    } finally {
       await Promise.race([db.destroy(), new Promise((r) => setTimeout(r, 1000))]);
     }
   });
