@@ -4,20 +4,20 @@ import { quoteIdentifier } from './quote-identifier.js';
 export type UnchangedTest = 'json' | 'tracking_links' | 'reference';
 
 /**
- * For each test, the CTE `kept`: the ids of `latest` (columns `id`, `r`)
- * whose record `table` holds as it is, so that its page statement would
- * change no content and add no version.
+ * For each test, the CTE `kept`: the ids of `latest` (columns `id`, `r`,
+ * `positions`) whose record `table` holds as it is, so that its page
+ * statement would change no content and add no version, with their positions.
  */
 const KEPT: Readonly<Record<UnchangedTest, (table: string) => string>> = {
   // Records stored as sent: the row holds the record, live.
   json: (table) => `kept as (
-  select l.id from latest l
+  select l.id, l.positions from latest l
   join ${table} t on t.id = l.id and t.deleted_at is null and t.data = l.r
 )`,
   // A tracking link: the row holds the record, live, and each nested object with an id is
   // its row's copy as it is (a bare id of the flat shape: its row exists).
   tracking_links: (table) => `kept as (
-  select l.id from latest l
+  select l.id, l.positions from latest l
   join ${table} t on t.id = l.id and t.deleted_at is null and t.raw = l.r
   where (jsonb_typeof(l.r -> 'job_board' -> 'id') is distinct from 'number'
       or exists (select 1 from job_boards b
@@ -38,7 +38,7 @@ const KEPT: Readonly<Record<UnchangedTest, (table: string) => string>> = {
   // A reference list's record: the row holds it, live, as the list's copy (a nested copy
   // written since is replaced by the list's: see reference-records-page.ts).
   reference: (table) => `kept as (
-  select l.id from latest l
+  select l.id, l.positions from latest l
   join ${table} t on t.id = l.id and t.deleted_at is null and t.raw = l.r
     and t.source_run_id = t.last_seen_run_id
 )`,
@@ -79,16 +79,19 @@ good as (
   select r, idx, (r ->> 'id')::bigint as id from page where not (idx = any($4::int[]))
 ),
 latest as (
-  -- The record of each id that the page statement would store: the page's last.
-  select distinct on (id) id, r from good order by id, idx desc
+  -- The record of each id that the page statement would store (the page's last), and the
+  -- positions of every record of that id.
+  select distinct on (id) id, r, array_agg(idx) over (partition by id) as positions
+  from good order by id, idx desc
 ),
 ${KEPT[test](quoteIdentifier(table))},
 verdict as (
   select
-    coalesce(array_agg(g.idx order by g.idx) filter (where k.id is not null), '{}') as unchanged,
-    bool_and(k.id is not null) is not false and cardinality($4::int[]) = 0 as nothing_to_write,
-    max(g.id)::text as max_id, min(g.id)::text as min_id
-  from good g left join kept k on k.id = g.id
+    coalesce((select array_agg(p order by p) from kept, unnest(kept.positions) as p), '{}')
+      as unchanged,
+    (select count(*) from kept) = count(*) and cardinality($4::int[]) = 0 as nothing_to_write,
+    max(id)::text as max_id, min(id)::text as min_id
+  from latest
 ),
 progress as (
   -- Nothing to write: the page counts as read, as a written page's transaction would count it.
