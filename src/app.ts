@@ -34,7 +34,7 @@ import {
 } from './resources/index.js';
 import { defineListResource } from './resources/json-resource.js';
 import type { RunProgress } from './sync/run-resource.js';
-import { createDatabase, inSchema } from './warehouse/database.js';
+import { createDatabase, inSchema, unpointed } from './warehouse/database.js';
 import { ensureListResources } from './warehouse/migrate-all.js';
 import { ResourceLock } from './warehouse/resource-lock.js';
 import { KyselyRunStore } from './warehouse/run-store.js';
@@ -171,11 +171,14 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
   const resources = openCatalog(
     catalogFor(config.resources, options.resources ?? BUILT_IN_RESOURCES),
   );
-  // Each running run holds one connection for its Postgres resource lock and
-  // uses up to one more for its page writes; two spare for everything else.
-  // Accounts share this pool: connections never grow with their number.
+  // Each running run holds one connection, its Postgres resource lock's,
+  // which its statements go through; the rest (account lookups, list tables
+  // made on demand, a failed run's record, metrics) take others, with room
+  // to spare. Accounts share this pool: connections never grow with their number.
   const db = createDatabase(config.databaseUrl, { max: 2 * concurrency + 2 });
-  const resourceLock = new ResourceLock(db);
+  // A run's lock statement points its connection at the run's schema, and
+  // the run's statements go through that connection (see ResourceLock).
+  const resourceLock = new ResourceLock(unpointed(db));
   const redis = createRedis(config.redisUrl, logger, 'hiresync');
   const queueRedis = createQueueRedis(config.redisUrl, logger, 'hiresync-queue');
   const prefix = config.redisPrefix;
@@ -229,30 +232,31 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
       credentialRefusals: account.credentialRefusals,
     });
     clients.add(client);
+    const store = new KyselyRunStore(inSchema(db, account.schema), {
+      resources,
+      recordsKey: config.api.recordsKey,
+      maxDeleteFraction: config.maxDeleteFraction,
+      history: config.history,
+      // A list resource of HIRESYNC_RESOURCES gets its tables in every
+      // schema; one only this account's settings name, in its schema only.
+      ensureListResource: async (resource) => {
+        const created = await ensureListResources(
+          db,
+          [resource],
+          config.resources.includes(resource) ? {} : { schema: account.schema },
+        );
+        if (created.length > 0) logger.info({ resource, created }, 'list resource tables created');
+      },
+      resourceLock,
+      account: name,
+      ...(name === DEFAULT_ACCOUNT
+        ? {}
+        : { assertWritable: (trx) => assertRegistered(trx, name, account.version) }),
+    });
     const context = Promise.resolve<AccountContext>({
       source: new ApiPageSource(client, api, resources),
-      store: new KyselyRunStore(inSchema(db, account.schema), {
-        resources,
-        recordsKey: config.api.recordsKey,
-        maxDeleteFraction: config.maxDeleteFraction,
-        history: config.history,
-        // A list resource of HIRESYNC_RESOURCES gets its tables in every
-        // schema; one only this account's settings name, in its schema only.
-        ensureListResource: async (resource) => {
-          const created = await ensureListResources(
-            db,
-            [resource],
-            config.resources.includes(resource) ? {} : { schema: account.schema },
-          );
-          if (created.length > 0)
-            logger.info({ resource, created }, 'list resource tables created');
-        },
-        resourceLock,
-        account: name,
-        ...(name === DEFAULT_ACCOUNT
-          ? {}
-          : { assertWritable: (trx) => assertRegistered(trx, name, account.version) }),
-      }),
+      store,
+      pinned: { schema: account.schema, over: (session) => store.over(session) },
       checkpoints: checkpointsOf(name),
       metrics: accountMetrics,
       renewToken: () => client.renewToken(shutdown.signal),

@@ -1,6 +1,12 @@
 import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
 import { RedisLock } from '../redis/redis-lock.js';
-import type { HeldResourceLock, ResourceLock } from '../warehouse/resource-lock.js';
+import type {
+  HeldResourceLock,
+  ResourceLock,
+  TryAcquireOptions,
+} from '../warehouse/resource-lock.js';
+import type { Database } from '../warehouse/schema.js';
 
 /** A run lock this process holds. */
 export interface HeldRunLock {
@@ -13,6 +19,8 @@ export interface HeldRunLock {
   lost: AbortSignal;
   /** Releases both locks; never throws (a Redis lock that cannot be deleted expires on its own). */
   release: () => Promise<void>;
+  /** The Postgres lock's connection (see HeldResourceLock.session); undefined without one. */
+  session?: Kysely<Database>;
 }
 
 /**
@@ -48,8 +56,11 @@ export class RunLock {
     return `${this.#prefix}:run-lock:${name}`;
   }
 
-  /** Takes the lock of `name`; undefined when another holder has it. */
-  async acquire(name: string): Promise<HeldRunLock | undefined> {
+  /**
+   * Takes the lock of `name`; undefined when another holder has it.
+   * `options` go to the Postgres lock (its connection's schema).
+   */
+  async acquire(name: string, options: TryAcquireOptions = {}): Promise<HeldRunLock | undefined> {
     const lock = new RedisLock(this.#redis, this.#key(name), this.#ttlMs);
     if (!(await lock.acquire())) return undefined;
     const lost = lock.keepAlive();
@@ -60,7 +71,7 @@ export class RunLock {
     };
     let postgres: HeldResourceLock | undefined;
     try {
-      postgres = await this.#postgres?.tryAcquire(name);
+      postgres = await this.#postgres?.tryAcquire(name, options);
     } catch (error) {
       await releaseRedis();
       throw error;
@@ -70,6 +81,7 @@ export class RunLock {
       return undefined;
     }
     return {
+      ...(postgres ? { session: postgres.session } : {}),
       lost: postgres ? AbortSignal.any([lost, postgres.lost]) : lost,
       // Both at once: neither release may hold the other's resource up.
       release: async () => {

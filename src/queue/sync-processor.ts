@@ -1,11 +1,13 @@
 import { DelayedError, UnrecoverableError } from 'bullmq';
+import type { Kysely } from 'kysely';
 import { runKey } from '../account-name.js';
 import { coerceError, HiresyncError, ReauthorizationRequiredError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { redactError, redactSecrets } from '../secret.js';
-import { isNotPermitted, scopeOfRun } from '../sync/not-permitted.js';
+import { NotPermittedSkip } from '../sync/not-permitted.js';
 import type { CheckpointStore, PageSource, RunStore } from '../sync/ports.js';
 import { type RunMetrics, type RunProgress, runResource } from '../sync/run-resource.js';
+import type { Database } from '../warehouse/schema.js';
 import { busyDelayMs } from './busy-delay.js';
 import { jobBehaviourOf } from './error-policy.js';
 import type { RunLock } from './run-lock.js';
@@ -16,6 +18,12 @@ import { accountOf, type SyncJob, type SyncJobResult } from './sync-job.js';
 export interface AccountContext {
   source: PageSource;
   store: RunStore;
+  /**
+   * The account's schema and the store over the connection of a run's
+   * Postgres lock, pointed there (see HeldResourceLock.session): a run's
+   * statements then go through that one connection. Without it, `store`.
+   */
+  pinned?: { schema: string; over: (session: Kysely<Database>) => RunStore };
   checkpoints: CheckpointStore;
   /** The process's metrics, labelled with the account. */
   metrics?: RunMetrics & { onNeedsReauthorization?(needed: boolean): void };
@@ -128,20 +136,10 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       logger.error({ err: error }, 'run failed: the account cannot be prepared');
       throw new UnrecoverableError(message);
     }
-    if (origin === 'schedule' && requested === 'auto') {
-      const last = await context.store.lastRun(resource);
-      if (isNotPermitted(last)) {
-        // A 403 answers the same until the scope is granted: only a full run
-        // (its cron, or sync by hand) tries again, not every incremental tick.
-        const scope = scopeOfRun(resource, last?.error ?? null);
-        logger.info(
-          { scope },
-          'not permitted (its last run was answered 403); skipping this scheduled incremental run until a full run succeeds',
-        );
-        return { skipped: `not permitted (scope ${scope})` };
-      }
-    }
-    const lock = await deps.runLock.acquire(runKey(account, resource));
+    const lock = await deps.runLock.acquire(
+      runKey(account, resource),
+      context.pinned ? { schema: context.pinned.schema } : {},
+    );
     if (!lock) {
       if (origin === 'schedule' && requested === 'auto') {
         logger.info('resource already running elsewhere; skipping this scheduled incremental run');
@@ -202,11 +200,13 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         await job.updateData(data).catch(() => {});
       }
       const onProgress = deps.onProgress;
+      // The run's statements go through its lock's connection, one per run.
+      const pinned = lock.session && context.pinned?.over(lock.session);
       const summary = await runResource({
         resource,
         requested,
         source: slot.watch(context.source),
-        store,
+        store: pinned ?? store,
         checkpoints,
         logger,
         signal,
@@ -216,12 +216,22 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           onProgress?.({ ...progress, account });
         },
         allowMassDelete: job.data.allowMassDelete === true,
+        // A 403 answers the same until the scope is granted: only a full run
+        // (its cron, or sync by hand) tries again, not every incremental tick.
+        skipNotPermitted: origin === 'schedule' && requested === 'auto',
         updatedFilter: deps.updatedFilter,
         extraWalks: deps.extraWalks?.[resource],
         maxClockSkewMs: deps.maxClockSkewMs,
       });
       return { ...summary, account };
     } catch (error) {
+      if (error instanceof NotPermittedSkip) {
+        logger.info(
+          { scope: error.scope },
+          'not permitted (its last run was answered 403); skipping this scheduled incremental run until a full run succeeds',
+        );
+        return { skipped: error.message };
+      }
       const behaviour = jobBehaviourOf(error, signal.aborted ? signal.reason : undefined);
       if (behaviour.action === 'resume-later') {
         const { message } = coerceError(error);

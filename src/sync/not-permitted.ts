@@ -12,6 +12,8 @@
  * run (scheduled or by hand) succeeds.
  */
 
+import { HiresyncError } from '../errors.js';
+
 /** How every error of a list request answered 403 begins (src/api/api-client.ts writes it). */
 export const NOT_PERMITTED_PREFIX = '403 from ';
 
@@ -41,4 +43,18 @@ export function isNotPermitted(
 /** The scope a not-permitted run's error names, else resource `resource`'s own. */
 export function scopeOfRun(resource: string, error: string | null): string {
   return /\bharvest:[a-z0-9_]+:list\b/.exec(error ?? '')?.[0] ?? scopeOfResource(resource);
+}
+
+/**
+ * A scheduled incremental run that did not start: the resource's last run
+ * was refused 403, and only a full run tries again (see runResource's
+ * `skipNotPermitted`). Nothing was recorded.
+ */
+export class NotPermittedSkip extends HiresyncError {
+  /** The scope the refused run's error names (see {@link scopeOfRun}). */
+  readonly scope: string;
+  constructor(scope: string) {
+    super(`not permitted (scope ${scope})`);
+    this.scope = scope;
+  }
 }

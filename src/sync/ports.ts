@@ -79,9 +79,14 @@ export interface PageWriteResult {
   /** Rows upserted (records of the page less the rejected, less duplicates of an id). */
   written: number;
   rejected: RejectedRecord[];
-  /** Highest and lowest id written, as text (ids may exceed 2^53). */
+  /**
+   * Highest and lowest id of the page's records (all but the rejected), as
+   * text (ids may exceed 2^53): written, or left alone as stored.
+   */
   maxId: string | null;
   minId: string | null;
+  /** Records left alone because the warehouse holds them as they are (`skipUnchanged`). */
+  unchanged?: number;
 }
 
 /**
@@ -171,7 +176,52 @@ export interface PageSource {
   pages(startUrl: string, startPage: number, options?: PageWalkOptions): AsyncIterable<Page>;
 }
 
-/** What a run needs of the warehouse. */
+/** What a new run of a resource is planned from (see {@link RunStore.completedRuns}). */
+export interface CompletedRuns {
+  /** Has the resource ever completed a full run? */
+  fullRunDone: boolean;
+  /** The highest id any completed run of the resource saw (where an incremental run stops). */
+  highestId: string | null;
+  /** The resource's latest run (highest id), any mode and outcome: how it ended and why; undefined before any. */
+  lastRun: { outcome: 'running' | 'succeeded' | 'failed'; error: string | null } | undefined;
+  /**
+   * Asked for with `updated`: the start of the resource's last successful run
+   * that saw every update (a full run, or one whose filter holds
+   * `filterPrefix`) less `lookbackMs`, as an ISO 8601 UTC timestamp
+   * (microseconds): on the API's clock (the `Date` of that run's first
+   * response), or, when that is unknown, on the database's (the run's
+   * start); undefined before any.
+   */
+  updatedSince: string | undefined;
+}
+
+/** A run's counts. */
+export interface RunTotals {
+  pages: number;
+  records: number;
+  rejected: number;
+  deleted: number;
+}
+
+/** Options of {@link RunStore.writePage}. */
+export interface PageWriteOptions {
+  /**
+   * Leaves alone the records the warehouse already holds as they are (an
+   * incremental run): their rows are not written again, and a page of only
+   * such records (none rejected) is only added to its run's counts, in one
+   * statement. A full run writes every record: its sweep needs each row it
+   * saw marked with it.
+   */
+  skipUnchanged?: boolean;
+  /**
+   * The API's clock at the run's first response (its `Date`), recorded with
+   * the page, from which the next incremental run's updated filter starts.
+   * The first reading of a run is kept: a run that restarts from its first
+   * page keeps it.
+   */
+  apiClock?: ApiClockReading | undefined;
+}
+
 /** What a refresh of a typed view changed (see RunStore.refreshTypedView). */
 export interface TypedViewRefresh {
   /** Keys that got a column. */
@@ -184,6 +234,7 @@ export interface TypedViewRefresh {
   warning?: string;
 }
 
+/** What a run needs of the warehouse. */
 export interface RunStore {
   createRun(run: {
     resource: ResourceName;
@@ -193,43 +244,29 @@ export interface RunStore {
   /** Outcome of a run, or undefined if the row is gone. */
   runOutcome(runId: string): Promise<'running' | 'succeeded' | 'failed' | undefined>;
   /**
-   * The resource's latest run (highest id), any mode and outcome: how it
-   * ended and why; undefined before any. (A not-permitted resource's
-   * scheduled incremental runs are skipped by it: src/sync/not-permitted.ts.)
+   * What a new run of the resource is planned from: whether it ever completed
+   * a full run, the highest id any completed run of it saw, its latest run
+   * (a not-permitted resource's scheduled incremental runs are skipped by
+   * it: src/sync/not-permitted.ts), and, when
+   * `updated` is given, where the updated filter starts (see
+   * {@link CompletedRuns.updatedSince}).
    */
-  lastRun(
+  completedRuns(
     resource: ResourceName,
-  ): Promise<{ outcome: 'running' | 'succeeded' | 'failed'; error: string | null } | undefined>;
-  /** Has the resource ever completed a full run? */
-  hasCompletedFullRun(resource: ResourceName): Promise<boolean>;
-  /** Highest id any completed run of the resource saw. */
-  highestCompletedId(resource: ResourceName): Promise<string | null>;
-  /**
-   * The start of the resource's last successful run that saw every update (a
-   * full run, or one whose filter holds `filterPrefix`) less `lookbackMs`, as
-   * an ISO 8601 UTC timestamp (microseconds): on the API's clock (the `Date`
-   * of that run's first response), or, when that is unknown, on the
-   * database's (the run's start); undefined before any.
-   */
-  updatedSince(
-    resource: ResourceName,
-    lookbackMs: number,
-    filterPrefix?: string,
-  ): Promise<string | undefined>;
-  /**
-   * Records the API's clock at the run's first response (its `Date`), from
-   * which the next incremental run's updated filter starts. The first reading
-   * of a run is kept: a run that restarts from its first page keeps it.
-   */
-  recordApiClock(runId: string, reading: ApiClockReading): Promise<void>;
+    updated?: { lookbackMs: number; filterPrefix: string },
+  ): Promise<CompletedRuns>;
   /** Validates a page's records (CPU only), so it can happen while the previous page is written. */
   preparePage(resource: ResourceName, page: Page): PreparedPage;
-  /** Writes a page in one transaction; `prepared` is its {@link preparePage} result, if made. */
+  /**
+   * Writes a page in one transaction, and adds it to its run's counts;
+   * `prepared` is its {@link preparePage} result, if made.
+   */
   writePage(
     resource: ResourceName,
     runId: string,
     page: Page,
     prepared?: PreparedPage,
+    options?: PageWriteOptions,
   ): Promise<PageWriteResult>;
   /** Clears a run's counts when it restarts from its first page. */
   resetProgress(runId: string): Promise<void>;
@@ -244,11 +281,11 @@ export interface RunStore {
    * run stored; undefined for a resource without one (tracking links).
    */
   refreshTypedView(resource: ResourceName, runId: string): Promise<TypedViewRefresh | undefined>;
-  finishRun(
-    runId: string,
-    outcome: { outcome: 'succeeded' } | { outcome: 'failed'; error: string },
-  ): Promise<void>;
-  runTotals(
-    runId: string,
-  ): Promise<{ pages: number; records: number; rejected: number; deleted: number }>;
+  /** Ends a run as failed, with its error; a run that had ended already keeps how it ended. */
+  finishRun(runId: string, outcome: { outcome: 'failed'; error: string }): Promise<void>;
+  /**
+   * Ends a completed run as succeeded and returns its counts (`records`: the
+   * distinct records it stored).
+   */
+  completeRun(resource: ResourceName, runId: string): Promise<RunTotals>;
 }

@@ -1,5 +1,6 @@
 import { CursorRejectedError, RunInterruptedError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { isNotPermitted, NotPermittedSkip, scopeOfRun } from './not-permitted.js';
 import type {
   ApiClockReading,
   Checkpoint,
@@ -65,6 +66,14 @@ export interface RunResourceOptions {
    * HIRESYNC_MAX_DELETE_FRACTION of the live rows (`--allow-mass-delete`).
    */
   allowMassDelete?: boolean;
+  /**
+   * A scheduled incremental run: when the resource's last run was refused
+   * 403 (not permitted, see not-permitted.ts), no run starts, and
+   * NotPermittedSkip is thrown: a 403 answers the same until the scope is
+   * granted, so only a full run tries again. Read in the statement that
+   * plans the run. A checkpoint pending is resumed all the same.
+   */
+  skipNotPermitted?: boolean;
 }
 
 export interface RunProgress {
@@ -125,20 +134,26 @@ async function planRun(
       return { checkpoint: pending, resumed: true };
     }
   }
-  const firstFullDone = await store.hasCompletedFullRun(resource);
-  const mode: RunMode = requested === 'full' || !firstFullDone ? 'full' : 'incremental';
-  let stopAtId = mode === 'incremental' ? await store.highestCompletedId(resource) : null;
+  const template = options.updatedFilter?.template;
+  // One statement: full run done, stop id, last run, where the updated filter starts.
+  const completed = await store.completedRuns(
+    resource,
+    options.updatedFilter && {
+      lookbackMs: options.updatedFilter.lookbackMs,
+      filterPrefix: options.updatedFilter.template.split('{since}')[0] ?? '',
+    },
+  );
+  if (options.skipNotPermitted && isNotPermitted(completed.lastRun)) {
+    throw new NotPermittedSkip(scopeOfRun(resource, completed.lastRun?.error ?? null));
+  }
+  const mode: RunMode = requested === 'full' || !completed.fullRunDone ? 'full' : 'incremental';
+  let stopAtId = mode === 'incremental' ? completed.highestId : null;
   let filter = source.filterOf(resource);
   let updated: string | undefined;
-  if (mode === 'incremental' && options.updatedFilter) {
+  if (mode === 'incremental' && template !== undefined) {
     // Updates too: the records changed since the last successful run began
     // (less the lookback), every page the API returns; no stop by id.
-    const { template, lookbackMs } = options.updatedFilter;
-    const since = await store.updatedSince(
-      resource,
-      lookbackMs,
-      template.slice(0, template.indexOf('{since}')),
-    );
+    const since = completed.updatedSince;
     if (since !== undefined) {
       updated = template.replaceAll('{since}', encodeURIComponent(since));
       filter = filter === undefined ? updated : `${filter}&${updated}`;
@@ -213,10 +228,15 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
         prepare: (p) => prepared.set(p, store.preparePage(resource, p)),
         requestLog: { resource, runId: checkpoint.runId },
       })) {
-        if (page.number === 1 && page.apiClock) {
-          await noteApiClock(options, checkpoint.runId, page.apiClock, logger);
-        }
-        const result = await store.writePage(resource, checkpoint.runId, page, prepared.get(page));
+        // The run's first response: its API clock is recorded with the page.
+        const apiClock = page.number === 1 ? page.apiClock : undefined;
+        if (apiClock) warnOfClockSkew(options, apiClock, logger);
+        const result = await store.writePage(resource, checkpoint.runId, page, prepared.get(page), {
+          // An incremental run rewrites no record stored as it is; a full run
+          // marks every row it sees, for its sweep.
+          skipUnchanged: checkpoint.mode === 'incremental',
+          apiClock,
+        });
         for (const r of result.rejected) {
           logger.warn({ page: page.number, index: r.index, reason: r.reason }, 'record rejected');
         }
@@ -227,7 +247,12 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
           result.minId !== null &&
           BigInt(result.minId) <= BigInt(checkpoint.stopAtId);
         logger.info(
-          { page: page.number, records: result.written, rejected: result.rejected.length },
+          {
+            page: page.number,
+            records: result.written,
+            rejected: result.rejected.length,
+            ...(result.unchanged === undefined ? {} : { unchanged: result.unchanged }),
+          },
           'page committed',
         );
         // A walk ends at its last page, or (incremental) at the page reaching the stop id.
@@ -305,9 +330,8 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
     });
   }
   if (checkpoint.mode === 'full') await refreshTypedView(store, resource, checkpoint.runId, logger);
-  await store.finishRun(checkpoint.runId, { outcome: 'succeeded' });
+  const totals = await store.completeRun(resource, checkpoint.runId);
   await checkpoints.clear(resource);
-  const totals = await store.runTotals(checkpoint.runId);
   const seconds = (performance.now() - started) / 1000;
   metrics?.onRunFinished?.(resource, checkpoint.mode, 'succeeded', seconds);
   logger.info({ ...totals, seconds }, 'run succeeded');
@@ -325,17 +349,15 @@ export async function runResource(options: RunResourceOptions): Promise<RunSumma
 const DATE_RESOLUTION_MS = 1000;
 
 /**
- * Keeps the API's clock at the run's first response, where the next
- * incremental run's updated filter starts, and warns when it is further from
- * this worker's than the lookback.
+ * Warns when the API's clock at the run's first response (recorded with the
+ * page: the next incremental run's updated filter starts from it) is further
+ * from this worker's than the lookback.
  */
-async function noteApiClock(
+function warnOfClockSkew(
   options: RunResourceOptions,
-  runId: string,
   reading: ApiClockReading,
   logger: Logger,
-): Promise<void> {
-  await options.store.recordApiClock(runId, reading);
+): void {
   const limit = options.maxClockSkewMs;
   if (limit === undefined || Math.abs(reading.skewMs) <= limit + DATE_RESOLUTION_MS) return;
   logger.warn(

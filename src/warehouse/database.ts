@@ -1,12 +1,4 @@
-import {
-  CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  Kysely,
-  PostgresDialect,
-  type QueryCompiler,
-  type TransactionSettings,
-} from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -41,103 +33,118 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** The pool behind a root instance, and the instance of each schema made over it. */
 const pools = new WeakMap<
   Kysely<Database>,
-  { pool: pg.Pool; schemas: Map<string, Kysely<Database>> }
+  { pool: pg.Pool; schemas: Map<string, Kysely<Database>>; unpointed?: Kysely<Database> }
 >();
 
 /**
  * A Kysely instance over `pool` whose every statement runs with
- * `search_path` set to `schema` alone: each connection it takes from the pool
- * is pointed at the schema first (one round trip per checkout). The warehouse's statements name tables
+ * `search_path` set to `schema` alone: each connection it takes from the
+ * pool is pointed at the schema first, unless that is where it points
+ * already (see {@link schemaPool}). The warehouse's statements name tables
  * without a schema, so the same code writes `public` for the `default`
  * account and an account's own schema for the others; a table the schema
  * lacks is an error, never another account's table.
  */
 function overSchema(pool: pg.Pool, schema: string): Kysely<Database> {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`not a schema name: ${JSON.stringify(schema)}`);
-  return new Kysely<Database>({ dialect: new SchemaDialect(pool, schema) });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: schemaPool(pool, schema) }) });
 }
 
 /** Checkouts tried before a failing `set search_path` fails the statement. */
 const CHECKOUT_ATTEMPTS = 3;
 
-/** Postgres, with every connection pointed at one schema when it is taken from the pool. */
-class SchemaDialect extends PostgresDialect {
-  readonly #schema: string;
-  constructor(pool: pg.Pool, schema: string) {
-    super({ pool });
-    this.#schema = schema;
+/**
+ * The `search_path` each live pooled connection was given at its last
+ * checkout by a {@link schemaPool}, while nothing has pointed it elsewhere
+ * since (see {@link rememberPath}): a connection taken for the schema it
+ * points at already needs no `set`, so a statement costs one round trip,
+ * not two.
+ */
+const searchPaths = new WeakMap<pg.PoolClient, string>();
+
+/** The connections {@link rememberPath} watches (once each). */
+const watched = new WeakSet<pg.PoolClient>();
+
+/**
+ * Keeps the path `client` points at. It is forgotten when a statement names
+ * `search_path` (as the run lock's points its connection, see
+ * ResourceLock.tryAcquire): the next checkout points the connection again.
+ * And a connection is forgotten when a statement on it fails other than as a
+ * statement does (an error whose severity is not ERROR: FATAL, as for a
+ * backend terminated by an administrator, or a socket error), or when it
+ * ends: its next checkout tries the `set`, which fails on a dead connection,
+ * and the pool drops it.
+ */
+function rememberPath(client: pg.PoolClient, schema: string): void {
+  if (!watched.has(client)) {
+    watched.add(client);
+    client.once('end', () => searchPaths.delete(client));
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    client.query = ((...args: unknown[]) => {
+      const first = args[0];
+      const text = typeof first === 'string' ? first : (first as { text?: unknown } | null)?.text;
+      if (typeof text === 'string' && text.includes('search_path')) searchPaths.delete(client);
+      const result = query(...args);
+      if (result instanceof Promise) {
+        result.catch((error: unknown) => {
+          if ((error as { severity?: unknown }).severity !== 'ERROR') searchPaths.delete(client);
+        });
+      }
+      return result;
+    }) as typeof client.query;
   }
-  override createDriver(): Driver {
-    return new SchemaDriver(super.createDriver(), this.#schema);
-  }
+  searchPaths.set(client, schema);
 }
 
 /**
- * The Postgres driver, setting `search_path` on each connection it hands
- * out. A connection whose `set` fails (its backend was terminated while idle)
- * goes back to the pool, which drops a broken client, and another is taken:
- * a failed checkout never leaks a connection.
+ * `pool` as Kysely's Postgres dialect sees it, handing out connections
+ * pointed at `schema`. A connection whose `set` fails (its backend was
+ * terminated while idle) is dropped from the pool and another is taken: a
+ * failed checkout never leaks a connection. One pointed at `schema` already
+ * is handed out as it is: should its backend have been terminated a moment
+ * before, unseen yet, the statement fails (a run retries from its
+ * checkpoint) and the pool drops it.
  */
-class SchemaDriver implements Driver {
-  readonly #inner: Driver;
-  readonly #setPath: CompiledQuery;
-  constructor(inner: Driver, schema: string) {
-    this.#inner = inner;
-    this.#setPath = CompiledQuery.raw(`set search_path to "${schema}"`);
-  }
-  init(): Promise<void> {
-    return this.#inner.init();
-  }
-  async acquireConnection(): Promise<DatabaseConnection> {
-    for (let attempt = 1; ; attempt += 1) {
-      const connection = await this.#inner.acquireConnection();
-      try {
-        await connection.executeQuery(this.#setPath);
-        return connection;
-      } catch (error) {
-        // Back to the pool, which drops the client once it knows it broken;
-        // a dead idle connection may take two tries to be known so.
-        await this.#inner.releaseConnection(connection);
-        if (attempt >= CHECKOUT_ATTEMPTS) throw error;
+function schemaPool(pool: pg.Pool, schema: string): PostgresPool {
+  const setPath = `set search_path to "${schema}"`;
+  return {
+    Client: pg.Client,
+    options: pool.options,
+    end: () => pool.end(),
+    connect: async () => {
+      for (let attempt = 1; ; attempt += 1) {
+        const client = await pool.connect();
+        if (searchPaths.get(client) === schema) return client;
+        try {
+          await client.query(setPath);
+          rememberPath(client, schema);
+          return client;
+        } catch (error) {
+          searchPaths.delete(client);
+          client.release(error instanceof Error ? error : true);
+          if (attempt >= CHECKOUT_ATTEMPTS) throw error;
+        }
       }
-    }
-  }
-  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    return this.#inner.beginTransaction(connection, settings);
-  }
-  commitTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.#inner.commitTransaction(connection);
-  }
-  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.#inner.rollbackTransaction(connection);
-  }
-  savepoint(
-    connection: DatabaseConnection,
-    name: string,
-    compile: QueryCompiler['compileQuery'],
-  ): Promise<void> {
-    return this.#inner.savepoint?.(connection, name, compile) ?? Promise.resolve();
-  }
-  rollbackToSavepoint(
-    connection: DatabaseConnection,
-    name: string,
-    compile: QueryCompiler['compileQuery'],
-  ): Promise<void> {
-    return this.#inner.rollbackToSavepoint?.(connection, name, compile) ?? Promise.resolve();
-  }
-  releaseSavepoint(
-    connection: DatabaseConnection,
-    name: string,
-    compile: QueryCompiler['compileQuery'],
-  ): Promise<void> {
-    return this.#inner.releaseSavepoint?.(connection, name, compile) ?? Promise.resolve();
-  }
-  releaseConnection(connection: DatabaseConnection): Promise<void> {
-    return this.#inner.releaseConnection(connection);
-  }
-  destroy(): Promise<void> {
-    return this.#inner.destroy();
-  }
+    },
+  };
+}
+
+/**
+ * `pool` handing out connections as they are: no `set` is sent, and where a
+ * connection points is forgotten, since what runs on it may point it
+ * anywhere (see {@link unpointed}).
+ */
+function unpointedPool(pool: pg.Pool): PostgresPool {
+  return {
+    Client: pg.Client,
+    options: pool.options,
+    end: () => pool.end(),
+    connect: async () => {
+      const client = await pool.connect();
+      searchPaths.delete(client);
+      return client;
+    },
+  };
 }
 
 /**
@@ -189,6 +196,26 @@ export function inSchema(db: Kysely<Database>, schema: string): Kysely<Database>
     pools.set(scoped, root);
   }
   return scoped;
+}
+
+/**
+ * An instance over the pool of `db` (an instance made by
+ * {@link createDatabase}) whose connections point nowhere in particular: a
+ * checkout sends no `set search_path`, and what runs on the connection
+ * points it itself before it names a table, or names none (catalog
+ * functions and views only). The run lock is taken so (ResourceLock), its
+ * statement pointing its connection at the run's schema: the run's
+ * statements then go through that one connection with no `set` at all. An
+ * unqualified table name before the connection is pointed would resolve
+ * against whatever schema it points at: never send one.
+ */
+export function unpointed(db: Kysely<Database>): Kysely<Database> {
+  const root = pools.get(db);
+  if (!root) throw new Error('unpointed needs an instance made by createDatabase');
+  root.unpointed ??= new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: unpointedPool(root.pool) }),
+  });
+  return root.unpointed;
 }
 
 /** How many connections the pool of `db` holds now (idle or in use): the bench's figure. */

@@ -16,6 +16,8 @@ export interface PageStatementInput {
   /** Property of an object body that holds the records; null: the body is the array. */
   recordsKey: string | null;
   rejected: RejectedRecord[];
+  /** Positions of records the table holds as they are, left alone (an incremental run); default none. */
+  unchanged?: readonly number[];
   /** True when the good records are known to carry distinct ids: no de-duplication needed. */
   distinctIds: boolean;
   /** Record a version of each record that changed in the history table (HIRESYNC_HISTORY). */
@@ -127,9 +129,10 @@ export function rejectedRecordsText(
  * - `$2` the property of an object body that holds the records (text), or
  *   null when the body is the array;
  * - `$3` the run's id (bigint);
- * - `$4` the positions in the page of the records validation rejected (int[],
- *   empty for none), which the statement skips (sql/rejected-records.ts
- *   stores them);
+ * - `$4` the positions in the page of the records the statement skips
+ *   (int[], empty for none): those validation rejected (sql/rejected-records.ts
+ *   stores them), and those an incremental run leaves alone because the
+ *   table holds them as they are (sql/unchanged-records.ts);
  * - `$5` whether to record a version of each record that changed in the
  *   history table (HIRESYNC_HISTORY);
  * - tracking links only, `$6`: whether the good records are known to carry
@@ -144,7 +147,7 @@ export function pageParameters(input: PageStatementInput, storage: StorageKind):
     input.body,
     input.recordsKey,
     input.runId,
-    input.rejected.map((r) => r.index),
+    [...input.rejected.map((r) => r.index), ...(input.unchanged ?? [])],
     input.history,
   ];
   return storage === 'tracking_links' ? [...values, input.distinctIds] : values;

@@ -49,6 +49,26 @@ export interface HeldResourceLock {
   lost: AbortSignal;
   /** Releases the lock; bounded in time, never throws. */
   release: () => Promise<void>;
+  /**
+   * The connection that holds the lock, pointed at the `schema` it was taken
+   * for (see {@link ResourceLock.tryAcquire}), until `release`: the run's
+   * statements may go through it, one connection per run, no checkout or
+   * `set search_path` each, and a write committed on it was made under the
+   * lock (a session's advisory lock lives as long as its connection). Its
+   * heartbeat waits for the statement or transaction in hand.
+   */
+  session: Kysely<Database>;
+}
+
+/** Options of {@link ResourceLock.tryAcquire}. */
+export interface TryAcquireOptions {
+  /**
+   * Points the lock's connection at this schema (`search_path`), in the
+   * statement that takes the lock, for the run's statements to go through
+   * it (see {@link HeldResourceLock.session}). Take such locks from an
+   * instance whose checkouts need no `set` (database.ts's `unpointed`).
+   */
+  schema?: string;
 }
 
 /** How long a release may wait for the unlock before giving the connection up. */
@@ -78,7 +98,10 @@ export class ResourceLock {
   }
 
   /** Takes the lock of `name` if it is free; undefined when another session holds it. */
-  async tryAcquire(name: string): Promise<HeldResourceLock | undefined> {
+  async tryAcquire(
+    name: string,
+    options: TryAcquireOptions = {},
+  ): Promise<HeldResourceLock | undefined> {
     if (this.#held.has(name)) return undefined;
     const key = runLockKey(name).toString();
     const lost = new AbortController();
@@ -90,16 +113,25 @@ export class ResourceLock {
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
+    let session: Kysely<Database> | undefined;
+    const pointAt =
+      options.schema === undefined
+        ? sql``
+        : sql`,
+      set_config('search_path', ${`"${options.schema}"`}, false) as search_path`;
     const done = this.#db
       .connection()
       .execute(async (conn) => {
         const { rows } = await sql<{ ok: boolean; pid: number }>`
-          select pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid`.execute(conn);
+          select pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid${pointAt}`.execute(
+          conn,
+        );
         const row = rows[0];
         if (!row?.ok) {
           settle(undefined);
           return;
         }
+        session = conn;
         settle(row.pid);
         // Release cancels the sleep in progress: a timer left running would
         // keep the process alive up to a heartbeat after the run ended.
@@ -137,12 +169,13 @@ export class ResourceLock {
     // Failures to lock come through `acquired`; later ones abort `lost`.
     done.catch(() => {});
     const pid = await acquired;
-    if (pid === undefined) {
+    if (pid === undefined || session === undefined) {
       await done.catch(() => {});
       return undefined;
     }
     this.#held.set(name, { pid, release, done });
     return {
+      session,
       lost: lost.signal,
       release: async () => {
         this.#held.delete(name);

@@ -1,13 +1,15 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
 import type {
-  ApiClockReading,
+  CompletedRuns,
   Page,
+  PageWriteOptions,
   PageWriteResult,
   PreparedPage,
   ResourceName,
   RunMode,
   RunStore,
+  RunTotals,
   TypedViewRefresh,
 } from '../sync/ports.js';
 import type { StoredResource } from './page-statement.js';
@@ -15,15 +17,13 @@ import { refreshTypedView } from './refresh-typed-view.js';
 import type { ResourceLock } from './resource-lock.js';
 import type { Database } from './schema.js';
 import {
+  completedRuns,
+  completeRun,
   createRun,
   finishRun,
   getRun,
-  hasCompletedFullRun,
-  highestCompletedId,
-  recordApiClock,
   resetRunProgress,
   sweepDeletions,
-  updatedSince,
 } from './sync-runs.js';
 import { type PageVerdict, validatePage, writePage } from './write-page.js';
 
@@ -52,6 +52,12 @@ export interface KyselyRunStoreOptions {
   ensureListResource?: (name: string) => Promise<void>;
   /** When given, a sweep runs only while its run holds the resource's Postgres lock. */
   resourceLock?: ResourceLock;
+  /**
+   * `db` is the connection that holds the run's Postgres lock (see
+   * {@link KyselyRunStore.over}): a write committed on it was made under the
+   * lock, and needs no look at pg_locks first.
+   */
+  holdsLock?: boolean;
   /** The account whose schema `db` writes (its locks are named by account and resource). Default `default`. */
   account?: string;
   /**
@@ -69,6 +75,16 @@ export class KyselyRunStore implements RunStore {
   constructor(db: Kysely<Database>, options: KyselyRunStoreOptions) {
     this.#db = db;
     this.#options = options;
+  }
+
+  /**
+   * This store over `session`, the connection that holds a run's Postgres
+   * lock (HeldResourceLock.session), pointed at this store's schema: the
+   * run's statements then take no connection each, and its writes no
+   * pg_locks check (the lock is held as long as the connection lives).
+   */
+  over(session: Kysely<Database>): KyselyRunStore {
+    return new KyselyRunStore(session, { ...this.#options, holdsLock: true });
   }
 
   async createRun(run: {
@@ -96,36 +112,11 @@ export class KyselyRunStore implements RunStore {
     return (await getRun(this.#db, runId))?.outcome;
   }
 
-  async lastRun(
+  completedRuns(
     resource: ResourceName,
-  ): Promise<{ outcome: 'running' | 'succeeded' | 'failed'; error: string | null } | undefined> {
-    return await this.#db
-      .selectFrom('sync_runs')
-      .select(['outcome', 'error'])
-      .where('resource', '=', resource)
-      .orderBy('id', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-  }
-
-  hasCompletedFullRun(resource: ResourceName): Promise<boolean> {
-    return hasCompletedFullRun(this.#db, resource);
-  }
-
-  highestCompletedId(resource: ResourceName): Promise<string | null> {
-    return highestCompletedId(this.#db, resource);
-  }
-
-  updatedSince(
-    resource: ResourceName,
-    lookbackMs: number,
-    filterPrefix?: string,
-  ): Promise<string | undefined> {
-    return updatedSince(this.#db, resource, lookbackMs, filterPrefix);
-  }
-
-  recordApiClock(runId: string, reading: ApiClockReading): Promise<void> {
-    return recordApiClock(this.#db, runId, reading);
+    updated?: { lookbackMs: number; filterPrefix: string },
+  ): Promise<CompletedRuns> {
+    return completedRuns(this.#db, resource, updated);
   }
 
   preparePage(resource: ResourceName, page: Page): PageVerdict {
@@ -137,6 +128,7 @@ export class KyselyRunStore implements RunStore {
     runId: string,
     page: Page,
     prepared?: PreparedPage,
+    options: PageWriteOptions = {},
   ): Promise<PageWriteResult> {
     return writePage(
       this.#db,
@@ -149,6 +141,8 @@ export class KyselyRunStore implements RunStore {
         recordsKey: this.#options.recordsKey,
         assertLocked: this.#assertLocked(resource),
         history: this.#options.history,
+        skipUnchanged: options.skipUnchanged,
+        apiClock: options.apiClock,
       },
       // A verdict this store made for this page (see preparePage), else made now.
       isVerdict(prepared) ? prepared : undefined,
@@ -161,7 +155,8 @@ export class KyselyRunStore implements RunStore {
 
   /** The checks of a resource's writes: its lock, when this store runs under resource locks, and assertWritable. */
   #assertLocked(resource: ResourceName) {
-    const { resourceLock: lock, assertWritable } = this.#options;
+    const { resourceLock, assertWritable, holdsLock } = this.#options;
+    const lock = holdsLock ? undefined : resourceLock;
     const name = runKey(this.#options.account ?? DEFAULT_ACCOUNT, resource);
     if (!lock && !assertWritable) return undefined;
     return async (trx: Transaction<Database>) => {
@@ -202,22 +197,11 @@ export class KyselyRunStore implements RunStore {
     return refreshTypedView(this.#db, { view: stored.typedView, table: stored.table }, runId);
   }
 
-  finishRun(
-    runId: string,
-    outcome: { outcome: 'succeeded' } | { outcome: 'failed'; error: string },
-  ): Promise<void> {
-    return finishRun(this.#db, runId, outcome, this.#options.resources);
+  finishRun(runId: string, outcome: { outcome: 'failed'; error: string }): Promise<void> {
+    return finishRun(this.#db, runId, outcome);
   }
 
-  async runTotals(
-    runId: string,
-  ): Promise<{ pages: number; records: number; rejected: number; deleted: number }> {
-    const run = await getRun(this.#db, runId);
-    return {
-      pages: run?.pages ?? 0,
-      records: Number(run?.records ?? 0),
-      rejected: Number(run?.rejected ?? 0),
-      deleted: Number(run?.deleted ?? 0),
-    };
+  completeRun(resource: ResourceName, runId: string): Promise<RunTotals> {
+    return completeRun(this.#db, runId, this.#resource(resource).table);
   }
 }

@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { DeletionGuardError, type DeletionGuardHint } from '../errors.js';
-import type { ApiClockReading, ResourceName, RunMode } from '../sync/ports.js';
+import type { CompletedRuns, ResourceName, RunMode, RunTotals } from '../sync/ports.js';
 import { type HistoryTarget, versionCtes } from './history.js';
 import { isReferenceTable, referenceLocksText } from './resource-lock.js';
 import type { Database, SyncRun } from './schema.js';
@@ -53,21 +53,6 @@ export async function finishRun(
     // A run ends once: a late failure report never turns a succeeded run into a failed one.
     .where('outcome', '=', 'running')
     .execute();
-}
-
-/** The last run of a resource that completed, optionally of one mode. */
-export async function lastSucceededRun(
-  db: Kysely<Database>,
-  resource: ResourceName,
-  mode?: RunMode,
-): Promise<SyncRun | undefined> {
-  let query = db
-    .selectFrom('sync_runs')
-    .selectAll()
-    .where('resource', '=', resource)
-    .where('outcome', '=', 'succeeded');
-  if (mode) query = query.where('mode', '=', mode);
-  return query.orderBy('id', 'desc').limit(1).executeTakeFirst();
 }
 
 /** Options of {@link sweepDeletions}. */
@@ -146,78 +131,103 @@ export async function sweepDeletions(
   });
 }
 
-/** Has the resource ever completed a full run? */
-export async function hasCompletedFullRun(
+/**
+ * What a new run of a resource is planned from, in one statement: whether a
+ * full run has completed, the highest id a completed run saw, its latest run
+ * (how it ended and why), and, when `updated` is given, where the updated
+ * filter starts.
+ *
+ * That start is the start of the resource's last successful run that saw
+ * every update (a full run, or one whose filter holds `updated.filterPrefix`,
+ * the filter's text before `{since}`; not a run that stopped by id) less
+ * `updated.lookbackMs`, in ISO 8601 UTC with microseconds, computed by
+ * Postgres (its timestamps never pass through a JS Date). The start is the
+ * API's `Date` of that run's first response (`api_started_at`), so a worker
+ * or database clock ahead of the API's skips no update; never later than the
+ * run's `started_at`, so a `Date` ahead of the API's data (a proxy's clock)
+ * skips none either; and `started_at` alone for runs without it (older runs,
+ * a response without `Date`).
+ */
+export async function completedRuns(
   db: Kysely<Database>,
   resource: ResourceName,
-): Promise<boolean> {
-  return (await lastSucceededRun(db, resource, 'full')) !== undefined;
-}
-
-/** The highest id any completed run of the resource saw (where an incremental run stops). */
-export async function highestCompletedId(
-  db: Kysely<Database>,
-  resource: ResourceName,
-): Promise<string | null> {
-  const row = await db
-    .selectFrom('sync_runs')
-    .select((eb) => eb.fn.max('max_id').as('max_id'))
-    .where('resource', '=', resource)
-    .where('outcome', '=', 'succeeded')
-    .executeTakeFirst();
-  return (row?.max_id as string | null | undefined) ?? null;
+  updated?: { lookbackMs: number; filterPrefix: string },
+): Promise<CompletedRuns> {
+  const since = updated
+    ? sql<string | null>`(
+        select to_char(
+          (least(api_started_at, started_at) - make_interval(secs => ${updated.lookbackMs / 1000}::float8))
+            at time zone 'UTC',
+          'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
+        )
+        from sync_runs
+        where resource = ${resource} and outcome = 'succeeded'
+          and (mode = 'full' or strpos(coalesce(filter, ''), ${updated.filterPrefix}) > 0)
+        order by started_at desc
+        limit 1)`
+    : sql<null>`null::text`;
+  const { rows } = await sql<{
+    full_run_done: boolean;
+    highest_id: string | null;
+    last_outcome: 'running' | 'succeeded' | 'failed' | null;
+    last_error: string | null;
+    updated_since: string | null;
+  }>`
+    select
+      exists (
+        select 1 from sync_runs
+        where resource = ${resource} and outcome = 'succeeded' and mode = 'full'
+      ) as full_run_done,
+      (select max(max_id)::text from sync_runs where resource = ${resource} and outcome = 'succeeded')
+        as highest_id,
+      last.outcome as last_outcome, last.error as last_error,
+      ${since} as updated_since
+    from (select) as one
+    left join lateral (
+      select outcome, error from sync_runs where resource = ${resource} order by id desc limit 1
+    ) as last on true`.execute(db);
+  const row = rows[0];
+  return {
+    fullRunDone: row?.full_run_done === true,
+    highestId: row?.highest_id ?? null,
+    lastRun: row?.last_outcome ? { outcome: row.last_outcome, error: row.last_error } : undefined,
+    updatedSince: row?.updated_since ?? undefined,
+  };
 }
 
 /**
- * Where an incremental run's updated filter starts: the start of the
- * resource's last successful run that saw every update (a full run, or one
- * that sent the filter; not a run that stopped by id) less `lookbackMs`, in
- * ISO 8601 UTC with microseconds, computed by Postgres (its timestamps never
- * pass through a JS Date). The start is the API's `Date` of that run's first
- * response (`api_started_at`), so a worker or database clock ahead of the
- * API's skips no update; never later than the run's `started_at`, so a
- * `Date` ahead of the API's data (a proxy's clock) skips none either; and
- * `started_at` alone for runs without it (older runs, a response without
- * `Date`). Undefined before any successful run.
+ * Ends a run as succeeded (its sweep has counted what it soft-deleted) and
+ * returns its counts, in one statement. Its `records` becomes the number of
+ * distinct records it stored, the rows of `table` it last saw: pages count
+ * as they commit, and an id met on two pages would otherwise count twice. A
+ * run of one page or none counted each of its records once already, and its
+ * count stands (no scan of `table`). A run that had ended already keeps how
+ * it ended; its counts are returned as they are.
  */
-export async function updatedSince(
-  db: Kysely<Database>,
-  resource: ResourceName,
-  lookbackMs: number,
-  /** The filter's text before `{since}`: only runs that sent it (or full runs) saw every update. */
-  filterPrefix = '',
-): Promise<string | undefined> {
-  const { rows } = await sql<{ since: string }>`
-    select to_char(
-      (least(api_started_at, started_at) - make_interval(secs => ${lookbackMs / 1000}::float8))
-        at time zone 'UTC',
-      'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
-    ) as since
-    from sync_runs
-    where resource = ${resource} and outcome = 'succeeded'
-      and (mode = 'full' or strpos(coalesce(filter, ''), ${filterPrefix}) > 0)
-    order by started_at desc
-    limit 1`.execute(db);
-  return rows[0]?.since;
-}
-
-/**
- * Records the API's clock at a run's first response (see
- * RunStore.recordApiClock); the first reading of a run is kept.
- */
-export async function recordApiClock(
+export async function completeRun(
   db: Kysely<Database>,
   runId: string,
-  reading: ApiClockReading,
-): Promise<void> {
-  await db
-    .updateTable('sync_runs')
-    .set({
-      api_started_at: sql<string>`coalesce(api_started_at, ${reading.date}::timestamptz)`,
-      api_clock_skew_ms: sql<string>`coalesce(api_clock_skew_ms, ${Math.round(reading.skewMs)}::bigint)`,
-    })
-    .where('id', '=', runId)
-    .execute();
+  table: string,
+): Promise<RunTotals> {
+  const { rows } = await sql<{ pages: number; records: string; rejected: string; deleted: string }>`
+    with done as (
+      update sync_runs set outcome = 'succeeded', finished_at = now(), error = null,
+        records = case when pages <= 1 then records
+          else (select count(*) from ${sql.table(table)} where last_seen_run_id = ${runId}::bigint) end
+      where id = ${runId}::bigint and outcome = 'running'
+      returning pages, records, rejected, deleted
+    )
+    select pages, records, rejected, deleted from done
+    union all
+    select pages, records, rejected, deleted from sync_runs
+    where id = ${runId}::bigint and not exists (select 1 from done)`.execute(db);
+  const row = rows[0];
+  return {
+    pages: row?.pages ?? 0,
+    records: Number(row?.records ?? 0),
+    rejected: Number(row?.rejected ?? 0),
+    deleted: Number(row?.deleted ?? 0),
+  };
 }
 
 /** Clears a run's counts when it restarts from its first page. */

@@ -6,7 +6,12 @@ import {
   sql,
   type Transaction,
 } from 'kysely';
-import type { PageWriteResult, RejectedRecord, StorageKind } from '../sync/ports.js';
+import type {
+  ApiClockReading,
+  PageWriteResult,
+  RejectedRecord,
+  StorageKind,
+} from '../sync/ports.js';
 import {
   type PageStatementInput,
   pageParameters,
@@ -18,6 +23,7 @@ import {
 import { recordTexts, topLevelId } from './record-texts.js';
 import { type ReferenceTable, referenceLocksText } from './resource-lock.js';
 import type { Database } from './schema.js';
+import { findUnchanged, type UnchangedRecords } from './unchanged-page.js';
 
 /** A page to store: the body exactly as received, and its records parsed. */
 export interface PageToWrite {
@@ -37,6 +43,14 @@ export interface PageToWrite {
   assertLocked?: (trx: Transaction<Database>) => Promise<void>;
   /** Record a version of each record that changed in its history table (HIRESYNC_HISTORY). Default true. */
   history?: boolean;
+  /**
+   * Leave alone the records the table holds as they are (an incremental
+   * run; see sql/unchanged-records.ts). Default false: every record is
+   * written, as a full run's sweep needs.
+   */
+  skipUnchanged?: boolean;
+  /** The API's clock at the run's first response, recorded with the page (the run's first reading kept). */
+  apiClock?: ApiClockReading | undefined;
 }
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -71,6 +85,7 @@ export function validatePage(resource: StoredResource, records: readonly unknown
 /** A page statement's input, with the resource that writes it. */
 interface PageWrite extends PageStatementInput {
   store: StoredResource;
+  apiClock?: ApiClockReading | undefined;
 }
 
 /** The reference tables the page statement of each storage kind writes (none: no lock). */
@@ -151,6 +166,11 @@ async function storeRejected(
  * changed goes to its history table. Writing the same page again changes no
  * content and adds no version. Rows seen again get deleted_at cleared.
  *
+ * With `skipUnchanged` (an incremental run), the records the table holds as
+ * they are are found first and left alone; a page of only such records is
+ * counted in its run by that one statement, with no transaction, lock or
+ * write (see sql/unchanged-records.ts).
+ *
  * If Postgres still refuses a value the validator let through, the page is
  * written again record by record under savepoints, and the refused records
  * are rejected with Postgres's message: a bad record never fails a page.
@@ -170,27 +190,67 @@ export async function writePage(
     body: page.body,
     recordsKey: page.recordsKey ?? null,
     rejected,
+    unchanged: [],
     distinctIds,
     history: page.history !== false,
+    apiClock: page.apiClock,
   };
+  const kept = page.skipUnchanged ? await compare(db, input) : undefined;
+  if (kept?.nothingToWrite) {
+    const { maxId, minId } = kept;
+    return { written: 0, rejected, maxId, minId, unchanged: kept.positions.length };
+  }
+  input.unchanged = kept?.positions ?? [];
   try {
     const result = await db.transaction().execute(async (trx) => {
       await page.assertLocked?.(trx);
       await lockReferenceTables(trx, input);
-      const written = await runStatement(trx, input);
+      // Every record rejected or stored as it is: nothing for the page statement to write.
+      const toWrite = page.records.length - rejected.length - (input.unchanged?.length ?? 0);
+      const written =
+        toWrite > 0 ? await runStatement(trx, input) : { written: 0, maxId: null, minId: null };
       await storeRejected(trx, input, {
         positions: rejected.map((r) => r.index),
         reasons: rejected.map((r) => r.reason),
         ids: [],
       });
-      await recordProgress(trx, input, { ...written, rejected });
-      return written;
+      // The ids of the whole page, left alone or not: where an incremental run stops.
+      const ids = kept ? { maxId: kept.maxId, minId: kept.minId } : {};
+      const counted = { ...written, ...ids };
+      await recordProgress(trx, input, { ...counted, rejected });
+      return counted;
     });
-    return { ...result, rejected };
+    return { ...result, rejected, ...(kept ? { unchanged: kept.positions.length } : {}) };
   } catch (error) {
     if (!isRecordLevelError(error)) throw error;
   }
-  return writeRecordByRecord(db, input, page.records, page.assertLocked);
+  return writeRecordByRecord(db, input, page.records, page.assertLocked, kept);
+}
+
+/**
+ * The records of the page its table holds as they are (see findUnchanged);
+ * undefined when Postgres refuses a value of the page (a bigint overflow):
+ * then every record is written, and the refused ones rejected.
+ */
+async function compare(
+  db: Kysely<Database>,
+  input: PageWrite,
+): Promise<UnchangedRecords | undefined> {
+  try {
+    return await findUnchanged(db, {
+      storage: input.store.storage,
+      table: input.store.table,
+      runId: input.runId,
+      pageNumber: input.pageNumber,
+      body: input.body,
+      recordsKey: input.recordsKey,
+      rejected: input.rejected.map((r) => r.index),
+      apiClock: input.apiClock,
+    });
+  } catch (error) {
+    if (!isRecordLevelError(error)) throw error;
+    return undefined;
+  }
 }
 
 async function writeRecordByRecord(
@@ -198,6 +258,7 @@ async function writeRecordByRecord(
   input: PageWrite,
   records: readonly unknown[],
   assertLocked: PageToWrite['assertLocked'],
+  kept: UnchangedRecords | undefined,
 ): Promise<PageWriteResult> {
   // Each record's exact text, cut from the body as received: JSON.stringify of
   // the parsed value would round ids beyond 2^53 and turn 1.0 into 1.
@@ -209,6 +270,7 @@ async function writeRecordByRecord(
   }
   const rejected = [...input.rejected];
   const known = new Set(rejected.map((r) => r.index));
+  const unchanged = new Set(input.unchanged);
   let written = 0;
   let maxId: bigint | null = null;
   let minId: bigint | null = null;
@@ -217,8 +279,8 @@ async function writeRecordByRecord(
     await assertLocked?.(trx);
     await lockReferenceTables(trx, input);
     for (const [index, text] of texts.entries()) {
-      const one = { ...input, body: `[${text}]`, recordsKey: null, rejected: [] };
-      if (known.has(index)) continue;
+      const one = { ...input, body: `[${text}]`, recordsKey: null, rejected: [], unchanged: [] };
+      if (known.has(index) || unchanged.has(index)) continue;
       const savepoint = await trx.savepoint('record').execute();
       try {
         const result = await runStatement(savepoint, one);
@@ -248,12 +310,13 @@ async function writeRecordByRecord(
     const result = {
       written,
       rejected,
-      maxId: maxId?.toString() ?? null,
-      minId: minId?.toString() ?? null,
+      // The ids of the whole page, left alone or not, when some were (see writePage).
+      maxId: kept ? kept.maxId : (maxId?.toString() ?? null),
+      minId: kept ? kept.minId : (minId?.toString() ?? null),
     };
     await recordProgress(trx, input, result);
     await trx.commit().execute();
-    return result;
+    return kept ? { ...result, unchanged: kept.positions.length } : result;
   } catch (error) {
     await trx.rollback().execute();
     throw error;
@@ -289,9 +352,11 @@ async function insertRejectedText(
 }
 
 /**
- * Adds the page to its run's counts, in the page's transaction. Pages are
- * written in order, so a page number not above the run's count is a page read
- * again after a crash: its rows were upserted again, its counts are not added.
+ * Adds the page to its run's counts, in the page's transaction, and the API's
+ * clock when the page carries the run's first reading (a run keeps its
+ * first). Pages are written in order, so a page number not above the run's
+ * count is a page read again after a crash: its rows were upserted again,
+ * its counts are not added.
  */
 async function recordProgress(db: Db, input: PageWrite, result: PageWriteResult): Promise<void> {
   await db
@@ -301,6 +366,12 @@ async function recordProgress(db: Db, input: PageWrite, result: PageWriteResult)
       records: sql<string>`records + ${result.written}`,
       rejected: sql<string>`rejected + ${result.rejected.length}`,
       max_id: sql<string>`greatest(max_id, ${result.maxId}::bigint)`,
+      ...(input.apiClock
+        ? {
+            api_started_at: sql<string>`coalesce(api_started_at, ${input.apiClock.date}::timestamptz)`,
+            api_clock_skew_ms: sql<string>`coalesce(api_clock_skew_ms, ${Math.round(input.apiClock.skewMs)}::bigint)`,
+          }
+        : {}),
     }))
     .where('id', '=', input.runId)
     .where('pages', '<', input.pageNumber)

@@ -3,18 +3,22 @@
  * `runResource` against them needs no network, Postgres or Redis, so the
  * core's rules are tested in milliseconds.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type {
   ApiClockReading,
   Checkpoint,
   CheckpointStore,
+  CompletedRuns,
   Page,
   PageSource,
   PageWalkOptions,
+  PageWriteOptions,
   PageWriteResult,
   PreparedPage,
   ResourceName,
   RunMode,
   RunStore,
+  RunTotals,
   TypedViewRefresh,
 } from '../../src/sync/ports.js';
 
@@ -200,33 +204,19 @@ export class MemoryRunStore implements RunStore {
     return this.runs.get(runId)?.outcome;
   }
 
-  async lastRun(
+  async completedRuns(
     resource: ResourceName,
-  ): Promise<{ outcome: MemoryRun['outcome']; error: string | null } | undefined> {
+    updated?: { lookbackMs: number; filterPrefix: string },
+  ): Promise<CompletedRuns> {
     const runs = [...this.runs.values()].filter((r) => r.resource === resource);
+    const succeeded = runs.filter((r) => r.outcome === 'succeeded');
     const last = runs.at(-1);
-    return last && { outcome: last.outcome, error: last.error ?? null };
-  }
-
-  async hasCompletedFullRun(resource: ResourceName): Promise<boolean> {
-    return [...this.runs.values()].some(
-      (r) => r.resource === resource && r.mode === 'full' && r.outcome === 'succeeded',
-    );
-  }
-
-  async highestCompletedId(resource: ResourceName): Promise<string | null> {
-    return [...this.runs.values()]
-      .filter((r) => r.resource === resource && r.outcome === 'succeeded')
-      .reduce<string | null>((max, r) => higher(max, r.maxId), null);
-  }
-
-  async updatedSince(): Promise<string | undefined> {
-    return this.updatedSinceAnswer;
-  }
-
-  async recordApiClock(runId: string, reading: ApiClockReading): Promise<void> {
-    const run = this.#run(runId);
-    run.apiClock ??= reading;
+    return {
+      fullRunDone: succeeded.some((r) => r.mode === 'full'),
+      highestId: succeeded.reduce<string | null>((max, r) => higher(max, r.maxId), null),
+      lastRun: last && { outcome: last.outcome, error: last.error ?? null },
+      updatedSince: updated ? this.updatedSinceAnswer : undefined,
+    };
   }
 
   preparePage(_resource: ResourceName, page: Page): PreparedPage {
@@ -241,16 +231,24 @@ export class MemoryRunStore implements RunStore {
     runId: string,
     page: Page,
     prepared?: PreparedPage,
+    options: PageWriteOptions = {},
   ): Promise<PageWriteResult> {
     const { rejected } = prepared ?? this.preparePage(resource, page);
     const skipped = new Set(rejected.map((r) => r.index));
-    const written = page.records.filter((_, index) => !skipped.has(index)) as MemoryRecord[];
-    const ids = written.map((r) => String(r.id));
-    for (const record of written) this.#rowsOf(resource).set(String(record.id), record);
+    const good = page.records.filter((_, index) => !skipped.has(index)) as MemoryRecord[];
+    const rows = this.#rowsOf(resource);
+    // An incremental run leaves alone the records stored as they are, live.
+    const kept = (r: MemoryRecord) =>
+      options.skipUnchanged === true &&
+      !this.deleted.get(resource)?.has(String(r.id)) &&
+      isDeepStrictEqual(rows.get(String(r.id)), r);
+    const written = good.filter((r) => !kept(r));
+    const ids = good.map((r) => String(r.id));
+    for (const record of written) rows.set(String(record.id), record);
     const seen = this.lastSeen.get(resource) ?? new Map<string, string>();
     this.lastSeen.set(resource, seen);
-    for (const id of ids) seen.set(id, runId);
-    for (const id of ids) this.deleted.get(resource)?.delete(id);
+    for (const record of written) seen.set(String(record.id), runId);
+    for (const record of written) this.deleted.get(resource)?.delete(String(record.id));
     const maxId = ids.reduce<string | null>(higher, null);
     const minId = ids.reduce<string | null>(
       (min, id) => (min === null || BigInt(id) < BigInt(min) ? id : min),
@@ -261,8 +259,16 @@ export class MemoryRunStore implements RunStore {
     run.records += written.length;
     run.rejected += rejected.length;
     run.maxId = higher(run.maxId, maxId);
+    if (options.apiClock) run.apiClock ??= options.apiClock;
     this.calls.push(`writePage ${runId} ${page.number}`);
-    return { written: written.length, rejected: [...rejected], maxId, minId };
+    const unchanged = good.length - written.length;
+    return {
+      written: written.length,
+      rejected: [...rejected],
+      maxId,
+      minId,
+      ...(options.skipUnchanged ? { unchanged } : {}),
+    };
   }
 
   async resetProgress(runId: string): Promise<void> {
@@ -295,18 +301,16 @@ export class MemoryRunStore implements RunStore {
     return { added: [], retyped: [] };
   }
 
-  async finishRun(
-    runId: string,
-    outcome: { outcome: 'succeeded' } | { outcome: 'failed'; error: string },
-  ): Promise<void> {
+  async finishRun(runId: string, outcome: { outcome: 'failed'; error: string }): Promise<void> {
     Object.assign(this.#run(runId), outcome);
     this.calls.push(`finishRun ${runId} ${outcome.outcome}`);
   }
 
-  async runTotals(
-    runId: string,
-  ): Promise<{ pages: number; records: number; rejected: number; deleted: number }> {
-    const { pages, records, rejected, deleted } = this.#run(runId);
+  async completeRun(_resource: ResourceName, runId: string): Promise<RunTotals> {
+    const run = this.#run(runId);
+    if (run.outcome === 'running') run.outcome = 'succeeded';
+    this.calls.push(`finishRun ${runId} succeeded`);
+    const { pages, records, rejected, deleted } = run;
     return { pages, records, rejected, deleted };
   }
 

@@ -148,12 +148,13 @@ describe('runResource with in-memory ports', () => {
     expect(await checkpoints.load('jobs')).toMatchObject({ runId, pagesDone: 1 });
   });
 
-  it('stops an incremental run by id after the page that reaches the highest id already stored, without prefetching', async () => {
+  it('stops an incremental run by id after the page that reaches the highest id already stored, without prefetching, counting only the records it stored', async () => {
     const { source, urls, store, run } = setup();
     // A completed full run stored ids up to 5: pages hold 9..7, 6..4, 3..1.
     await store.seedRun('jobs', 'full', 'succeeded', recordsFrom(5, 1));
     const summary = await run({ requested: 'auto' });
-    expect(summary).toMatchObject({ mode: 'incremental', pages: 2, records: 6 });
+    // 9..6 are new; 5 and 4, stored as they are, are left alone.
+    expect(summary).toMatchObject({ mode: 'incremental', pages: 2, records: 4 });
     expect(source.requested).toEqual(urls.slice(0, 2));
     expect(source.walks.map((w) => w.prefetch)).toEqual([false]);
     // An incremental run marks no deletions and leaves the typed view alone.
@@ -171,7 +172,7 @@ describe('runResource with in-memory ports', () => {
       requested: 'auto',
       updatedFilter: { template: 'updated_after={since}', lookbackMs: 60_000 },
     });
-    expect(summary).toMatchObject({ mode: 'incremental', pages: 3, records: 9 });
+    expect(summary).toMatchObject({ mode: 'incremental', pages: 3, records: 4 });
     expect(source.requested).toEqual([filtered, ...urls.slice(1)]);
     expect(store.runs.get(summary.runId)?.filter).toBe(
       'updated_after=2026-03-01T10%3A00%3A00.000000Z',
