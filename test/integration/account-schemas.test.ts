@@ -1,8 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { AccountStore } from '../../src/accounts/account-store.js';
@@ -25,7 +21,7 @@ import {
   TEST_DATABASE_PREFIX,
 } from '../support/databases.js';
 
-const WAREHOUSE_MIGRATIONS = [
+const _WAREHOUSE_MIGRATIONS = [
   '0001_initial',
   '0002_reliability',
   '0003_drop_lookup_indexes',

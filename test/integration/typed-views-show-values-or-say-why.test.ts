@@ -1,11 +1,8 @@
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { Metrics } from '../../src/metrics.js';
-import { refreshAllAccountsViews } from '../../src/warehouse/all-accounts-views.js';
 import { inSchema } from '../../src/warehouse/database.js';
 import { ALL_ACCOUNTS_LOCK } from '../../src/warehouse/migrate.js';
 import { migrateAll, migrateSchema } from '../../src/warehouse/migrate-all.js';
