@@ -18,7 +18,7 @@ import * as m0010 from '../0010_reference_resources.js';
 // Each table an account schema held (tracking_links, jobs, their histories,
 // sync_runs, …) becomes hiresync.data_<table>: the same columns, with a
 // first column account, and the account leading every primary and unique
-// key. The big ones are hash-partitioned on account into 64 partitions, so a
+// key. The big ones are hash-partitioned on account into 8 partitions, so a
 // query across accounts touches a fixed number of relations whatever the
 // number of accounts, and one account's rows are one partition's. Account
 // schemas then hold views of the same names (see src/warehouse/account-views.ts).
@@ -33,7 +33,7 @@ const LEGACY = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m
 const SCRATCH = '_hiresync_template';
 
 /** Partitions of each partitioned table. */
-const PARTITIONS = 16;
+const PARTITIONS = 8;
 
 /** Small tables, read whole by status: not partitioned. */
 const UNPARTITIONED = new Set(['sync_runs', 'typed_views', 'typed_view_columns']);

@@ -17,7 +17,7 @@ export function listResourceTable(name: string): string {
 }
 
 /** Partitions of each shared table (as migration hiresync/0009 makes them). */
-const PARTITIONS = 16;
+const PARTITIONS = 8;
 
 /**
  * Makes the shared tables of list resource `name`, where missing:

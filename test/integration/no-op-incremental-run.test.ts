@@ -62,8 +62,10 @@ function tablesOf(resource: ResourceName): string[] {
 async function rowVersions(db: Kysely<Database>, resource: ResourceName) {
   const versions: Record<string, string[]> = {};
   for (const table of tablesOf(resource)) {
+    // The row versions of the shared table behind the account's view (a view has no xmin).
     const { rows } = await sql<{ v: string }>`
-      select concat_ws(':', id, xmin) as v from ${sql.table(table)}
+      select concat_ws(':', id, xmin) as v from ${sql.id('hiresync', `data_${table}`)}
+      where account = (case current_schema() when 'public' then 'default' else current_schema() end)
       order by 1`.execute(db);
     versions[table] = rows.map((r) => r.v);
   }

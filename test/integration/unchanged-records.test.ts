@@ -27,10 +27,14 @@ function write(
   });
 }
 
-/** `id:xmin` of every row of `table`: any update of a row changes its xmin. */
+/**
+ * `id:xmin` of every row of `table` (default's rows of the shared table behind
+ * its view, which has no xmin): any update of a row changes its xmin.
+ */
 async function versions(table: string): Promise<string[]> {
   const { rows } = await sql<{ v: string }>`
-    select concat_ws(':', id, xmin) as v from ${sql.table(table)} order by 1`.execute(w.db);
+    select concat_ws(':', id, xmin) as v from ${sql.id('hiresync', `data_${table}`)}
+    where account = 'default' order by 1`.execute(w.db);
   return rows.map((r) => r.v);
 }
 
