@@ -75,35 +75,35 @@ export interface MigrateSchemaOptions {
 export async function migrateSchema(
   db: Kysely<Database>,
   schema: string,
-  { warn }: MigrateSchemaOptions = {},
+  { warn, tables: given }: MigrateSchemaOptions & { tables?: readonly SharedTable[] } = {},
 ): Promise<MigrateOutcome> {
   const account = accountOfSchema(schema);
-  if (schema !== PUBLIC_SCHEMA && accountNameProblem(schema) === undefined) {
-    const { rows } = await sql<{ exists: boolean }>`
-      select to_regnamespace(${schema}) is not null as exists`.execute(db);
-    if (!rows[0]?.exists) await claimAccountSchema(db, schema);
+  const tracking = `"${schema}".tracking_links`;
+  const { rows: found } = await sql<{ exists: boolean; legacy: boolean }>`
+    select to_regnamespace(${schema}) is not null as exists,
+      coalesce(to_regclass(${`"${schema}".kysely_migration`}) is not null
+        and (select relkind from pg_class where oid = to_regclass(${tracking})) = 'r', false) as legacy`.execute(
+    db,
+  );
+  if (!found[0]?.exists && schema !== PUBLIC_SCHEMA && accountNameProblem(schema) === undefined) {
+    await claimAccountSchema(db, schema);
   }
-  const { rows: tracked } = await sql<{ legacy: boolean }>`
-    select to_regclass(${`"${schema}".kysely_migration`}) is not null
-      and to_regclass(${`"${schema}".tracking_links`}) is not null
-      and (select relkind from pg_class where oid = to_regclass(${`"${schema}".tracking_links`})) = 'r'
-      as legacy`.execute(db);
   const applied: string[] = [];
   // The earlier layout: its migrations first, as they always ran.
-  if (tracked[0]?.legacy) applied.push(...(await migrateToLatest(db, { schema })).applied);
+  if (found[0]?.legacy) applied.push(...(await migrateToLatest(db, { schema })).applied);
+  const tables = given ?? (await coreTables(db));
+  const layout = layoutOf(tables);
   return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${layoutLock(schema)}::int)`.execute(
+    // The lock, then what the schema holds, in one round trip.
+    const { rows: state } = await sql<{ recorded: string | null; kind: string | null }>`
+      select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${layoutLock(schema)}::int),
+        (select layout from hiresync.schema_layouts where schema = ${schema}) as recorded,
+        (select relkind::text from pg_class where oid = to_regclass(${tracking})) as kind`.execute(
       trx,
     );
-    const tables = await coreTables(trx);
-    const layout = layoutOf(tables);
-    const { rows: recorded } = await sql<{ layout: string }>`
-      select layout from hiresync.schema_layouts where schema = ${schema}`.execute(trx);
-    if (recorded[0]?.layout === layout) return { schema, applied };
-    const { rows: kinds } = await sql<{ kind: string | null }>`
-      select (select relkind::text from pg_class
-              where oid = to_regclass(${`"${schema}".tracking_links`})) as kind`.execute(trx);
-    const kind = kinds[0]?.kind ?? null;
+    const recorded = state[0]?.recorded ?? null;
+    if (recorded === layout) return { schema, applied };
+    const kind = state[0]?.kind ?? null;
     if (kind === 'r') {
       const conversion = await convertToSharedStorage(trx, schema, account);
       for (const warning of conversion.warnings) warn?.(warning);
@@ -111,14 +111,17 @@ export async function migrateSchema(
     } else {
       // Only the views of tables whose columns changed since they were made:
       // a release that adds a column costs one view per account.
-      const before = new Set((recorded[0]?.layout ?? '').split(';'));
+      const before = new Set((recorded ?? '').split(';'));
       const changed = tables.filter((t) => !before.has(layoutEntry(t)));
       if (changed.length > 0) {
-        const existing = await viewColumnsIn(
-          trx,
-          schema,
-          changed.map((t) => t.table),
-        );
+        const existing =
+          kind === null
+            ? new Map<string, string[]>()
+            : await viewColumnsIn(
+                trx,
+                schema,
+                changed.map((t) => t.table),
+              );
         await sql.raw(accountViewsText(schema, account, changed, existing)).execute(trx);
       }
       if (kind === null) await sql.raw(derivedViewsText(schema)).execute(trx);
@@ -166,7 +169,8 @@ export async function migrateSchemas(
   schemas: readonly string[],
   options: MigrateSchemaOptions = {},
 ): Promise<MigrateOutcome[]> {
-  const layout = layoutOf(await coreTables(db));
+  const tables = await coreTables(db);
+  const layout = layoutOf(tables);
   const { rows } = await sql<{ schema: string }>`
     select schema from hiresync.schema_layouts
     where schema = any(${[...schemas]}::text[]) and layout = ${layout}`.execute(db);
@@ -178,7 +182,7 @@ export async function migrateSchemas(
       continue;
     }
     try {
-      outcomes.push(await migrateSchema(db, schema, options));
+      outcomes.push(await migrateSchema(db, schema, { ...options, tables }));
     } catch (error) {
       throw new SchemaMigrationError(schema, outcomes, error);
     }
