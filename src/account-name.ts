@@ -9,6 +9,10 @@
 /** The account of the environment's credentials; its tables stay in schema `public`. */
 export const DEFAULT_ACCOUNT = 'default';
 
+/** Why `default` cannot run when the environment sets no credentials. */
+export const NO_DEFAULT_ACCOUNT =
+  "there is no account default: the environment sets no credentials (HIRESYNC_CLIENT_ID and HIRESYNC_CLIENT_SECRET, or HIRESYNC_API_KEY); name a registered account (see 'hiresync accounts list')";
+
 /** What an account name must look like. */
 export const ACCOUNT_NAME = /^[a-z][a-z0-9_]{0,39}$/;
 

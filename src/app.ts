@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { DEFAULT_ACCOUNT, schemaOf } from './account-name.js';
+import { DEFAULT_ACCOUNT, NO_DEFAULT_ACCOUNT, schemaOf } from './account-name.js';
 import {
   type Account,
   type AccountDirectory,
@@ -124,10 +124,6 @@ export function environmentAccount(config: Config): Account | undefined {
     version: 'environment',
   };
 }
-
-/** Why `default` cannot run when the environment sets no credentials. */
-export const NO_DEFAULT_ACCOUNT =
-  "there is no account default: the environment sets no credentials (HIRESYNC_CLIENT_ID and HIRESYNC_CLIENT_SECRET, or HIRESYNC_API_KEY); name a registered account (see 'hiresync accounts list')";
 
 /** `default` (when the environment has credentials), then the accounts of `registry` (if any). */
 function directoryOf(config: Config, registry: AccountDirectory | undefined): AccountDirectory {

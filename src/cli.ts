@@ -1,7 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=8 --max-old-space-size=512
 // The hiresync bin: reads the environment once, runs one command, sets the
 // exit code. Commands live in src/commands; the dispatcher in src/main.ts.
-import { readEnv } from './config.js';
+import { readEnv } from './config/env.js';
 import { coerceError } from './errors.js';
 import { main } from './main.js';
 import { redactSecrets } from './secret.js';

@@ -24,15 +24,8 @@ import { ConfigError, type ConfigProblem } from './errors.js';
 import { Secret } from './secret.js';
 import type { ResourceName } from './sync/ports.js';
 
+export { readEnv } from './config/env.js';
 export type { ResourceName } from './sync/ports.js';
-
-/**
- * The process environment, read once: the only read of `process.env` in
- * hiresync. The bin passes it to the commands, which hand it to the loaders below.
- */
-export function readEnv(): Env {
-  return Object.freeze({ ...process.env });
-}
 
 function problemsOf(error: z.ZodError): ConfigProblem[] {
   return error.issues.map((issue) => ({

@@ -27,7 +27,7 @@ export function formatUsage(): string {
 /**
  * Runs the command named by `argv[0]` with the rest of `argv`; resolves to
  * its exit code: 0 ok, 1 failed, 2 usage or configuration error (one line on
- * stderr). Never throws. `env` is the environment (see `readEnv` in config.ts);
+ * stderr). Never throws. `env` is the environment (see `readEnv` in config/env.ts);
  * `io` defaults to the process's stdout, stderr and signals.
  */
 export async function main(
@@ -45,9 +45,10 @@ export async function main(
       io.stdout.write(`hiresync ${readVersion()}\n`);
       return EXIT.ok;
     }
-    const command = COMMANDS.find((c) => c.name === name);
-    if (!command)
+    const entry = COMMANDS.find((c) => c.name === name);
+    if (!entry)
       throw new UsageError(`unknown command ${JSON.stringify(name)}; run 'hiresync --help'`);
+    const command = await entry.load();
     return await command.run(args, { env, ...io });
   } catch (error) {
     if (error instanceof ConfigError) {

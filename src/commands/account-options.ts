@@ -1,8 +1,7 @@
-import { accountNameProblem, DEFAULT_ACCOUNT } from '../account-name.js';
+import { accountNameProblem, DEFAULT_ACCOUNT, NO_DEFAULT_ACCOUNT } from '../account-name.js';
 import { type AccountDirectory, AccountUnavailableError } from '../accounts/account.js';
 import { AccountStore } from '../accounts/account-store.js';
 import type { AccountInfo } from '../accounts/stored-account.js';
-import { NO_DEFAULT_ACCOUNT } from '../app.js';
 import type { Config, PartnerConfig, StatusConfig } from '../config/types.js';
 import { ConfigError, UsageError } from '../errors.js';
 

@@ -47,12 +47,25 @@ export function processIo(): CommandIo {
   };
 }
 
+/**
+ * A command as the command table (commands/index.ts) lists it: its name and
+ * the phrase `hiresync --help` shows, and its module, imported only when the
+ * command runs (or prints its own help), so that a command loads the packages
+ * it uses and no other command's (`--version` and `--help` load none).
+ */
+export interface CommandEntry {
+  /** As typed after `hiresync`; the loaded command's `name`. */
+  readonly name: string;
+  /** One phrase for the command list of `hiresync --help`. */
+  readonly summary: string;
+  /** Imports the command's module. */
+  load(): Promise<Command>;
+}
+
 /** A hiresync command, as the dispatcher and help see it. */
 export interface Command {
   /** As typed after `hiresync`. */
   readonly name: string;
-  /** One phrase for the command list of `hiresync --help`. */
-  readonly summary: string;
   /** The body of the command's `--help`. */
   readonly description: string;
   readonly options: OptionTable;
@@ -67,7 +80,6 @@ export interface Command {
 /** A command as written in src/commands: its help, its options and what it does with their values. */
 export interface CommandDefinition<T extends OptionTable> {
   readonly name: string;
-  readonly summary: string;
   readonly description: string;
   readonly options: T;
   execute(values: OptionValues<T>, context: CommandContext): Promise<number>;
@@ -75,11 +87,10 @@ export interface CommandDefinition<T extends OptionTable> {
 
 /** Builds a {@link Command}: its `run` parses the options, answers `--help` and calls `execute`. */
 export function defineCommand<T extends OptionTable>(definition: CommandDefinition<T>): Command {
-  const { name, summary, description, options } = definition;
+  const { name, description, options } = definition;
   const help = { name, description, options };
   return Object.freeze({
     name,
-    summary,
     description,
     options,
     async run(args: readonly string[], context: CommandContext): Promise<number> {

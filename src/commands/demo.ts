@@ -21,7 +21,6 @@ export const options = {
 /** `hiresync demo` (`npm run demo`): the main job on built-in defaults, end to end. */
 export const demo = defineCommand({
   name: 'demo',
-  summary: 'the main job on built-in defaults: simulator, migrate, sync, example queries',
   description: `Starts the built-in API simulator serving three accounts, creates a fresh
     database ${DEMO_DATABASE} on the Postgres server of DATABASE_URL (default
     postgres://postgres@127.0.0.1:5432/postgres; no existing data is touched),

@@ -15,7 +15,6 @@ export const options = {} as const satisfies OptionTable;
 /** `hiresync migrate`: brings every schema up to date; 0 when up to date, 1 on failure. */
 export const migrate = defineCommand({
   name: 'migrate',
-  summary: 'apply pending database migrations (needs DATABASE_URL)',
   description: `Applies pending database migrations; safe to run any number of times, from
     several processes at once. Brings up to date hiresync's control schema (hiresync,
     which holds every account's rows in its shared tables hiresync.data_*), then public

@@ -178,7 +178,6 @@ export const options = {
 /** `hiresync simulate`: serves the built-in API simulator until SIGINT/SIGTERM. */
 export const simulate = defineCommand({
   name: 'simulate',
-  summary: 'serve the built-in API simulator on loopback',
   description: `Serves the built-in API simulator (tokens, lists, Link pagination, rate
     limits) on loopback with generated data, for demos, tests and benchmarks, until
     Ctrl-C (SIGINT) or SIGTERM.`,

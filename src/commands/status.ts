@@ -46,7 +46,6 @@ export const options = {
 /** `hiresync status`: each account's and resource's last run, run in flight and pending checkpoint. */
 export const status = defineCommand({
   name: 'status',
-  summary: "show each account's and resource's last run, run in flight and checkpoint",
   description: `Per account its state, and per resource the last run (mode, started, finished,
     pages, records, outcome, error), the last success, and whether a checkpoint is
     pending. The accounts: default when the environment sets its credentials

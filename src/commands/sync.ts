@@ -1,5 +1,5 @@
-import { DEFAULT_ACCOUNT } from '../account-name.js';
-import { createApp, NO_DEFAULT_ACCOUNT } from '../app.js';
+import { DEFAULT_ACCOUNT, NO_DEFAULT_ACCOUNT } from '../account-name.js';
+import { createApp } from '../app.js';
 import { type AccountSettings, effectiveSettings } from '../config/account-settings.js';
 import { resourceNameProblem } from '../config/resource-names.js';
 import type { Config } from '../config/types.js';
@@ -123,7 +123,6 @@ function syncTargets(
 /** `hiresync sync`: one run of each resource, to the end, through the queue in this process. */
 export const sync = defineCommand({
   name: 'sync',
-  summary: 'run each resource once, to the end, and print a summary',
   description: `One run of each named resource (default: each account's resources, set by
     'accounts add|update --resources', else HIRESYNC_RESOURCES) of each named account
     (default: default, when the environment sets credentials, and every enabled

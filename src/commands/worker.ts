@@ -35,7 +35,6 @@ export async function scheduleTargetsOf(
 /** `hiresync worker`: runs until SIGTERM/SIGINT, then finishes the pages in hand and exits 0. */
 export const worker = defineCommand({
   name: 'worker',
-  summary: 'run forever: queued runs, schedules, /healthz and /metrics',
   description: `Runs until SIGTERM/SIGINT: processes queued runs (HIRESYNC_CONCURRENCY at once),
     keeps the incremental (HIRESYNC_INCREMENTAL_EVERY) and full (HIRESYNC_FULL_CRON)
     schedules of each resource (HIRESYNC_RESOURCES) of default (when the environment

@@ -3,7 +3,8 @@
  * its bounds, its problem): the sets of them that the loaders of
  * src/config.ts read, from the database's alone to the whole of `sync`.
  */
-import { CronExpressionParser } from 'cron-parser';
+import { createRequire } from 'node:module';
+import type * as CronParser from 'cron-parser';
 import { z } from 'zod';
 import { registerSecret, Secret } from '../secret.js';
 import {
@@ -22,6 +23,16 @@ import { extraWalks, resourcePaths } from './resource-names.js';
 import { parseSecretKeys, SecretKeys } from './secret-keys.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * cron-parser (a CommonJS package, with luxon about 50 ms of CPU to load),
+ * required when a cron pattern is first checked: only the loaders of `sync`,
+ * `worker` and an account's `--full-cron` check one, not those of `migrate`,
+ * `status` or `accounts add`.
+ */
+function cronParser(): typeof CronParser {
+  return createRequire(import.meta.url)('cron-parser') as typeof CronParser;
+}
 
 /** The variables every command reads: DATABASE_URL and LOG_LEVEL. */
 export const databaseFields = {
@@ -121,7 +132,7 @@ export const fullFields = {
         // cron-parser also takes a sixth (seconds) field; the contract says five.
         if (v.split(/\s+/).length !== 5) return false;
         try {
-          CronExpressionParser.parse(v);
+          cronParser().CronExpressionParser.parse(v);
           return true;
         } catch {
           return false;

@@ -186,7 +186,7 @@ export interface Config extends StatusConfig {
   consolePassword: Secret | undefined;
 }
 
-/** The environment as the loaders read it: a frozen copy of `process.env` (readEnv). */
+/** The environment as the loaders read it: a frozen copy of `process.env` (readEnv, config/env.ts). */
 export type Env = Readonly<Record<string, string | undefined>>;
 
 /** Configuration of `hiresync migrate`. */

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Kysely, sql } from 'kysely';
-import { FileMigrationProvider, type Migration } from 'kysely/migration';
+import type { Migration } from 'kysely/migration';
 import { HiresyncError } from '../errors.js';
 import { inSchema, PUBLIC_SCHEMA } from './database.js';
 import { lockKey } from './resource-lock.js';
@@ -62,6 +62,8 @@ const KYSELY_MIGRATION_LOCK = '3853314791062309107';
 
 /** The migrations of `folder`, by name (the file name without extension), as Kysely reads them. */
 export async function migrationsIn(folder = MIGRATIONS_FOLDER): Promise<Record<string, Migration>> {
+  // Imported when a migration is to run, not on every command that checks.
+  const { FileMigrationProvider } = await import('kysely/migration');
   return new FileMigrationProvider({
     fs,
     path,
@@ -96,6 +98,14 @@ export async function migrateToLatest(
   // migrations build: they are behind it (see schema-layout.ts).
   if (folder === MIGRATIONS_FOLDER && (await inSharedStorage(db, schema))) {
     return { schema, applied: [] };
+  }
+  // Up to date (as at each `accounts add`, which migrates first): a listing
+  // and two queries, no migration imported, no lock taken.
+  const files = await migrationFileNames(folder, options.upTo);
+  try {
+    if (await recordsAll(db, schema, files)) return { schema, applied: [] };
+  } catch (error) {
+    throw migrationFailed(schema, undefined, error);
   }
   const migrations = await migrationsIn(folder);
   let current: string | undefined;
@@ -132,11 +142,51 @@ export async function migrateToLatest(
       });
     return { schema, applied };
   } catch (error) {
-    throw new HiresyncError(
-      `migration ${current ?? ''} of schema ${schema} failed: ${(error as Error).message ?? String(error)}; the schema is left as it was (its pending migrations run in one transaction)`,
-      { cause: error },
-    );
+    throw migrationFailed(schema, current, error);
   }
+}
+
+/** The error of a migration run of `schema` that failed (in migration `current`, if one ran). */
+function migrationFailed(schema: string, current: string | undefined, error: unknown) {
+  return new HiresyncError(
+    `migration ${current ?? ''} of schema ${schema} failed: ${(error as Error).message ?? String(error)}; the schema is left as it was (its pending migrations run in one transaction)`,
+    { cause: error },
+  );
+}
+
+/**
+ * The names of the migration files of `folder` (up to `upTo`), as
+ * FileMigrationProvider names them (the file name without extension; .js,
+ * .ts, .mjs, .mts, .cjs and .cts, not declaration files), from the folder's
+ * listing, without importing them.
+ */
+async function migrationFileNames(folder: string, upTo: string | undefined): Promise<string[]> {
+  const names = (await fs.readdir(folder))
+    .filter((file) => /\.[mc]?[jt]s$/.test(file) && !/\.d\.[mc]?ts$/.test(file))
+    .map((file) => file.slice(0, file.lastIndexOf('.')))
+    .filter((name) => upTo === undefined || name <= upTo);
+  return [...new Set(names)];
+}
+
+/**
+ * Whether `schema`'s `kysely_migration` records every one of `names`. False
+ * when the table is missing or a name is not recorded (also that of a file
+ * Kysely skips as no migration): {@link migrateToLatest} then imports the
+ * migrations and decides under its lock.
+ */
+async function recordsAll(
+  db: Kysely<Database>,
+  schema: string,
+  names: readonly string[],
+): Promise<boolean> {
+  const { rows } = await sql<{ present: boolean }>`
+    select to_regclass(format('%I.%I', ${schema}::text, 'kysely_migration')) is not null
+      as present`.execute(db);
+  if (!rows[0]?.present) return false;
+  const { rows: recorded } = await sql<{ n: number }>`
+    select count(*)::int as n from ${sql.id(schema, 'kysely_migration')}
+    where name = any(${names}::text[])`.execute(db);
+  return recorded[0]?.n === names.length;
 }
 
 /** Whether `schema` holds an account's views of shared storage (hiresync.schema_layouts). */

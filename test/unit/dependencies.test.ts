@@ -15,6 +15,10 @@ interface Import {
   to: string;
   /** `import type …`, or only `type` names: nothing is loaded at run time. */
   typeOnly: boolean;
+  /** `import('…')`: loaded when that code runs, not with the importing file. */
+  dynamic: boolean;
+  /** The imported file, relative to src/, for a module of hiresync's; else the package's name. */
+  target: string;
 }
 
 function sourceFiles(dir: string): string[] {
@@ -34,23 +38,34 @@ function unitOf(path: string): string {
 function importsOfTree(): Import[] {
   return sourceFiles(SRC).flatMap((path) => {
     const text = readFileSync(path, 'utf8');
-    return [...text.matchAll(/^(?:import|export)\s+(type\s+)?([^;]*?)\s+from\s+'([^']+)'/gms)].map(
-      (m): Import => {
-        const [, typeKeyword, clause = '', specifier = ''] = m;
-        const names = /^\{([^}]*)\}$/.exec(clause.trim())?.[1];
-        const typeOnly =
-          typeKeyword !== undefined ||
-          names
-            ?.split(',')
-            .map((n) => n.trim())
-            .filter((n) => n !== '')
-            .every((n) => n.startsWith('type ')) === true;
-        const to = specifier.startsWith('.')
-          ? unitOf(resolve(dirname(path), specifier.replace(/\.js$/, '.ts')))
-          : (specifier.match(/^(@[^/]+\/[^/]+|[^/]+)/)?.[1] ?? specifier);
-        return { file: relative(SRC, path), from: unitOf(path), to, typeOnly };
-      },
+    const imported = (specifier: string, typeOnly: boolean, dynamic: boolean): Import => {
+      const local = specifier.startsWith('.')
+        ? resolve(dirname(path), specifier.replace(/\.js$/, '.ts'))
+        : undefined;
+      const target = local
+        ? relative(SRC, local)
+        : (specifier.match(/^(@[^/]+\/[^/]+|[^/]+)/)?.[1] ?? specifier);
+      const to = local ? unitOf(local) : target;
+      return { file: relative(SRC, path), from: unitOf(path), to, typeOnly, dynamic, target };
+    };
+    const statics = [
+      ...text.matchAll(/^(?:import|export)\s+(type\s+)?([^;]*?)\s+from\s+'([^']+)'/gms),
+    ].map((m): Import => {
+      const [, typeKeyword, clause = '', specifier = ''] = m;
+      const names = /^\{([^}]*)\}$/.exec(clause.trim())?.[1];
+      const typeOnly =
+        typeKeyword !== undefined ||
+        names
+          ?.split(',')
+          .map((n) => n.trim())
+          .filter((n) => n !== '')
+          .every((n) => n.startsWith('type ')) === true;
+      return imported(specifier, typeOnly, false);
+    });
+    const dynamics = [...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].map((m) =>
+      imported(m[1] ?? '', false, true),
     );
+    return [...statics, ...dynamics];
   });
 }
 
@@ -201,6 +216,57 @@ describe('dependencies point one way', () => {
         (i) => low.includes(i.from) && /^(commands\/|app\.ts|main\.ts|cli\.ts)$/.test(i.to),
       ).map((i) => `${i.file} -> ${i.to}`),
     ).toEqual([]);
+  });
+});
+
+/**
+ * The packages loaded with `entry` (a file of src/): those its runtime
+ * imports name, followed through hiresync's own files, but not into an
+ * `import('…')`, which loads when that code runs.
+ */
+function packagesLoadedWith(entry: string): string[] {
+  const seen = new Set([entry]);
+  const packages = new Set<string>();
+  const queue = [entry];
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    for (const i of IMPORTS) {
+      if (i.file !== file || i.typeOnly || i.dynamic) continue;
+      if (!i.target.endsWith('.ts')) {
+        if (!i.target.startsWith('node:')) packages.add(i.target);
+      } else if (!seen.has(i.target)) {
+        seen.add(i.target);
+        queue.push(i.target);
+      }
+    }
+  }
+  return [...packages].sort();
+}
+
+describe('what a command loads when it starts', () => {
+  it('reads the imports of the bin and of the modules it loads', () => {
+    expect(IMPORTS.some((i) => i.file === 'cli.ts' && i.target === 'main.ts')).toBe(true);
+    expect(packagesLoadedWith('commands/worker.ts')).toEqual(
+      expect.arrayContaining(['bullmq', 'got', 'ioredis', 'kysely', 'pino', 'prom-client']),
+    );
+  });
+
+  it('the bin loads no package: --version and --help need none, a command its own module only', () => {
+    expect(packagesLoadedWith('cli.ts')).toEqual([]);
+    expect(packagesLoadedWith('commands/accounts/index.ts')).toEqual([]);
+  });
+
+  it('accounts add loads no queue, Redis, HTTP client, metrics or logger until it tests the account', () => {
+    const loaded = packagesLoadedWith('commands/accounts/add.ts');
+    expect(loaded).toContain('kysely');
+    expect(
+      loaded.filter((p) => ['bullmq', 'ioredis', 'got', 'prom-client', 'pino'].includes(p)),
+    ).toEqual([]);
+  });
+
+  it('status loads no queue, HTTP client or metrics', () => {
+    const loaded = packagesLoadedWith('commands/status.ts');
+    expect(loaded).toContain('ioredis');
+    expect(loaded.filter((p) => ['bullmq', 'got', 'prom-client'].includes(p))).toEqual([]);
   });
 });
 

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Account } from '../../accounts/account.js';
 import { accountResources } from '../../accounts/account-resources.js';
 import { type App, createApp } from '../../app.js';
-import type { AuthConfig, Config } from '../../config/types.js';
+import type { Config } from '../../config/types.js';
 import type { Logger } from '../../logger.js';
 import { checkPrefixOwner, confirmRedisDatabase } from '../../preflight.js';
 import type { AccountContext } from '../../queue/sync-processor.js';
@@ -127,13 +127,4 @@ export function formatProbe(name: string, mode: string, probe: AccountProbe): st
     return [line, `${' '.repeat(label.length)}${r.error}`];
   });
   return redactSecrets([head, ...lines].join('\n'));
-}
-
-/** How `accounts` output names an auth mode. */
-export function describeAuthMode(mode: AuthConfig['mode']): string {
-  return mode === 'client_credentials'
-    ? 'client credentials'
-    : mode === 'api_key'
-      ? 'API key'
-      : 'partner authorization';
 }

@@ -5,17 +5,15 @@ import type { AccountInfo, NewAccount } from '../../accounts/stored-account.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { loadAccountsConfig } from '../../config.js';
 import { UsageError } from '../../errors.js';
-import { createLogger } from '../../logger.js';
 import { Secret } from '../../secret.js';
 import { migrateControl } from '../../warehouse/migrate-all.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
-import { describeAuthMode, formatProbe } from './account-probe.js';
+import { describeAuthMode } from './auth-mode.js';
 import { openDatabase } from './connections.js';
 import { loadPartnerApp } from './partner-app.js';
 import { loadProbeConfig } from './probe-config.js';
 import { readSecretLine } from './read-secret.js';
-import { registerTestedAccount } from './register-tested.js';
 import { ownListResources, readSettingsOptions, settingsOptions } from './settings-options.js';
 import { defineSubcommand } from './subcommand.js';
 
@@ -64,7 +62,6 @@ export const options = {
 export const add = defineSubcommand({
   name: 'add',
   operand: 'NAME',
-  summary: 'register an account; its secret or key is read from standard input',
   description: `Registers the account NAME (1 to 40 of a-z, 0-9 and _, starting with a letter;
     not default, public, hiresync, all_accounts, information_schema or pg_...), whose
     tables live in schema NAME. Client credentials: --client-id ID [--sub N], the client
@@ -172,6 +169,12 @@ export const add = defineSubcommand({
       const warn = (warning: string) =>
         stderr.write(`hiresync accounts add: warning: ${warning}\n`);
       if (probeConfig) {
+        // Testing takes the API client, Redis and the queue: loaded only to test.
+        const [{ registerTestedAccount }, { formatProbe }, { createLogger }] = await Promise.all([
+          import('./register-tested.js'),
+          import('./account-probe.js'),
+          import('../../logger.js'),
+        ]);
         const { added, probe } = await registerTestedAccount({
           db,
           store,

@@ -67,7 +67,6 @@ const EXCHANGE_TIMEOUT_MS = 30_000;
 export const authorize = defineSubcommand({
   name: 'authorize',
   operand: 'NAME',
-  summary: 'authorize the partner app for an account, through the browser',
   description: `Connects the partner account NAME (authorization code grant), or reconnects one
     in state needs_reauthorization. Prints the authorize URL (HIRESYNC_AUTHORIZE_URL, default
     the account's {auth_url}/authorize) with response_type=code, the partner app's client_id,

@@ -1,14 +1,11 @@
-import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import { HiresyncError } from '../../errors.js';
-import { checkRedisDatabase } from '../../preflight.js';
 import { createDatabase } from '../../warehouse/database.js';
 import type { Database } from '../../warehouse/schema.js';
 import { describeConnectionError } from '../connection-error.js';
 
-const CONNECT_TIMEOUT_MS = 5000;
-
-function reason(error: unknown): string {
+/** A connection error's code and message, for a message that names its cause. */
+export function connectionReason(error: unknown): string {
   const e = error as { code?: string; message?: string };
   return e.code ? `${e.code}: ${e.message ?? ''}` : (e.message ?? String(error));
 }
@@ -27,42 +24,8 @@ export async function openDatabase(url: string, subcommand: string): Promise<Kys
     await db.destroy();
     throw new HiresyncError(
       describeConnectionError(error, 'DATABASE_URL') ??
-        `cannot reach Postgres (${reason(error)}): check DATABASE_URL`,
+        `cannot reach Postgres (${connectionReason(error)}): check DATABASE_URL`,
       { cause: error },
     );
-  }
-}
-
-/**
- * A Redis connection to REDIS_URL that fails fast rather than waiting for
- * Redis to come back (a command, not a worker), checked with a PING and a
- * SELECT of REDIS_URL's database index. The caller disconnects it.
- */
-export async function openRedis(url: string): Promise<Redis> {
-  const redis = new Redis(url, {
-    maxRetriesPerRequest: 1,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    retryStrategy: () => null,
-  });
-  let lastError: Error | undefined;
-  redis.on('error', (error: Error) => {
-    lastError = error;
-  });
-  try {
-    await redis.ping();
-  } catch (error) {
-    redis.disconnect();
-    // ioredis reports a refused connection as "Connection is closed"; name the real cause.
-    throw new HiresyncError(`cannot reach Redis (${reason(lastError ?? error)}): check REDIS_URL`, {
-      cause: error,
-    });
-  }
-  try {
-    // Refused database index: ioredis would go on in database 0.
-    await checkRedisDatabase(redis, CONNECT_TIMEOUT_MS);
-    return redis;
-  } catch (error) {
-    redis.disconnect();
-    throw error;
   }
 }

@@ -42,7 +42,6 @@ export const options = {
 export const invite = defineSubcommand({
   name: 'invite',
   operand: 'NAME',
-  summary: 'print a single-use link that connects (or re-authorizes) a partner account',
   description: `Prints a connect link, HIRESYNC_PUBLIC_URL/connect/<token>, to send to the
     administrator of the customer's account. Opening it sends them to the authorize endpoint
     to approve the partner app; the worker behind HIRESYNC_PUBLIC_URL then exchanges the code

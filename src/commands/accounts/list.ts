@@ -65,7 +65,6 @@ const COLUMNS: ReadonlyArray<readonly [string, (row: AccountListRow) => string]>
 export const list = defineSubcommand({
   name: 'list',
   operand: '',
-  summary: 'show every account: auth mode, schema, state, last success',
   description: `One row per account: name, auth mode, schema, state, when its last successful
     run finished, and its own settings: resources, incremental every and full cron (set
     by 'accounts add|update --resources, --incremental-every, --full-cron'; "-" where it

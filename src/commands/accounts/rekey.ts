@@ -12,7 +12,6 @@ export const options = {} as const satisfies OptionTable;
 export const rekey = defineSubcommand({
   name: 'rekey',
   operand: '',
-  summary: 'seal every stored credential again with the first key',
   description: `Re-seals, with the first key of HIRESYNC_SECRET_KEY, every registered account's
     credential sealed with another of its keys, all in one transaction, and prints how
     many. To rotate: put the new key first and keep the old one after it

@@ -21,8 +21,9 @@ import { DependentObjectsError, unregisterAccount } from '../../warehouse/drop-a
 import { dependentsOutside, schemaContents } from '../../warehouse/schema-dependents.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
-import { openDatabase, openRedis } from './connections.js';
+import { openDatabase } from './connections.js';
 import { readLine } from './read-secret.js';
+import { openRedis } from './redis-connection.js';
 import { checkAccountName, defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts remove`. */
@@ -46,7 +47,6 @@ export const options = {
 export const remove = defineSubcommand({
   name: 'remove',
   operand: 'NAME',
-  summary: 'forget an account (and with --drop-data, its tables)',
   description: `Removes the account NAME: its row and sealed credentials, its unused connect links, its BullMQ job
     schedulers, its checkpoints, and its token, token lock and rate-limit state in Redis
     (unless another account, default included, uses the same credential); the

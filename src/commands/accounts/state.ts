@@ -4,7 +4,8 @@ import { loadAccountsConfig } from '../../config.js';
 import { createSyncQueue } from '../../queue/sync-job.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
-import { openDatabase, openRedis } from './connections.js';
+import { openDatabase } from './connections.js';
+import { openRedis } from './redis-connection.js';
 import { checkAccountName, defineSubcommand } from './subcommand.js';
 
 /** `hiresync accounts disable|enable` take no option but `--help`. */
@@ -14,7 +15,6 @@ export const options = {} as const satisfies OptionTable;
 export const disable = defineSubcommand({
   name: 'disable',
   operand: 'NAME',
-  summary: 'stop syncing an account; its data and credentials stay',
   description: `Sets the account NAME to disabled: it is no longer synced or scheduled, its
     queued runs are skipped, and its BullMQ job schedulers are removed at once. Its
     tables, its checkpoints and its sealed credentials stay ('accounts enable' resumes
@@ -52,7 +52,6 @@ export const disable = defineSubcommand({
 export const enable = defineSubcommand({
   name: 'enable',
   operand: 'NAME',
-  summary: 'sync a disabled account again',
   description: `Sets the account NAME to enabled: the next 'hiresync sync' includes it, and running
     workers schedule it again at their next check of the schedules. A run it left
     unfinished resumes from its checkpoint. A partner account in state

@@ -9,13 +9,27 @@ import {
   parseOptionsAndOperands,
 } from '../options.js';
 
+/**
+ * An `accounts` subcommand as the table of `hiresync accounts` lists it: its
+ * name, operand and summary for `hiresync accounts --help`, and its module,
+ * imported only when it runs (or prints its own help).
+ */
+export interface SubcommandEntry {
+  /** As typed after `hiresync accounts`; the loaded subcommand's `name`. */
+  readonly name: string;
+  /** Its operand in help (`NAME`), or empty; the loaded subcommand's `operand`. */
+  readonly operand: 'NAME' | '';
+  readonly summary: string;
+  /** Imports the subcommand's module. */
+  load(): Promise<Subcommand>;
+}
+
 /** An `accounts` subcommand, as the dispatcher and help see it. */
 export interface Subcommand {
   /** As typed after `hiresync accounts`. */
   readonly name: string;
   /** Its operand in help (`NAME`), or empty. */
-  readonly operand: string;
-  readonly summary: string;
+  readonly operand: 'NAME' | '';
   readonly description: string;
   readonly options: OptionTable;
   /**
@@ -32,7 +46,6 @@ export interface SubcommandDefinition<T extends OptionTable> {
   readonly name: string;
   /** `NAME` for a subcommand of one account, empty for one of none. */
   readonly operand: 'NAME' | '';
-  readonly summary: string;
   readonly description: string;
   readonly options: T;
   /** `name` is the operand (empty when the subcommand takes none). */
@@ -43,12 +56,11 @@ export interface SubcommandDefinition<T extends OptionTable> {
 export function defineSubcommand<T extends OptionTable>(
   definition: SubcommandDefinition<T>,
 ): Subcommand {
-  const { name, operand, summary, description, options } = definition;
+  const { name, operand, description, options } = definition;
   const full = `accounts ${name}`;
   return Object.freeze({
     name,
     operand,
-    summary,
     description,
     options,
     async run(args: readonly string[], context: CommandContext): Promise<number> {

@@ -6,7 +6,8 @@ import { checkConnections } from '../../preflight.js';
 import { probePassed } from '../../sync/probe-account.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
-import { describeAuthMode, formatProbe, openProbeApp, probeAccount } from './account-probe.js';
+import { formatProbe, openProbeApp, probeAccount } from './account-probe.js';
+import { describeAuthMode } from './auth-mode.js';
 import { loadProbeConfig } from './probe-config.js';
 import { defineSubcommand } from './subcommand.js';
 
@@ -17,7 +18,6 @@ export const options = {} as const satisfies OptionTable;
 export const test = defineSubcommand({
   name: 'test',
   operand: 'NAME',
-  summary: "test an account's credentials: mint a token, read one page of each resource",
   description: `Tests the credentials of account NAME (a registered account in any state, or
     default, the environment's): mints a new access token with them (a partner
     account: a refresh grant, whose rotated refresh token is stored as its runs store

@@ -11,8 +11,9 @@ import { Secret } from '../../secret.js';
 import { ensureListResources } from '../../warehouse/migrate-all.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
-import { openDatabase, openRedis } from './connections.js';
+import { openDatabase } from './connections.js';
 import { readLine } from './read-secret.js';
+import { openRedis } from './redis-connection.js';
 import { ownListResources, readSettingsOptions, settingsOptions } from './settings-options.js';
 import { checkAccountName, defineSubcommand } from './subcommand.js';
 
@@ -46,8 +47,6 @@ export const options = {
 export const update = defineSubcommand({
   name: 'update',
   operand: 'NAME',
-  summary:
-    "change an account's stored credentials (secret on standard input), sub, URLs or settings",
   description: `Changes the stored credentials of the registered account NAME in place: a new
     client secret, API key or (partner account) refresh token, read from standard input
     as 'accounts add' reads it (one line; never from the command line, never printed;

@@ -260,7 +260,9 @@ describe('hiresync accounts help', () => {
 
   it.each(SUBCOMMANDS.map((s) => [s.name, s] as const))(
     'accounts %s --help shows its usage line and every option, within 80 columns',
-    async (name, sub) => {
+    async (name, entry) => {
+      const sub = await entry.load();
+      expect({ name: sub.name, operand: sub.operand }).toEqual({ name, operand: entry.operand });
       const { code, stdout } = await run([name, '--help']);
       expect(code).toBe(0);
       expect(

@@ -20,7 +20,9 @@ async function helpOf(name: string): Promise<string> {
 describe('command help', () => {
   it.each(COMMANDS.map((c) => [c.name, c] as const))(
     '%s --help shows every option of its table, with placeholder, description and default',
-    async (name, command) => {
+    async (name, entry) => {
+      const command = await entry.load();
+      expect(command.name).toBe(name);
       const help = await helpOf(name);
       expect(help.startsWith(`usage: hiresync ${name}`)).toBe(true);
       expect(flatten(help)).toContain(flatten(command.description));
@@ -58,7 +60,6 @@ describe('command help', () => {
     let seen: unknown;
     const paint = defineCommand({
       name: 'paint',
-      summary: 'paints',
       description: 'Paints the warehouse.',
       options,
       async execute(values) {

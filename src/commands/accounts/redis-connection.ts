@@ -1,0 +1,43 @@
+import { Redis } from 'ioredis';
+import { HiresyncError } from '../../errors.js';
+import { checkRedisDatabase } from '../../preflight.js';
+import { connectionReason } from './connections.js';
+
+const CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * A Redis connection to REDIS_URL that fails fast rather than waiting for
+ * Redis to come back (a command, not a worker), checked with a PING and a
+ * SELECT of REDIS_URL's database index. The caller disconnects it.
+ */
+export async function openRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    retryStrategy: () => null,
+  });
+  let lastError: Error | undefined;
+  redis.on('error', (error: Error) => {
+    lastError = error;
+  });
+  try {
+    await redis.ping();
+  } catch (error) {
+    redis.disconnect();
+    // ioredis reports a refused connection as "Connection is closed"; name the real cause.
+    throw new HiresyncError(
+      `cannot reach Redis (${connectionReason(lastError ?? error)}): check REDIS_URL`,
+      {
+        cause: error,
+      },
+    );
+  }
+  try {
+    // Refused database index: ioredis would go on in database 0.
+    await checkRedisDatabase(redis, CONNECT_TIMEOUT_MS);
+    return redis;
+  } catch (error) {
+    redis.disconnect();
+    throw error;
+  }
+}
