@@ -100,12 +100,15 @@ export class PrivatePostgres {
   readonly url: string;
   readonly #dir: string;
   readonly #bin: string;
+  readonly #fsync: boolean;
 
   private constructor(
     readonly port: number,
     bin: string,
+    fsync: boolean,
   ) {
     this.#bin = bin;
+    this.#fsync = fsync;
     this.#dir = mkdtempSync(path.join(tmpdir(), 'hiresync-pg-'));
     this.url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   }
@@ -115,8 +118,12 @@ export class PrivatePostgres {
     return bin !== undefined && existsSync(path.join(bin, 'initdb'));
   }
 
-  static async start(): Promise<PrivatePostgres> {
-    const pg = new PrivatePostgres(await freePort(), postgresBin() as string);
+  /**
+   * initdb and start. `fsync` (default false: a test's cluster need not
+   * survive a crash of the machine) true leaves every setting at its default.
+   */
+  static async start({ fsync = false }: { fsync?: boolean } = {}): Promise<PrivatePostgres> {
+    const pg = new PrivatePostgres(await freePort(), postgresBin() as string, fsync);
     if (process.getuid?.() === 0) execFileSync('chown', ['postgres', pg.#dir]);
     const [cmd, ...args] = asPostgres([
       path.join(pg.#bin, 'initdb'),
@@ -133,7 +140,7 @@ export class PrivatePostgres {
   }
 
   ctl(...action: string[]): void {
-    const options = `-p ${this.port} -k ${this.#dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
+    const options = `-p ${this.port} -k ${this.#dir} -c listen_addresses=127.0.0.1${this.#fsync ? '' : ' -c fsync=off'}`;
     const [cmd, ...args] = asPostgres([
       path.join(this.#bin, 'pg_ctl'),
       '-D',

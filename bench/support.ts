@@ -9,19 +9,20 @@ export const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /**
- * Creates a fresh database for one benchmark, migrated (public) unless
- * `migrate` is false; returns its URL and a drop function.
+ * Creates a fresh database for one benchmark on the server of `admin`
+ * (default {@link ADMIN_URL}), migrated (public) unless `migrate` is false;
+ * returns its URL and a drop function.
  */
 export async function freshDatabase(
   label: string,
-  { migrate = true }: { migrate?: boolean } = {},
+  { migrate = true, admin = ADMIN_URL }: { migrate?: boolean; admin?: string } = {},
 ): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `hiresync_bench_${label}_${randomUUID().slice(0, 8)}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(ADMIN_URL);
+  const creator = new pg.Client({ connectionString: admin });
+  await creator.connect();
+  await creator.query(`create database ${name}`);
+  await creator.end();
+  const url = new URL(admin);
   url.pathname = `/${name}`;
   if (migrate) {
     const db = createDatabase(url.href);
@@ -31,7 +32,7 @@ export async function freshDatabase(
   return {
     url: url.href,
     drop: async () => {
-      const client = new pg.Client({ connectionString: ADMIN_URL });
+      const client = new pg.Client({ connectionString: admin });
       await client.connect();
       await client.query(`drop database if exists ${name} with (force)`);
       await client.end();
