@@ -9,12 +9,12 @@
  *   (union all) of the N accounts' tracking_links_flat and job_boards: the
  *   layout before shared storage;
  * - B. shared tables hiresync.data_<table> keyed by (account, id),
- *   hash-partitioned on account into 16 partitions, each account's schema
+ *   hash-partitioned on account into 8 partitions, each account's schema
  *   holding views of its rows (as `accounts add` makes them, through
  *   src/warehouse/account-views.ts) and all_accounts views over the shared
  *   tables (as migrations/hiresync/0009 and src/warehouse/all-accounts-views.ts
  *   make them): the layout chosen;
- * - C. the same with 64 hash partitions;
+ * - C. the same with 16 hash partitions; F. with 64;
  * - D. the same shared tables LIST-partitioned, one partition per account;
  * - E. the same shared tables, not partitioned.
  *
@@ -334,8 +334,9 @@ const LAYOUTS: Layout[] = [
     remove: (account) => `drop schema ${ident(account)} cascade`,
     unions: unionViewsDdl,
   },
-  sharedLayout('B', 'shared, 16 hash partitions (chosen)', { hash: 16 }),
-  sharedLayout('C', 'shared, 64 hash partitions', { hash: 64 }),
+  sharedLayout('B', 'shared, 8 hash partitions (chosen)', { hash: 8 }),
+  sharedLayout('C', 'shared, 16 hash partitions', { hash: 16 }),
+  sharedLayout('F', 'shared, 64 hash partitions', { hash: 64 }),
   {
     key: 'D',
     title: 'shared, a list partition per account',
