@@ -94,10 +94,13 @@ export async function migrateSchema(
   const tables = given ?? (await coreTables(db));
   const layout = layoutOf(tables);
   return db.transaction().execute(async (trx) => {
-    // The lock, then what the schema holds, in one round trip.
+    await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${layoutLock(schema)}::int)`.execute(
+      trx,
+    );
+    // Read once the lock is held (a statement's snapshot is taken before it
+    // waits): what another migrate committed meanwhile is seen.
     const { rows: state } = await sql<{ recorded: string | null; kind: string | null }>`
-      select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${layoutLock(schema)}::int),
-        (select layout from hiresync.schema_layouts where schema = ${schema}) as recorded,
+      select (select layout from hiresync.schema_layouts where schema = ${schema}) as recorded,
         (select relkind::text from pg_class where oid = to_regclass(${tracking})) as kind`.execute(
       trx,
     );
