@@ -16,6 +16,7 @@ import { isoTimestamp } from './iso-timestamp.js';
 import { RunLock } from './queue/run-lock.js';
 import { type ResourceStatus, readStatus, readTypedViewBlocks } from './status.js';
 import { checkReport } from './status-check.js';
+import { overviewOf, type StatusOverview } from './status-overview.js';
 import type { Database } from './warehouse/schema.js';
 
 // Kept where the first version of this module had them.
@@ -202,6 +203,8 @@ export interface CheckProblem {
 export interface StatusReport {
   /** When it was read. */
   generatedAt: string;
+  /** Where the accounts stand, in a few numbers and names whatever their number (src/status-overview.ts). */
+  overview: StatusOverview;
   accounts: AccountReport[];
   typedViewBlocks: TypedViewBlockReport[];
   /** `status --check`: passed unless an account that is not disabled has a problem. */
@@ -270,6 +273,7 @@ export async function readStatusReport(
   const check = checkReport(reports);
   return {
     generatedAt,
+    overview: overviewOf(reports, check),
     accounts: reports,
     typedViewBlocks: blocks.map((b) => ({ ...b, since: isoTimestamp(b.since) })),
     check,

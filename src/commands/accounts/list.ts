@@ -14,11 +14,17 @@ import { EXIT } from '../command.js';
 import { formatTable } from '../format-table.js';
 import type { OptionTable } from '../options.js';
 import { tableTimestamp } from '../status-detail.js';
+import { OVERVIEW_ABOVE } from '../status-overview.js';
 import { openDatabase } from './connections.js';
+import { formatAccountsOverview } from './list-overview.js';
 import { defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts list`. */
 export const options = {
+  all: {
+    type: 'boolean',
+    description: `every account's row, however many accounts (above ${OVERVIEW_ABOVE} an overview is printed instead)`,
+  },
   json: {
     type: 'boolean',
     description: 'print one JSON document instead (timestamps ISO 8601 UTC)',
@@ -78,6 +84,11 @@ export const list = defineSubcommand({
     account in state needs_reauthorization, and per account in state
     credentials_refused (the token service refused its secret or key), says why and
     what to do.
+
+    With more than 50 accounts, an overview instead, unless --all: accounts
+    per state and per auth mode, how many have settings of their own, the
+    accounts that need re-authorizing or whose credentials were refused, and
+    the ten stalest (oldest last success).
 
     With --json, one JSON document of the same facts: {"accounts": [{"name",
     "authMode", "schema", "state", "lastSuccess", "reauthorization",
@@ -155,6 +166,10 @@ export const list = defineSubcommand({
             ? [credentialsRefusedNote(a)]
             : [],
       );
+      if (rows.length > OVERVIEW_ABOVE && !values.all) {
+        stdout.write(`${formatAccountsOverview(rows, notes)}\n`);
+        return EXIT.ok;
+      }
       stdout.write(
         `${formatTable(
           COLUMNS.map(([header]) => header),
