@@ -23,25 +23,25 @@ export interface LatestRuns {
 }
 
 /**
- * The CTE `latest(account, resource, id, outcome, finished_at)`: for each of
- * `accounts`, each resource it has runs of with its newest run, by a loose
+ * The CTE `latest`: for each of `accounts`, each resource it has runs of
+ * and its newest run (every column of hiresync.data_sync_runs), by a loose
  * index scan: the first index entry of an account is its first resource's
  * newest run, and the first entry past a resource is the next resource's.
  * `with recursive` must open the statement.
  */
 function latestPerResource(accounts: readonly string[]): RawBuilder<unknown> {
-  return sql`latest(account, resource, id, outcome, finished_at) as (
-      select a.account, f.resource, f.id, f.outcome, f.finished_at
+  return sql`latest as (
+      select f.*
       from unnest(${[...new Set(accounts)]}::text[]) a(account)
       cross join lateral (
-        select s.resource, s.id, s.outcome, s.finished_at from hiresync.data_sync_runs s
+        select * from hiresync.data_sync_runs s
         where s.account = a.account
         order by s.resource, s.id desc limit 1) f
       union all
-      select l.account, n.resource, n.id, n.outcome, n.finished_at
+      select n.*
       from latest l
       cross join lateral (
-        select s.resource, s.id, s.outcome, s.finished_at from hiresync.data_sync_runs s
+        select * from hiresync.data_sync_runs s
         where s.account = l.account and s.resource > l.resource
         order by s.resource, s.id desc limit 1) n
     )`;
@@ -67,7 +67,7 @@ async function withoutJit<T>(
 /**
  * For each of `accounts`, each resource it has runs of: its newest run, its
  * newest run that succeeded, and, when the newest is running, the newest that
- * is not. In account order, then resource order. Throws Postgres's 42P01
+ * is not; in no particular order. Throws Postgres's 42P01
  * when the shared table does not exist yet (a database before `migrate`).
  */
 export async function readLatestRuns(
@@ -75,46 +75,46 @@ export async function readLatestRuns(
   accounts: readonly string[],
 ): Promise<LatestRuns[]> {
   if (accounts.length === 0) return [];
+  // The newest run of each pair; then, only where it did not succeed, the
+  // newest that did; and, only where it is running, the newest that is not.
   const { rows } = await withoutJit(db, (trx) =>
     sql<SyncRun & { account: string; is_last: boolean; is_success: boolean; is_finished: boolean }>`
-      with recursive ${latestPerResource(accounts)},
-      picked as materialized (
-        select l.account, l.resource, l.id as last_id,
-          case when l.outcome = 'succeeded' then l.id else (
-            select s.id from hiresync.data_sync_runs s
-            where s.account = l.account and s.resource = l.resource and s.outcome = 'succeeded'
-            order by s.id desc limit 1) end as success_id,
-          case when l.outcome = 'running' then (
-            select s.id from hiresync.data_sync_runs s
-            where s.account = l.account and s.resource = l.resource and s.outcome <> 'running'
-            order by s.id desc limit 1) end as finished_id
-        from latest l
-      )
-      select r.*, r.id = p.last_id as is_last,
-        coalesce(r.id = p.success_id, false) as is_success,
-        coalesce(r.id = p.finished_id, false) as is_finished
-      from picked p
+      with recursive ${latestPerResource(accounts)}
+      select l.*, true as is_last, l.outcome = 'succeeded' as is_success, false as is_finished
+      from latest l
+      union all
+      select s.*, false, true, false
+      from latest l
       cross join lateral (
         select * from hiresync.data_sync_runs s
-        where s.account = p.account and s.id in (p.last_id, p.success_id, p.finished_id)
-        offset 0) r
-      order by r.account, r.resource, r.id desc`.execute(trx),
+        where s.account = l.account and s.resource = l.resource and s.outcome = 'succeeded'
+        order by s.id desc limit 1) s
+      where l.outcome <> 'succeeded'
+      union all
+      select f.*, false, false, true
+      from latest l
+      cross join lateral (
+        select * from hiresync.data_sync_runs s
+        where s.account = l.account and s.resource = l.resource and s.outcome <> 'running'
+        order by s.id desc limit 1) f
+      where l.outcome = 'running'`.execute(trx),
   );
   const found = new Map<string, LatestRuns>();
-  for (const row of rows) {
-    const { account, is_last, is_success, is_finished, ...run } = row;
-    const key = `${account}\n${run.resource}`;
+  // Each row is kept as it came (its account and flags along): at thousands
+  // of accounts a copy of every row costs more in garbage than the rest.
+  for (const run of rows) {
+    const key = `${run.account}\n${run.resource}`;
     const entry = found.get(key) ?? {
-      account,
+      account: run.account,
       resource: run.resource,
       lastRun: run,
       lastSuccess: undefined,
       lastFinished: undefined,
     };
     found.set(key, entry);
-    if (is_last) entry.lastRun = run;
-    if (is_success) entry.lastSuccess = run;
-    if (is_finished) entry.lastFinished = run;
+    if (run.is_last) entry.lastRun = run;
+    if (run.is_success) entry.lastSuccess = run;
+    if (run.is_finished) entry.lastFinished = run;
   }
   return [...found.values()];
 }
