@@ -335,20 +335,35 @@ async function rowsWritten(monitor: pg.Client): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
-/** Every statement node-postgres sends while `work` runs (this process's clients). */
+/** The counts of {@link countStatements} under way. */
+const statementCounts = new Set<{ count: number }>();
+let countingInstalled = false;
+
+/**
+ * Every statement node-postgres sends while `work` runs (this process's
+ * clients). Counted by a wrapper of pg's Client.prototype.query installed
+ * once, for good: src/warehouse/database.ts wraps each connection's query
+ * with the one it finds when it first hands the connection out, so a
+ * wrapper installed for a while would miss the statements of connections
+ * made before it.
+ */
 async function countStatements<T>(work: () => Promise<T>): Promise<{ result: T; count: number }> {
-  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const original = proto.query;
-  let count = 0;
-  proto.query = function (this: unknown, ...args: unknown[]) {
-    count += 1;
-    return original.apply(this, args);
-  };
+  if (!countingInstalled) {
+    countingInstalled = true;
+    const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+    const original = proto.query;
+    proto.query = function (this: unknown, ...args: unknown[]) {
+      for (const counter of statementCounts) counter.count += 1;
+      return original.apply(this, args);
+    };
+  }
+  const counter = { count: 0 };
+  statementCounts.add(counter);
   try {
     const result = await work();
-    return { result, count };
+    return { result, count: counter.count };
   } finally {
-    proto.query = original;
+    statementCounts.delete(counter);
   }
 }
 
@@ -642,6 +657,7 @@ export async function accountsThousands(options: ThousandsOptions): Promise<Thou
 
     if (steps.has('scrape')) {
       // As a worker whose environment sets no credentials: the registered accounts alone.
+      await countStatements(async () => undefined);
       const db = createDatabase(database.url, { max: 2, applicationName: 'hiresync bench scrape' });
       cleanups.push(() => db.destroy());
       const metrics = new Metrics({ defaultMetrics: false, db, withDefault: false });

@@ -55,34 +55,42 @@ async function seedRuns(accounts: readonly string[]): Promise<void> {
   );
 }
 
-/**
- * The statements node-postgres sends and the commands `redis` sends while
- * `work` runs. A new connection's `set datestyle to iso` is left out: how
- * many connections a pool opens depends on timing, not on the accounts.
- */
+/** The counts of {@link costOf} under way. */
+const counting = new Set<{ statements: number }>();
+
+// Counted by a wrapper of pg's Client.prototype.query installed before any
+// connection is made, for good: src/warehouse/database.ts wraps a
+// connection's query with the one it finds when it first hands it out, so a
+// wrapper installed for a while would miss the connections made before it.
+// A new connection's `set datestyle to iso` is left out: how many connections
+// a pool opens depends on timing, not on the accounts.
+const clientPrototype = pg.Client.prototype as unknown as {
+  query: (...args: unknown[]) => unknown;
+};
+const clientQuery = clientPrototype.query;
+clientPrototype.query = function (this: unknown, ...args: unknown[]) {
+  if (args[0] !== 'set datestyle to iso') for (const c of counting) c.statements += 1;
+  return clientQuery.apply(this, args);
+};
+
+/** The statements node-postgres sends and the commands `redis` sends while `work` runs. */
 async function costOf(
   work: () => Promise<unknown>,
 ): Promise<{ statements: number; commands: number }> {
-  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const query = proto.query;
+  const cost = { statements: 0, commands: 0 };
   const send = redis.sendCommand;
-  let statements = 0;
-  let commands = 0;
-  proto.query = function (this: unknown, ...args: unknown[]) {
-    if (args[0] !== 'set datestyle to iso') statements += 1;
-    return query.apply(this, args);
-  };
+  counting.add(cost);
   redis.sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
-    commands += 1;
+    cost.commands += 1;
     return send.apply(redis, args);
   };
   try {
     await work();
   } finally {
-    proto.query = query;
+    counting.delete(cost);
     redis.sendCommand = send;
   }
-  return { statements, commands };
+  return cost;
 }
 
 async function hiresync(argv: string[]) {
@@ -98,6 +106,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  clientPrototype.query = clientQuery;
   redis?.disconnect();
   await h?.close();
 });
@@ -116,7 +125,9 @@ describe('status, accounts list and the metrics series at many accounts', () => 
     const few = await costOf(() => report(all.slice(0, 4)));
     const many = await costOf(() => report(all));
     expect(many).toEqual(few);
+    expect(few.statements).toBeGreaterThan(0);
     expect(few.statements).toBeLessThanOrEqual(16);
+    expect(few.commands).toBeGreaterThan(0);
     expect(few.commands).toBeLessThanOrEqual(2);
     // What it read is there: the run in flight, its checkpoint, the failure.
     const full = await report(all);
@@ -141,6 +152,7 @@ describe('status, accounts list and the metrics series at many accounts', () => 
       const seriesOfFew = await costOf(series);
       expect((await series())?.lastRuns).toHaveLength(4 * RESOURCES.length);
       expect(seriesOfMany).toEqual(seriesOfFew);
+      expect(seriesOfFew.statements).toBeGreaterThan(0);
     } finally {
       await sql`update hiresync.accounts set state = 'enabled' where name = any(${others}::text[])`.execute(
         h.database.db,
@@ -168,6 +180,7 @@ describe('status, accounts list and the metrics series at many accounts', () => 
       await seedRuns(bulk);
       const of256 = await commands();
       expect(of256.statements).toBe(of56.statements);
+      expect(of256.statements).toBeGreaterThan(0);
       expect(of256.statements).toBeLessThanOrEqual(40);
       expect((await hiresync(['status', '--json'])).stdout).toContain('"bulk200"');
     } finally {
