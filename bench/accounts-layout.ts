@@ -8,7 +8,9 @@
  * - {@link seedRows}: a few job boards and tracking links per account,
  *   written with SQL into the tables behind the views;
  * - {@link CROSS_ACCOUNT_QUERIES}: the analyst's reads that are timed;
- * - {@link firstRunsSucceeded}: how the benchmark sees that first syncs are done.
+ * - {@link firstRunsSucceeded}: how the benchmark sees that first syncs are done;
+ * - {@link seedRuns}: a history of runs per account and resource, written with
+ *   SQL where the runs live (hiresync.data_sync_runs, shared by every account).
  *
  * The layout (shared storage, migrations/hiresync/0009): every account's
  * rows live in tables hiresync.data_<table> keyed by account, hash-partitioned;
@@ -132,4 +134,41 @@ export async function firstRunsSucceeded(
     [resources],
   );
   return rows[0] ?? { succeeded: 0, failed: 0 };
+}
+
+/**
+ * Writes `runs` runs of each of `resources` for each of `accounts` into
+ * hiresync.data_sync_runs (shared storage: every account's sync_runs), a
+ * quarter of an hour apart, the newest ending now, 500 accounts a statement:
+ * mostly succeeded incremental runs, a full run every tenth, one run in
+ * eleven failed (a 500, with its error), and the newest run of one account
+ * in seven still running. What `status`, `accounts list` and a /metrics
+ * scrape read, without syncing.
+ */
+export async function seedRuns(
+  db: pg.Client,
+  accounts: readonly string[],
+  resources: readonly string[],
+  runs: number,
+): Promise<void> {
+  for (let i = 0; i < accounts.length; i += 500) {
+    await db.query(
+      `insert into hiresync.data_sync_runs
+         (account, resource, mode, started_at, finished_at, pages, records, outcome, error)
+       select a.account, r.resource, case when k % 10 = 0 then 'full' else 'incremental' end,
+         now() - ($3::int - k) * interval '15 minutes',
+         case when k = $3 and a.n % 7 = 0 then null
+           else now() - ($3::int - k) * interval '15 minutes' + interval '20 seconds' end,
+         2, 40,
+         case when k = $3 and a.n % 7 = 0 then 'running'
+           when (k + a.n) % 11 = 0 then 'failed' else 'succeeded' end,
+         case when (k + a.n) % 11 = 0 and not (k = $3 and a.n % 7 = 0)
+           then '500 from /v3/' || r.resource || ': internal error (after 3 attempts)' end
+       from unnest($1::text[]) with ordinality a(account, n), unnest($2::text[]) r(resource),
+         generate_series(1, $3::int) k
+       order by a.n, r.resource, k`,
+      [accounts.slice(i, i + 500), resources, runs],
+    );
+  }
+  await db.query('analyze hiresync.data_sync_runs');
 }

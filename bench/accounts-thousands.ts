@@ -5,6 +5,7 @@
  *
  *   npm run build && node dist/bench/accounts-thousands.js [N] [--steps LIST]
  *     [--register-concurrency C] [--idle-seconds S] [--worker-concurrency W]
+ *     [--seed-sql]
  *
  * N: argv, else BENCH_ACCOUNTS, else 100 (the issue's 100, 1,000 and 5,000).
  * --steps (else BENCH_STEPS): comma-separated, default all, in this order:
@@ -28,13 +29,28 @@
  * - idle: that worker's CPU (utime + stime of /proc/PID/stat) over S seconds
  *   (default 60) once its first syncs are done (HIRESYNC_INCREMENTAL_EVERY 1h);
  *   runs the worker step's worker when `worker` is not selected;
- * - status, list: `hiresync status` and `hiresync accounts list`, 3 times, median;
+ * - status, list: `hiresync status` (the overview above 50 accounts), `status -v`
+ *   (every account and resource) and `status --json`; `hiresync accounts list`
+ *   and `accounts list --all`: each 3 times, median, and its bytes of output;
  * - query: rows seeded with SQL, then each read of accounts-layout.ts in a
  *   transaction: time (median of 3), and the locks it holds before commit;
- * - metrics: bench/metrics-scrape.ts's /metrics body for N accounts;
+ * - metrics: bench/metrics-scrape.ts's /metrics body for N accounts (the
+ *   series a worker's runs and requests make);
+ * - scrape: the series a /metrics scrape reads from Postgres (last success,
+ *   last run failed, re-authorization, credentials refused, typed views) for
+ *   the N accounts, read in this process as the worker's scrape reads them:
+ *   bytes per account, time (median of 3) and statements;
  * - noop: statements (every query node-postgres sends) and rows written
  *   (pg_stat_database) of a no-op incremental run of each resource of one
  *   account, in this process (runOnce, as `hiresync sync` runs it).
+ *
+ * --seed-sql (for the steps status, list, metrics and scrape only): the first
+ * account registered through `accounts add`'s code path, the others as copies
+ * of its hiresync.accounts row made with SQL (no schema of their own: these
+ * steps read the shared tables), and 30 runs of each built-in resource per
+ * account written with SQL (bench/accounts-layout.ts seedRuns) instead of a
+ * worker's first syncs: seconds where registering 5,000 accounts one by one
+ * takes most of an hour.
  *
  * Prints a markdown table (measure, N, value, target, and how busy the shared
  * machine was while it was measured); the database, the Redis
@@ -55,14 +71,17 @@ import { disable } from '../src/commands/accounts/state.js';
 import type { Subcommand } from '../src/commands/accounts/subcommand.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
+import { Metrics } from '../src/metrics.js';
 import { runOnce } from '../src/queue/run-once.js';
 import { RESOURCE_NAMES } from '../src/resources/index.js';
+import { createDatabase } from '../src/warehouse/database.js';
 import {
   CROSS_ACCOUNT_QUERIES,
   firstRunsSucceeded,
   RELEASE_MIGRATION,
   releaseMigrationFolders,
   seedRows,
+  seedRuns,
   writeReleaseMigration,
 } from './accounts-layout.js';
 import { clearPrefix, startSimulatorProcess } from './end-to-end.js';
@@ -79,6 +98,7 @@ export const STEPS = [
   'list',
   'query',
   'metrics',
+  'scrape',
   'noop',
 ] as const;
 export type Step = (typeof STEPS)[number];
@@ -90,6 +110,8 @@ export interface ThousandsOptions {
   registerConcurrency?: number;
   idleSeconds?: number;
   workerConcurrency?: number;
+  /** Register all accounts but the first, and write their runs, with SQL (see the header). */
+  seedSql?: boolean;
   /** Progress lines; default stderr. */
   log?: (line: string) => void;
 }
@@ -113,6 +135,8 @@ const CLI = path.join(DIST, 'src', 'cli.js');
 const RESOURCES = ['jobs', 'job_posts', 'tracking_links'] as const;
 /** Accounts added through the CLI at the end, timed. */
 const ADD_SAMPLES = 5;
+/** Runs of each resource per account that --seed-sql writes. */
+const SEEDED_RUNS = 30;
 /** Accounts the simulator serves and the worker syncs, at most. */
 const SYNCED_MAX = 1000;
 
@@ -311,20 +335,35 @@ async function rowsWritten(monitor: pg.Client): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
-/** Every statement node-postgres sends while `work` runs (this process's clients). */
+/** The counts of {@link countStatements} under way. */
+const statementCounts = new Set<{ count: number }>();
+let countingInstalled = false;
+
+/**
+ * Every statement node-postgres sends while `work` runs (this process's
+ * clients). Counted by a wrapper of pg's Client.prototype.query installed
+ * once, for good: src/warehouse/database.ts wraps each connection's query
+ * with the one it finds when it first hands the connection out, so a
+ * wrapper installed for a while would miss the statements of connections
+ * made before it.
+ */
 async function countStatements<T>(work: () => Promise<T>): Promise<{ result: T; count: number }> {
-  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const original = proto.query;
-  let count = 0;
-  proto.query = function (this: unknown, ...args: unknown[]) {
-    count += 1;
-    return original.apply(this, args);
-  };
+  if (!countingInstalled) {
+    countingInstalled = true;
+    const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+    const original = proto.query;
+    proto.query = function (this: unknown, ...args: unknown[]) {
+      for (const counter of statementCounts) counter.count += 1;
+      return original.apply(this, args);
+    };
+  }
+  const counter = { count: 0 };
+  statementCounts.add(counter);
   try {
     const result = await work();
-    return { result, count };
+    return { result, count: counter.count };
   } finally {
-    proto.query = original;
+    statementCounts.delete(counter);
   }
 }
 
@@ -339,6 +378,10 @@ export async function accountsThousands(options: ThousandsOptions): Promise<Thou
     options.log ?? ((line: string) => process.stderr.write(`  accounts-thousands: ${line}\n`));
   if (!Number.isInteger(n) || n < ADD_SAMPLES) {
     throw new Error(`accounts must be an integer ≥ ${ADD_SAMPLES}, got ${n}`);
+  }
+  const seedable: readonly Step[] = ['status', 'list', 'metrics', 'scrape'];
+  if (options.seedSql && [...steps].some((step) => !seedable.includes(step))) {
+    throw new Error(`--seed-sql serves the steps ${seedable.join(', ')} only`);
   }
   const rows: ThousandsRow[] = [];
   // The machine is shared: each row says how busy it was since the row before.
@@ -390,20 +433,38 @@ export async function accountsThousands(options: ThousandsOptions): Promise<Thou
     let cli = CLI;
 
     succeeded(await runCli(cli, ['migrate'], env), 'hiresync migrate (setup)');
-    const synthetic = names.slice(0, steps.has('add') ? n - ADD_SAMPLES : n);
-    const registering = performance.now();
-    await inPool(synthetic, registerConcurrency, (name) =>
-      runInProcess(add, addArgs(name), env, secretLine(name)),
-    );
-    row(
-      `setup: ${synthetic.length} accounts registered in-process (accounts add's code path, ${registerConcurrency} at once)`,
-      s(seconds(registering)),
-      '',
-    );
+    if (options.seedSql) {
+      const seeding = performance.now();
+      const [first = accountName(1), ...others] = names;
+      await runInProcess(add, addArgs(first), env, secretLine(first));
+      await monitor.query(
+        `insert into hiresync.accounts (name, auth_mode, base_url, auth_url, client_id, secret, state)
+         select o.name, a.auth_mode, a.base_url, a.auth_url, o.name || '-client', a.secret, a.state
+         from hiresync.accounts a, unnest($2::text[]) o(name) where a.name = $1`,
+        [first, others],
+      );
+      await seedRuns(monitor, names, RESOURCE_NAMES, SEEDED_RUNS);
+      row(
+        `setup: 1 account registered in-process, ${others.length} as copies of its row (SQL), ${SEEDED_RUNS} runs of each of ${RESOURCE_NAMES.length} resources per account (SQL)`,
+        s(seconds(seeding)),
+        '',
+      );
+    } else {
+      const synthetic = names.slice(0, steps.has('add') ? n - ADD_SAMPLES : n);
+      const registering = performance.now();
+      await inPool(synthetic, registerConcurrency, (name) =>
+        runInProcess(add, addArgs(name), env, secretLine(name)),
+      );
+      row(
+        `setup: ${synthetic.length} accounts registered in-process (accounts add's code path, ${registerConcurrency} at once)`,
+        s(seconds(registering)),
+        '',
+      );
+    }
 
     if (steps.has('add')) {
       const times: number[] = [];
-      for (const name of names.slice(synthetic.length)) {
+      for (const name of names.slice(n - ADD_SAMPLES)) {
         const args = ['accounts', 'add', ...addArgs(name)];
         times.push(
           succeeded(await runCli(cli, args, env, secretLine(name)), 'accounts add').seconds,
@@ -510,7 +571,10 @@ export async function accountsThousands(options: ThousandsOptions): Promise<Thou
 
     for (const [step, args] of [
       ['status', ['status']],
+      ['status', ['status', '-v']],
+      ['status', ['status', '--json']],
       ['list', ['accounts', 'list']],
+      ['list', ['accounts', 'list', '--all']],
     ] as const) {
       if (!steps.has(step)) continue;
       const times: number[] = [];
@@ -591,6 +655,36 @@ export async function accountsThousands(options: ThousandsOptions): Promise<Thou
       );
     }
 
+    if (steps.has('scrape')) {
+      // As a worker whose environment sets no credentials: the registered accounts alone.
+      await countStatements(async () => undefined);
+      const db = createDatabase(database.url, { max: 2, applicationName: 'hiresync bench scrape' });
+      cleanups.push(() => db.destroy());
+      const metrics = new Metrics({ defaultMetrics: false, db, withDefault: false });
+      const empty = Buffer.byteLength(
+        await new Metrics({ defaultMetrics: false }).registry.metrics(),
+      );
+      const times: number[] = [];
+      let bytes = 0;
+      let statements = 0;
+      for (let i = 0; i < 3; i += 1) {
+        const at = performance.now();
+        const { result, count } = await countStatements(() => metrics.registry.metrics());
+        times.push(seconds(at) * 1000);
+        bytes = Buffer.byteLength(result);
+        statements = count;
+      }
+      const series = (await metrics.registry.metrics())
+        .split('\n')
+        .filter((line) => line !== '' && !line.startsWith('#')).length;
+      row(
+        '/metrics: the series a scrape reads from Postgres (last success, last run failed, re-authorization, credentials refused, typed views), in-process, median of 3',
+        `${Math.round((bytes - empty) / n).toLocaleString('en-US')} B per account (${bytes.toLocaleString('en-US')} B, ${series.toLocaleString('en-US')} series); ` +
+          `${median(times).toFixed(0)} ms (${times.map((t) => t.toFixed(0)).join(', ')}); ${statements} statements`,
+        'small; statements constant in N',
+      );
+    }
+
     if (steps.has('noop')) {
       const config = loadConfig(env, RESOURCE_NAMES);
       const account = names[0] as string;
@@ -659,7 +753,12 @@ function parseArgs(argv: readonly string[]): ThousandsOptions {
     const at = argv.indexOf(`--${name}`);
     return at >= 0 ? argv[at + 1] : undefined;
   };
-  const positional = argv.find((arg, i) => !arg.startsWith('--') && !argv[i - 1]?.startsWith('--'));
+  // Flags that take no value.
+  const bare = new Set(['--seed-sql']);
+  const positional = argv.find(
+    (arg, i) =>
+      !arg.startsWith('--') && !(argv[i - 1]?.startsWith('--') && !bare.has(argv[i - 1] ?? '')),
+  );
   const stepList = flag('steps') ?? process.env.BENCH_STEPS;
   const steps = stepList?.split(',').map((x) => x.trim()) ?? [...STEPS];
   const unknown = steps.filter((x) => !(STEPS as readonly string[]).includes(x));
@@ -673,6 +772,7 @@ function parseArgs(argv: readonly string[]): ThousandsOptions {
     registerConcurrency: number(flag('register-concurrency')),
     idleSeconds: number(flag('idle-seconds')),
     workerConcurrency: number(flag('worker-concurrency')),
+    seedSql: argv.includes('--seed-sql'),
   };
 }
 

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
-import { DEFAULT_ACCOUNT, schemaOf } from './account-name.js';
+import { DEFAULT_ACCOUNT } from './account-name.js';
+import { readLatestOutcomes } from './latest-runs.js';
 import type { Database } from './warehouse/schema.js';
 
 /** What a scrape reads of the accounts in Postgres. */
@@ -24,73 +25,32 @@ export interface AccountSeriesOptions {
 }
 
 /**
- * The newest succeeded run and the newest finished run of each resource of
- * one schema: the resources by a loose index scan of sync_runs' (resource,
- * id desc) index, then, for each, those runs by that index, so the cost grows
- * with resources, not with the runs kept.
- */
-function resourceRunsIn(schema: string, account: string) {
-  const runs = sql`${sql.id(schema)}.sync_runs`;
-  return sql`(with recursive r(resource) as (
-      (select resource from ${runs} order by resource limit 1)
-      union all
-      select (select s.resource from ${runs} s where s.resource > r.resource order by s.resource limit 1)
-      from r where r.resource is not null
-    )
-    select ${account}::text as account, r.resource,
-      (select extract(epoch from s.finished_at)::float8 from ${runs} s
-        where s.resource = r.resource and s.outcome = 'succeeded' and s.finished_at is not null
-        order by s.id desc limit 1) as at,
-      (select s.outcome = 'failed' from ${runs} s
-        where s.resource = r.resource and s.outcome <> 'running' and s.finished_at is not null
-        order by s.id desc limit 1) as failed
-    from r where r.resource is not null)`;
-}
-
-/**
- * Reads, in two statements whatever the number of accounts, when each
- * enabled account's resources last succeeded and whether their latest
- * finished run failed (the accounts' sync_runs), which partner accounts
- * need re-authorizing and whose credentials were refused (hiresync.accounts). Disabled
- * accounts, and accounts whose schema has no sync_runs yet, are left out.
- * Nothing before hiresync's schema exists; undefined when Postgres cannot be
- * read (or an account went away between the two statements: the next scrape
- * reads it right).
+ * Reads, in a constant number of statements whatever the number of accounts,
+ * when each enabled account's resources last succeeded and whether their
+ * latest finished run failed (hiresync.data_sync_runs, in one statement: see
+ * src/latest-runs.ts), which partner accounts need re-authorizing and whose
+ * credentials were refused (hiresync.accounts). Disabled accounts, and
+ * resources without a finished run, are left out. Nothing before hiresync's
+ * schema exists, no runs before its shared tables do; undefined when
+ * Postgres cannot be read.
  */
 export async function readAccountSeries(
   db: Kysely<Database>,
   options: AccountSeriesOptions = {},
 ): Promise<AccountSeries | undefined> {
   try {
-    const { rows: accounts } = await sql<{
-      name: string;
-      partner: boolean;
-      state: string;
-      has_runs: boolean;
-    }>`
-      select name, auth_mode = 'partner' as partner, state,
-        to_regclass(format('%I.sync_runs', name)) is not null as has_runs
+    const { rows: accounts } = await sql<{ name: string; partner: boolean; state: string }>`
+      select name, auth_mode = 'partner' as partner, state
       from hiresync.accounts where state <> 'disabled'
-      union all
-      select ${DEFAULT_ACCOUNT}, false, 'enabled', to_regclass('public.sync_runs') is not null
       order by name`.execute(db);
-    const withRuns = accounts.filter(
-      (a) => a.has_runs && (a.name !== DEFAULT_ACCOUNT || (options.withDefault ?? true)),
-    );
-    const rows =
-      withRuns.length === 0
-        ? []
-        : (
-            await sql<{
-              account: string;
-              resource: string;
-              at: number | null;
-              failed: boolean | null;
-            }>`${sql.join(
-              withRuns.map((a) => resourceRunsIn(schemaOf(a.name), a.name)),
-              sql` union all `,
-            )}`.execute(db)
-          ).rows;
+    const withRuns = [
+      ...((options.withDefault ?? true) ? [DEFAULT_ACCOUNT] : []),
+      ...accounts.map((a) => a.name),
+    ];
+    const rows = await readLatestOutcomes(db, withRuns).catch((error: unknown) => {
+      if (isMissing(error, 'hiresync.data_sync_runs')) return [];
+      throw error;
+    });
     return {
       lastSuccesses: rows.flatMap((r) =>
         r.at === null ? [] : [{ account: r.account, resource: r.resource, at: r.at }],
@@ -105,13 +65,19 @@ export async function readAccountSeries(
           needsReauthorization: a.state === 'needs_reauthorization',
         })),
       credentialed: accounts
-        .filter((a) => !a.partner && a.name !== DEFAULT_ACCOUNT)
+        .filter((a) => !a.partner)
         .map((a) => ({ account: a.name, credentialsRefused: a.state === 'credentials_refused' })),
     };
   } catch (error) {
-    return (error as { code?: string }).code === '42P01' &&
-      /hiresync\.accounts/.test((error as Error).message)
+    return isMissing(error, 'hiresync.accounts')
       ? { lastSuccesses: [], lastRuns: [], partners: [], credentialed: [] }
       : undefined;
   }
+}
+
+/** Whether `error` is Postgres's 42P01 about `table`: a database before `migrate` made it. */
+function isMissing(error: unknown, table: string): boolean {
+  return (
+    (error as { code?: string }).code === '42P01' && (error as Error).message.includes(`"${table}"`)
+  );
 }

@@ -14,8 +14,9 @@ import { AccountSettingsStore } from './accounts/account-settings-store.js';
 import type { AccountInfo } from './accounts/stored-account.js';
 import { isoTimestamp } from './iso-timestamp.js';
 import { RunLock } from './queue/run-lock.js';
-import { readStatus, readTypedViewBlocks } from './status.js';
+import { type ResourceStatus, readStatus, readTypedViewBlocks } from './status.js';
 import { checkReport } from './status-check.js';
+import { overviewOf, type StatusOverview } from './status-overview.js';
 import type { Database } from './warehouse/schema.js';
 
 // Kept where the first version of this module had them.
@@ -202,6 +203,8 @@ export interface CheckProblem {
 export interface StatusReport {
   /** When it was read. */
   generatedAt: string;
+  /** Where the accounts stand, in a few numbers and names whatever their number (src/status-overview.ts). */
+  overview: StatusOverview;
   accounts: AccountReport[];
   typedViewBlocks: TypedViewBlockReport[];
   /** `status --check`: passed unless an account that is not disabled has a problem. */
@@ -217,9 +220,11 @@ export interface StatusReportOptions {
 }
 
 /**
- * Reads the status of `accounts` (in their order; each from its own schema
- * and checkpoints under `prefix` in Redis) into one document. Never holds a
- * secret: errors are redacted as stored rows are read.
+ * Reads the status of `accounts` (in their order; their runs from the shared
+ * table hiresync.data_sync_runs, their checkpoints under `prefix` in Redis)
+ * into one document, in a constant number of statements and round trips
+ * whatever the number of accounts. Never holds a secret: errors are
+ * redacted as stored rows are read.
  */
 export async function readStatusReport(
   db: Kysely<Database>,
@@ -240,30 +245,37 @@ export async function readStatusReport(
     readStatus(db, redis, prefix, names, own),
     readTypedViewBlocks(db, names),
   ]);
-  const locks = new RunLock(redis, prefix);
+  // Runs in flight: which a live process holds, in one round trip.
   const running = statuses.filter((s) => s.lastRun?.outcome === 'running');
-  const held = new Set(
-    (
-      await Promise.all(
-        running.map(async (s) =>
-          (await locks.isHeld(runKey(s.account, s.resource))) ? [`${s.account}/${s.resource}`] : [],
-        ),
-      )
-    ).flat(),
+  const heldKeys = await new RunLock(redis, prefix).heldAmong(
+    running.map((s) => runKey(s.account, s.resource)),
   );
+  const held = new Set(
+    running
+      .filter((s) => heldKeys.has(runKey(s.account, s.resource)))
+      .map((s) => `${s.account}/${s.resource}`),
+  );
+  const byAccount = new Map<string, ResourceStatus[]>();
+  for (const status of statuses) {
+    const of = byAccount.get(status.account) ?? [];
+    byAccount.set(status.account, of);
+    of.push(status);
+  }
   const reports = accounts.map((account) =>
     reportOfAccount(
       account,
-      statuses.filter((s) => s.account === account.name),
+      byAccount.get(account.name) ?? [],
       held,
       new Set(own.get(account.name) ?? options.resources),
       options,
     ),
   );
+  const check = checkReport(reports);
   return {
     generatedAt,
+    overview: overviewOf(reports, check),
     accounts: reports,
     typedViewBlocks: blocks.map((b) => ({ ...b, since: isoTimestamp(b.since) })),
-    check: checkReport(reports),
+    check,
   };
 }

@@ -2,11 +2,11 @@ import type { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import { schemaOf } from './account-name.js';
 import type { ResourceName } from './config.js';
-import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
+import { type LatestRuns, readLatestRuns } from './latest-runs.js';
+import { loadCheckpoints } from './queue/redis-checkpoint-store.js';
 import { RESOURCE_NAMES } from './resources/index.js';
 import { redactSecrets } from './secret.js';
 import type { Checkpoint } from './sync/ports.js';
-import { inSchema } from './warehouse/database.js';
 import type { Database, SyncRun } from './warehouse/schema.js';
 
 export interface ResourceStatus {
@@ -24,10 +24,14 @@ export interface ResourceStatus {
 /**
  * Per account and resource (the built-in ones, and any other the account has
  * runs of): its last run, its last successful run and its pending checkpoint,
- * if any; errors redacted. `accounts` defaults to
- * `default` alone; each is read from its own schema. An account with
- * resources of its own (`own`, its settings) shows those instead of the
- * built-in ones, then any other it has runs of.
+ * if any; errors redacted. `accounts` defaults to `default` alone. An
+ * account with resources of its own (`own`, its settings) shows those
+ * instead of the built-in ones, then any other it has runs of.
+ *
+ * A constant number of round trips whatever the number of accounts: the
+ * runs of every account in one statement over hiresync.data_sync_runs
+ * (src/latest-runs.ts), the accounts whose schema lacks its views in one
+ * more, and every checkpoint in one pipelined read of Redis.
  */
 export async function readStatus(
   db: Kysely<Database>,
@@ -36,82 +40,76 @@ export async function readStatus(
   accounts: readonly string[] = ['default'],
   own: ReadonlyMap<string, readonly ResourceName[]> = new Map(),
 ): Promise<ResourceStatus[]> {
-  const rows = await Promise.all(
-    accounts.map(async (account) => {
-      const checkpoints = new RedisCheckpointStore(redis, prefix, account);
-      const schemaDb = inSchema(db, schemaOf(account));
-      const resources = await resourcesOf(schemaDb, own.get(account));
-      return Promise.all(
-        resources.map(async (resource): Promise<ResourceStatus> => {
-          const runs = schemaDb
-            .selectFrom('sync_runs')
-            .selectAll()
-            .where('resource', '=', resource)
-            .orderBy('id', 'desc')
-            .limit(1);
-          const [lastRun, lastSuccess, checkpoint] = await Promise.all([
-            runs.executeTakeFirst(),
-            runs.where('outcome', '=', 'succeeded').executeTakeFirst(),
-            checkpoints.load(resource),
-          ]).catch((error: unknown) => {
-            // One account whose schema is missing (an add that could not
-            // migrate it) must not hide the others'.
-            if ((error as { code?: string }).code !== '42P01') throw error;
-            return [undefined, undefined, undefined] as const;
-          });
-          if (lastRun === undefined && lastSuccess === undefined && checkpoint === undefined) {
-            const exists = await schemaHasRuns(schemaDb);
-            if (!exists) {
-              return {
-                account,
-                resource,
-                lastRun,
-                lastSuccess,
-                checkpoint,
-                problem: `schema ${schemaOf(account)} has no hiresync tables: run 'hiresync migrate'`,
-              };
-            }
-          }
-          // A run in flight has no outcome yet: the one before it still stands.
-          const lastFinished =
-            lastRun?.outcome === 'running'
-              ? await runs.where('outcome', '<>', 'running').executeTakeFirst()
-              : undefined;
-          // Rows written before errors were redacted may still hold an echoed credential.
-          const clean = (run: SyncRun | undefined) =>
-            run?.error ? { ...run, error: redactSecrets(run.error) } : run;
-          return {
-            account,
-            resource,
-            lastRun: clean(lastRun),
-            lastSuccess: clean(lastSuccess),
-            ...(lastFinished ? { lastFinished: clean(lastFinished) } : {}),
-            checkpoint,
-          };
-        }),
-      );
+  const [latest, missing] = await Promise.all([
+    readLatestRuns(db, accounts).catch((error: unknown) => {
+      // A database before migrate: no shared table to read.
+      if ((error as { code?: string }).code !== '42P01') throw error;
+      return undefined;
     }),
-  );
-  return rows.flat();
+    schemasWithoutRuns(db, accounts),
+  ]);
+  const runsOf = new Map<string, Map<string, LatestRuns>>();
+  for (const runs of latest ?? []) {
+    const of = runsOf.get(runs.account) ?? new Map<string, LatestRuns>();
+    runsOf.set(runs.account, of);
+    of.set(runs.resource, runs);
+  }
+  const pairs = accounts.flatMap((account) => {
+    const ran = runsOf.get(account) ?? new Map<string, LatestRuns>();
+    const shown = own.get(account) ?? RESOURCE_NAMES;
+    const others = [...ran.keys()].filter((r) => !shown.includes(r)).sort();
+    return [...shown, ...others].map((resource) => ({
+      account,
+      resource,
+      runs: ran.get(resource),
+    }));
+  });
+  const checkpoints = await loadCheckpoints(redis, prefix, pairs);
+  // Rows written before errors were redacted may still hold an echoed credential.
+  const clean = (run: SyncRun | undefined) =>
+    run?.error ? { ...run, error: redactSecrets(run.error) } : run;
+  return pairs.map(({ account, resource, runs }, i): ResourceStatus => {
+    const checkpoint = checkpoints[i];
+    if (runs === undefined && checkpoint === undefined) {
+      const problem =
+        latest === undefined
+          ? "the database has no table hiresync.data_sync_runs: run 'hiresync migrate'"
+          : missing.has(account)
+            ? `schema ${schemaOf(account)} has no hiresync tables: run 'hiresync migrate'`
+            : undefined;
+      if (problem !== undefined) {
+        return {
+          account,
+          resource,
+          lastRun: undefined,
+          lastSuccess: undefined,
+          checkpoint,
+          problem,
+        };
+      }
+    }
+    return {
+      account,
+      resource,
+      lastRun: clean(runs?.lastRun),
+      lastSuccess: clean(runs?.lastSuccess),
+      // A run in flight has no outcome yet: the one before it still stands.
+      ...(runs?.lastFinished ? { lastFinished: clean(runs.lastFinished) } : {}),
+      checkpoint,
+    };
+  });
 }
 
-/**
- * The built-in resources (or `own`, an account's own), then every other
- * resource the schema has runs of (list resources named in
- * HIRESYNC_RESOURCES, or once synced), sorted.
- */
-async function resourcesOf(
+/** Which of `accounts` have no view sync_runs in their schema (an add that could not make them), in one statement. */
+async function schemasWithoutRuns(
   db: Kysely<Database>,
-  own: readonly ResourceName[] = RESOURCE_NAMES,
-): Promise<ResourceName[]> {
-  try {
-    const rows = await db.selectFrom('sync_runs').select('resource').distinct().execute();
-    const others = rows.map((r) => r.resource).filter((r) => !own.includes(r));
-    return [...own, ...others.sort()];
-  } catch (error) {
-    if ((error as { code?: string }).code !== '42P01') throw error;
-    return [...own];
-  }
+  accounts: readonly string[],
+): Promise<Set<string>> {
+  if (accounts.length === 0) return new Set();
+  const { rows } = await sql<{ account: string }>`
+    select a.account from unnest(${accounts}::text[], ${accounts.map(schemaOf)}::text[]) a(account, schema)
+    where to_regclass(format('%I.sync_runs', a.schema)) is null`.execute(db);
+  return new Set(rows.map((r) => r.account));
 }
 
 /**
@@ -130,13 +128,6 @@ export async function defaultAccountShown(
   const { rows } = await sql<{ ran: boolean }>`
     select exists (select 1 from public.sync_runs) as ran`.execute(db);
   return rows[0]?.ran === true;
-}
-
-/** Whether the instance's schema holds sync_runs. */
-async function schemaHasRuns(db: Kysely<Database>): Promise<boolean> {
-  const { rows } = await sql<{ found: boolean }>`
-    select to_regclass('sync_runs') is not null as found`.execute(db);
-  return rows[0]?.found === true;
 }
 
 /** A typed view whose rebuild objects of others block (hiresync.typed_view_blocks). */

@@ -1,11 +1,10 @@
 import { type Kysely, sql } from 'kysely';
-import { accountNameProblem, schemaOf } from '../account-name.js';
+import { accountNameProblem } from '../account-name.js';
 import { TokenCipher } from '../api/token-cipher.js';
 import type { SecretKeys } from '../config/secret-keys.js';
 import type { PartnerConfig } from '../config/types.js';
 import { HiresyncError, RunInterruptedError } from '../errors.js';
 import type { Secret } from '../secret.js';
-import { inSchema } from '../warehouse/database.js';
 import type { AccountRow, Database } from '../warehouse/schema.js';
 import { type Account, type AccountDirectory, AccountUnavailableError } from './account.js';
 import {
@@ -335,25 +334,6 @@ export class AccountStore implements AccountDirectory {
    */
   resolve(name: string, options: { anyState?: boolean } = {}): Promise<Account> {
     return resolveAccount(this.#context, name, options);
-  }
-
-  /**
-   * When the account's newest successful run finished (its schema's
-   * sync_runs), as Postgres prints it; undefined when it has none, or no
-   * schema yet.
-   */
-  async lastSuccess(name: string): Promise<string | undefined> {
-    try {
-      const row = await inSchema(this.#db, schemaOf(name))
-        .selectFrom('sync_runs')
-        .select(sql<string | null>`max(finished_at)`.as('finished_at'))
-        .where('outcome', '=', 'succeeded')
-        .executeTakeFirst();
-      return row?.finished_at ?? undefined;
-    } catch (error) {
-      if (isUndefinedTable(error)) return undefined;
-      throw error;
-    }
   }
 }
 

@@ -1,9 +1,10 @@
 import type { AccountReport, StatusReport } from '../status-report.js';
 import { formatTable } from './format-table.js';
 import { credentialNotes } from './status-detail.js';
+import { OVERVIEW_ABOVE } from './status-overview.js';
 
-/** How `hiresync status` prints: one line per account, or one per resource. */
-export type StatusLayout = 'summary' | 'detail';
+/** How `hiresync status` prints: an overview of many accounts, one line per account, or one per resource. */
+export type StatusLayout = 'overview' | 'summary' | 'detail';
 
 /** What decides the layout of `hiresync status`. */
 export interface StatusLayoutInput {
@@ -21,15 +22,18 @@ export interface StatusLayoutInput {
 
 /**
  * The rule of `hiresync status`'s layout: `--verbose` and `--summary` decide
- * when given; else `--account` shows the named accounts' resources; else a
- * terminal gets one line per account when more than one account is shown,
- * and anything else (a pipe, a file, a script) the per-resource table it has
- * always had.
+ * when given; else `--account` shows the named accounts' resources; else
+ * more than {@link OVERVIEW_ABOVE} accounts get the overview, wherever the
+ * output goes; else a terminal gets one line per account when more than one
+ * account is shown, and anything else (a pipe, a file, a script) the
+ * per-resource table it has always had.
  */
 export function statusLayout(input: StatusLayoutInput): StatusLayout {
   if (input.verbose) return 'detail';
   if (input.summary) return 'summary';
-  if (input.named || !input.terminal) return 'detail';
+  if (input.named) return 'detail';
+  if (input.accounts > OVERVIEW_ABOVE) return 'overview';
+  if (!input.terminal) return 'detail';
   return input.accounts > 1 ? 'summary' : 'detail';
 }
 

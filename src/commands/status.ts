@@ -12,6 +12,7 @@ import { parseAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
 import type { OptionTable } from './options.js';
 import { formatStatusDetail } from './status-detail.js';
+import { formatStatusOverview } from './status-overview.js';
 import { formatCheck, formatStatusSummary, statusLayout } from './status-summary.js';
 
 /** Options of `hiresync status`. */
@@ -70,7 +71,11 @@ export const status = defineCommand({
     last success; the run in flight), so that it fits the screen; --account
     or -v shows each resource. When standard output is not a terminal (a pipe,
     a file, a script) it prints one line per account and resource, as it
-    always has; --summary asks for one line per account there. --json prints
+    always has; --summary asks for one line per account there. With more than
+    50 accounts and none named, wherever the output goes, an overview
+    instead: accounts per state, resources per state, the resources that fail
+    and in how many accounts, the accounts that need action, the ten stalest;
+    --account NAME, -v or --summary for the lines. --json prints
     one JSON document of the same facts (docs/status.md describes it).
 
     Needs DATABASE_URL and REDIS_URL. Exit 0; with --check, 1 when an account
@@ -145,9 +150,12 @@ export const status = defineCommand({
           verbose: values.verbose === true,
           summary: values.summary === true,
         });
-        stdout.write(
-          `${layout === 'summary' ? formatStatusSummary(report) : formatStatusDetail(report)}\n`,
-        );
+        const format = {
+          overview: formatStatusOverview,
+          summary: formatStatusSummary,
+          detail: formatStatusDetail,
+        }[layout];
+        stdout.write(`${format(report)}\n`);
       }
       return values.check && !report.check.passed ? EXIT.failed : EXIT.ok;
     } catch (error) {

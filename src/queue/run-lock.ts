@@ -52,6 +52,24 @@ export class RunLock {
     return (await this.#redis.exists(this.#key(name))) === 1;
   }
 
+  /**
+   * Which of `names` a live process holds now (as {@link isHeld}), in one
+   * round trip: an MGET of their keys, a thousand per command, pipelined.
+   */
+  async heldAmong(names: readonly string[]): Promise<Set<string>> {
+    if (names.length === 0) return new Set();
+    const pipeline = this.#redis.pipeline();
+    for (let at = 0; at < names.length; at += 1000) {
+      pipeline.mget(names.slice(at, at + 1000).map((name) => this.#key(name)));
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    const values = replies.flatMap(([error, found]) => {
+      if (error) throw error;
+      return found as Array<string | null>;
+    });
+    return new Set(names.filter((_, i) => values[i] != null));
+  }
+
   #key(name: string): string {
     return `${this.#prefix}:run-lock:${name}`;
   }

@@ -1,6 +1,7 @@
 import { reportOfAccount } from '../../src/account-report.js';
 import type { ResourceStatus } from '../../src/status.js';
 import { checkReport } from '../../src/status-check.js';
+import { overviewOf } from '../../src/status-overview.js';
 import type { AccountReport, ReportAccount, StatusReport } from '../../src/status-report.js';
 import type { SyncRun } from '../../src/warehouse/schema.js';
 
@@ -57,10 +58,12 @@ export function accountOf(
 
 /** A whole report of these accounts' parts. */
 export function reportOf(accounts: AccountReport[]): StatusReport {
+  const check = checkReport(accounts);
   return {
     generatedAt: '2026-05-01T12:05:00.000Z',
+    overview: overviewOf(accounts, check),
     accounts,
     typedViewBlocks: [],
-    check: checkReport(accounts),
+    check,
   };
 }

@@ -8,16 +8,23 @@ import { type AccountSettings, describeAccountSettings } from '../../config/acco
 import { loadAccountsConfig } from '../../config.js';
 import { HiresyncError } from '../../errors.js';
 import { isoTimestampOrNull } from '../../iso-timestamp.js';
+import { readLastSuccesses } from '../../latest-runs.js';
 import { defaultAccountShown } from '../../status.js';
 import { EXIT } from '../command.js';
 import { formatTable } from '../format-table.js';
 import type { OptionTable } from '../options.js';
 import { tableTimestamp } from '../status-detail.js';
+import { OVERVIEW_ABOVE } from '../status-overview.js';
 import { openDatabase } from './connections.js';
+import { formatAccountsOverview } from './list-overview.js';
 import { defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts list`. */
 export const options = {
+  all: {
+    type: 'boolean',
+    description: `every account's row, however many accounts (above ${OVERVIEW_ABOVE} an overview is printed instead)`,
+  },
   json: {
     type: 'boolean',
     description: 'print one JSON document instead (timestamps ISO 8601 UTC)',
@@ -78,6 +85,11 @@ export const list = defineSubcommand({
     credentials_refused (the token service refused its secret or key), says why and
     what to do.
 
+    With more than 50 accounts, an overview instead, unless --all: accounts
+    per state and per auth mode, how many have settings of their own, the
+    accounts that need re-authorizing or whose credentials were refused, and
+    the ten stalest (oldest last success).
+
     With --json, one JSON document of the same facts: {"accounts": [{"name",
     "authMode", "schema", "state", "lastSuccess", "reauthorization",
     "credentialsRefused", "settings":
@@ -99,18 +111,27 @@ export const list = defineSubcommand({
           { cause: error },
         );
       });
-      const store = new AccountStore(db);
-      const registered = await store.list();
+      const registered = await new AccountStore(db).list();
       const settings = await new AccountSettingsStore(db).all();
-      const rows: AccountListRow[] = [];
       // default only where it exists: the environment sets its credentials, or it has run.
-      if (await defaultAccountShown(db, config.defaultAuthMode !== undefined)) {
+      const withDefault = await defaultAccountShown(db, config.defaultAuthMode !== undefined);
+      const lastSuccesses = await readLastSuccesses(db, [
+        ...(withDefault ? [DEFAULT_ACCOUNT] : []),
+        ...registered.map((a) => a.name),
+      ]).catch((error: unknown) => {
+        // A database before the shared tables: no run to show yet.
+        if ((error as { code?: string }).code !== '42P01') throw error;
+        return new Map<string, string>();
+      });
+      const lastSuccess = (name: string) => isoTimestampOrNull(lastSuccesses.get(name));
+      const rows: AccountListRow[] = [];
+      if (withDefault) {
         rows.push({
           name: DEFAULT_ACCOUNT,
           authMode: config.defaultAuthMode ?? null,
           schema: schemaOf(DEFAULT_ACCOUNT),
           state: config.defaultAuthMode ? 'enabled' : 'not configured here',
-          lastSuccess: isoTimestampOrNull(await store.lastSuccess(DEFAULT_ACCOUNT)),
+          lastSuccess: lastSuccess(DEFAULT_ACCOUNT),
           reauthorization: null,
           credentialsRefused: null,
           settings: { resources: null, incrementalEvery: null, fullCron: null },
@@ -122,7 +143,7 @@ export const list = defineSubcommand({
           authMode: account.authMode,
           schema: account.schema,
           state: account.state,
-          lastSuccess: isoTimestampOrNull(await store.lastSuccess(account.name)),
+          lastSuccess: lastSuccess(account.name),
           reauthorization:
             account.state === 'needs_reauthorization'
               ? reauthorizationOf(account.name, account.partner?.reauthorizationReason)
@@ -138,18 +159,22 @@ export const list = defineSubcommand({
         stdout.write(`${JSON.stringify({ accounts: rows }, null, 2)}\n`);
         return EXIT.ok;
       }
-      stdout.write(
-        `${formatTable(
-          COLUMNS.map(([header]) => header),
-          rows.map((row) => COLUMNS.map(([, cell]) => cell(row))),
-        )}\n`,
-      );
       const notes = registered.flatMap((a) =>
         a.state === 'needs_reauthorization'
           ? [reauthorizationNote(a)]
           : a.state === 'credentials_refused'
             ? [credentialsRefusedNote(a)]
             : [],
+      );
+      if (rows.length > OVERVIEW_ABOVE && !values.all) {
+        stdout.write(`${formatAccountsOverview(rows, notes)}\n`);
+        return EXIT.ok;
+      }
+      stdout.write(
+        `${formatTable(
+          COLUMNS.map(([header]) => header),
+          rows.map((row) => COLUMNS.map(([, cell]) => cell(row))),
+        )}\n`,
       );
       if (notes.length > 0) stdout.write(`\n${notes.join('\n')}\n`);
       return EXIT.ok;

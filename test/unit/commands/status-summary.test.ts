@@ -36,6 +36,19 @@ describe('the layout of hiresync status', () => {
     expect(layout({ terminal: false, summary: true })).toBe('summary');
     expect(layout({ named: true, summary: true })).toBe('summary');
   });
+
+  it('is the overview above 50 accounts, in a terminal or a pipe, unless --account, -v or --summary asks for lines', () => {
+    expect(layout({ accounts: 51 })).toBe('overview');
+    expect(layout({ accounts: 5000, terminal: false })).toBe('overview');
+    expect(layout({ accounts: 5000, named: true })).toBe('detail');
+    expect(layout({ accounts: 5000, verbose: true, terminal: false })).toBe('detail');
+    expect(layout({ accounts: 5000, summary: true })).toBe('summary');
+  });
+
+  it('keeps the layouts it had up to 50 accounts', () => {
+    expect(layout({ accounts: 50 })).toBe('summary');
+    expect(layout({ accounts: 50, terminal: false })).toBe('detail');
+  });
 });
 
 describe('the summary line of an account', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderConsolePage } from '../../../src/console/console-page.js';
 import { checkReport } from '../../../src/status-check.js';
+import { overviewOf } from '../../../src/status-overview.js';
 import type {
   AccountReport,
   ResourceReport,
@@ -69,11 +70,13 @@ function account(name: string, overrides: Partial<AccountReport> = {}): AccountR
 }
 
 function report(accounts: AccountReport[]): StatusReport {
+  const check = checkReport(accounts);
   return {
     generatedAt: '2026-11-26T04:00:00.000Z',
+    overview: overviewOf(accounts, check),
     accounts,
     typedViewBlocks: [],
-    check: checkReport(accounts),
+    check,
   };
 }
 

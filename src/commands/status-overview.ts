@@ -1,0 +1,109 @@
+import type { StatusReport } from '../status-report.js';
+import { formatTable } from './format-table.js';
+
+/**
+ * Above this many accounts shown, `hiresync status` and `hiresync accounts
+ * list` print an overview first and the lines of each account only on
+ * request (`--account NAME`, `-v`, `--summary`; `accounts list --all`): a
+ * line per account and resource of thousands of accounts is read by no one,
+ * and a deployment of up to 50 keeps the tables it always had.
+ */
+export const OVERVIEW_ABOVE = 50;
+
+/** How many accounts that need action the overview names (`status --check` names every one). */
+const ACTION_SHOWN = 20;
+
+/** `1,234`. */
+export function count(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** `4,990 enabled, 5 disabled`: counts by key, the most first. */
+export function countsText(counts: Record<string, number>): string {
+  return Object.entries(counts)
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .map(([key, n]) => `${count(n)} ${key}`)
+    .join(', ');
+}
+
+/** `2026-05-01 12:00` (UTC) of an ISO timestamp, or `never`. */
+function minute(iso: string | null): string {
+  return iso === null ? 'never' : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
+}
+
+/**
+ * `hiresync status` of many accounts (more than {@link OVERVIEW_ABOVE}, none
+ * named, neither `-v` nor `--summary`): accounts per state; the resources
+ * they sync by where they stand; the resources that fail, in how many
+ * accounts; the accounts that need action (the first 20, and how many more);
+ * the stalest accounts; how many typed views show null; how to see more.
+ */
+export function formatStatusOverview(report: StatusReport): string {
+  const o = report.overview;
+  const r = o.resources;
+  const resources = [
+    [r.succeeded, 'ok'],
+    [r.running, 'running'],
+    [r.failed, 'failed'],
+    [r.notPermitted, 'not permitted'],
+    [r.neverRun, 'never run'],
+  ] as const;
+  const head = [
+    `${count(o.accounts)} accounts: ${countsText(o.accountStates)}`,
+    `resources they sync: ${
+      resources
+        .filter(([n]) => n > 0)
+        .map(([n, what]) => `${count(n)} ${what}`)
+        .join(', ') || 'none'
+    }`,
+    o.failingResources.length === 0
+      ? 'failing resources: none'
+      : `failing resources (accounts): ${o.failingResources
+          .map(
+            (f) =>
+              `${f.resource} ${[
+                ...(f.failed > 0 ? [`${count(f.failed)} failed`] : []),
+                ...(f.notPermitted > 0 ? [`${count(f.notPermitted)} not permitted`] : []),
+              ].join(', ')}`,
+          )
+          .join('; ')}`,
+  ].join('\n');
+  const action = o.needingAction;
+  const actionPart =
+    action.length === 0
+      ? 'accounts that need action: none'
+      : [
+          `accounts that need action: ${count(action.length)} ('hiresync status --check' says what to do about each)`,
+          formatTable(
+            ['account', 'state', 'why'],
+            action.slice(0, ACTION_SHOWN).map((a) => [a.account, a.state, a.why]),
+          ),
+          ...(action.length > ACTION_SHOWN
+            ? [`… and ${count(action.length - ACTION_SHOWN)} more`]
+            : []),
+        ].join('\n');
+  const stalePart =
+    o.stalest.length === 0
+      ? []
+      : [
+          [
+            `stalest: the ${o.stalest.length} account${o.stalest.length === 1 ? '' : 's'} not disabled whose last success is oldest`,
+            formatTable(
+              ['account', 'state', 'last success (UTC)'],
+              o.stalest.map((s) => [s.account, s.state, minute(s.lastSuccess)]),
+            ),
+          ].join('\n'),
+        ];
+  const views = report.typedViewBlocks.length;
+  const viewsPart =
+    views === 0
+      ? []
+      : [
+          `${count(views)} typed view${views === 1 ? ' shows' : 's show'} null where the records hold values: see 'hiresync status -v'`,
+        ];
+  const hint =
+    `More than ${OVERVIEW_ABOVE} accounts: each resource's last run, error and what to do with 'hiresync status --account NAME' ` +
+    "(repeatable), one line per account with 'hiresync status --summary', every account and resource with 'hiresync status -v', " +
+    "all of it as JSON with 'hiresync status --json'.";
+  return [head, actionPart, ...stalePart, ...viewsPart, hint].join('\n\n');
+}
