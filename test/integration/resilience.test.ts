@@ -42,7 +42,8 @@ describe('crash recovery', () => {
     child.kill('SIGKILL');
     await exit;
     const checkpoint = await loadCheckpoint(h, 'job_posts');
-    expect(checkpoint?.pagesDone).toBeGreaterThanOrEqual(6);
+    // The kill may fall between a page's commit and its checkpoint: that page is read again.
+    expect(checkpoint?.pagesDone).toBeGreaterThanOrEqual(5);
     const requestsBefore = h.sim.stats.listRequests;
     const [outcome] = await h.sync(['job_posts']);
     expect(outcome).toMatchObject({
