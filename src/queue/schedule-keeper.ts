@@ -47,6 +47,8 @@ export class ScheduleKeeper {
   #repairing: Promise<string[]> | undefined;
   /** Keys kept at the last check: a key among them that goes missing was lost, not added. */
   #kept = new Set<string>();
+  /** The targets whose schedulers were last found in Redis as wanted (see fingerprint). */
+  #checked: string | undefined;
   readonly #onReady = () => {
     void this.repair();
   };
@@ -66,18 +68,26 @@ export class ScheduleKeeper {
     changed: string[];
     stale: boolean;
   }> {
-    const [targets, schedulers] = await Promise.all([
+    const [targets, keys] = await Promise.all([
       this.#options.targets(),
-      this.#options.queue.getJobSchedulers(),
+      schedulerKeys(this.#options.queue),
     ]);
     const wanted = new Set(scheduleKeys(targets));
-    const present = schedulers.map((s) => s.key ?? s.id ?? '');
-    return {
-      targets,
-      missing: [...wanted].filter((key) => !present.includes(key)),
-      changed: changedSchedules(this.#options.config, targets, schedulers),
-      stale: present.some((key) => /^(incremental|full):/.test(key) && !wanted.has(key)),
-    };
+    const present = new Set(keys);
+    const missing = [...wanted].filter((key) => !present.has(key));
+    const stale = keys.some((key) => /^(incremental|full):/.test(key) && !wanted.has(key));
+    // The same targets as at the last check, and Redis holds exactly their
+    // schedulers: nothing changed. Only the keys are read then (one ZRANGE),
+    // not every scheduler's data: the check of an idle worker costs little
+    // whatever the number of accounts.
+    const seen = fingerprint(targets);
+    if (missing.length === 0 && !stale && seen === this.#checked) {
+      return { targets, missing, changed: [], stale };
+    }
+    const schedulers = await this.#options.queue.getJobSchedulers();
+    const changed = changedSchedules(this.#options.config, targets, schedulers);
+    if (missing.length === 0 && changed.length === 0 && !stale) this.#checked = seen;
+    return { targets, missing, changed, stale };
   }
 
   /** `ok`, or `missing` (and a repair starts in the background), or `unknown` when Redis does not answer. */
@@ -139,6 +149,7 @@ export class ScheduleKeeper {
         new Set(missing),
       );
       this.#kept = new Set(scheduleKeys(targets));
+      this.#checked = fingerprint(targets);
       if (changes.upserted.length > 0 || changes.removed.length > 0) {
         // An account's settings changed, or it was added, enabled, disabled or removed.
         logger.info(changes, 'job schedulers updated');
@@ -168,4 +179,15 @@ export class ScheduleKeeper {
     this.#redis = undefined;
     await this.#repairing;
   }
+}
+
+/** The keys of the queue's job schedulers (the members of BullMQ's repeat set), without their data. */
+async function schedulerKeys(queue: Queue<SyncJobData>): Promise<string[]> {
+  const client = await queue.getBackend().client;
+  return client.zrange(`${queue.qualifiedName}:repeat`, 0, -1);
+}
+
+/** What the schedules of `targets` depend on, as one string. */
+function fingerprint(targets: readonly ScheduleTarget[]): string {
+  return JSON.stringify(targets);
 }
