@@ -27,7 +27,8 @@
  *   and its backends' lock waits (pg_stat_activity sampled every 200 ms);
  *   then its /metrics body, in bytes per account;
  * - idle: that worker's CPU (utime + stime of /proc/PID/stat) over S seconds
- *   (default 60) once its first syncs are done (HIRESYNC_INCREMENTAL_EVERY 1h);
+ *   (default 60) once its first syncs are done (HIRESYNC_INCREMENTAL_EVERY 24h,
+ *   so that few of the spread schedules fall in the window; those that do are counted);
  *   runs the worker step's worker when `worker` is not selected;
  * - status, list: `hiresync status` (the overview above 50 accounts), `status -v`
  *   (every account and resource) and `status --json`; `hiresync accounts list`
@@ -422,7 +423,8 @@ export async function accountsThousands(options: ThousandsOptions): Promise<Thou
       HIRESYNC_BASE_URL: sim.url,
       HIRESYNC_AUTH_URL: `${sim.url}/oauth`,
       HIRESYNC_RESOURCES: RESOURCES.join(','),
-      HIRESYNC_INCREMENTAL_EVERY: '1h',
+      // Long, so that the idle step sees few scheduled runs (spread over the period, see below).
+      HIRESYNC_INCREMENTAL_EVERY: '24h',
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     };
     const monitorUrl = new URL(database.url);
@@ -558,11 +560,17 @@ export async function accountsThousands(options: ThousandsOptions): Promise<Thou
         const pid = worker.child.pid as number;
         const cpuBefore = cpuSeconds(pid);
         const at = performance.now();
+        const since = new Date().toISOString();
         await sleep(idleSeconds * 1000);
         const pct = (100 * (cpuSeconds(pid) - cpuBefore)) / seconds(at);
+        // The spread schedules start some runs in any window: counted, not hidden.
+        const { rows: started } = await monitor.query<{ n: number }>(
+          'select count(*)::int as n from hiresync.data_sync_runs where started_at >= $1',
+          [since],
+        );
         row(
-          `idle worker CPU over ${idleSeconds} s after the first syncs (HIRESYNC_INCREMENTAL_EVERY 1h)`,
-          `${pct.toFixed(2)}% of one core`,
+          `idle worker CPU over ${idleSeconds} s after the first syncs (HIRESYNC_INCREMENTAL_EVERY 24h, spread over the day)`,
+          `${pct.toFixed(2)}% of one core; ${started[0]?.n ?? 0} scheduled runs started meanwhile`,
           '≤ 2%',
         );
       }

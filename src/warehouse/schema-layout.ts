@@ -199,11 +199,15 @@ async function viewColumnsIn(
   schema: string,
   views: readonly string[],
 ): Promise<Map<string, string[]>> {
+  // By oid (to_regclass), through pg_attribute's index: a scan of pg_class,
+  // which holds every account's views, would cost each schema more as
+  // accounts are added.
+  const names = views.map((view) => `"${schema}"."${view}"`);
   const { rows } = await sql<{ view: string; name: string }>`
-    select c.relname as view, a.attname as name from pg_class c
-    join pg_namespace n on n.oid = c.relnamespace
+    select c.relname as view, a.attname as name
+    from unnest(${names}::text[]) as v(name)
+    join pg_class c on c.oid = to_regclass(v.name) and c.relkind = 'v'
     join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
-    where n.nspname = ${schema} and c.relkind = 'v' and c.relname = any(${[...views]}::text[])
     order by c.relname, a.attnum`.execute(db);
   const columns = new Map<string, string[]>();
   for (const { view, name } of rows) columns.set(view, [...(columns.get(view) ?? []), name]);
