@@ -130,6 +130,8 @@ async function dropAccountSchema(
   if (refused.length > 0) throw new DependentObjectsError(schema, refused);
   await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(trx);
   await deleteSharedRows(trx, accountOfSchema(schema));
+  // Its views are gone: an account added again under the name gets them anew.
+  await sql`delete from hiresync.schema_layouts where schema = ${schema}`.execute(trx);
   // Its typed views are gone: nothing of theirs is blocked any more.
   await forgetTypedViewBlocks(trx, schema);
   return outside;

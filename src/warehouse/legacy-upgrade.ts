@@ -65,6 +65,14 @@ export async function convertToSharedStorage(
       and c.relname like 'data\\_%'`.execute(trx);
   const sharedNames = new Set(shared.map((r) => r.name));
   const moving = legacy.filter((t) => sharedNames.has(t.name));
+  // No write to them may commit between their copy and their drop (an older
+  // worker still running during a deploy): it would go with the table.
+  if (moving.length > 0) {
+    await sql`lock table ${sql.join(moving.map((t) => sql.id(schema, t.name)))} in access exclusive mode`.execute(
+      trx,
+    );
+  }
+  const grants = await tableGrants(trx, moving);
   const warnings = await foreignIndexes(trx, schema, moving);
   const captured = await captureDependentViews(
     trx,
@@ -93,15 +101,47 @@ export async function convertToSharedStorage(
   for (const { name } of [...ordered].reverse()) {
     await sql`drop table ${sql.id(schema, name)}`.execute(trx);
   }
-  // Identities continue above every id an account had.
+  // Identities continue above every id an account had, and never go back.
   for (const table of ['sync_runs', 'rejected_records']) {
     await sql`select setval(pg_get_serial_sequence(${`hiresync.${sharedTable(table)}`}, 'id'),
-      greatest((select max(id) from ${sql.id('hiresync', sharedTable(table))}), 1))`.execute(trx);
+      greatest((select max(id) from ${sql.id('hiresync', sharedTable(table))}),
+        pg_sequence_last_value(pg_get_serial_sequence(${`hiresync.${sharedTable(table)}`}, 'id')::regclass),
+        1))`.execute(trx);
   }
   const tables = await tablesNamed(trx, new Set(moving.map((t) => t.name)));
   await sql.raw(accountViewsText(schema, account, tables)).execute(trx);
+  // Whoever could read or write a table can do the same with its view.
+  for (const { table, grantee, privilege, grantable } of grants) {
+    await sql
+      .raw(
+        `grant ${privilege} on ${ident(schema)}.${ident(table)} to ${grantee}${grantable ? ' with grant option' : ''}`,
+      )
+      .execute(trx);
+  }
   await restoreCapturedViews(trx, captured);
   return { moved, views: captured.map((v) => `${v.schema}.${v.name}`), warnings };
+}
+
+/**
+ * The privileges others hold on `tables` (select, insert, update, delete: what
+ * a view can be granted), to grant again on their views.
+ */
+async function tableGrants(trx: Trx, tables: ReadonlyArray<{ oid: number; name: string }>) {
+  if (tables.length === 0) return [];
+  const { rows } = await sql<{
+    table: string;
+    grantee: string;
+    privilege: string;
+    grantable: boolean;
+  }>`
+    select c.relname as table,
+      case when x.grantee = 0 then 'public' else quote_ident(pg_get_userbyid(x.grantee)) end as grantee,
+      x.privilege_type as privilege, x.is_grantable as grantable
+    from pg_class c, aclexplode(c.relacl) x
+    where c.oid = any(${tables.map((t) => t.oid)}::oid[]) and x.grantee <> c.relowner
+      and x.privilege_type in ('SELECT', 'INSERT', 'UPDATE', 'DELETE')
+    order by 1, 2, 3`.execute(trx);
+  return rows;
 }
 
 async function isListResourceTable(trx: Trx, schema: string, table: string): Promise<boolean> {

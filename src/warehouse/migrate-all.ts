@@ -12,9 +12,10 @@ import {
   type MigrateOutcome,
   migrateToLatest,
 } from './migrate.js';
-import { LOCK_SPACE, lockKey } from './resource-lock.js';
+import { LOCK_SPACE } from './resource-lock.js';
 import type { Database } from './schema.js';
 import { migrateSchemas, SchemaMigrationError } from './schema-layout.js';
+import { LIST_RESOURCES_LOCK } from './shared-list-tables.js';
 
 export { migrateSchema, migrateSchemas, SchemaMigrationError } from './schema-layout.js';
 
@@ -101,9 +102,6 @@ export async function ensureListResources(
   });
 }
 
-/** Second key of the advisory lock serialising {@link ensureListResources}. */
-const LIST_RESOURCES_LOCK = lockKey('list resource tables');
-
 /** What {@link migrateAll} did. */
 export interface MigrateAllOutcome {
   /** One entry per schema: `hiresync`, `public`, then each account's, in that order. */
@@ -156,6 +154,18 @@ export async function migrateAll(
     }
   } catch (error) {
     if (!(error instanceof SchemaMigrationError)) throw error;
+    // The all_accounts views read shared storage: the rows of a schema still
+    // in tables of its own are not in them until it moves.
+    const { rows: behind } = await sql<{ schema: string }>`
+      select n.nspname as schema from pg_namespace n
+      where n.nspname = any(${[PUBLIC_SCHEMA, ...names.map(schemaOf)]}::text[])
+        and (select relkind from pg_class where oid = to_regclass(quote_ident(n.nspname) || '.tracking_links')) = 'r'
+      order by 1`.execute(db);
+    if (behind.length > 0) {
+      moved.push(
+        `the all_accounts views leave out the rows of ${behind.map((b) => b.schema).join(', ')}, still in tables of their own (the earlier layout), until 'hiresync migrate' moves them to shared storage`,
+      );
+    }
     let warnings: string[];
     try {
       ({ warnings } = await refreshAllAccountsViews(db));

@@ -104,9 +104,10 @@ export async function migrateSchema(
         (select relkind::text from pg_class where oid = to_regclass(${tracking})) as kind`.execute(
       trx,
     );
-    const recorded = state[0]?.recorded ?? null;
-    if (recorded === layout) return { schema, applied };
     const kind = state[0]?.kind ?? null;
+    // A layout recorded for views that are gone (a schema dropped by hand) is no layout.
+    const recorded = kind === null ? null : (state[0]?.recorded ?? null);
+    if (recorded === layout) return { schema, applied };
     if (kind === 'r') {
       const conversion = await convertToSharedStorage(trx, schema, account);
       for (const warning of conversion.warnings) warn?.(warning);
@@ -176,7 +177,8 @@ export async function migrateSchemas(
   const layout = layoutOf(tables);
   const { rows } = await sql<{ schema: string }>`
     select schema from hiresync.schema_layouts
-    where schema = any(${[...schemas]}::text[]) and layout = ${layout}`.execute(db);
+    where schema = any(${[...schemas]}::text[]) and layout = ${layout}
+      and to_regclass(quote_ident(schema) || '.tracking_links') is not null`.execute(db);
   const current = new Set(rows.map((r) => r.schema));
   const outcomes: MigrateOutcome[] = [];
   for (const schema of schemas) {

@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import { accountViewsText, ident, literal, sharedTable, sharedTables } from './account-views.js';
+import { LOCK_SPACE, lockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
 
 type Trx = Transaction<Database>;
@@ -16,6 +17,9 @@ export function listResourceTable(name: string): string {
   return `${name}_data`;
 }
 
+/** Second key of the advisory lock under which list resources' relations are made. */
+export const LIST_RESOURCES_LOCK = lockKey('list resource tables');
+
 /** Partitions of each shared table (as migration hiresync/0009 makes them). */
 const PARTITIONS = 8;
 
@@ -24,9 +28,13 @@ const PARTITIONS = 8;
  * `hiresync.data_NAME_data` (the shape of `hiresync.data_jobs`) and
  * `hiresync.data_NAME_history` (that of `data_jobs_history`), each
  * hash-partitioned on account as every shared table. Returns true when it
- * made them. The caller serialises it (see ensureListResources).
+ * made them. Serialised with every other making of list resources' relations
+ * (ensureListResources, the move of an earlier layout) by their lock.
  */
 export async function createSharedListTables(trx: Trx, name: string): Promise<boolean> {
+  await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${LIST_RESOURCES_LOCK}::int)`.execute(
+    trx,
+  );
   const data = sharedTable(listResourceTable(name));
   const history = sharedTable(`${name}_history`);
   const { rows } = await sql<{ present: boolean }>`

@@ -337,7 +337,7 @@ async function insertRejectedText(
     insert into rejected_records (resource, run_id, page, raw, record_key, reason)
     values (${input.resource}, ${input.runId}::bigint, ${input.pageNumber}::int, ${raw},
       concat_ws(':', ${input.pageNumber}::int, ${rejected.index}::int, md5(${text})), ${rejected.reason})
-    on conflict do nothing`;
+    on conflict (account, resource, run_id, record_key) do nothing`;
   const savepoint = await trx.savepoint('rejected').execute();
   try {
     await insert(sql`${text}::jsonb`).execute(savepoint);

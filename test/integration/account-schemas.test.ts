@@ -11,7 +11,12 @@ import {
 } from '../../src/warehouse/all-accounts-views.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { dropSchema } from '../../src/warehouse/drop-account-schema.js';
-import { migrateAll, migrateControl, migrateSchema } from '../../src/warehouse/migrate-all.js';
+import {
+  migrateAll,
+  migrateControl,
+  migrateSchema,
+  migrateSchemas,
+} from '../../src/warehouse/migrate-all.js';
 import type { Database } from '../../src/warehouse/schema.js';
 import { captureIo } from '../support/capture-io.js';
 import {
@@ -291,6 +296,10 @@ describe('the all_accounts views', () => {
     const { rows: schemas } = await sql<{ nspname: string }>`
       select nspname from pg_namespace where nspname in ('acme', 'beta') order by 1`.execute(db);
     expect(schemas.map((s) => s.nspname)).toEqual(['beta']);
+    // Added again under the name, acme gets its views anew.
+    await register(db, 'acme');
+    expect((await migrateSchemas(db, ['acme']))[0]?.applied).toEqual(['shared storage views']);
+    expect(await kindsIn(db, 'acme')).toEqual(['v']);
   });
 
   it('hold the same number of locks for a read across 3 accounts or 40', async () => {
