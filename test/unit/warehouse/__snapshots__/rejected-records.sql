@@ -10,7 +10,7 @@ rejected as (
     concat_ws(':', $8::int, p.idx, md5(p.r::text)), x.reason
   from page p
   join unnest($3::int[], $4::text[]) as x(idx, reason) on x.idx = p.idx
-  on conflict do nothing
+  on conflict (account, resource, run_id, record_key) do nothing
 ),
 ids as (
   select distinct n::bigint as id from (
