@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
+import { quoteIdentifier } from './sql/quote-identifier.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -72,9 +73,7 @@ export function layoutEntry(table: SharedTable): string {
 }
 
 /** `"name"`, quoted for SQL. */
-export function ident(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
+export const ident = quoteIdentifier;
 
 /** `'text'`, quoted for SQL (standard_conforming_strings is on from Postgres 9.1). */
 export function literal(text: string): string {

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { DEFAULT_ACCOUNT } from '../account-name.js';
 import type { Database } from './schema.js';
 
 /** Names of the registered accounts (every state), sorted; none before the control schema exists. */
@@ -24,3 +25,11 @@ export const ACCOUNT_COLUMN: Column = {
   type: 'text',
   comment: "The account the row belongs to: 'default' (schema public) or a registered account.",
 };
+
+/**
+ * The rows of accounts the all_accounts views show: `default`'s and each
+ * registered account's (of every state: a disabled account's data stays
+ * readable). The rows an account removed without --drop-data left in shared
+ * storage are not shown (as its schema was not, before).
+ */
+export const SHOWN_ACCOUNTS = `(account = '${DEFAULT_ACCOUNT}' or account in (select name from hiresync.accounts))`;

@@ -1,7 +1,6 @@
 import { sql, type Transaction } from 'kysely';
-import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { sharedTable } from './account-views.js';
-import { ACCOUNT_COLUMN } from './all-accounts-members.js';
+import { ACCOUNT_COLUMN, SHOWN_ACCOUNTS } from './all-accounts-members.js';
 import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA } from './migrate.js';
 import { LOCK_SPACE } from './resource-lock.js';
 import type { Database } from './schema.js';
@@ -105,7 +104,7 @@ export async function rebuildTypedUnion(
       return sql`${columnSelect(keyOfColumn(c.name), c.type)} as ${sql.id(c.name)}`;
     });
     return sql`select ${sql.join(list)} from ${sql.id('hiresync', sharedTable(table ?? ''))}
-      where ${sql.raw(`(account = '${DEFAULT_ACCOUNT}' or account in (select name from hiresync.accounts))`)}`;
+      where ${sql.raw(SHOWN_ACCOUNTS)}`;
   };
   const placed = await placeView(trx, target, desired, select, { holds: holdsType });
   await sql`comment on view ${sql.id(ALL_ACCOUNTS_SCHEMA, view)} is ${sql.lit(

@@ -1,7 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { sharedTable, trackingLinksFlatSelect } from './account-views.js';
-import { ACCOUNT_COLUMN, type Column } from './all-accounts-members.js';
+import { ACCOUNT_COLUMN, type Column, SHOWN_ACCOUNTS } from './all-accounts-members.js';
 import { rebuildTypedUnion } from './all-accounts-typed-views.js';
 import { PUBLIC_SCHEMA } from './database.js';
 import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA, CONTROL_SCHEMA } from './migrate.js';
@@ -56,17 +55,9 @@ async function columnsOf(
 }
 
 /**
- * The rows of accounts the views show: `default`'s and each registered
- * account's (of every state: a disabled account's data stays readable). The
- * rows an account removed without --drop-data left in shared storage are
- * not shown (as its schema was not, before).
- */
-const SHOWN = `(account = '${DEFAULT_ACCOUNT}' or account in (select name from hiresync.accounts))`;
-
-/**
  * Rebuilds schema `all_accounts`: for each relation of {@link ALL_ACCOUNTS_VIEWS}
  * and each list resource, a view `all_accounts.<relation>` of every
- * account's rows (see {@link SHOWN}), with a first column `account`, then the
+ * account's rows (see {@link SHOWN_ACCOUNTS}), with a first column `account`, then the
  * columns of each account's view of that name. Each reads the shared table
  * (`hiresync.data_<relation>`; tracking_links_flat joins four of them on
  * account and id) once, whatever the number of accounts: a query across
@@ -164,9 +155,9 @@ export async function rebuildViews(trx: Transaction<Database>): Promise<{ warnin
             },
             { column: 'account' },
           ),
-        )}) flat where ${sql.raw(SHOWN)}`;
+        )}) flat where ${sql.raw(SHOWN_ACCOUNTS)}`;
       }
-      return sql`select ${sql.join(list)} from ${sql.id(CONTROL_SCHEMA, source)} where ${sql.raw(SHOWN)}`;
+      return sql`select ${sql.join(list)} from ${sql.id(CONTROL_SCHEMA, source)} where ${sql.raw(SHOWN_ACCOUNTS)}`;
     });
     if (placed.kept) {
       warnings.push(
