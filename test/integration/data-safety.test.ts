@@ -341,6 +341,16 @@ describe('the Postgres resource lock', () => {
         and database = (select oid from pg_database where datname = current_database())`.execute(
       fx.db,
     );
+    // pg_terminate_backend only signals: wait until the backend and its lock are gone.
+    for (;;) {
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_locks where locktype = 'advisory'
+          and database = (select oid from pg_database where datname = current_database())`.execute(
+        fx.db,
+      );
+      if (rows[0]?.n === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     await expect(
       store.sweepDeletions('tracking_links', run, { allowMassDelete: true }),
     ).rejects.toBeInstanceOf(ResourceLockLostError);
