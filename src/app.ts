@@ -16,8 +16,11 @@ import { type AccountSettings, effectiveSettings } from './config/account-settin
 import { resourceNameProblem } from './config/resource-names.js';
 import type { Config } from './config/types.js';
 import type { ResourceName } from './config.js';
+import { ConfigError } from './errors.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
+import type { RecordPolicy } from './privacy/police-page.js';
+import { resolvePolicy } from './privacy/policy-targets.js';
 import { closeRedis, createQueueRedis, createRedis } from './queue/redis.js';
 import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
 import { RunLock } from './queue/run-lock.js';
@@ -162,11 +165,36 @@ function openCatalog(declared: ResourceCatalog): ResourceCatalog {
   })(catalog);
 }
 
+/**
+ * `config` with its field policy resolved against the built-in resources: the
+ * commands that sync call it right after loading the configuration, so a
+ * policy the resources cannot store exits 2 before anything connects.
+ */
+export function withResolvedPolicy(config: Config): Config {
+  if (!config.fieldPolicy) return config;
+  return Object.freeze({
+    ...config,
+    fieldPolicy: policyFor(config.fieldPolicy, BUILT_IN_RESOURCES),
+  });
+}
+
+/** `policy` resolved against the declared resources (resolvePolicy), or a ConfigError naming each problem. */
+function policyFor(policy: RecordPolicy, declared: ResourceCatalog): RecordPolicy {
+  const resolved = resolvePolicy(policy, declared);
+  if ('problems' in resolved) {
+    throw new ConfigError(
+      resolved.problems.map((message) => ({ variable: 'HIRESYNC_FIELD_POLICY', message })),
+    );
+  }
+  return resolved.policy;
+}
+
 export function createApp(config: Config, logger: Logger, options: AppOptions = {}): App {
   const concurrency = options.concurrency ?? config.concurrency;
-  const resources = openCatalog(
-    catalogFor(config.resources, options.resources ?? BUILT_IN_RESOURCES),
-  );
+  const declared = catalogFor(config.resources, options.resources ?? BUILT_IN_RESOURCES);
+  const resources = openCatalog(declared);
+  // Before anything connects: a policy the resources cannot store exits 2.
+  const fieldPolicy = config.fieldPolicy && policyFor(config.fieldPolicy, declared);
   // Each running run holds one connection, its Postgres resource lock's,
   // which its statements go through; the rest (account lookups, list tables
   // made on demand, a failed run's record, metrics) take others, with room
@@ -233,6 +261,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
       recordsKey: config.api.recordsKey,
       maxDeleteFraction: config.maxDeleteFraction,
       history: config.history,
+      fieldPolicy,
       // A list resource of HIRESYNC_RESOURCES gets its tables in every
       // schema; one only this account's settings name, in its schema only.
       ensureListResource: async (resource) => {

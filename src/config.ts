@@ -4,6 +4,7 @@
  * into one ConfigError, and returns a frozen Config (src/config/types.ts).
  */
 import { z } from 'zod';
+import { readFieldPolicy } from './config/field-policy.js';
 import { apiUrl } from './config/fields.js';
 import { readPartner } from './config/partner.js';
 import { readPublicUrl } from './config/public-url.js';
@@ -21,6 +22,7 @@ import type {
   StatusConfig,
 } from './config/types.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
+import { RecordPolicy } from './privacy/police-page.js';
 import { Secret } from './secret.js';
 import type { ResourceName } from './sync/ports.js';
 
@@ -150,6 +152,8 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
   problems.push(...partnerProblems);
   const { publicUrl, problems: publicUrlProblems } = readPublicUrl(env);
   problems.push(...publicUrlProblems);
+  const { fieldPolicy, problems: policyProblems } = recordPolicyOf(env);
+  problems.push(...policyProblems);
   if (parsed.success) {
     // A path may name a resource HIRESYNC_RESOURCES does not list: the
     // accounts whose settings list it (accounts add|update --resources) read it there.
@@ -225,7 +229,22 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
     fullWindowMs: v.HIRESYNC_FULL_WINDOW,
     httpPort: v.HIRESYNC_HTTP_PORT,
     consolePassword: v.HIRESYNC_CONSOLE_PASSWORD,
+    fieldPolicy,
   });
+}
+
+/**
+ * `HIRESYNC_FIELD_POLICY` and `HIRESYNC_HASH_KEY`, as written: the resources'
+ * checks and mirrors are applied by whoever holds the catalog (createApp,
+ * reapply-policy: privacy/policy-targets.ts resolvePolicy).
+ */
+export function recordPolicyOf(env: Env): {
+  fieldPolicy: RecordPolicy | undefined;
+  problems: ConfigProblem[];
+} {
+  const { policy, hasher, problems } = readFieldPolicy(env);
+  if (!policy || problems.length > 0) return { fieldPolicy: undefined, problems };
+  return { fieldPolicy: new RecordPolicy(policy, hasher), problems: [] };
 }
 
 /**

@@ -4,7 +4,7 @@ import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { AccountStore } from '../accounts/account-store.js';
-import { createApp } from '../app.js';
+import { createApp, withResolvedPolicy } from '../app.js';
 import { loadAccountUrls } from '../config/account-urls.js';
 import type { Config, Env } from '../config/types.js';
 import { loadConfig } from '../config.js';
@@ -192,7 +192,7 @@ export async function runDemo(options: {
     // As against the live service: the job posts v3 hides by default are read too.
     HIRESYNC_EXTRA_WALKS: 'job_posts?active=false',
   };
-  const config = loadConfig(env, RESOURCE_NAMES);
+  const config = withResolvedPolicy(loadConfig(env, RESOURCE_NAMES));
   const app = createApp(config, options.logger, {
     defaultMetrics: false,
     registry: registryOf(config),

@@ -1,5 +1,5 @@
 import { DEFAULT_ACCOUNT, NO_DEFAULT_ACCOUNT } from '../account-name.js';
-import { createApp } from '../app.js';
+import { createApp, withResolvedPolicy } from '../app.js';
 import { type AccountSettings, effectiveSettings } from '../config/account-settings.js';
 import { resourceNameProblem } from '../config/resource-names.js';
 import type { Config } from '../config/types.js';
@@ -138,7 +138,7 @@ export const sync = defineCommand({
         '--allow-mass-delete confirms the deletions of a full run: use it with --full',
       );
     }
-    const config = loadConfig(env, RESOURCE_NAMES);
+    const config = withResolvedPolicy(loadConfig(env, RESOURCE_NAMES));
     // Names only an account's settings may hold are looked for once they are
     // read; without the secret key no registered account can run, so not then.
     const resources = parseResources(

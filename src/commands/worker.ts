@@ -1,5 +1,5 @@
 import { AccountStore } from '../accounts/account-store.js';
-import { type App, createApp } from '../app.js';
+import { type App, createApp, withResolvedPolicy } from '../app.js';
 import { loadConfig } from '../config.js';
 import { connectRoutes } from '../http/connect-routes.js';
 import { startHttpServer } from '../http-server.js';
@@ -54,7 +54,7 @@ export const worker = defineCommand({
     worker waits for its customers to connect).`,
   options,
   async execute(_values, { env, signals }) {
-    const config = loadConfig(env, RESOURCE_NAMES);
+    const config = withResolvedPolicy(loadConfig(env, RESOURCE_NAMES));
     // Logs are the worker's output: JSON lines on stdout.
     const logger = createLogger({ level: config.logLevel });
     // Before any connection of the app: nothing may be written to a database REDIS_URL does not name.

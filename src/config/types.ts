@@ -2,6 +2,7 @@
  * The shapes of hiresync's configuration: what the loaders of src/config.ts
  * return, frozen, and hand to the rest of hiresync.
  */
+import type { RecordPolicy } from '../privacy/police-page.js';
 import type { Secret } from '../secret.js';
 import type { ResourceName } from '../sync/ports.js';
 import type { SecretKeys } from './secret-keys.js';
@@ -184,6 +185,13 @@ export interface Config extends StatusConfig {
   httpPort: number;
   /** `HIRESYNC_CONSOLE_PASSWORD`: the console at `/` of the HTTP server (user `hiresync`); undefined: the console is off. */
   consolePassword: Secret | undefined;
+  /**
+   * `HIRESYNC_FIELD_POLICY` with `HIRESYNC_HASH_KEY`: what of each resource's
+   * records is dropped or hashed before anything of them is stored, as
+   * written (resolvePolicy checks it against the resources and mirrors it
+   * onto reference columns); undefined when the variable is unset.
+   */
+  fieldPolicy: RecordPolicy | undefined;
 }
 
 /** The environment as the loaders read it: a frozen copy of `process.env` (readEnv, config/env.ts). */

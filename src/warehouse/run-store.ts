@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
+import type { RecordPolicy } from '../privacy/police-page.js';
 import type {
   CompletedRuns,
   Page,
@@ -27,10 +28,18 @@ import {
 } from './sync-runs.js';
 import { type PageVerdict, validatePage, writePage } from './write-page.js';
 
-function isVerdict(prepared: PreparedPage | undefined): prepared is PageVerdict {
-  return (
-    prepared !== undefined && typeof (prepared as Partial<PageVerdict>).distinctIds === 'boolean'
-  );
+/** A page as this store writes it: under the field policy, and validated. */
+interface StoredPage extends PageVerdict {
+  /** The page it was made of (a verdict is used only for its own page). */
+  readonly of: Page;
+  /** The body to store: the page's, with the field policy applied. */
+  readonly body: string;
+  /** Its records, for validation and the unchanged-record check. */
+  readonly records: readonly unknown[];
+}
+
+function isStoredPage(prepared: PreparedPage | undefined, page: Page): prepared is StoredPage {
+  return prepared !== undefined && (prepared as Partial<StoredPage>).of === page;
 }
 
 /** The sync engine's view of the warehouse, over Kysely. */
@@ -66,6 +75,12 @@ export interface KyselyRunStoreOptions {
    * or changed while its run was in flight).
    */
   assertWritable?: (trx: Transaction<Database>) => Promise<void>;
+  /**
+   * HIRESYNC_FIELD_POLICY: applied to every page before anything of it is
+   * validated or written, so rows, raw/data, history, rejected records and
+   * typed views only ever see its result.
+   */
+  fieldPolicy?: RecordPolicy | undefined;
 }
 
 export class KyselyRunStore implements RunStore {
@@ -119,8 +134,16 @@ export class KyselyRunStore implements RunStore {
     return completedRuns(this.#db, resource, updated);
   }
 
-  preparePage(resource: ResourceName, page: Page): PageVerdict {
-    return validatePage(this.#resource(resource), page.records);
+  preparePage(resource: ResourceName, page: Page): StoredPage {
+    // The page's records are policed in place (see RecordPolicy.page).
+    const policed = this.#options.fieldPolicy?.page(
+      resource,
+      page.body,
+      this.#options.recordsKey,
+      page.records,
+    );
+    const { body, records } = policed ?? page;
+    return { ...validatePage(this.#resource(resource), records), of: page, body, records };
   }
 
   writePage(
@@ -130,22 +153,23 @@ export class KyselyRunStore implements RunStore {
     prepared?: PreparedPage,
     options: PageWriteOptions = {},
   ): Promise<PageWriteResult> {
+    // Made for this page while the one before it was written (see preparePage), else made now.
+    const stored = isStoredPage(prepared, page) ? prepared : this.preparePage(resource, page);
     return writePage(
       this.#db,
       {
         resource: this.#resource(resource),
         runId,
         pageNumber: page.number,
-        body: page.body,
-        records: page.records,
+        body: stored.body,
+        records: stored.records,
         recordsKey: this.#options.recordsKey,
         assertLocked: this.#assertLocked(resource),
         history: this.#options.history,
         skipUnchanged: options.skipUnchanged,
         apiClock: options.apiClock,
       },
-      // A verdict this store made for this page (see preparePage), else made now.
-      isVerdict(prepared) ? prepared : undefined,
+      stored,
     );
   }
 

@@ -87,14 +87,21 @@ const LAYERS: Record<string, { may: readonly string[]; packagesNot?: readonly st
     may: ['errors.ts', 'logger.ts'],
     packagesNot: ['got', 'bullmq', 'ioredis', 'pg', 'kysely'],
   },
-  'resources/': { may: ['sync/'], packagesNot: ['got', 'bullmq', 'ioredis', 'pg', 'kysely'] },
-  'config/': { may: ['duration.ts', 'errors.ts', 'secret.ts', 'sync/'] },
+  'resources/': {
+    may: ['privacy/', 'sync/'],
+    packagesNot: ['got', 'bullmq', 'ioredis', 'pg', 'kysely'],
+  },
+  'privacy/': {
+    may: ['resources/', 'secret.ts', 'sync/'],
+    packagesNot: ['got', 'bullmq', 'ioredis', 'pg', 'kysely'],
+  },
+  'config/': { may: ['duration.ts', 'errors.ts', 'privacy/', 'secret.ts', 'sync/'] },
   'api/': {
     may: ['config/', 'errors.ts', 'logger.ts', 'redis/', 'resources/', 'secret.ts', 'sync/'],
     packagesNot: ['bullmq', 'pg', 'kysely'],
   },
   'warehouse/': {
-    may: ['account-name.ts', 'errors.ts', 'sync/'],
+    may: ['account-name.ts', 'errors.ts', 'privacy/', 'sync/'],
     packagesNot: ['got', 'bullmq', 'ioredis'],
   },
   'simulator/': { may: ['resources/'], packagesNot: ['bullmq', 'ioredis', 'pg', 'kysely'] },

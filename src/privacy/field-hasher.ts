@@ -1,0 +1,42 @@
+import { createHmac } from 'node:crypto';
+import { inspect } from 'node:util';
+import { REDACTED } from '../secret.js';
+
+/** What a hashed value is stored as: this prefix, then 64 lowercase hex digits. */
+export const HASH_PREFIX = 'hmac-sha256:';
+
+/**
+ * Hashes policy values under `HIRESYNC_HASH_KEY`: `hmac-sha256:<hex>`, the
+ * lowercase hex of HMAC-SHA256 over the value's UTF-8 text — a string as it
+ * is, any other value as its compact JSON text (keys in the order received,
+ * numbers as sent). The same value hashes the same in every account and run,
+ * so joins on a hashed column still work, and an analyst holding the key can
+ * reproduce a hash (`encode(hmac(value, key, 'sha256'), 'hex')` in Postgres
+ * with pgcrypto). Printing or JSON-encoding it yields `[redacted]`.
+ */
+export class FieldHasher {
+  readonly #key: Buffer;
+
+  constructor(key: Buffer) {
+    if (key.length === 0) throw new Error('FieldHasher needs a key');
+    this.#key = Buffer.from(key);
+  }
+
+  /** The stored text of `value`. */
+  readonly hash = (value: unknown): string => {
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    return HASH_PREFIX + createHmac('sha256', this.#key).update(text, 'utf8').digest('hex');
+  };
+
+  toString(): string {
+    return REDACTED;
+  }
+
+  toJSON(): string {
+    return REDACTED;
+  }
+
+  [inspect.custom](): string {
+    return 'FieldHasher([redacted])';
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The field policy against the resources' declarations: a key a resource's
+ * schema reads as a typed value (an id, a timestamp) cannot be hashed, and a
+ * reference table's column is filled from two places — its own list and the
+ * objects nested in tracking links — so a rule on one is mirrored onto the
+ * other (a referrer's name hashed in `referrers` is hashed wherever it comes from).
+ */
+import type { ResourceCatalog } from '../resources/index.js';
+import type { FieldPolicy, FieldRule } from './field-policy.js';
+import type { RecordPolicy } from './police-page.js';
+
+/** Where a reference table's records are nested in tracking links, and its keys renamed there. */
+const NESTED_REFERENCES: readonly {
+  list: string;
+  nested: string;
+  /** The list's key → the nested object's key, where they differ. */
+  renamed: Readonly<Record<string, string>>;
+}[] = [
+  { list: 'job_boards', nested: 'job_board', renamed: {} },
+  { list: 'referrers', nested: 'credited_to', renamed: {} },
+  { list: 'sources', nested: 'source', renamed: { name: 'public_name' } },
+];
+
+function mirrorOf(rule: FieldRule): FieldRule | undefined {
+  const [first, ...rest] = rule.path;
+  if (first === undefined) return undefined;
+  if (rule.resource === 'tracking_links') {
+    const ref = NESTED_REFERENCES.find((r) => r.nested === first);
+    const [key, ...deeper] = rest;
+    if (!ref || key === undefined || (key === 'id' && deeper.length === 0)) return undefined;
+    const listKey = Object.entries(ref.renamed).find(([, nested]) => nested === key)?.[0] ?? key;
+    return { resource: ref.list, path: [listKey, ...deeper], action: rule.action };
+  }
+  const ref = NESTED_REFERENCES.find((r) => r.list === rule.resource);
+  if (!ref) return undefined;
+  return {
+    resource: 'tracking_links',
+    path: [ref.nested, ref.renamed[first] ?? first, ...rest],
+    action: rule.action,
+  };
+}
+
+const same = (a: FieldRule, b: FieldRule) =>
+  a.resource === b.resource && a.path.join('.') === b.path.join('.');
+
+/**
+ * The policy with each reference column's rule mirrored where the same
+ * column is filled from, or a problem when the two places were given
+ * different actions.
+ */
+export function withMirroredReferences(
+  policy: FieldPolicy,
+): { policy: FieldPolicy } | { problem: string } {
+  const more: FieldRule[] = [];
+  for (const rule of policy.rules) {
+    const mirror = mirrorOf(rule);
+    if (!mirror) continue;
+    const given = policy.rules.find((r) => same(r, mirror));
+    if (given && given.action !== mirror.action) {
+      return {
+        problem: `${rule.resource}.${rule.path.join('.')}=${rule.action} and ${given.resource}.${given.path.join('.')}=${given.action} fill the same column: give them the same action`,
+      };
+    }
+    if (!given && !more.some((r) => same(r, mirror))) more.push(mirror);
+  }
+  return { policy: policy.with(more) };
+}
+
+/** A record of `resource` holding `value` at `path` (and its id). */
+function probeRecord(path: readonly string[], value: unknown): Record<string, unknown> {
+  const record: Record<string, unknown> = { id: 1 };
+  let node = record;
+  for (const [i, key] of path.entries()) {
+    if (i === path.length - 1) node[key] = value;
+    else node = node[key] = {} as Record<string, unknown>;
+  }
+  return record;
+}
+
+/**
+ * Problems of `policy` against the declared resources: a hash rule on a key
+ * the resource's schema reads as a typed value (its hash, a string, would be
+ * rejected every time; drop it instead).
+ */
+export function policyTargetProblems(policy: FieldPolicy, catalog: ResourceCatalog): string[] {
+  const problems: string[] = [];
+  for (const rule of policy.rules) {
+    const declaration = catalog.get(rule.resource);
+    if (!declaration || rule.action !== 'hash') continue;
+    const reason = declaration.validate(probeRecord(rule.path, 'hmac-sha256:0'));
+    if (reason !== undefined) {
+      problems.push(
+        `${rule.resource}.${rule.path.join('.')}=hash: ${rule.resource} stores ${rule.path.join('.')} as a typed value (${reason}), so its hash could never be stored; drop it instead`,
+      );
+    }
+  }
+  return problems;
+}
+
+/**
+ * The policy of `HIRESYNC_FIELD_POLICY` as the resources of `catalog` store
+ * it: checked (no hash of a typed key) and mirrored onto the reference
+ * columns tracking links fill; problems name the item. Called before any
+ * connection is made (createApp, reapply-policy), so a problem exits 2.
+ */
+export function resolvePolicy(
+  policy: RecordPolicy,
+  catalog: ResourceCatalog,
+): { policy: RecordPolicy } | { problems: string[] } {
+  const problems = policyTargetProblems(policy.policy, catalog);
+  if (problems.length > 0) return { problems };
+  const mirrored = withMirroredReferences(policy.policy);
+  if ('problem' in mirrored) return { problems: [mirrored.problem] };
+  return { policy: policy.with(mirrored.policy) };
+}
