@@ -333,6 +333,42 @@ describe('hiresync erase --id', () => {
     }
   });
 
+  it("erases a referrer's row and versions, not the tracking links that credit it; a link still served with it nested brings it back at its next run", async () => {
+    const h = await harness({
+      simulator: { dataset: { counts: { jobs: 5, job_posts: 5, tracking_links: 60 } } },
+    });
+    const db = h.database.db;
+    await h.sync(['tracking_links'], 'full');
+    const { rows: credited } = await sql<{ id: string; links: number }>`
+      select credited_to_id::text as id, count(*)::int as links from tracking_links
+      where credited_to_id is not null group by 1 order by 2 desc, 1 limit 1`.execute(db);
+    const referrer = Number(credited[0]?.id);
+    const links = credited[0]?.links ?? 0;
+    expect(links).toBeGreaterThan(0);
+    expect(await rowsOf(db, 'referrers', 'default', referrer)).toBe(1);
+    expect(await rowsOf(db, 'referrers_history', 'default', referrer)).toBe(1);
+
+    const result = await erase(['--resource', 'referrers', '--id', String(referrer)], h.env);
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `^  id ${referrer}: row yes, 1 history version, 0 rejected records \\(erasure \\d+\\)$`,
+        'm',
+      ),
+    );
+    expect(await rowsOf(db, 'referrers', 'default', referrer)).toBe(0);
+    expect(await rowsOf(db, 'referrers_history', 'default', referrer)).toBe(0);
+    // The links that credit the referrer stay, without its name.
+    const { rows: flat } = await sql<{ links: number; named: number }>`
+      select count(*)::int as links, count(credited_to_name)::int as named
+      from tracking_links_flat where credited_to_id = ${referrer}`.execute(db);
+    expect(flat).toEqual([{ links, named: 0 }]);
+
+    // The links are still served with the referrer nested in them: stored afresh from them.
+    await h.sync(['tracking_links'], 'full');
+    expect(await rowsOf(db, 'referrers', 'default', referrer)).toBe(1);
+    expect(await rowsOf(db, 'referrers_history', 'default', referrer)).toBe(1);
+  });
+
   it('waits for a run that holds the resource, and erases once it ends; past --wait it erases nothing and exits 1', async () => {
     const h = await harness({
       simulator: { dataset: { counts: { jobs: 20, job_posts: 0, tracking_links: 0 } } },
