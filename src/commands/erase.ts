@@ -6,7 +6,12 @@ import { HiresyncError, UsageError } from '../errors.js';
 import { BUILT_IN_RESOURCES } from '../resources/index.js';
 import { createDatabase, inSchema } from '../warehouse/database.js';
 import { deletionCutoff, eraseDeletedRecords } from '../warehouse/erase-deleted.js';
-import { type ErasedRecord, eraseRecords, ResourceBusyError } from '../warehouse/erase-records.js';
+import {
+  assertErasureLog,
+  type ErasedRecord,
+  eraseRecords,
+  ResourceBusyError,
+} from '../warehouse/erase-records.js';
 import type { Database } from '../warehouse/schema.js';
 import { defineCommand, EXIT, type Output } from './command.js';
 import { describeConnectionError } from './connection-error.js';
@@ -47,13 +52,7 @@ async function schemaOfAccount(db: Kysely<Database>, account: string): Promise<s
 async function openDatabase(url: string): Promise<Kysely<Database>> {
   const db = createDatabase(url, { max: 2, applicationName: 'hiresync erase' });
   try {
-    const { rows } = await sql<{ present: boolean }>`
-      select to_regclass('hiresync.erasures') is not null as present`.execute(db);
-    if (!rows[0]?.present) {
-      throw new HiresyncError(
-        "this database has no erasure log (hiresync.erasures): run 'hiresync migrate' first; nothing was erased",
-      );
-    }
+    await assertErasureLog(db);
     return db;
   } catch (error) {
     await db.destroy();

@@ -3,6 +3,7 @@ import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { coerceError } from '../errors.js';
 import { inSchema } from './database.js';
 import {
+  assertErasureLog,
   type ErasableResource,
   type ErasedRecord,
   type ErasureTarget,
@@ -180,6 +181,7 @@ export async function eraseDeletedRecords(
   db: Kysely<Database>,
   options: EraseDeletedEverywhereOptions,
 ): Promise<DeletedErasure[]> {
+  await assertErasureLog(db);
   const results: DeletedErasure[] = [];
   const only = options.only && new Set(options.only.map((t) => `${t.account}\n${t.resource}`));
   for (const account of await erasableAccounts(db)) {

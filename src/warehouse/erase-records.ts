@@ -48,6 +48,20 @@ export interface ErasedRecord {
  */
 export class ResourceBusyError extends HiresyncError {}
 
+/**
+ * Throws unless the erasure log (hiresync.erasures, migration hiresync/0010)
+ * exists: nothing may be erased that could not be logged.
+ */
+export async function assertErasureLog(db: Kysely<Database>): Promise<void> {
+  const { rows } = await sql<{ present: boolean }>`
+    select to_regclass('hiresync.erasures') is not null as present`.execute(db);
+  if (!rows[0]?.present) {
+    throw new HiresyncError(
+      "this database has no erasure log (hiresync.erasures): run 'hiresync migrate' first; nothing was erased",
+    );
+  }
+}
+
 /** SQLSTATE of lock_timeout expiring (lock_not_available). */
 const LOCK_NOT_AVAILABLE = '55P03';
 
