@@ -219,6 +219,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
     extraWalks: v.HIRESYNC_EXTRA_WALKS,
     updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,
     history: v.HIRESYNC_HISTORY,
+    eraseDeletedAfterMs: v.HIRESYNC_ERASE_DELETED_AFTER,
     resources: Object.freeze(v.HIRESYNC_RESOURCES),
     concurrency: v.HIRESYNC_CONCURRENCY,
     partner,

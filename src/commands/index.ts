@@ -34,6 +34,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./accounts/index.js')).accounts,
   },
   {
+    name: 'erase',
+    summary:
+      'erase records of an account, history and rejected records included, logged in hiresync.erasures',
+    load: async () => (await import('./erase.js')).erase,
+  },
+  {
     name: 'simulate',
     summary: 'serve the built-in API simulator on loopback',
     load: async () => (await import('./simulate.js')).simulate,

@@ -1,11 +1,13 @@
 import { AccountStore } from '../accounts/account-store.js';
 import { type App, createApp, withResolvedPolicy } from '../app.js';
+import { formatDuration } from '../config/fields.js';
 import { loadConfig } from '../config.js';
 import { connectRoutes } from '../http/connect-routes.js';
 import { startHttpServer } from '../http-server.js';
 import { createLogger } from '../logger.js';
 import { checkConnections, confirmRedisDatabase } from '../preflight.js';
 import { accountTargets } from '../queue/account-targets.js';
+import { startEraseSchedule } from '../queue/erase-schedule.js';
 import { startKeepalive } from '../queue/keepalive.js';
 import { queueInterruptedRuns } from '../queue/resume-interrupted.js';
 import { ScheduleKeeper } from '../queue/schedule-keeper.js';
@@ -15,6 +17,7 @@ import { RESOURCE_NAMES } from '../resources/index.js';
 import { registryOf, resolveAccounts } from './account-options.js';
 import { authorizeEndpoint } from './accounts/partner-app.js';
 import { defineCommand, EXIT } from './command.js';
+import { erasableResourcesOf } from './erasable-resources.js';
 import type { OptionTable } from './options.js';
 import { consoleOptionsOf } from './worker-console.js';
 
@@ -45,7 +48,9 @@ export const worker = defineCommand({
     the partner app and HIRESYNC_SECRET_KEY the connect links' /connect/<token> and
     /oauth/callback, and with HIRESYNC_CONSOLE_PASSWORD the operators' console at /.
     With a partner app configured, it refreshes every enabled
-    partner account at least every HIRESYNC_REFRESH_KEEPALIVE. On SIGTERM it
+    partner account at least every HIRESYNC_REFRESH_KEEPALIVE. With
+    HIRESYNC_ERASE_DELETED_AFTER, it erases daily the records deleted upstream
+    longer ago than that (see 'hiresync erase'). On SIGTERM it
     finishes the pages in hand, checkpoints and exits 0; when Redis does not answer,
     it stops waiting after HIRESYNC_HTTP_TIMEOUT at most, still exits 0, and logs the
     runs left in hand (they resume from their last checkpoints). Exit 2 when there is
@@ -135,6 +140,13 @@ export const worker = defineCommand({
           logger,
         })
       : undefined;
+    // Daily with HIRESYNC_ERASE_DELETED_AFTER; unset, its scheduler is removed.
+    const erasure = await startEraseSchedule(app.queueRedis, config.redisPrefix, {
+      db: app.db,
+      afterMs: config.eraseDeletedAfterMs,
+      resourcesOf: ({ schema }) => erasableResourcesOf(app.db, schema),
+      logger,
+    });
     const schedules = await keeper.upsertAll();
     keeper.start(app.queueRedis);
     // Listened for before 'worker started' is logged: a supervisor (or a test)
@@ -158,6 +170,9 @@ export const worker = defineCommand({
             }
           : {}),
         concurrency: config.concurrency,
+        ...(config.eraseDeletedAfterMs === undefined
+          ? {}
+          : { eraseDeletedAfter: formatDuration(config.eraseDeletedAfterMs) }),
       },
       'worker started',
     );
@@ -170,6 +185,7 @@ export const worker = defineCommand({
     const left: string[] = [];
     if (!(await settlesBy(keeper.stop(), deadline))) left.push('schedule repair');
     if (keepalive && !(await settlesBy(keepalive.close(force), deadline))) left.push('keep-alive');
+    if (!(await settlesBy(erasure.close(force), deadline))) left.push('erasure');
     const closed = await app.close({ deadline });
     await new Promise<void>((resolve) => server.close(() => resolve()));
     const abandoned = [...left, ...closed.abandoned];

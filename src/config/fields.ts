@@ -117,6 +117,22 @@ export function durationMs(fallback: string, min: number, max: number) {
 }
 
 /**
+ * An optional duration such as `30d`, within [min, max] (both in ms):
+ * undefined when unset or blank (a setting that is off until given).
+ */
+export function optionalDurationMs(min: number, max: number) {
+  const inRange = (text: string) => {
+    const ms = parseDuration(text);
+    return ms !== undefined && ms >= min && ms <= max ? ms : undefined;
+  };
+  return optionalValue<number | undefined>(undefined, inRange, (text) =>
+    parseDuration(text) === undefined
+      ? `is not a duration like 30d, 12h or 90m: ${JSON.stringify(text)}`
+      : `must be from ${formatDuration(min)} to ${formatDuration(max)}, got ${JSON.stringify(text)}`,
+  );
+}
+
+/**
  * A duration such as `30m` within [min, max] (both in ms), or `0` (with or
  * without a unit) for none: a setting that 0 turns off.
  */

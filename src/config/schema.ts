@@ -17,6 +17,7 @@ import {
   integer,
   MAX_TIMER_MS,
   onOff,
+  optionalDurationMs,
   optionalText,
 } from './fields.js';
 import { extraWalks, resourcePaths } from './resource-names.js';
@@ -80,6 +81,12 @@ export const consolePassword = z
     }
     return new Secret(text);
   });
+
+/**
+ * `HIRESYNC_ERASE_DELETED_AFTER`: how long after its deletion upstream a
+ * record is erased, history included (the worker's daily erasure); unset: never.
+ */
+export const eraseDeletedAfter = optionalDurationMs(3_600_000, 3650 * 86_400_000);
 
 /** The variables of `status`: the database's, Redis, the secret key and the updated lookback. */
 export const statusFields = {
@@ -169,4 +176,5 @@ export const fullFields = {
   ),
   HIRESYNC_HISTORY: onOff(true),
   HIRESYNC_EXTRA_WALKS: extraWalks,
+  HIRESYNC_ERASE_DELETED_AFTER: eraseDeletedAfter,
 };

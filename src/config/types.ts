@@ -160,6 +160,13 @@ export interface Config extends StatusConfig {
   extraWalks: Readonly<Record<string, readonly string[]>>;
   /** `HIRESYNC_HISTORY`: keep a version of every record that changes in `<resource>_history`. Default on. */
   history: boolean;
+  /**
+   * `HIRESYNC_ERASE_DELETED_AFTER`: the worker erases, once a day, the records
+   * deleted upstream (deleted_at) longer ago than this, history and rejected
+   * records included, each logged in hiresync.erasures. Undefined (the
+   * default): never; the worker removes the schedule.
+   */
+  eraseDeletedAfterMs: number | undefined;
   /** `HIRESYNC_CONCURRENCY`: runs one worker process runs at once. Default 4. */
   concurrency: number;
   /** The partner app, when HIRESYNC_PARTNER_CLIENT_ID and _SECRET are set. */

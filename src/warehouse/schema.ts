@@ -194,6 +194,20 @@ export interface AccountsTable {
   version: Generated<string>;
 }
 
+/** A row of `hiresync.erasures`: one record erased, never its content (migrations/hiresync/0010). */
+export interface ErasuresTable {
+  id: Generated<string>;
+  account: string;
+  resource: string;
+  record_id: Id;
+  erased_at: Generated<string>;
+  rows_erased: number;
+  history_versions_erased: number;
+  rejected_records_erased: number;
+  origin: 'command' | 'deleted_after';
+  note: string | null;
+}
+
 export interface Database {
   job_boards: JobBoardsTable;
   referrers: ReferrersTable;
@@ -212,6 +226,8 @@ export interface Database {
   referrers_history: ReferenceHistoryTable;
   /** In schema hiresync whatever the search_path: always named with its schema. */
   'hiresync.accounts': AccountsTable;
+  /** In schema hiresync whatever the search_path: always named with its schema. */
+  'hiresync.erasures': ErasuresTable;
 }
 
 export type SyncRun = Selectable<SyncRunsTable>;
