@@ -86,11 +86,12 @@ export interface ChildSync {
 export async function childSync(
   env: Record<string, string>,
   resources: string[],
+  requested?: 'auto' | 'full',
 ): Promise<ChildSync> {
   // The heap flags of the hiresync bin and image (see the shebang of src/cli.ts).
   const { stdout } = await run(
     process.execPath,
-    [...HEAP_FLAGS, CHILD, JSON.stringify({ env, resources })],
+    [...HEAP_FLAGS, CHILD, JSON.stringify({ env, resources, requested })],
     {
       maxBuffer: 1 << 20,
     },

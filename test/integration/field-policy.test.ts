@@ -84,6 +84,13 @@ describe('HIRESYNC_FIELD_POLICY', () => {
       select count(*) as n from candidates_history
       where data -> 'emails' -> 0 ->> 'value' = ${hash(email)}`.execute(t.database.db);
     expect(Number(history[0]?.n)).toBeGreaterThan(0);
+    // An analyst holding the key reproduces a hash in Postgres (pgcrypto), as the README shows.
+    await sql`create extension if not exists pgcrypto`.execute(t.database.db);
+    const { rows: reproduced } = await sql<{ h: string }>`
+      select 'hmac-sha256:' || encode(hmac(convert_to(${email}, 'UTF8'), decode(${HASH_KEY.toString('base64')}, 'base64'), 'sha256'), 'hex') as h`.execute(
+      t.database.db,
+    );
+    expect(reproduced[0]?.h).toBe(hash(email));
     const { rows: names } = await sql<{ name: string | null }>`
       select name from referrers where name is not null`.execute(t.database.db);
     expect(names.length).toBeGreaterThan(0);
