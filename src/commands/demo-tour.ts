@@ -13,8 +13,11 @@ import type { Logger } from '../logger.js';
 import { deletePrefix } from '../queue/redis.js';
 import { type RunOnceOutcome, runOnce } from '../queue/run-once.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
+import { defineListResource } from '../resources/json-resource.js';
 import { Secret } from '../secret.js';
 import { ApiSimulator } from '../simulator/api-simulator.js';
+import { inSchema } from '../warehouse/database.js';
+import { eraseRecords } from '../warehouse/erase-records.js';
 import { migrateAll } from '../warehouse/migrate-all.js';
 import type { Database } from '../warehouse/schema.js';
 import { registryOf } from './account-options.js';
@@ -87,6 +90,30 @@ group by l.account order by l.account`,
 /** The list resource the demo syncs besides the built-in ones (HIRESYNC_RESOURCES). */
 export const DEMO_LIST_RESOURCE = 'applications';
 
+/** Personal data, under the demo's field policy. */
+export const DEMO_PERSONAL_RESOURCE = 'candidates';
+
+/** The demo's HIRESYNC_FIELD_POLICY: candidates' emails hashed, their phone numbers dropped. */
+export const DEMO_FIELD_POLICY = 'candidates.emails.value=hash,candidates.phone_numbers=drop';
+
+/** Queries of the field policy's result and of the erasure of candidate `erased`. */
+function privacyQueries(erased: string): Array<{ title: string; sql: string }> {
+  return [
+    {
+      title: `Field policy (HIRESYNC_FIELD_POLICY=${DEMO_FIELD_POLICY}): emails stored as their HMAC, phone numbers never stored`,
+      sql: `select id, data ->> 'first_name' as first_name, left(data -> 'emails' -> 0 ->> 'value', 30) || '…' as email,
+  data ? 'phone_numbers' as phone_stored
+from candidates where deleted_at is null order by id limit 3`,
+    },
+    {
+      title: `Erasure ('hiresync erase --resource candidates --id ${erased}'): what the log keeps, and what is left of the record`,
+      sql: `select e.record_id, e.rows_erased, e.history_versions_erased, e.note,
+  (select count(*) from candidates_history h where h.id = e.record_id) as versions_left
+from hiresync.erasures e where e.account = 'default' and e.resource = 'candidates'`,
+    },
+  ];
+}
+
 /** Queries of the history of the job changed twice and of the job dropped, and of a typed view. */
 function historyQueries(changed: number, dropped: number): Array<{ title: string; sql: string }> {
   return [
@@ -141,7 +168,13 @@ export async function runDemo(options: {
   url.pathname = `/${DEMO_DATABASE}`;
   const databaseUrl = url.href;
 
-  const counts = (n: number) => ({ jobs: n, job_posts: n, tracking_links: n, applications: n });
+  const counts = (n: number) => ({
+    jobs: n,
+    job_posts: n,
+    tracking_links: n,
+    applications: n,
+    candidates: n,
+  });
   // The live service's shapes (flat tracking links named by the reference
   // lists, expires_at tokens, 75 requests / 30 s windows per account).
   const sim = await ApiSimulator.start({
@@ -187,8 +220,11 @@ export async function runDemo(options: {
     HIRESYNC_PARTNER_CLIENT_ID: 'partner-client',
     HIRESYNC_PARTNER_CLIENT_SECRET: 'partner-secret',
     LOG_LEVEL: 'error',
-    // The built-in resources, and a list resource stored as sent.
-    HIRESYNC_RESOURCES: [...RESOURCE_NAMES, DEMO_LIST_RESOURCE].join(','),
+    // The built-in resources, and lists stored as sent.
+    HIRESYNC_RESOURCES: [...RESOURCE_NAMES, DEMO_LIST_RESOURCE, DEMO_PERSONAL_RESOURCE].join(','),
+    // Personal data: hashed or dropped before anything of it is stored.
+    HIRESYNC_FIELD_POLICY: DEMO_FIELD_POLICY,
+    HIRESYNC_HASH_KEY: randomBytes(32).toString('base64'),
     // As against the live service: the job posts v3 hides by default are read too.
     HIRESYNC_EXTRA_WALKS: 'job_posts?active=false',
   };
@@ -228,8 +264,18 @@ export async function runDemo(options: {
     outcomes.push(
       ...(await runOnce(app, [{ account: DEFAULT_ACCOUNT, resource: 'jobs' }], 'full')),
     );
+    // A candidate's right to erasure, as 'hiresync erase' honours it.
+    const erased = String(data.idOf(DEMO_PERSONAL_RESOURCE, 0));
+    await eraseRecords(inSchema(app.db, 'public'), {
+      account: DEFAULT_ACCOUNT,
+      resource: defineListResource(DEMO_PERSONAL_RESOURCE),
+      ids: [erased],
+      waitMs: 60_000,
+      origin: 'command',
+      note: 'the demo: a candidate asked to be forgotten',
+    });
     const queries: DemoQuery[] = [];
-    for (const q of [...QUERIES, ...historyQueries(changed, dropped)]) {
+    for (const q of [...QUERIES, ...historyQueries(changed, dropped), ...privacyQueries(erased)]) {
       const { rows } = await sql.raw<Record<string, unknown>>(q.sql).execute(app.db);
       const columns = Object.keys(rows[0] ?? {});
       queries.push({

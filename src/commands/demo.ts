@@ -29,7 +29,8 @@ export const demo = defineCommand({
     account through the authorization code grant ('accounts authorize', the demo playing
     the customer's browser), syncs every resource of all three through the queue on
     REDIS_URL (default redis://127.0.0.1:6379), prints the summary and runs example
-    analyst queries, the last across every account. Exit 0 when every run succeeded, 1
+    analyst queries, one across every account; candidates are synced under a field
+    policy (emails hashed, phone numbers dropped) and one of them is erased. Exit 0 when every run succeeded, 1
     otherwise.`,
   options,
   async execute(values, { env, stdout, stderr }) {

@@ -81,6 +81,18 @@ describe('npm run demo', () => {
     expect(result.stdout).toMatch(/^default\s+applications\s+full\s+\d+\s/m);
     const statuses = result.stdout.split('applications per status')[1] ?? '';
     expect(statuses).toMatch(/^active\s+[1-9]\d*\s+\d\.\d\d\s+[1-9]\d*\s+\d{4}-\d\d-\d\d$/m);
+    // Privacy: candidates' emails stored as their HMAC, phone numbers never stored.
+    const policy = result.stdout.split('phone numbers never stored:')[1]?.split('\n\n')[1] ?? '';
+    const candidates = policy.split('\n').slice(2);
+    expect(candidates).toHaveLength(3);
+    for (const row of candidates)
+      expect(row).toMatch(/^\d+\s+\w+\s+hmac-sha256:[0-9a-f]{18}…\s+false$/);
+    expect(result.stdout).not.toMatch(/@example\.com/);
+    // An erasure: logged without content, nothing of the record left.
+    const erasure = result.stdout.split('what is left of the record:')[1]?.split('\n\n')[1] ?? '';
+    expect(erasure.split('\n')[2]).toMatch(
+      /^\d+\s+1\s+1\s+the demo: a candidate asked to be forgotten\s+0$/,
+    );
     expect(result.stdout).toContain('psql postgres://');
   });
 });
