@@ -184,6 +184,13 @@ export interface Config extends StatusConfig {
   httpPort: number;
   /** `HIRESYNC_CONSOLE_PASSWORD`: the console at `/` of the HTTP server (user `hiresync`); undefined: the console is off. */
   consolePassword: Secret | undefined;
+  /**
+   * `HIRESYNC_WEBHOOK_SECRET`: the account `default`'s webhook secret, which
+   * the vendor signs its deliveries to `…/webhooks/default` with; undefined:
+   * that endpoint refuses every delivery (registered accounts keep theirs in
+   * hiresync.webhook_secrets).
+   */
+  webhookSecret: Secret | undefined;
 }
 
 /** The environment as the loaders read it: a frozen copy of `process.env` (readEnv, config/env.ts). */
@@ -215,4 +222,6 @@ export interface AccountsConfig extends DatabaseConfig {
    * undefined when neither or both are (`sync` would refuse that).
    */
   defaultAuthMode: AuthConfig['mode'] | undefined;
+  /** Whether HIRESYNC_WEBHOOK_SECRET is set for the account `default` (never its value). */
+  defaultWebhookSecret: boolean;
 }
