@@ -1,0 +1,73 @@
+import { type Kysely, sql } from 'kysely';
+import { type HistoryTarget, versionCtes } from './history.js';
+import { isReferenceTable, referenceLocksText, runLockKey } from './resource-lock.js';
+import type { Database } from './schema.js';
+
+/** Options of {@link applyWebhookDeletion}. */
+export interface WebhookDeletionOptions {
+  /** The resource's table and history, in the schema `db` points at. */
+  target: HistoryTarget & { readonly table: string };
+  /** Ids the vendor says were deleted, as decimal text (never rounded through a JS number). */
+  ids: readonly string[];
+  /**
+   * The name of the (account, resource)'s run lock (runKey): the deletion
+   * takes that lock for its transaction, so it never runs beside a run of
+   * the resource, whose pages and sweep write under the same lock.
+   */
+  lockName: string;
+  /** Record a deletion version of each record marked (HIRESYNC_HISTORY). Default true. */
+  history?: boolean;
+}
+
+/** What {@link applyWebhookDeletion} did. */
+export type WebhookDeletionOutcome =
+  /** The rows were marked (`deleted`: how many were live). */
+  | { outcome: 'applied'; deleted: number }
+  /** A run of the resource holds its lock: nothing was done; try again once it ends. */
+  | { outcome: 'busy' }
+  /** The account's schema has no table of the resource (never synced): nothing to delete. */
+  | { outcome: 'no table' };
+
+/**
+ * A webhook's delete event, applied: the live rows of `ids` get `deleted_at`
+ * (and `changed_at`) as a full run's sweep sets them, and, with history on,
+ * a deletion version each (its `run_id` null: no run recorded it), in one
+ * transaction on `db` (pointed at the account's schema).
+ *
+ * It first tries the (account, resource)'s run lock for the transaction
+ * (`pg_try_advisory_xact_lock` on the key a run holds with
+ * `pg_try_advisory_lock` for its whole length), in a statement of its own,
+ * so the marking statement's snapshot sees every page committed before.
+ * While a run holds it, nothing is done (`busy`): a page the run read
+ * before the deletion, written after it, would store the record again, and
+ * a page and the deletion versioning one id at once could leave two open
+ * versions. A run starting meanwhile finds its resource busy and waits, as
+ * it would for another run. Never waits on a lock.
+ */
+export async function applyWebhookDeletion(
+  db: Kysely<Database>,
+  options: WebhookDeletionOptions,
+): Promise<WebhookDeletionOutcome> {
+  const { target, ids } = options;
+  const history = options.history === false ? undefined : target;
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ locked: boolean; present: boolean }>`
+      select pg_try_advisory_xact_lock(${runLockKey(options.lockName).toString()}::bigint) as locked,
+        to_regclass(${target.table}) is not null as present`.execute(trx);
+    const row = rows[0];
+    if (!row?.locked) return { outcome: 'busy' };
+    if (!row.present) return { outcome: 'no table' };
+    if (ids.length === 0) return { outcome: 'applied', deleted: 0 };
+    // A reference list is written by tracking-links pages too: their lock, as the sweep takes it.
+    if (isReferenceTable(target.table)) {
+      await sql.raw(referenceLocksText([target.table])).execute(trx);
+    }
+    const { rows: marked } = await sql<{ deleted: string }>`with marked as (
+        update ${sql.table(target.table)} as t set deleted_at = now(), changed_at = statement_timestamp()
+        where t.id = any(${[...ids]}::bigint[]) and t.deleted_at is null
+        returning t.id, true as changed, true as replaced${history ? sql`, t.${sql.ref(history.recordColumn)} as rec` : sql``}
+      )${history ? sql`, ${versionCtes(history, 'marked', null, true)}` : sql``}
+      select count(*) as deleted from marked`.execute(trx);
+    return { outcome: 'applied', deleted: Number(marked[0]?.deleted ?? 0) };
+  });
+}
