@@ -55,9 +55,19 @@ function fieldOf(value: unknown, key: string): unknown {
     : undefined;
 }
 
-/** An id as decimal text: a JSON integer or a string of digits, positive; else undefined. */
+/**
+ * An id as decimal text: a JSON integer (read exactly) or a string of
+ * digits, positive; else undefined. A number that is not a bigint (a
+ * runtime without JSON.parse's source text) counts only when it is a safe
+ * integer, so an id is never rounded.
+ */
 function idText(value: unknown): string | undefined {
-  const text = typeof value === 'bigint' ? value.toString() : value;
+  const text =
+    typeof value === 'bigint'
+      ? value.toString()
+      : typeof value === 'number' && Number.isSafeInteger(value)
+        ? String(value)
+        : value;
   return typeof text === 'string' && /^[1-9]\d{0,18}$/.test(text) && BigInt(text) < 2n ** 63n
     ? text
     : undefined;

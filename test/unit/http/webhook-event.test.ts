@@ -107,6 +107,19 @@ describe('webhook payloads', () => {
     ).toMatchObject({ kind: 'delete', deletions: [{ resource: 'job_posts', ids: ['258341'] }] });
   });
 
+  it('takes a plain number as an id only when it is exact (a safe integer)', () => {
+    expect(
+      planWebhookEvent({ action: 'job_deleted', payload: { job: { id: 209256 } } }, ALL),
+    ).toEqual({
+      kind: 'delete',
+      deletions: [{ resource: 'jobs', ids: ['209256'] }],
+      notSynced: [],
+    });
+    expect(
+      planWebhookEvent({ action: 'job_deleted', payload: { job: { id: 2 ** 60 } } }, ALL),
+    ).toEqual({ problem: 'payload.job.id is not an id' });
+  });
+
   it('refuses a delete event whose id is missing or not a positive integer', () => {
     for (const [text, where] of [
       ['{"action":"job_deleted","payload":{"job":{}}}', 'payload.job.id'],
