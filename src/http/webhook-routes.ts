@@ -76,7 +76,7 @@ const NO_SECRET = 'hiresync: no webhook secret';
 class TimedOut extends Error {}
 
 /** `work`, or a TimedOut rejection at `deadline` (epoch ms); `work` runs on either way. */
-async function before<T>(deadline: number, work: Promise<T>): Promise<T> {
+async function byDeadline<T>(deadline: number, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
@@ -163,7 +163,7 @@ export function webhookRoutes(options: WebhookRoutesOptions): HttpRoute {
     const deadline = Date.now() + actTimeoutMs;
     let account: WebhookAccount | undefined;
     try {
-      account = known ? await before(deadline, options.accountOf(name)) : undefined;
+      account = known ? await byDeadline(deadline, options.accountOf(name)) : undefined;
     } catch (error) {
       logger.error({ account: name, err: coerceError(error) }, 'webhook: account not read');
       return answer(res, 503, 'try again later');
@@ -212,7 +212,7 @@ export function webhookRoutes(options: WebhookRoutesOptions): HttpRoute {
       return 'queued' as const;
     })();
     try {
-      const outcome = await before(deadline, act);
+      const outcome = await byDeadline(deadline, act);
       const what =
         plan.kind === 'delete'
           ? { deletions: plan.deletions.map((d) => ({ resource: d.resource, ids: d.ids.length })) }
