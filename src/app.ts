@@ -79,6 +79,8 @@ export interface App {
   checkpointsOf: (account: string) => RedisCheckpointStore;
   /** One run per (account, resource) at a time, across every process. */
   runLock: RunLock;
+  /** The resources the app can sync, by name (a list resource declared when first asked for). */
+  resources: ResourceCatalog;
   /** What an account's runs run on (its API client, schema, checkpoints), made once per registration. */
   contextOf: (account: string) => Promise<AccountContext>;
   shutdown: AbortController;
@@ -319,6 +321,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     accountSettings: () => new AccountSettingsStore(db).all(),
     checkpointsOf,
     runLock,
+    resources,
     contextOf,
     shutdown,
     startWorker: (queueName) => {

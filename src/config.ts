@@ -154,6 +154,13 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
   problems.push(...publicUrlProblems);
   const { fieldPolicy, problems: policyProblems } = recordPolicyOf(env);
   problems.push(...policyProblems);
+  if (has('HIRESYNC_WEBHOOK_SECRET') && !clientCreds && !apiKey) {
+    problems.push({
+      variable: 'HIRESYNC_WEBHOOK_SECRET',
+      message:
+        "is the account default's webhook secret, but the environment sets no credentials (no account default); a registered account's is set with: hiresync accounts update NAME --webhook-secret",
+    });
+  }
   if (parsed.success) {
     // A path may name a resource HIRESYNC_RESOURCES does not list: the
     // accounts whose settings list it (accounts add|update --resources) read it there.
@@ -231,6 +238,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
     httpPort: v.HIRESYNC_HTTP_PORT,
     consolePassword: v.HIRESYNC_CONSOLE_PASSWORD,
     fieldPolicy,
+    webhookSecret: v.HIRESYNC_WEBHOOK_SECRET,
   });
 }
 
@@ -283,6 +291,8 @@ export function loadAccountsConfig(
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
     secretKeys: v.HIRESYNC_SECRET_KEY,
     defaultAuthMode: defaultAuthModeOf(env),
+    defaultWebhookSecret:
+      defaultAuthModeOf(env) !== undefined && (env.HIRESYNC_WEBHOOK_SECRET ?? '').trim() !== '',
   });
 }
 

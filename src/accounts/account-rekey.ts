@@ -1,13 +1,14 @@
 /**
  * `accounts rekey`: every credential of the registered accounts (their
- * secrets and partner accounts' refresh tokens) sealed again with the first
- * key of HIRESYNC_SECRET_KEY, all or none.
+ * secrets, partner accounts' refresh tokens and webhook secrets) sealed
+ * again with the first key of HIRESYNC_SECRET_KEY, all or none.
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../warehouse/schema.js';
 import { secretPurpose } from './account-credentials.js';
 import { type RefreshTokenTables, refreshTokenPurpose } from './refresh-token-vault.js';
 import type { SecretBox } from './secret-box.js';
+import { rekeyWebhookSecrets } from './webhook-secrets.js';
 
 /** What {@link AccountStore.rekey} did. */
 export interface RekeyOutcome {
@@ -18,9 +19,9 @@ export interface RekeyOutcome {
 }
 
 /**
- * Seals again with `box`'s first key, in one transaction, every secret and
- * refresh token sealed with another: all or none (a secret no key opens
- * throws SecretKeyError and changes nothing).
+ * Seals again with `box`'s first key, in one transaction, every secret,
+ * refresh token and webhook secret sealed with another: all or none (a
+ * secret no key opens throws SecretKeyError and changes nothing).
  */
 export async function resealAccounts(
   db: Kysely<Database & RefreshTokenTables>,
@@ -47,9 +48,10 @@ export async function resealAccounts(
       resealed += 1;
     }
     const tokens = await rekeyRefreshTokens(trx, box);
+    const webhooks = await rekeyWebhookSecrets(trx, box);
     return {
-      resealed: resealed + tokens.resealed,
-      current: rows.length - resealed + tokens.current,
+      resealed: resealed + tokens.resealed + webhooks.resealed,
+      current: rows.length - resealed + tokens.current + webhooks.current,
     };
   });
 }

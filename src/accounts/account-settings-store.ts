@@ -60,9 +60,20 @@ export class AccountSettingsStore {
     }
   }
 
-  /** One account's own settings; undefined when it has none. */
+  /** One account's own settings (its row alone is read); undefined when it has none. */
   async get(account: string): Promise<AccountSettings | undefined> {
-    return (await this.all()).get(account);
+    try {
+      const row = await this.#db
+        .withTables<AccountSettingsTables>()
+        .selectFrom('hiresync.account_settings')
+        .select(['resources', 'incremental_every_ms', 'full_cron'])
+        .where('account', '=', account)
+        .executeTakeFirst();
+      return row && settingsOf(row);
+    } catch (error) {
+      if (isUndefinedTable(error)) return undefined;
+      throw error;
+    }
   }
 
   /**

@@ -9,6 +9,7 @@ import {
   PARTNER_CLIENT_SECRET,
   type SimulatorOptions,
 } from '../simulator/simulator-options.js';
+import { startWebhookFeed } from '../simulator/webhook-feed.js';
 import { defineCommand, EXIT } from './command.js';
 import { intOption, parseRateLimit, probabilityOption } from './number-options.js';
 import type { OptionTable } from './options.js';
@@ -173,6 +174,24 @@ export const options = {
     description: 'a refresh token unused this long is refused (invalid_grant)',
     default: '86400',
   },
+  webhooks: {
+    type: 'string',
+    value: 'URL',
+    description:
+      "send the vendor's webhooks to URL (a worker's HIRESYNC_PUBLIC_URL/webhooks/default): every --webhook-every a candidate, job post or job of default's data is deleted, or a record updated, and the event sent, signed with --webhook-secret",
+  },
+  'webhook-secret': {
+    type: 'string',
+    value: 'SECRET',
+    description:
+      "the webhook secret the events are signed with (the worker's HIRESYNC_WEBHOOK_SECRET)",
+  },
+  'webhook-every': {
+    type: 'string',
+    value: 'SECONDS',
+    description: 'time between two webhook events',
+    default: '10',
+  },
 } as const satisfies OptionTable;
 
 /** `hiresync simulate`: serves the built-in API simulator until SIGINT/SIGTERM. */
@@ -254,7 +273,25 @@ export const simulate = defineCommand({
       dataset: { flatTrackingLinks, malformedEvery, extraResources },
     });
     if (accounts.length > 0) simulatorOptions.accounts = accounts;
+    const webhooks = values.webhooks;
+    const webhookSecret = values['webhook-secret'];
+    if (webhooks !== undefined && (webhookSecret ?? '') === '') {
+      throw new UsageError(
+        '--webhooks needs --webhook-secret, the secret the events are signed with',
+      );
+    }
+    const webhookEveryMs = intOption('webhook-every', values['webhook-every'], 1) * 1000;
     const sim = await ApiSimulator.start(simulatorOptions);
+    const feed =
+      webhooks === undefined
+        ? undefined
+        : startWebhookFeed({
+            dataset: sim.dataset,
+            url: webhooks,
+            secret: webhookSecret ?? '',
+            everyMs: webhookEveryMs,
+            onDelivery: (line) => stdout.write(`${line}\n`),
+          });
     const accountLines = accounts.map(
       (a) =>
         `  account ${a.name}: HIRESYNC_CLIENT_ID=${a.clientId}  (secret: ${a.clientSecrets?.join(', ')}; api key: ${a.apiKeys?.join(', ')})\n`,
@@ -276,12 +313,16 @@ export const simulate = defineCommand({
         partnerLines.join('') +
         extraLines.join('') +
         shapeLine(shape, simulatorOptions.rateLimit) +
+        (webhooks === undefined
+          ? ''
+          : `  webhooks: an event every ${webhookEveryMs / 1000}s to ${webhooks}\n`) +
         'Stop with Ctrl-C.\n',
     );
     await new Promise<void>((resolve) => {
       signals.once('SIGINT', resolve);
       signals.once('SIGTERM', resolve);
     });
+    feed?.stop();
     await sim.close();
     return EXIT.ok;
   },

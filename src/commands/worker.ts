@@ -20,6 +20,7 @@ import { defineCommand, EXIT } from './command.js';
 import { erasableResourcesOf } from './erasable-resources.js';
 import type { OptionTable } from './options.js';
 import { consoleOptionsOf } from './worker-console.js';
+import { workerWebhooks } from './worker-webhooks.js';
 
 /** `hiresync worker` takes no option but `--help`. */
 export const options = {} as const satisfies OptionTable;
@@ -44,7 +45,10 @@ export const worker = defineCommand({
     sets credentials) and of every enabled account, each account with its own
     resources, interval and cron where 'accounts add|update' set them (accounts added,
     disabled or removed, and settings changed, are picked up within a minute), and
-    serves /healthz and /metrics on HIRESYNC_HTTP_PORT, and with HIRESYNC_PUBLIC_URL,
+    serves /healthz and /metrics on HIRESYNC_HTTP_PORT, the vendor's webhooks at
+    POST /webhooks/<account> (under HIRESYNC_PUBLIC_URL's path; an account's secret:
+    HIRESYNC_WEBHOOK_SECRET for default, 'accounts update NAME --webhook-secret'),
+    and with HIRESYNC_PUBLIC_URL,
     the partner app and HIRESYNC_SECRET_KEY the connect links' /connect/<token> and
     /oauth/callback, and with HIRESYNC_CONSOLE_PASSWORD the operators' console at /.
     With a partner app configured, it refreshes every enabled
@@ -111,16 +115,18 @@ export const worker = defineCommand({
         'HIRESYNC_PUBLIC_URL is set, but connect links need the partner app and HIRESYNC_SECRET_KEY: /connect/… and /oauth/callback are not served',
       );
     }
+    const webhooks = workerWebhooks(app, logger);
     const { port, server } = await startHttpServer({
       port: config.httpPort,
       db: app.db,
       redis: app.redis,
       metrics: app.metrics,
       schedules: () => keeper.health(),
-      routes: connect ? [connect] : [],
+      routes: connect ? [webhooks.route, connect] : [webhooks.route],
       console: consoleOptionsOf(config, app, logger),
     });
     app.startWorker();
+    webhooks.start();
     const keepalive = config.partner
       ? await startKeepalive(app.queueRedis, config.redisPrefix, config.refreshKeepaliveMs, {
           due: async () => {
@@ -186,6 +192,7 @@ export const worker = defineCommand({
     if (!(await settlesBy(keeper.stop(), deadline))) left.push('schedule repair');
     if (keepalive && !(await settlesBy(keepalive.close(force), deadline))) left.push('keep-alive');
     if (!(await settlesBy(erasure.close(force), deadline))) left.push('erasure');
+    if (!(await settlesBy(webhooks.close(force), deadline))) left.push('webhook deletes');
     const closed = await app.close({ deadline });
     await new Promise<void>((resolve) => server.close(() => resolve()));
     const abandoned = [...left, ...closed.abandoned];

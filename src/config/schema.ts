@@ -22,6 +22,7 @@ import {
 } from './fields.js';
 import { extraWalks, resourcePaths } from './resource-names.js';
 import { parseSecretKeys, SecretKeys } from './secret-keys.js';
+import { webhookSecret } from './webhook-secret.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -150,6 +151,7 @@ export const fullFields = {
   HIRESYNC_FULL_WINDOW: durationOrZeroMs('1h', 1000, 7 * 86_400_000),
   HIRESYNC_HTTP_PORT: integer(9464, 0, 65535),
   HIRESYNC_CONSOLE_PASSWORD: consolePassword,
+  HIRESYNC_WEBHOOK_SECRET: webhookSecret,
   HIRESYNC_CONCURRENCY: integer(4, 1, 256),
   HIRESYNC_REFRESH_KEEPALIVE: durationMs('6h', 60_000, 7 * 86_400_000),
   HIRESYNC_RATE_LIMIT_WINDOW: durationMs('10s', 100, 86_400_000),

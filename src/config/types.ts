@@ -199,6 +199,13 @@ export interface Config extends StatusConfig {
    * onto reference columns); undefined when the variable is unset.
    */
   fieldPolicy: RecordPolicy | undefined;
+  /**
+   * `HIRESYNC_WEBHOOK_SECRET`: the account `default`'s webhook secret, which
+   * the vendor signs its deliveries to `…/webhooks/default` with; undefined:
+   * that endpoint refuses every delivery (registered accounts keep theirs in
+   * hiresync.webhook_secrets).
+   */
+  webhookSecret: Secret | undefined;
 }
 
 /** The environment as the loaders read it: a frozen copy of `process.env` (readEnv, config/env.ts). */
@@ -230,4 +237,6 @@ export interface AccountsConfig extends DatabaseConfig {
    * undefined when neither or both are (`sync` would refuse that).
    */
   defaultAuthMode: AuthConfig['mode'] | undefined;
+  /** Whether HIRESYNC_WEBHOOK_SECRET is set for the account `default` (never its value). */
+  defaultWebhookSecret: boolean;
 }

@@ -14,8 +14,11 @@ export interface SyncJobData {
   account?: string;
   resource: ResourceName;
   requested: RequestedMode;
-  /** Who asked: the `sync` command, a schedule, or a worker resuming a checkpoint. */
-  origin: 'cli' | 'schedule' | 'resume';
+  /**
+   * Who asked: the `sync` command, a schedule, a worker resuming a
+   * checkpoint, or a webhook event naming the resource (an incremental run).
+   */
+  origin: 'cli' | 'schedule' | 'resume' | 'webhook';
   /**
    * A full run may soft-delete more than HIRESYNC_MAX_DELETE_FRACTION of the
    * resource's live rows. Set only by `sync --full --allow-mass-delete`.
@@ -72,9 +75,11 @@ export function runJobOptions(config: Pick<Config, 'runAttempts' | 'runBackoffMs
 
 /**
  * Queues a run. Resume jobs are deduplicated by (account, resource): one is
- * enough. The run lock, not the queue, guarantees one run per (account,
- * resource) at a time, so a `sync` after a crash need not wait for the dead
- * job's queue lock to expire.
+ * enough. So are a webhook's runs while one waits in the queue; while one is
+ * running, one more is kept for after it (BullMQ's `keepLastIfActive`), as
+ * the running one may have read past what the event changed. The run lock,
+ * not the queue, guarantees one run per (account, resource) at a time, so a
+ * `sync` after a crash need not wait for the dead job's queue lock to expire.
  */
 export async function enqueueRun(
   queue: Queue<SyncJobData>,
@@ -85,5 +90,8 @@ export async function enqueueRun(
   return (await queue.add(key, data, {
     ...runJobOptions(config),
     ...(data.origin === 'resume' ? { deduplication: { id: `resume:${key}` } } : {}),
+    ...(data.origin === 'webhook'
+      ? { deduplication: { id: `webhook:${key}`, keepLastIfActive: true } }
+      : {}),
   })) as SyncJob;
 }

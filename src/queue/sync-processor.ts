@@ -217,8 +217,9 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         },
         allowMassDelete: job.data.allowMassDelete === true,
         // A 403 answers the same until the scope is granted: only a full run
-        // (its cron, or sync by hand) tries again, not every incremental tick.
-        skipNotPermitted: origin === 'schedule' && requested === 'auto',
+        // (its cron, or sync by hand) tries again, not every incremental tick
+        // nor every webhook event.
+        skipNotPermitted: (origin === 'schedule' || origin === 'webhook') && requested === 'auto',
         updatedFilter: deps.updatedFilter,
         extraWalks: deps.extraWalks?.[resource],
         maxClockSkewMs: deps.maxClockSkewMs,

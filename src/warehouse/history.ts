@@ -18,12 +18,14 @@ export interface HistoryTarget {
  * is never lost or doubled. (The page statements of sql/ spell the same two
  * CTEs out.)
  *
- * `deleted`: the new versions record a deletion (the sweep).
+ * `deleted`: the new versions record a deletion (the sweep, a webhook's
+ * delete event). `runId` null: the version was recorded by no run (a
+ * webhook's delete event).
  */
 export function versionCtes(
   target: HistoryTarget,
   source: string,
-  runId: string,
+  runId: string | null,
   deleted: boolean,
 ): RawBuilder<unknown> {
   const history = sql.table(target.historyTable);

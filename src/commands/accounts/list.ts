@@ -4,6 +4,7 @@ import { credentialsRefusedOf, reauthorizationOf } from '../../account-report.js
 import { AccountSettingsStore } from '../../accounts/account-settings-store.js';
 import { AccountStore } from '../../accounts/account-store.js';
 import type { AccountInfo } from '../../accounts/stored-account.js';
+import { WebhookSecretStore } from '../../accounts/webhook-secrets.js';
 import { type AccountSettings, describeAccountSettings } from '../../config/account-settings.js';
 import { loadAccountsConfig } from '../../config.js';
 import { HiresyncError } from '../../errors.js';
@@ -83,7 +84,9 @@ export const list = defineSubcommand({
     accounts by name. Never shows a secret. After the table, one line per partner
     account in state needs_reauthorization, and per account in state
     credentials_refused (the token service refused its secret or key), says why and
-    what to do.
+    what to do. A last line names the accounts whose webhook endpoint is on (a
+    webhook secret is set: HIRESYNC_WEBHOOK_SECRET for default, 'accounts update NAME
+    --webhook-secret' for the others), never the secret.
 
     With more than 50 accounts, an overview instead, unless --all: accounts
     per state and per auth mode, how many have settings of their own, the
@@ -93,8 +96,9 @@ export const list = defineSubcommand({
     With --json, one JSON document of the same facts: {"accounts": [{"name",
     "authMode", "schema", "state", "lastSuccess", "reauthorization",
     "credentialsRefused", "settings":
-    {"resources", "incrementalEvery", "fullCron"}}]}, null where the table shows
-    "-", timestamps ISO 8601 UTC.
+    {"resources", "incrementalEvery", "fullCron"}}], "webhooks": [names of the
+    accounts with a webhook secret]}, null where the table shows "-", timestamps ISO
+    8601 UTC.
 
     Needs DATABASE_URL. Exit 0, or 1 when Postgres cannot be read or has no hiresync
     tables yet (run 'hiresync migrate' first).`,
@@ -155,8 +159,17 @@ export const list = defineSubcommand({
           settings: settingsOf(settings.get(account.name)),
         });
       }
+      // Whether each account's webhook endpoint is on: never the secret.
+      const webhooks = [
+        ...(withDefault && config.defaultWebhookSecret ? [DEFAULT_ACCOUNT] : []),
+        ...(await new WebhookSecretStore(db).names()),
+      ];
+      const webhookLine =
+        webhooks.length === 0
+          ? ''
+          : `\nwebhook secret set (POST HIRESYNC_PUBLIC_URL/webhooks/NAME accepted): ${webhooks.length > OVERVIEW_ABOVE && !values.all ? `${webhooks.length} accounts` : webhooks.join(', ')}\n`;
       if (values.json) {
-        stdout.write(`${JSON.stringify({ accounts: rows }, null, 2)}\n`);
+        stdout.write(`${JSON.stringify({ accounts: rows, webhooks }, null, 2)}\n`);
         return EXIT.ok;
       }
       const notes = registered.flatMap((a) =>
@@ -167,7 +180,7 @@ export const list = defineSubcommand({
             : [],
       );
       if (rows.length > OVERVIEW_ABOVE && !values.all) {
-        stdout.write(`${formatAccountsOverview(rows, notes)}\n`);
+        stdout.write(`${formatAccountsOverview(rows, notes)}\n${webhookLine}`);
         return EXIT.ok;
       }
       stdout.write(
@@ -177,6 +190,7 @@ export const list = defineSubcommand({
         )}\n`,
       );
       if (notes.length > 0) stdout.write(`\n${notes.join('\n')}\n`);
+      stdout.write(webhookLine);
       return EXIT.ok;
     } finally {
       await db.destroy();

@@ -2,14 +2,16 @@ import { schemaOf } from '../../account-name.js';
 import { AccountSettingsStore } from '../../accounts/account-settings-store.js';
 import { AccountStore } from '../../accounts/account-store.js';
 import type { AccountChange } from '../../accounts/account-update.js';
+import { WebhookSecretStore } from '../../accounts/webhook-secrets.js';
 import { changesSettings, describeAccountSettings } from '../../config/account-settings.js';
 import { parseAccountUrl } from '../../config/account-urls.js';
 import { readPartner } from '../../config/partner.js';
+import { webhookSecretProblem } from '../../config/webhook-secret.js';
 import { loadAccountsConfig } from '../../config.js';
 import { coerceError, UsageError } from '../../errors.js';
 import { Secret } from '../../secret.js';
 import { ensureListResources } from '../../warehouse/migrate-all.js';
-import { EXIT } from '../command.js';
+import { EXIT, type Input, type Output } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase } from './connections.js';
 import { readLine } from './read-secret.js';
@@ -41,6 +43,15 @@ export const options = {
       'with other options: also read a new client secret, API key or refresh token from standard input (without options it is always read)',
   },
   ...settingsOptions,
+  'webhook-secret': {
+    type: 'boolean',
+    description:
+      "read the account's webhook secret (the vendor signs its deliveries with it) from standard input, one line, at least 8 characters",
+  },
+  'no-webhook-secret': {
+    type: 'boolean',
+    description: "remove the account's webhook secret: its deliveries are refused (401)",
+  },
 } as const satisfies OptionTable;
 
 /** `hiresync accounts update NAME`: changes a registered account's credentials in place. */
@@ -69,10 +80,19 @@ export const update = defineSubcommand({
     is enabled by a new refresh token only; an account in state credentials_refused
     by a new secret or key (or sub, or token URL).
 
+    --webhook-secret reads the account's webhook secret from standard input instead
+    (one line, at least 8 characters; sealed with HIRESYNC_SECRET_KEY; never printed):
+    the key the vendor signs its deliveries to HIRESYNC_PUBLIC_URL/webhooks/NAME with.
+    --no-webhook-secret removes it: deliveries are refused (401) from then on. Either
+    needs DATABASE_URL (and --webhook-secret HIRESYNC_SECRET_KEY) alone, leaves the
+    account's version and runs in flight alone, and running workers follow it within
+    5 seconds.
+
     Needs DATABASE_URL, REDIS_URL and HIRESYNC_SECRET_KEY. Exit 0 when updated; 1 when
     no account NAME is registered, the change does not apply to its auth mode, or
     Postgres or Redis fails; 2 on a usage or configuration error (nothing to update, an
-    empty standard input with --secret, a bad --sub, a URL breaking the https rule, a
+    empty standard input with --secret or --webhook-secret, a webhook secret shorter
+    than 8 characters, a bad --sub, a URL breaking the https rule, a
     bad setting), before connecting.`,
   options,
   async execute(values, name, { env, stdin, stdout, stderr }) {
@@ -96,17 +116,23 @@ export const update = defineSubcommand({
     };
     const settings = readSettingsOptions(values);
     const withSettings = changesSettings(settings);
+    const webhook = webhookChangeOf(values);
     const given = change.sub ?? change.baseUrl ?? change.authUrl;
-    // Settings alone touch no credential: no secret, no key, no Redis.
-    const credentials = given !== undefined || values.secret === true || !withSettings;
+    // Settings and webhook secrets alone touch no credential: no secret, no Redis.
+    const credentials =
+      given !== undefined || values.secret === true || (!withSettings && webhook === undefined);
     const config = loadAccountsConfig(
       env,
-      credentials ? { redis: true, secretKey: 'seal the credentials of registered accounts' } : {},
+      credentials
+        ? { redis: true, secretKey: 'seal the credentials of registered accounts' }
+        : webhook === 'set'
+          ? { secretKey: 'seal the webhook secret of an account' }
+          : {},
     );
     // With options, standard input is not touched unless --secret asks for it: it may
     // be a loop's list of names, whose next line must neither become a secret nor be
     // consumed (nor a pipe that never ends be waited on).
-    if ((given === undefined && !withSettings) || values.secret === true) {
+    if ((given === undefined && !withSettings && webhook === undefined) || values.secret === true) {
       if (stdin?.isTTY === true) {
         stderr.write(
           `new client secret, API key or refresh token for account ${name} (one line; it shows as typed, so prefer a pipe):\n`,
@@ -116,12 +142,14 @@ export const update = defineSubcommand({
       if (line === '') {
         throw new UsageError(
           given === undefined
-            ? `nothing to update for account ${name}: pipe its new client secret, API key or refresh token on standard input (one line; it is never taken from the command line), or give --sub, --base-url, --auth-url, --resources, --incremental-every or --full-cron`
+            ? `nothing to update for account ${name}: pipe its new client secret, API key or refresh token on standard input (one line; it is never taken from the command line), or give --sub, --base-url, --auth-url, --resources, --incremental-every, --full-cron, --webhook-secret or --no-webhook-secret`
             : `--secret: no new secret for account ${name} on standard input: pipe it in, one line (it is never taken from the command line)`,
         );
       }
       change.secret = new Secret(line);
     }
+    const webhookSecret =
+      webhook === 'set' ? await readWebhookSecret(name, stdin, stderr) : undefined;
 
     const db = await openDatabase(config.databaseUrl, 'update');
     try {
@@ -138,8 +166,27 @@ export const update = defineSubcommand({
           `updated account ${name}: resources ${shown.resources}, incremental every ${shown.incrementalEvery}, full cron ${shown.fullCron} ("-": the deployment's); running workers follow within a minute, its runs in flight finish as they are\n`,
         );
       };
+      /** Sets or removes the webhook secret asked for, and says so. */
+      const applyWebhook = async () => {
+        if (webhook === undefined) return;
+        const secrets = new WebhookSecretStore(db, config.secretKeys);
+        if (webhookSecret !== undefined) {
+          await secrets.set(name, webhookSecret);
+          stdout.write(
+            `updated account ${name}: webhook secret set (sealed); give the vendor the same secret and the URL HIRESYNC_PUBLIC_URL/webhooks/${name}; running workers use it within 5 seconds\n`,
+          );
+        } else {
+          const removed = await secrets.remove(name);
+          stdout.write(
+            removed
+              ? `updated account ${name}: webhook secret removed; running workers refuse its deliveries (401) within 5 seconds\n`
+              : `account ${name} had no webhook secret; nothing changed\n`,
+          );
+        }
+      };
       if (!credentials) {
-        await applySettings();
+        if (withSettings) await applySettings();
+        await applyWebhook();
         return EXIT.ok;
       }
       // Reached before anything changes: the cached token is dropped after.
@@ -172,6 +219,7 @@ export const update = defineSubcommand({
           `updated account ${name}: ${outcome.changed.join(', ')}; its data, schema and schedules are kept, and its next run mints a new access token${ended}\n`,
         );
         if (withSettings) await applySettings();
+        await applyWebhook();
         return EXIT.ok;
       } finally {
         redis.disconnect();
@@ -181,3 +229,46 @@ export const update = defineSubcommand({
     }
   },
 });
+
+/** What `--webhook-secret` and `--no-webhook-secret` ask: set, remove, or neither. */
+function webhookChangeOf(values: {
+  secret?: boolean | undefined;
+  'webhook-secret'?: boolean | undefined;
+  'no-webhook-secret'?: boolean | undefined;
+}): 'set' | 'remove' | undefined {
+  if (values['webhook-secret'] && values['no-webhook-secret']) {
+    throw new UsageError('--webhook-secret and --no-webhook-secret: give one of them');
+  }
+  if (values['webhook-secret'] && values.secret) {
+    throw new UsageError(
+      '--webhook-secret and --secret both read standard input: update the secret and the webhook secret in two commands',
+    );
+  }
+  return values['webhook-secret'] ? 'set' : values['no-webhook-secret'] ? 'remove' : undefined;
+}
+
+/**
+ * The webhook secret on standard input (one line, as secrets are read),
+ * checked before anything connects: empty or too short is a usage error,
+ * which never quotes it.
+ */
+async function readWebhookSecret(
+  name: string,
+  stdin: Input | undefined,
+  stderr: Output,
+): Promise<Secret> {
+  if (stdin?.isTTY === true) {
+    stderr.write(
+      `webhook secret for account ${name} (one line; it shows as typed, so prefer a pipe):\n`,
+    );
+  }
+  const line = await readLine(stdin, 'webhook secret');
+  if (line === '') {
+    throw new UsageError(
+      `--webhook-secret: no webhook secret for account ${name} on standard input: pipe it in, one line (it is never taken from the command line)`,
+    );
+  }
+  const problem = webhookSecretProblem(line);
+  if (problem) throw new UsageError(`--webhook-secret: ${problem}`);
+  return new Secret(line);
+}

@@ -17,7 +17,7 @@ export function candidateOfApplication(index: number): number {
 }
 
 /** Indexes of the applications of candidate `index` (the inverse of {@link candidateOfApplication}). */
-function applicationsOfCandidate(index: number): number[] {
+export function applicationsOfCandidate(index: number): number[] {
   const out: number[] = [];
   for (let i = Math.ceil((3 * index) / 2); candidateOfApplication(i) === index; i += 1) out.push(i);
   return out;

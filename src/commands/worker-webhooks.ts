@@ -1,0 +1,79 @@
+import { webhookAccounts } from '../accounts/webhook-accounts.js';
+import type { App } from '../app.js';
+import { coerceError } from '../errors.js';
+import type { HttpRoute } from '../http/connect-routes.js';
+import { webhookRoutes } from '../http/webhook-routes.js';
+import type { Logger } from '../logger.js';
+import { throttledWarn } from '../queue/throttled-warn.js';
+import { createWebhookDeleteWorker } from '../queue/webhook-delete-worker.js';
+import {
+  createWebhookQueue,
+  enqueueWebhookDeletion,
+  enqueueWebhookRun,
+  WebhookEventLedger,
+} from '../queue/webhook-jobs.js';
+
+/** The worker's webhook endpoint, and what applies its delete events after the answer. */
+export interface WorkerWebhooks {
+  /** `POST …/webhooks/<account>`, for the HTTP server's routes. */
+  route: HttpRoute;
+  /** Starts applying queued delete events (with the queue worker of runs). */
+  start: () => void;
+  /** Stops applying them (a delete in hand finishes) and closes the queue; `force` when Redis is gone. */
+  close: (force: boolean) => Promise<void>;
+}
+
+/**
+ * The webhooks of `hiresync worker` (docs/privacy.md, "Webhooks"): the
+ * endpoint, checking each delivery against the account's webhook secret
+ * (HIRESYNC_WEBHOOK_SECRET for `default`, hiresync.webhook_secrets for a
+ * registered account) and claiming its event id in Redis; the queue
+ * `webhooks` its delete events go to, and the worker applying them in
+ * Postgres; its other events queue an incremental run on the shared queue.
+ */
+export function workerWebhooks(app: App, logger: Logger): WorkerWebhooks {
+  const { config } = app;
+  const queue = createWebhookQueue(app.queueRedis, config.redisPrefix);
+  queue.on('error', throttledWarn(logger, 'webhook queue error'));
+  const ledger = new WebhookEventLedger(app.redis, config.redisPrefix);
+  let worker: ReturnType<typeof createWebhookDeleteWorker> | undefined;
+  const route = webhookRoutes({
+    publicUrl: config.publicUrl,
+    accountOf: webhookAccounts({ db: app.db, secretKeys: config.secretKeys, config }),
+    ledger: {
+      claim: (account, eventId) => ledger.claim(account, eventId),
+      release: (account, eventId) => ledger.release(account, eventId),
+    },
+    queueDeletion: (work) => enqueueWebhookDeletion(queue, work),
+    queueRun: (account, resource) => enqueueWebhookRun(app.queue, account, resource, config),
+    logger,
+  });
+  return {
+    route,
+    start: () => {
+      worker = createWebhookDeleteWorker(app.queueRedis, config.redisPrefix, {
+        db: app.db,
+        resourceOf: (name) => app.resources.get(name),
+        history: config.history,
+        logger,
+      });
+      worker.on('error', throttledWarn(logger, 'webhook delete worker error'));
+      worker.on('failed', (job, error) => {
+        logger.error(
+          {
+            account: job?.data.account,
+            action: job?.data.action,
+            eventId: job?.data.eventId,
+            attempt: job?.attemptsMade,
+            err: coerceError(error),
+          },
+          'webhook delete failed; retried with backoff until its attempts are spent',
+        );
+      });
+    },
+    close: async (force) => {
+      await worker?.close(force);
+      await queue.close();
+    },
+  };
+}

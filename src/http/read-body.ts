@@ -1,0 +1,97 @@
+import type { IncomingMessage } from 'node:http';
+
+/** What {@link readBody} read, or why it stopped. */
+export type BodyRead =
+  | { ok: true; body: Buffer }
+  /** Longer than the bound: by its Content-Length (nothing read), or once read past it. */
+  | { ok: false; reason: 'too large' }
+  /** Not all sent within the timeout. */
+  | { ok: false; reason: 'timeout' }
+  /** The client went away (or the stream failed) before the end. */
+  | { ok: false; reason: 'aborted' };
+
+/** Options of {@link readBody}. */
+export interface ReadBodyOptions {
+  /** Most bytes read; a longer body is refused. */
+  maxBytes: number;
+  /** How long the whole body may take to arrive. */
+  timeoutMs: number;
+}
+
+/**
+ * Reads a request's body, bounded in size and time: a Content-Length above
+ * `maxBytes` is refused before a byte is read, and a body that turns out
+ * longer (chunked) is refused as soon as it passes the bound; the rest is
+ * left unread (see {@link discardRest}). Resolves, never rejects.
+ */
+export function readBody(req: IncomingMessage, options: ReadBodyOptions): Promise<BodyRead> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > options.maxBytes) {
+    return Promise.resolve({ ok: false, reason: 'too large' });
+  }
+  return new Promise<BodyRead>((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (result: BodyRead) => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onAborted);
+      req.off('close', onClose);
+      if (!result.ok) req.pause();
+      resolve(result);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > options.maxBytes) finish({ ok: false, reason: 'too large' });
+      else chunks.push(chunk);
+    };
+    const onEnd = () => finish({ ok: true, body: Buffer.concat(chunks, size) });
+    const onAborted = () => finish({ ok: false, reason: 'aborted' });
+    const onClose = () => {
+      if (!req.complete) onAborted();
+    };
+    const timer = setTimeout(() => finish({ ok: false, reason: 'timeout' }), options.timeoutMs);
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onAborted);
+    req.on('close', onClose);
+  });
+}
+
+/** Options of {@link discardRest}. */
+export interface DiscardOptions {
+  /** Most bytes discarded before the connection is closed. */
+  maxBytes: number;
+  /** Longest time given to the rest to arrive before the connection is closed. */
+  timeoutMs: number;
+}
+
+/**
+ * Once a refusal is answered: what the client still sends of a refused body
+ * is read and dropped (never kept), for at most `timeoutMs` and `maxBytes`,
+ * then the connection is closed. Closing at once, with the body's bytes
+ * unread, makes the kernel reset the connection, and the client would see
+ * the reset instead of the answer (a lingering close, as web servers do).
+ */
+export function discardRest(req: IncomingMessage, options: DiscardOptions): void {
+  if (req.complete) return;
+  let dropped = 0;
+  const close = () => {
+    clearTimeout(timer);
+    req.off('data', onData);
+    req.socket.destroy();
+  };
+  const onData = (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > options.maxBytes) close();
+  };
+  const timer = setTimeout(close, options.timeoutMs);
+  req.on('data', onData);
+  req.once('end', () => {
+    clearTimeout(timer);
+    req.off('data', onData);
+  });
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
+}
