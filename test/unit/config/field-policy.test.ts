@@ -68,4 +68,21 @@ describe('HIRESYNC_FIELD_POLICY with HIRESYNC_HASH_KEY', () => {
       'HIRESYNC_FIELD_POLICY item "candidates.email=scramble" has the action "scramble": use drop or hash',
     ]);
   });
+
+  it('refuses a hash that its mirror would apply to a key the other place stores typed', () => {
+    // tracking_links' credited_to has no typed user_id, but referrers (the same rows) do.
+    expect(
+      problems({
+        HIRESYNC_FIELD_POLICY: 'tracking_links.credited_to.user_id=hash',
+        HIRESYNC_HASH_KEY: KEY,
+      }),
+    ).toEqual([
+      expect.stringMatching(
+        /^HIRESYNC_FIELD_POLICY tracking_links.credited_to.user_id=hash: .*referrers.user_id.* typed value .*drop it instead$/,
+      ),
+    ]);
+    expect(problems({ HIRESYNC_FIELD_POLICY: 'tracking_links.credited_to.user_id=drop' })).toEqual(
+      [],
+    );
+  });
 });
