@@ -152,7 +152,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
   problems.push(...partnerProblems);
   const { publicUrl, problems: publicUrlProblems } = readPublicUrl(env);
   problems.push(...publicUrlProblems);
-  const { fieldPolicy, problems: policyProblems } = recordPolicyOf(env);
+  const { fieldPolicy, problems: policyProblems } = recordPolicyOf(env, known);
   problems.push(...policyProblems);
   if (has('HIRESYNC_WEBHOOK_SECRET') && !clientCreds && !apiKey) {
     problems.push({
@@ -245,13 +245,30 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
 /**
  * `HIRESYNC_FIELD_POLICY` and `HIRESYNC_HASH_KEY`, as written: the resources'
  * checks and mirrors are applied by whoever holds the catalog (createApp,
- * reapply-policy: privacy/policy-targets.ts resolvePolicy).
+ * reapply-policy: privacy/policy-targets.ts resolvePolicy). Given `known`
+ * (the declared resource names), an item whose resource is neither one of
+ * them nor a name a list resource could take (`Candidates`, `candidates_data`)
+ * is a problem: it would protect nothing, silently.
  */
-export function recordPolicyOf(env: Env): {
+export function recordPolicyOf(
+  env: Env,
+  known?: readonly ResourceName[],
+): {
   fieldPolicy: RecordPolicy | undefined;
   problems: ConfigProblem[];
 } {
   const { policy, hasher, problems } = readFieldPolicy(env);
+  if (policy && known) {
+    for (const name of policy.resources) {
+      const problem = known.includes(name) ? undefined : resourceNameProblem(name);
+      if (problem) {
+        problems.push({
+          variable: 'HIRESYNC_FIELD_POLICY',
+          message: `names the resource ${JSON.stringify(name)}, which no resource can be (${problem}): its items would apply to nothing`,
+        });
+      }
+    }
+  }
   if (!policy || problems.length > 0) return { fieldPolicy: undefined, problems };
   return { fieldPolicy: new RecordPolicy(policy, hasher), problems: [] };
 }

@@ -69,6 +69,14 @@ export function parseRecords(
     parsed = JSON.parse(body);
   } catch {
     const type = contentType ? `${contentType.split(';')[0]?.trim()} ` : '';
+    // A body that starts as JSON is a page cut short or malformed: its text
+    // may hold records, which the field policy would drop or hash, and the
+    // error reaches sync_runs.error, the logs and the queue. Never quoted.
+    if (/^[\s\ufeff]*[[{]/.test(body)) {
+      throw new UnexpectedBodyError(
+        `response from ${path} is not valid JSON: a ${type}body of ${Buffer.byteLength(body)} bytes that starts as JSON but is cut short or malformed (not quoted: it may hold records); check ${baseUrlSetting} and what answers there`,
+      );
+    }
     throw new UnexpectedBodyError(
       `response from ${path} is not JSON but a ${type}body starting ${JSON.stringify(excerpt(body, 60))}; ` +
         `check ${baseUrlSetting} (a proxy or login page answering instead of the API?)`,

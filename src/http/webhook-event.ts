@@ -157,9 +157,11 @@ function wordsOf(resource: string): string[] {
  * `update_candidate` → `candidates`.
  */
 export function resourceOfAction(action: string, synced: readonly string[]): string | undefined {
-  const named = ACTION_RESOURCES[action];
+  const named = Object.hasOwn(ACTION_RESOURCES, action) ? ACTION_RESOURCES[action] : undefined;
   if (named !== undefined) return synced.includes(named) ? named : undefined;
-  const words = action.split('_').map((word) => WORD_ALIASES[word] ?? word);
+  const words = action
+    .split('_')
+    .map((word) => (Object.hasOwn(WORD_ALIASES, word) ? WORD_ALIASES[word] : undefined) ?? word);
   let best: { resource: string; end: number; length: number } | undefined;
   for (const resource of new Set([...synced, ...VENDOR_RESOURCES])) {
     const target = wordsOf(resource);
@@ -185,7 +187,10 @@ export function planWebhookEvent(
   event: WebhookEvent,
   synced: readonly string[],
 ): WebhookPlan | { problem: string } {
-  const parts = DELETE_EVENTS[event.action];
+  // Own keys only: `constructor` is an action any object answers.
+  const parts = Object.hasOwn(DELETE_EVENTS, event.action)
+    ? DELETE_EVENTS[event.action]
+    : undefined;
   if (parts) {
     const deletions: WebhookDeletion[] = [];
     const notSynced: string[] = [];

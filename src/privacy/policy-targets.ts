@@ -80,21 +80,37 @@ function probeRecord(path: readonly string[], value: unknown): Record<string, un
 /**
  * Problems of `policy` against the declared resources: a hash rule on a key
  * the resource's schema reads as a typed value (its hash, a string, would be
- * rejected every time; drop it instead).
+ * rejected every time; drop it instead), or whose mirror (see
+ * {@link withMirroredReferences}) lands on such a key.
  */
 export function policyTargetProblems(policy: FieldPolicy, catalog: ResourceCatalog): string[] {
   const problems: string[] = [];
   for (const rule of policy.rules) {
-    const declaration = catalog.get(rule.resource);
-    if (!declaration || rule.action !== 'hash') continue;
-    const reason = declaration.validate(probeRecord(rule.path, 'hmac-sha256:0'));
+    const reason = typedReason(rule, catalog);
     if (reason !== undefined) {
       problems.push(
         `${rule.resource}.${rule.path.join('.')}=hash: ${rule.resource} stores ${rule.path.join('.')} as a typed value (${reason}), so its hash could never be stored; drop it instead`,
       );
+      continue;
+    }
+    // The mirror hashes the same column where it is filled from the other place,
+    // whose resource may type the key where this one does not (referrers' user_id).
+    const mirror = rule.action === 'hash' ? mirrorOf(rule) : undefined;
+    const mirrorReason = mirror && typedReason(mirror, catalog);
+    if (mirror && mirrorReason !== undefined) {
+      problems.push(
+        `${rule.resource}.${rule.path.join('.')}=hash: it applies to ${mirror.resource}.${mirror.path.join('.')} too (the same column), which ${mirror.resource} stores as a typed value (${mirrorReason}), so its hash could never be stored; drop it instead`,
+      );
     }
   }
   return problems;
+}
+
+/** Why `rule`'s hash could not be stored (its key is typed by the resource's schema); undefined when it can. */
+function typedReason(rule: FieldRule, catalog: ResourceCatalog): string | undefined {
+  const declaration = catalog.get(rule.resource);
+  if (!declaration || rule.action !== 'hash') return undefined;
+  return declaration.validate(probeRecord(rule.path, 'hmac-sha256:0'));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
 import { HiresyncError } from '../errors.js';
-import { topLevelId } from './record-texts.js';
+import { carriedId } from './record-texts.js';
 import { isReferenceTable, referenceLocksText, runLockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
 import { eraseRecords as eraseRecordsText } from './sql/erase-records.js';
@@ -122,7 +122,8 @@ export function withErasureLock<T>(
 /**
  * The rejected records of `resource` kept as JSON text (Postgres could not
  * hold them as jsonb) whose top-level id is one of `ids`: their ids, and the
- * record id of each. Read from the text as the page writer reads it.
+ * record id of each. Read from the text as the statement reads those kept as
+ * jsonb: an integral number in any form, or a string of digits (carriedId).
  */
 async function textRejects(
   trx: Transaction<Database>,
@@ -135,7 +136,7 @@ async function textRejects(
   const rejected: string[] = [];
   const records: string[] = [];
   for (const row of rows) {
-    const id = topLevelId(row.text);
+    const id = carriedId(row.text);
     if (id === undefined || !ids.has(id)) continue;
     rejected.push(row.id);
     records.push(id);

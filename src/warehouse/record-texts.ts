@@ -43,6 +43,32 @@ export function recordTexts(body: string, recordsKey?: string): string[] {
  * same text, but the same integer); undefined otherwise.
  */
 export function topLevelId(text: string): string | undefined {
+  const id = idToken(text);
+  const digits = id === undefined ? undefined : /^(-?\d+)(?:\.0*)?$/.exec(id)?.[1];
+  return digits === undefined ? undefined : inBigint(BigInt(digits));
+}
+
+/**
+ * The id a rejected record's exact text carries, as an erasure reads it
+ * (sql/erase-records.ts reads those kept as jsonb alike): an integral number
+ * in any form (`123`, `123.0`, `1.23e2`), or a string of digits, spaces
+ * around them ignored (the wrong type the record was rejected for);
+ * undefined otherwise.
+ */
+export function carriedId(text: string): string | undefined {
+  const token = idToken(text);
+  if (token === undefined) return undefined;
+  if (!token.startsWith('"')) return integerOf(token);
+  try {
+    const digits = (JSON.parse(token) as string).trim();
+    return /^-?\d+$/.test(digits) ? inBigint(BigInt(digits)) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The text of the top-level `id` of an object's exact text (the last, as JSON.parse and Postgres take); undefined when none. */
+function idToken(text: string): string | undefined {
   const scanner = new Scanner(text);
   try {
     scanner.skipSpace();
@@ -50,13 +76,35 @@ export function topLevelId(text: string): string | undefined {
     scanner.members((key, start, end) => {
       if (key === 'id') id = text.slice(start, end);
     });
-    const digits = id === undefined ? undefined : /^(-?\d+)(?:\.0*)?$/.exec(id)?.[1];
-    if (digits === undefined) return undefined;
-    const value = BigInt(digits);
-    return value >= -(2n ** 63n) && value < 2n ** 63n ? value.toString() : undefined;
+    return id;
   } catch {
     return undefined;
   }
+}
+
+/** The integer a JSON number's text is (`10`, `10.0`, `1e1`), as bigint text; undefined when it is none or beyond bigint. */
+function integerOf(token: string): string | undefined {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(token);
+  if (!m) return undefined;
+  const [, sign = '', whole = '', fraction = '', exponent = '0'] = m;
+  const all = `${whole}${fraction}`;
+  const shift = Number(exponent) - fraction.length;
+  let digits: string;
+  if (shift < 0) {
+    const at = Math.max(0, all.length + shift);
+    if (!/^0*$/.test(all.slice(at))) return undefined;
+    digits = all.slice(0, at) || '0';
+  } else {
+    const significant = all.replace(/^0+/, '');
+    // 19 digits at most within bigint: a larger shift is out of range (and never built).
+    if (significant.length + shift > 19) return significant === '' ? '0' : undefined;
+    digits = significant === '' ? '0' : `${significant}${'0'.repeat(shift)}`;
+  }
+  return inBigint(BigInt(`${sign}${digits}`));
+}
+
+function inBigint(value: bigint): string | undefined {
+  return value >= -(2n ** 63n) && value < 2n ** 63n ? value.toString() : undefined;
 }
 
 const QUOTE = 0x22;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { recordPolicyOf } from '../../../src/config.js';
+import { loadConfig, recordPolicyOf } from '../../../src/config.js';
+import { ConfigError } from '../../../src/errors.js';
 import { resolvePolicy } from '../../../src/privacy/policy-targets.js';
-import { BUILT_IN_RESOURCES } from '../../../src/resources/index.js';
+import { BUILT_IN_RESOURCES, RESOURCE_NAMES } from '../../../src/resources/index.js';
 
 const KEY = Buffer.alloc(32, 1).toString('base64');
 
@@ -67,5 +68,48 @@ describe('HIRESYNC_FIELD_POLICY with HIRESYNC_HASH_KEY', () => {
     expect(problems({ HIRESYNC_FIELD_POLICY: 'candidates.email=scramble' })).toEqual([
       'HIRESYNC_FIELD_POLICY item "candidates.email=scramble" has the action "scramble": use drop or hash',
     ]);
+  });
+
+  it('refuses a hash that its mirror would apply to a key the other place stores typed', () => {
+    // tracking_links' credited_to has no typed user_id, but referrers (the same rows) do.
+    expect(
+      problems({
+        HIRESYNC_FIELD_POLICY: 'tracking_links.credited_to.user_id=hash',
+        HIRESYNC_HASH_KEY: KEY,
+      }),
+    ).toEqual([
+      expect.stringMatching(
+        /^HIRESYNC_FIELD_POLICY tracking_links.credited_to.user_id=hash: .*referrers.user_id.* typed value .*drop it instead$/,
+      ),
+    ]);
+    expect(problems({ HIRESYNC_FIELD_POLICY: 'tracking_links.credited_to.user_id=drop' })).toEqual(
+      [],
+    );
+  });
+
+  it('refuses an item whose resource could be no resource hiresync syncs, naming it', () => {
+    const env = {
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+      REDIS_URL: 'redis://127.0.0.1:1',
+      HIRESYNC_BASE_URL: 'https://harvest.example.com',
+      HIRESYNC_API_KEY: 'key-0123456789',
+    };
+    for (const resource of [
+      'Candidates',
+      'tracking-links',
+      'candidates_data',
+      'rejected_records',
+    ]) {
+      const load = () =>
+        loadConfig({ ...env, HIRESYNC_FIELD_POLICY: `${resource}.emails=drop` }, RESOURCE_NAMES);
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(new RegExp(`HIRESYNC_FIELD_POLICY.*${resource}`));
+    }
+    // A list resource the API may serve (stored as sent), and the built-in ones, are fine.
+    for (const resource of ['candidates', 'job_boards', 'tracking_links']) {
+      expect(() =>
+        loadConfig({ ...env, HIRESYNC_FIELD_POLICY: `${resource}.notes=drop` }, RESOURCE_NAMES),
+      ).not.toThrow();
+    }
   });
 });

@@ -169,6 +169,15 @@ describe('the resource an action names', () => {
     expect(planWebhookEvent({ action, payload: {} }, ALL)).toEqual({ kind: 'run', resource });
   });
 
+  it("reads an action named like a property every object has as naming nothing, never as the object's", () => {
+    for (const action of ['constructor', 'constructor_updated']) {
+      expect(planWebhookEvent({ action, payload: {} }, ALL)).toEqual({
+        kind: 'ignore',
+        reason: `${action} names no resource the account syncs`,
+      });
+    }
+  });
+
   it('names only resources the account syncs', () => {
     expect(resourceOfAction('job_post_updated', ['jobs'])).toBeUndefined();
     expect(resourceOfAction('hire_candidate', ['candidates'])).toBeUndefined();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recordTexts, topLevelId } from '../../../src/warehouse/record-texts.js';
+import { carriedId, recordTexts, topLevelId } from '../../../src/warehouse/record-texts.js';
 
 describe('recordTexts', () => {
   it('cuts each record exactly as sent: big ids, decimals, escapes and nesting kept', () => {
@@ -43,6 +43,34 @@ describe('topLevelId', () => {
       '{"id": 9223372036854775808}',
     ]) {
       expect(topLevelId(text), text).toBeUndefined();
+    }
+  });
+});
+
+describe('carriedId', () => {
+  it('reads the id an erasure looks for: an integral number in any form, or a string of digits', () => {
+    expect(carriedId('{"id": 9007199254740993, "t": "\\u0000"}')).toBe('9007199254740993');
+    expect(carriedId('{"id": "123", "t": "\\u0000"}')).toBe('123');
+    expect(carriedId('{"id": " 0123 "}')).toBe('123');
+    expect(carriedId('{"id": 1.23e2}')).toBe('123');
+    expect(carriedId('{"id": 1230E-1}')).toBe('123');
+    expect(carriedId('{"id": 10.0}')).toBe('10');
+    expect(carriedId('{"id": 0e99999}')).toBe('0');
+  });
+
+  it('gives nothing for an id that is no integer within bigint', () => {
+    for (const text of [
+      '{"id": 1.5}',
+      '{"id": 15e-1}',
+      '{"id": "12a"}',
+      '{"id": "1.0"}',
+      '{"id": 1e19}',
+      '{"id": "9223372036854775808"}',
+      '{"id": 1e99999}',
+      '{"job": {"id": 5}}',
+      '"text"',
+    ]) {
+      expect(carriedId(text), text).toBeUndefined();
     }
   });
 });
