@@ -5,6 +5,19 @@ import { REDACTED } from '../secret.js';
 /** What a hashed value is stored as: this prefix, then 64 lowercase hex digits. */
 export const HASH_PREFIX = 'hmac-sha256:';
 
+const STORED_HASH = /^hmac-sha256:[0-9a-f]{64}$/;
+
+/**
+ * True when `value` has the form of a hash as hiresync stores it
+ * (`hmac-sha256:` and 64 lowercase hex digits). Only `reapply-policy` asks:
+ * a value stored under a hash path in that form is taken as hashed already
+ * and left alone, so that running it twice never hashes a hash. A run hashes
+ * whatever it is served, whatever its form (see RecordPolicy.record).
+ */
+export function isStoredHash(value: unknown): value is string {
+  return typeof value === 'string' && value.length === 76 && STORED_HASH.test(value);
+}
+
 /**
  * Hashes policy values under `HIRESYNC_HASH_KEY`: `hmac-sha256:<hex>`, the
  * lowercase hex of HMAC-SHA256 over the value's UTF-8 text — a string as it

@@ -1,9 +1,10 @@
-import type { FieldHasher } from './field-hasher.js';
+import { type FieldHasher, isStoredHash } from './field-hasher.js';
 import {
   type FieldPolicy,
   type HashValue,
   type PolicyNode,
   policedRecord,
+  WITHHELD,
 } from './field-policy.js';
 
 /** A page body and its records after the field policy. */
@@ -119,6 +120,20 @@ function policeAll(records: unknown[], tree: PolicyNode, hash: HashValue): void 
   }
 }
 
+/** Options of {@link RecordPolicy.record}. */
+export interface RecordOptions {
+  /**
+   * The record was stored by hiresync (reapply-policy): a value of the form
+   * of a stored hash (`hmac-sha256:` and 64 lowercase hex digits) under a
+   * hash path is hashed already and kept as it is, and so is a record
+   * withheld whole ({@link WITHHELD}), so that applying a policy to what it
+   * has already policed changes nothing. Default false: a page from the API
+   * is hashed whatever its values look like. See docs/privacy.md,
+   * "Reapplying the policy".
+   */
+  keepHashed?: boolean;
+}
+
 /**
  * A field policy ready to apply: its rules and, when any rule hashes, the
  * hasher of `HIRESYNC_HASH_KEY` (config refuses a hashing policy without one).
@@ -127,12 +142,16 @@ export class RecordPolicy {
   readonly policy: FieldPolicy;
   readonly #hasher: FieldHasher | undefined;
   readonly #hash: HashValue;
+  /** {@link RecordPolicy.#hash}, leaving a value already hashed as it is. */
+  readonly #hashOnce: HashValue;
 
   constructor(policy: FieldPolicy, hasher: FieldHasher | undefined) {
     if (policy.hashes && !hasher) throw new Error('a policy that hashes needs HIRESYNC_HASH_KEY');
     this.policy = policy;
     this.#hasher = hasher;
     this.#hash = hasher?.hash ?? refuseHash;
+    const hash = this.#hash;
+    this.#hashOnce = (value) => (isStoredHash(value) ? value : hash(value));
   }
 
   /** The same hasher under other rules (the policy mirrored onto reference columns). */
@@ -161,13 +180,16 @@ export class RecordPolicy {
   }
 
   /**
-   * One stored record (a `data`/`raw` value read back, numbers exact) under
-   * the policy, in place where it is an object; the record itself when the
-   * policy leaves `resource` alone.
+   * One record under the policy, in place where it is an object; the record
+   * itself when the policy leaves `resource` alone. For a record read back
+   * from the warehouse (reapply-policy: numbers exact, see exactNumbers),
+   * pass `keepHashed` (see {@link RecordOptions}).
    */
-  record(resource: string, record: unknown): unknown {
+  record(resource: string, record: unknown, options: RecordOptions = {}): unknown {
     const tree = this.policy.treeOf(resource);
-    return tree ? policedRecord(record, tree, this.#hash) : record;
+    if (!tree) return record;
+    if (!options.keepHashed) return policedRecord(record, tree, this.#hash);
+    return record === WITHHELD ? record : policedRecord(record, tree, this.#hashOnce);
   }
 }
 

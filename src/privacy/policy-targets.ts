@@ -6,7 +6,7 @@
  * other (a referrer's name hashed in `referrers` is hashed wherever it comes from).
  */
 import type { ResourceCatalog } from '../resources/index.js';
-import type { FieldPolicy, FieldRule } from './field-policy.js';
+import { FieldPolicy, type FieldRule } from './field-policy.js';
 import type { RecordPolicy } from './police-page.js';
 
 /** Where a reference table's records are nested in tracking links, and its keys renamed there. */
@@ -128,4 +128,28 @@ export function resolvePolicy(
   const mirrored = withMirroredReferences(policy.policy);
   if ('problem' in mirrored) return { problems: [mirrored.problem] };
   return { policy: policy.with(mirrored.policy) };
+}
+
+/**
+ * The rules that police what `resource`'s table holds, as one policy of that
+ * resource: its own rules, and for a reference table (job_boards, referrers,
+ * sources) also those of the copies nested in tracking links that the same
+ * table stores (a source copied from a link holds `public_name` where the
+ * list's holds `name`), re-rooted at the table. `policy` is resolved (its
+ * reference rules mirrored: see withMirroredReferences), so the two sets
+ * agree and only the renamed keys differ. A nested `id` rule is left out: a
+ * copy without its id is never stored. Used by reapply-policy, which reads
+ * rows without knowing which of the two wrote them.
+ */
+export function storedRecordPolicy(policy: FieldPolicy, resource: string): FieldPolicy {
+  const own = policy.rules.filter((r) => r.resource === resource);
+  const ref = NESTED_REFERENCES.find((r) => r.list === resource);
+  const nested = ref
+    ? policy.rules
+        .filter((r) => r.resource === 'tracking_links' && r.path[0] === ref.nested)
+        .map((r) => ({ resource, path: r.path.slice(1), action: r.action }))
+        .filter((r) => r.path.length > 0 && !(r.path.length === 1 && r.path[0] === 'id'))
+        .filter((r) => !own.some((o) => same(o, r)))
+    : [];
+  return new FieldPolicy([...own, ...nested]);
 }
