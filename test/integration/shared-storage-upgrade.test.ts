@@ -144,7 +144,10 @@ describe('an upgrade from per-account tables to shared storage', () => {
     const outcome = await migrateAll(db);
 
     expect(outcome.schemas.map((s) => [s.schema, s.applied])).toEqual([
-      [CONTROL_SCHEMA, ['0009_shared_storage', '0010_erasures', '0011_webhook_secrets']],
+      [
+        CONTROL_SCHEMA,
+        ['0009_shared_storage', '0010_erasures', '0011_webhook_secrets', '0012_policy_reapply'],
+      ],
       ['public', ['moved to shared storage']],
       ['acme', ['moved to shared storage']],
       [
