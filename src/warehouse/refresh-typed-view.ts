@@ -56,6 +56,16 @@ export interface TypedViewTarget {
   table: string;
 }
 
+/** Options of {@link refreshTypedView}. */
+export interface RefreshOptions {
+  /**
+   * Look at every record, not only those changed since the last refresh:
+   * reapply-policy rewrites records in place (a hashed value where a number
+   * was) without moving changed_at, which a run's refresh goes by. Default false.
+   */
+  everyRecord?: boolean;
+}
+
 /**
  * Whether the definition of `view` was built before try_timestamptz_utc
  * (hiresync.try_timestamptz, which reads as UTC too since control migration
@@ -130,13 +140,16 @@ export async function refreshTypedView(
   db: Kysely<Database>,
   target: TypedViewTarget,
   runId?: string,
+  options: RefreshOptions = {},
 ): Promise<TypedViewChange> {
   const { rows: here } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
     db,
   );
   const schema = here[0]?.schema ?? 'public';
   try {
-    return await db.transaction().execute((trx) => rebuildTypedView(trx, schema, target, runId));
+    return await db
+      .transaction()
+      .execute((trx) => rebuildTypedView(trx, schema, target, runId, options));
   } catch (error) {
     const message = refreshFailureMessage(
       `${schema}.${target.view}`,
@@ -168,6 +181,7 @@ async function rebuildTypedView(
   schema: string,
   target: TypedViewTarget,
   runId: string | undefined,
+  options: RefreshOptions,
 ): Promise<TypedViewChange> {
   await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${lockKey(`typed view ${schema}.${target.view}`)}::int)`.execute(
     trx,
@@ -182,7 +196,7 @@ async function rebuildTypedView(
     select seen_through::text as seen_through from typed_views where view = ${target.view}`.execute(
     trx,
   );
-  const since = state[0]?.seen_through ?? null;
+  const since = options.everyRecord ? null : (state[0]?.seen_through ?? null);
   const { profiles, seenThrough } = await profileKeys(trx, target.table, since);
   const kept = await typedColumnsOf(trx, target.view);
   const columns = new Map(kept.map((c) => [c.key, { ...c }]));
