@@ -40,6 +40,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./erase.js')).erase,
   },
   {
+    name: 'reapply-policy',
+    summary:
+      'rewrite what is stored, history and rejected records included, to match HIRESYNC_FIELD_POLICY',
+    load: async () => (await import('./reapply-policy.js')).reapplyPolicy,
+  },
+  {
     name: 'simulate',
     summary: 'serve the built-in API simulator on loopback',
     load: async () => (await import('./simulate.js')).simulate,

@@ -270,6 +270,16 @@ describe('what a command loads when it starts', () => {
     ).toEqual([]);
   });
 
+  it('erase and reapply-policy load no queue, Redis, HTTP client, metrics or logger', () => {
+    for (const command of ['commands/erase.ts', 'commands/reapply-policy.ts']) {
+      const loaded = packagesLoadedWith(command);
+      expect(loaded).toContain('kysely');
+      expect(
+        loaded.filter((p) => ['bullmq', 'ioredis', 'got', 'prom-client', 'pino'].includes(p)),
+      ).toEqual([]);
+    }
+  });
+
   it('status loads no queue, HTTP client or metrics', () => {
     const loaded = packagesLoadedWith('commands/status.ts');
     expect(loaded).toContain('ioredis');
