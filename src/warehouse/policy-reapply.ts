@@ -97,6 +97,44 @@ function shapesOf(resource: ReapplyResource): ReapplyShape[] {
   ];
 }
 
+/**
+ * Top-level keys whose values the policy may turn into hashes (strings): a
+ * key hashed whole, or one with rules below it that all hash (a value the
+ * walk cannot enter gets that action).
+ */
+function hashedKeys(policy: RecordPolicy, resource: string): string[] {
+  const tree = policy.policy.treeOf(resource);
+  if (!tree) return [];
+  return [...tree.children]
+    .filter(([, node]) => (node.action ?? node.strongest) === 'hash')
+    .map(([key]) => key);
+}
+
+/**
+ * Refreshes `resource`'s typed view over every record when a key the policy
+ * hashes has a column of a type a hash does not fit (a number, a boolean, a
+ * time: it would read null): the column widens to text, as a run's refresh
+ * does for the records it changed (a rewrite changes no changed_at, which a
+ * run's refresh goes by). A dropped key keeps its column, reading null, as
+ * after a run: an analyst's query naming it keeps working.
+ */
+async function refreshIfNarrower(
+  account: Kysely<Database>,
+  resource: ReapplyResource,
+  keys: readonly string[],
+): Promise<void> {
+  if (resource.typedView === undefined || keys.length === 0) return;
+  const { rows } = await sql<{ narrower: boolean }>`
+    select exists (
+      select 1 from typed_view_columns
+      where view = ${resource.typedView} and key = any(${keys}::text[])
+        and type not in ('text', 'jsonb', 'unknown')
+    ) as narrower`.execute(account);
+  if (!rows[0]?.narrower) return;
+  const view = { view: resource.typedView, table: resource.table };
+  await refreshTypedView(account, view, undefined, { everyRecord: true });
+}
+
 async function exists(db: Kysely<Database>, schema: string, relation: string): Promise<boolean> {
   const { rows } = await sql<{ present: boolean }>`
     select to_regclass(${`"${schema}"."${relation}"`}) is not null as present`.execute(db);
@@ -163,9 +201,8 @@ export async function reapplyResource(
       ...options,
       onBatch: (p) => options.onBatch?.(id, p),
     });
-    if (shape.kind === 'table' && resource.typedView !== undefined && outcome.rewritten > 0) {
-      const view = { view: resource.typedView, table: resource.table };
-      await refreshTypedView(account, view, undefined, { everyRecord: true });
+    if (shape.kind === 'table' && outcome.rewritten > 0) {
+      await refreshIfNarrower(account, resource, hashedKeys(rules, resource.name));
     }
     if (outcome.late === 0) await completeProgress(db, id);
     report({ ...id, ...outcome, status: 'rewritten', resumed, readBefore });

@@ -139,28 +139,51 @@ async function writeRows(
   await trx.executeQuery(CompiledQuery.raw(reapplyWrite(shape), params));
 }
 
-function rewritesOf(rows: readonly StoredRow[], police: RowPolice): Rewrite[] {
-  return rows.flatMap((row) => rewriteOf(row, police) ?? []);
+/** The row's record, string and columns as read: a rewrite made of them still holds. */
+function sameAsRead(row: StoredRow, read: StoredRow): boolean {
+  return (
+    row.text === read.text &&
+    row.string === read.string &&
+    (row.cells ?? []).every((cell, i) => cell === read.cells?.[i])
+  );
 }
 
 /**
- * Rewrites the rows of `candidates` that the policy still changes once
- * locked: those free now in one transaction (`save` recorded in it when it
- * covers them all), each row a run's page holds in a transaction of its own
- * that waits for it (holding no other lock, so it cannot deadlock), then
- * `save`. Returns the rows rewritten.
+ * The rewrites of `rows` (read again under their lock): the one made from
+ * the unlocked read when the row is as it was read (the usual case), else
+ * made anew (a run wrote it in between).
+ */
+function rewritesOf(
+  rows: readonly StoredRow[],
+  police: RowPolice,
+  known: ReadonlyMap<string, Rewrite>,
+): Rewrite[] {
+  return rows.flatMap((row) => {
+    const before = known.get(keyText(keyOf(row)));
+    if (before && sameAsRead(row, before.row)) return [before];
+    return rewriteOf(row, police) ?? [];
+  });
+}
+
+/**
+ * Writes the rewrites `planned` from an unlocked read, each row again as
+ * the policy has it once locked: the rows free now in one transaction
+ * (`save` recorded in it when it covers them all), each row a run's page
+ * holds in a transaction of its own that waits for it (holding no other
+ * lock, so it cannot deadlock), then `save`. Returns the rows rewritten.
  */
 async function rewriteRows(
   db: Kysely<Database>,
   target: RelationTarget,
-  candidates: readonly StoredRow[],
+  planned: readonly Rewrite[],
   rowWaitMs: number,
   save: (db: Db, rewritten: number) => Promise<void>,
 ): Promise<number> {
-  const keys = candidates.map(keyOf);
+  const keys = planned.map((r) => keyOf(r.row));
+  const known = new Map(planned.map((r) => [keyText(keyOf(r.row)), r]));
   const first = await db.transaction().execute(async (trx) => {
     const locked = await lockRows(trx, target, keys, true);
-    const rewrites = rewritesOf(locked, target.police);
+    const rewrites = rewritesOf(locked, target.police, known);
     await writeRows(trx, target, rewrites);
     const got = new Set(locked.map((row) => keyText(keyOf(row))));
     const held = keys.filter((key) => !got.has(keyText(key)));
@@ -172,7 +195,8 @@ async function rewriteRows(
     rewritten += await db.transaction().execute(async (trx) => {
       await sql`select set_config('lock_timeout', ${`${rowWaitMs}ms`}, true)`.execute(trx);
       try {
-        const rewrites = rewritesOf(await lockRows(trx, target, [key], false), target.police);
+        const locked = await lockRows(trx, target, [key], false);
+        const rewrites = rewritesOf(locked, target.police, known);
         await writeRows(trx, target, rewrites);
         return rewrites.length;
       } catch (error) {
@@ -222,11 +246,11 @@ export async function rewriteRelation(
     if (last === undefined) break;
     const key = keyOf(last);
     const save = (d: Db, n: number) => saveProgress(d, target, key, rows.length, n);
-    const candidates = rows.filter((row) => rewriteOf(row, target.police) !== undefined);
+    const planned = rows.flatMap((row) => rewriteOf(row, target.police) ?? []);
     const n =
-      candidates.length === 0
+      planned.length === 0
         ? await save(db, 0).then(() => 0)
-        : await rewriteRows(db, target, candidates, options.rowWaitMs, save);
+        : await rewriteRows(db, target, planned, options.rowWaitMs, save);
     after = key;
     read += rows.length;
     rewritten += n;
@@ -251,9 +275,9 @@ async function catchUp(
     const rows = await readRows(db, target, after, since, options.batchSize);
     const last = rows.at(-1);
     if (last === undefined) return late;
-    const candidates = rows.filter((row) => rewriteOf(row, target.police) !== undefined);
-    if (candidates.length > 0) {
-      late += await rewriteRows(db, target, candidates, options.rowWaitMs, async () => {});
+    const planned = rows.flatMap((row) => rewriteOf(row, target.police) ?? []);
+    if (planned.length > 0) {
+      late += await rewriteRows(db, target, planned, options.rowWaitMs, async () => {});
     }
     after = keyOf(last);
     if (rows.length < options.batchSize) return late;

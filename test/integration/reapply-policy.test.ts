@@ -263,16 +263,22 @@ describe('hiresync reapply-policy', () => {
     await syncWith(h, env, ['default']);
     expect(await Promise.all(histories.map((t) => countOf(db, t, 'default')))).toEqual(versions);
 
-    // Another policy starts the relations of the resources it changes over.
+    // Another policy starts the relations of the resources it changes over. The typed
+    // view shows a hashed boolean (its column widened to text); a dropped key's column stays, null.
     const changed = await reapply(['--resource', 'candidates'], {
       ...env,
-      HIRESYNC_FIELD_POLICY: `${POLICY},candidates.title=drop`,
+      HIRESYNC_FIELD_POLICY: `${POLICY},candidates.title=drop,candidates.can_email=hash`,
     });
     expect(changed.code).toBe(0);
     expect(changed.stdout).toMatch(
       /default\/candidates\/candidates_data: \d+ rows read, [1-9]\d* rewritten/,
     );
     expect(changed.stdout).not.toContain('referrers');
+    const { rows: flat } = await sql<{ can_email: string | null; title: string | null }>`
+      select can_email::text as can_email, title from candidates_flat`.execute(db);
+    expect(flat.length).toBeGreaterThan(30);
+    expect(flat.map((r) => r.can_email)).toContain(hash('true'));
+    expect(flat.filter((r) => r.title !== null)).toEqual([]);
   });
 
   it('rewrites again what a run under the old policy wrote during the pass, and leaves the relation to a rerun', async () => {
