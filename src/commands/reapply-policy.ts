@@ -83,7 +83,7 @@ function configOf(env: CommandContext['env']): {
 } {
   const problems: ConfigProblem[] = [];
   const database = collectProblems(problems, () => loadDatabaseConfig(env));
-  const { fieldPolicy, problems: policyProblems } = recordPolicyOf(env);
+  const { fieldPolicy, problems: policyProblems } = recordPolicyOf(env, RESOURCE_NAMES);
   problems.push(...policyProblems);
   let policy: RecordPolicy | undefined;
   if (fieldPolicy) {

@@ -391,6 +391,11 @@ describe('hiresync reapply-policy refuses before connecting', () => {
       'use drop or hash',
     ],
     [
+      'a resource no resource can be',
+      { HIRESYNC_FIELD_POLICY: 'Candidates.emails=drop' },
+      'which no resource can be',
+    ],
+    [
       'a policy that hashes without HIRESYNC_HASH_KEY',
       { HIRESYNC_FIELD_POLICY: 'candidates.emails=hash' },
       'HIRESYNC_HASH_KEY: is required',
