@@ -5,9 +5,8 @@ import { join } from 'node:path';
 import { liveHolder, ownFolder, writeHolder } from './instance-dir.js';
 import type { PostgresBinaries } from './postgres-binaries.js';
 import {
-  isAlive,
+  commandOf,
   runFile,
-  runs,
   type ServerUser,
   signal,
   untilExit,
@@ -96,9 +95,14 @@ export async function runningServer(
   }
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  if ((await runs(pid, 'postgres')) && port > 0) return { pid, port };
+  if ((await servesData(pid, dir)) && port > 0) return { pid, port };
   await unlink(pidFile).catch(() => {});
   return undefined;
+}
+
+/** True when process `pid` is a postgres of the cluster in `dir` (its command line says `-D dir/data`). */
+async function servesData(pid: number, dir: string): Promise<boolean> {
+  return (await commandOf(pid))?.includes(`-D ${join(dir, 'data')}`) === true;
 }
 
 /** Stops whatever server runs in `dir` (a leftover's), as `user`. */
@@ -230,7 +234,7 @@ async function stopServer(o: EmbeddedPostgresOptions, pid: number): Promise<void
     user: o.user,
     timeoutMs: 45_000,
   }).catch(() => {});
-  if (isAlive(pid) && (await runs(pid, 'postgres'))) {
+  if (await servesData(pid, o.dir)) {
     signal(pid, 'SIGQUIT');
     await waitForExit(pid, 10_000);
   }

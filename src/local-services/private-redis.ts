@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sweepLeftovers, writeHolder } from './instance-dir.js';
-import { isAlive, runs, signal, untilExit, waitForExit } from './processes.js';
+import { commandOf, isAlive, signal, untilExit, waitForExit } from './processes.js';
 import { freeLoopbackPort, redisAnswers } from './tcp.js';
 
 /** A redis-server of this process's own, on a loopback port, keeping nothing on disk. */
@@ -42,10 +42,20 @@ export async function startPrivateRedis(
   }
 }
 
-/** Stops the redis-server named by the pid file in `dir`, if it still runs. */
+/**
+ * Stops the redis-server named by the pid file in `dir` ("PID PORT"), if it
+ * still runs: a redis-server serving that port (Redis shows it in its
+ * command line), not one that was given the pid since.
+ */
 export async function stopLeftoverRedis(dir: string): Promise<void> {
-  const pid = Number((await readFile(join(dir, 'redis.pid'), 'utf8').catch(() => '')).trim());
-  if (await runs(pid, 'redis-server')) await stopProcess(pid);
+  const [pid, port] = (await readFile(join(dir, 'redis.pid'), 'utf8').catch(() => ''))
+    .trim()
+    .split(' ')
+    .map(Number);
+  if (!pid || !port) return;
+  const command = await commandOf(pid);
+  const [program = '', address = ''] = command?.split(' ') ?? [];
+  if (program.endsWith('redis-server') && address.endsWith(`:${port}`)) await stopProcess(pid);
 }
 
 async function launch(redisServer: string, dir: string, attempt: number): Promise<PrivateRedis> {
@@ -81,7 +91,7 @@ async function launch(redisServer: string, dir: string, attempt: number): Promis
     await exited;
     throw new Error(`cannot run ${redisServer}`);
   }
-  await writeFile(join(dir, 'redis.pid'), `${pid}\n`);
+  await writeFile(join(dir, 'redis.pid'), `${pid} ${port}\n`);
   const ready = await Promise.race([waitUntilAnswering(port), exited.then(() => false)]);
   if (!ready) {
     await stopProcess(pid);

@@ -64,32 +64,27 @@ function isZombie(pid: number): boolean {
 }
 
 /**
- * The name of the program process `pid` runs (`postgres`, `redis-server`),
- * to tell a server left behind from an unrelated process that was given its
- * pid since: /proc where there is one, else ps. Undefined when it has
- * exited, or neither can tell.
+ * The command line of process `pid` (its arguments joined by spaces), to
+ * tell a server left behind from an unrelated process that was given its
+ * pid since (the machine's own Postgres or Redis, after a reboot): /proc
+ * where there is one, else ps. Undefined when it has exited, or neither can
+ * tell: then it is never signalled.
  */
-export async function programOf(pid: number): Promise<string | undefined> {
+export async function commandOf(pid: number): Promise<string | undefined> {
   if (!isAlive(pid)) return undefined;
   try {
-    return (await readFile(`/proc/${pid}/comm`, 'utf8')).trim();
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+    return cmdline.split('\0').filter(Boolean).join(' ');
   } catch {
     try {
-      const name = (await runFile('ps', ['-o', 'comm=', '-p', String(pid)], { timeoutMs: 5000 }))
-        .trim()
-        .split('\n')[0];
-      return name ? basename(name) : undefined;
+      const line = await runFile('ps', ['-ww', '-o', 'command=', '-p', String(pid)], {
+        timeoutMs: 5000,
+      });
+      return line.trim() || undefined;
     } catch {
       return undefined;
     }
   }
-}
-
-/** True when process `pid` runs `program`; when that cannot be told, whether it is alive. */
-export async function runs(pid: number, program: string): Promise<boolean> {
-  if (!isAlive(pid)) return false;
-  const name = await programOf(pid);
-  return name === undefined ? isAlive(pid) : name.startsWith(program);
 }
 
 /** Waits until process `pid` has exited; false if it still runs after `timeoutMs`. */

@@ -11,7 +11,11 @@ import { readHolder, writeHolder } from '../../src/local-services/instance-dir.j
 import { findPostgresBinaries, PLATFORM } from '../../src/local-services/postgres-binaries.js';
 import { startPrivateRedis } from '../../src/local-services/private-redis.js';
 import { isAlive, onPath } from '../../src/local-services/processes.js';
-import { type ProvidedServices, probeServices } from '../../src/local-services/provide-services.js';
+import {
+  type ProvidedServices,
+  probeServices,
+  startEmbedded,
+} from '../../src/local-services/provide-services.js';
 import type { ServiceProbes } from '../../src/local-services/service-plan.js';
 import { planServices } from '../../src/local-services/service-plan.js';
 
@@ -127,19 +131,28 @@ describe.skipIf(why !== undefined)(
       await second.stop();
     });
 
-    it('removes a postmaster.pid naming a process that is not Postgres, and starts afresh', async () => {
+    it("removes a postmaster.pid naming another process, and never stops that one, though it be another cluster's Postgres", async () => {
       const dir = join(root, '.hiresync', 'postgres');
-      // This test's own pid: alive, so Postgres itself would refuse the lock file.
-      await writeFile(
-        join(dir, 'data', 'postmaster.pid'),
-        `${process.pid}\n${dir}/data\n0\n54321\n`,
-      );
-      await writeHolder(dir, { pid: deadPid() });
-      const services = await start();
-      expect(services.postgres.embedded?.reused).toBe(false);
-      expect(await query(services.postgres.url, 'select 1 as one')).toEqual({ one: 1 });
-      expect(await readHolder(dir)).toEqual({ pid: process.pid, kept: false });
-      await services.stop();
+      // Another cluster's postmaster: alive, a postgres, so Postgres itself
+      // would refuse the lock file, and pg_ctl stop would stop it.
+      const other = await startEmbedded({ binaries: await findPostgresBinaries() });
+      try {
+        await writeFile(
+          join(dir, 'data', 'postmaster.pid'),
+          `${other.pid}\n${dir}/data\n0\n${other.port}\n`,
+        );
+        await writeHolder(dir, { pid: deadPid() });
+        const services = await start();
+        expect(services.postgres.embedded?.reused).toBe(false);
+        expect(services.postgres.embedded?.pid).not.toBe(other.pid);
+        expect(await query(services.postgres.url, 'select 1 as one')).toEqual({ one: 1 });
+        expect(await readHolder(dir)).toEqual({ pid: process.pid, kept: false });
+        await services.stop();
+        expect(await query(other.url, 'select 2 as two')).toEqual({ two: 2 });
+      } finally {
+        await other.stop();
+      }
+      expect(isAlive(other.pid)).toBe(false);
     });
 
     it('keeps the server running with --keep, for the next demo to reuse', async () => {
