@@ -81,14 +81,15 @@ export function loadStatusConfig(env: Env, known: readonly ResourceName[]): Stat
 }
 
 /**
- * Configuration of `hiresync demo`: `DATABASE_URL` (default
- * `postgres://postgres@127.0.0.1:5432/postgres`) and `REDIS_URL` (default
- * `redis://127.0.0.1:6379`), taken as given: the demo runs on built-in defaults.
+ * Configuration of `hiresync demo`: `DATABASE_URL` and `REDIS_URL`, taken
+ * as given, or undefined when unset (empty counts as unset): the demo then
+ * looks for the machine's own services, and else starts its own
+ * (commands/demo-services.ts).
  */
 export function loadDemoConfig(env: Env): DemoConfig {
   return Object.freeze({
-    adminUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    adminUrl: env.DATABASE_URL?.trim() || undefined,
+    redisUrl: env.REDIS_URL?.trim() || undefined,
   });
 }
 

@@ -7,9 +7,18 @@ import { fileURLToPath } from 'node:url';
  * module named `hiresync` (src/ in a checkout, dist/src/ after a build, the
  * Docker image's /app/dist/src). Read when first asked, not on import.
  */
-let cached: string | undefined;
+let cached: { root: string; version: string } | undefined;
 
 export function readVersion(): string {
+  return readManifest().version;
+}
+
+/** The folder of hiresync's package.json: the checkout, or where hiresync is installed. */
+export function packageRoot(): string {
+  return readManifest().root;
+}
+
+function readManifest(): { root: string; version: string } {
   if (cached !== undefined) return cached;
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
@@ -19,7 +28,7 @@ export function readVersion(): string {
         version?: unknown;
       };
       if (manifest.name === 'hiresync' && typeof manifest.version === 'string') {
-        cached = manifest.version;
+        cached = { root: dir, version: manifest.version };
         return cached;
       }
     } catch (error) {

@@ -147,6 +147,8 @@ from applications_flat where deleted_at is null group by status order by applica
  */
 export async function runDemo(options: {
   adminUrl: string;
+  /** The database it creates (dropped first, should it exist): DEMO_DATABASE by default. */
+  database: string;
   redisUrl: string;
   records: number;
   logger: Logger;
@@ -154,18 +156,18 @@ export async function runDemo(options: {
   const admin = new pg.Client({ connectionString: options.adminUrl });
   try {
     await admin.connect();
-    await admin.query(`drop database if exists ${DEMO_DATABASE} with (force)`);
-    await admin.query(`create database ${DEMO_DATABASE}`);
+    await admin.query(`drop database if exists ${options.database} with (force)`);
+    await admin.query(`create database ${options.database}`);
   } catch (error) {
     throw new HiresyncError(
-      `cannot create the demo database ${DEMO_DATABASE} (${(error as Error).message}): set DATABASE_URL to a Postgres server where this user may create databases`,
+      `cannot create the demo database ${options.database} (${(error as Error).message}): set DATABASE_URL to a Postgres server where this user may create databases`,
       { cause: error },
     );
   } finally {
     await admin.end().catch(() => {});
   }
   const url = new URL(options.adminUrl);
-  url.pathname = `/${DEMO_DATABASE}`;
+  url.pathname = `/${options.database}`;
   const databaseUrl = url.href;
 
   const counts = (n: number) => ({
@@ -293,9 +295,13 @@ export async function runDemo(options: {
   } finally {
     await app.close();
     await sim.close();
-    const redis = new Redis(options.redisUrl);
-    await deletePrefix(redis, prefix);
-    redis.disconnect();
+    // Once, without retrying: after a SIGINT the demo's own Redis is stopped already.
+    const redis = new Redis(options.redisUrl, {
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    redis.on('error', () => {});
+    await deletePrefix(redis, prefix).finally(() => redis.disconnect());
   }
 }
 

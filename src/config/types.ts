@@ -219,9 +219,10 @@ export interface MigrateConfig extends DatabaseConfig {
 
 /** Configuration of `hiresync demo`: where it creates its database and keeps its keys. */
 export interface DemoConfig {
-  /** A Postgres server where the user may create databases. */
-  adminUrl: string;
-  redisUrl: string;
+  /** `DATABASE_URL`: a Postgres server where the user may create databases; undefined: the demo's chain. */
+  adminUrl: string | undefined;
+  /** `REDIS_URL`; undefined: the demo's chain. */
+  redisUrl: string | undefined;
 }
 
 /** Configuration of `hiresync accounts`: Postgres always; Redis and the secret key when a subcommand needs them. */

@@ -1,9 +1,17 @@
-import { describe, expect, inject, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { adminQuery, TEST_DATABASE_PREFIX } from '../support/databases.js';
 import { runCli } from '../support/run-cli.js';
+
+// A database of the test's own name: the demo's hiresync_demo may be someone's on a shared server.
+const database = `${TEST_DATABASE_PREFIX}${randomBytes(6).toString('hex')}`;
+afterAll(() =>
+  adminQuery(inject('databaseUrl'), [`drop database if exists ${database} with (force)`]),
+);
 
 describe('npm run demo', () => {
   it('syncs every resource of three accounts (one a partner account connected through the authorization code grant) and prints the summary and non-empty analyst queries, one across every account', async () => {
-    const result = await runCli(['demo', '--records', '600'], {
+    const result = await runCli(['demo', '--records', '600', '--database', database], {
       DATABASE_URL: inject('databaseUrl'),
       REDIS_URL: inject('redisUrl'),
     });
@@ -93,6 +101,9 @@ describe('npm run demo', () => {
     expect(erasure.split('\n')[2]).toMatch(
       /^\d+\s+1\s+1\s+the demo: a candidate asked to be forgotten\s+0$/,
     );
-    expect(result.stdout).toContain('psql postgres://');
+    expect(result.stdout).toContain(`psql postgres://`);
+    expect(result.stdout).toMatch(
+      new RegExp(`^The tables are yours to query: psql postgres://.+/${database}$`, 'm'),
+    );
   });
 });

