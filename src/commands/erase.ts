@@ -2,9 +2,9 @@ import { type Kysely, sql } from 'kysely';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { formatDuration } from '../config/fields.js';
 import { loadDatabaseConfig } from '../config.js';
-import { HiresyncError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { BUILT_IN_RESOURCES } from '../resources/index.js';
-import { createDatabase, inSchema } from '../warehouse/database.js';
+import { inSchema } from '../warehouse/database.js';
 import { deletionCutoff, eraseDeletedRecords } from '../warehouse/erase-deleted.js';
 import {
   assertErasureLog,
@@ -13,8 +13,8 @@ import {
   ResourceBusyError,
 } from '../warehouse/erase-records.js';
 import type { Database } from '../warehouse/schema.js';
+import { openCheckedDatabase } from './checked-database.js';
 import { defineCommand, EXIT, type Output } from './command.js';
-import { describeConnectionError } from './connection-error.js';
 import { erasableResourcesOf } from './erasable-resources.js';
 import { type EraseRequest, options, parseEraseRequest } from './erase-options.js';
 
@@ -46,19 +46,6 @@ async function schemaOfAccount(db: Kysely<Database>, account: string): Promise<s
     );
   }
   return schema;
-}
-
-/** Opens Postgres for the command and checks that the erasure log exists. */
-async function openDatabase(url: string): Promise<Kysely<Database>> {
-  const db = createDatabase(url, { max: 2, applicationName: 'hiresync erase' });
-  try {
-    await assertErasureLog(db);
-    return db;
-  } catch (error) {
-    await db.destroy();
-    const cause = describeConnectionError(error, 'DATABASE_URL');
-    throw cause ? new HiresyncError(cause, { cause: error }) : error;
-  }
 }
 
 /** `erase --id`: one transaction for the ids of one resource of one account. */
@@ -160,7 +147,7 @@ export const erase = defineCommand({
   async execute(values, { env, stdout, stderr }) {
     const request = parseEraseRequest(values);
     const config = loadDatabaseConfig(env);
-    const db = await openDatabase(config.databaseUrl);
+    const db = await openCheckedDatabase(config.databaseUrl, 'hiresync erase', assertErasureLog);
     try {
       return request.mode === 'ids'
         ? await eraseIds(db, request, stdout)

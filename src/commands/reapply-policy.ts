@@ -12,13 +12,12 @@ import {
 import type { RecordPolicy } from '../privacy/police-page.js';
 import { resolvePolicy } from '../privacy/policy-targets.js';
 import { BUILT_IN_RESOURCES, RESOURCE_NAMES } from '../resources/index.js';
-import { createDatabase } from '../warehouse/database.js';
 import { type ErasableAccount, erasableAccounts } from '../warehouse/erase-deleted.js';
 import { reapplyResource, rulesOf } from '../warehouse/policy-reapply.js';
 import { assertReapplyProgress } from '../warehouse/reapply-progress.js';
 import type { Database } from '../warehouse/schema.js';
+import { openCheckedDatabase } from './checked-database.js';
 import { type CommandContext, defineCommand, EXIT } from './command.js';
-import { describeConnectionError } from './connection-error.js';
 import { erasableResourcesOf } from './erasable-resources.js';
 import { intOption } from './number-options.js';
 import type { OptionTable, OptionValues } from './options.js';
@@ -100,19 +99,6 @@ function configOf(env: CommandContext['env']): {
   return { databaseUrl: database?.databaseUrl, policy };
 }
 
-/** Opens Postgres for the command and checks that its progress table exists. */
-async function openDatabase(url: string): Promise<Kysely<Database>> {
-  const db = createDatabase(url, { max: 2, applicationName: 'hiresync reapply-policy' });
-  try {
-    await assertReapplyProgress(db);
-    return db;
-  } catch (error) {
-    await db.destroy();
-    const cause = describeConnectionError(error, 'DATABASE_URL');
-    throw cause ? new HiresyncError(cause, { cause: error }) : error;
-  }
-}
-
 /** The accounts to rewrite: every one whose views exist, or the one asked for (else exit 2). */
 async function accountsOf(
   db: Kysely<Database>,
@@ -175,7 +161,11 @@ export const reapplyPolicy = defineCommand({
     const abort = () => stop.abort(new HiresyncError('stopped by a signal'));
     signals.once('SIGINT', abort);
     signals.once('SIGTERM', abort);
-    const db = await openDatabase(databaseUrl);
+    const db = await openCheckedDatabase(
+      databaseUrl,
+      'hiresync reapply-policy',
+      assertReapplyProgress,
+    );
     const report = new ReapplyReport(stdout);
     try {
       for (const { account, schema } of await accountsOf(db, request.account)) {
