@@ -155,36 +155,3 @@ export class WebhookSecretStore {
     };
   }
 }
-
-/**
- * Re-seals, in `trx`, every webhook secret sealed with a key other than the
- * first (part of `accounts rekey`'s one transaction); none before `migrate`
- * made the table.
- */
-export async function rekeyWebhookSecrets(
-  trx: Transaction<Database>,
-  box: SecretBox,
-): Promise<{ resealed: number; current: number }> {
-  const { rows: present } = await sql<{ present: boolean }>`
-    select to_regclass('hiresync.webhook_secrets') is not null as present`.execute(trx);
-  if (!present[0]?.present) return { resealed: 0, current: 0 };
-  const secrets = trx.withTables<WebhookSecretTables>();
-  const rows = await secrets
-    .selectFrom('hiresync.webhook_secrets')
-    .select(['account', 'secret'])
-    .orderBy('account')
-    .forUpdate()
-    .execute();
-  let resealed = 0;
-  for (const { account, secret } of rows) {
-    if (box.isCurrent(secret)) continue;
-    const purpose = webhookSecretPurpose(account);
-    await secrets
-      .updateTable('hiresync.webhook_secrets')
-      .set({ secret: box.seal(box.open(secret, purpose), purpose), updated_at: sql<string>`now()` })
-      .where('account', '=', account)
-      .execute();
-    resealed += 1;
-  }
-  return { resealed, current: rows.length - resealed };
-}
