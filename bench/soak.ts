@@ -328,6 +328,22 @@ async function succeededSince(since: string): Promise<Map<string, string>> {
   return done;
 }
 
+/** Why each target's latest full run since `since` failed, if one did: what a stuck target's runs say. */
+async function lastFailures(missing: readonly ScheduleTarget[], since: string): Promise<string[]> {
+  const lines: string[] = [];
+  for (const target of missing) {
+    const { rows } = await sql<{ error: string | null; failed: string }>`
+      select (array_agg(error order by id desc))[1] as error, count(*)::text as failed
+      from ${sql.id(schemaOf(target.account), 'sync_runs')}
+      where resource = ${target.resource} and mode = 'full' and outcome = 'failed'
+        and started_at >= ${since}`.execute(db);
+    const row = rows[0];
+    if (row && Number(row.failed) > 0)
+      lines.push(`${keyOf(target)}: ${row.failed} full runs failed, the last: ${row.error}`);
+  }
+  return lines;
+}
+
 /** Partner accounts whose authorization this soak revoked on purpose (the customer did). */
 const revoked = new Set<string>();
 /** Partner accounts authorized again, by why they needed it. */
@@ -475,11 +491,10 @@ while (Date.now() < deadline) {
   await chaosDone;
   let problems: string[] = [];
   if (done.size < targets.length) {
+    const missing = targets.filter((t) => !done.has(keyOf(t)));
+    const why = await lastFailures(missing, since).catch(() => []);
     problems = [
-      `cycle ${cycles}: no successful full run of ${targets
-        .filter((t) => !done.has(keyOf(t)))
-        .map(keyOf)
-        .join(', ')} within 90 s`,
+      `cycle ${cycles}: no successful full run of ${missing.map(keyOf).join(', ')} within 90 s${why.map((line) => `\n  ${line}`).join('')}`,
     ];
   } else {
     const owner = owners();

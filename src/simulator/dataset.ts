@@ -16,10 +16,11 @@ import {
   mix,
   timestamp,
 } from './dataset-values.js';
-import type { ExtraResource, ExtraSimulationContext } from './extra-resource.js';
+import type { ExtraResource } from './extra-resource.js';
 import { EXTRA_RESOURCE_NAMES, EXTRA_RESOURCES, extraResourcesNamed } from './extra-resources.js';
 import { type DateBound, withinDates } from './list-query.js';
 import { recordGeneratorOf } from './simulated-records.js';
+import type { SimulationContext } from './simulation-context.js';
 
 /** A resource the simulator serves: any name its catalog declares, or an extra resource. */
 export type SimResource = string;
@@ -107,7 +108,7 @@ export class Dataset {
   readonly #startSizes = new Map<SimResource, number>();
   /** Only resources changed after start have an entry. */
   readonly #changes = new Map<SimResource, ResourceChanges>();
-  #contextMemo: ExtraSimulationContext | undefined;
+  #contextMemo: SimulationContext | undefined;
 
   constructor(options: DatasetOptions = {}) {
     this.#seed = options.seed ?? 1;
@@ -141,7 +142,7 @@ export class Dataset {
   }
 
   /** What a resource's record generator builds its records from (made on first use). */
-  get #context(): ExtraSimulationContext {
+  get #context(): SimulationContext {
     this.#contextMemo ??= {
       seed: this.#seed,
       flat: this.flatTrackingLinks,

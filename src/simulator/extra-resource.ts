@@ -7,16 +7,6 @@
 
 import type { SimulationContext } from './simulation-context.js';
 
-/** What an extra resource builds its records from: the simulation context, and the start sizes. */
-export interface ExtraSimulationContext extends SimulationContext {
-  /**
-   * Records of a resource when its dataset was made. Indexes from here on
-   * were added later (grow): records created after the start, which may
-   * carry keys the older ones lack.
-   */
-  startSize(resource: string): number;
-}
-
 /**
  * What the values of a top-level key are (besides null, which most keys
  * sometimes hold): `decimal` numbers some of which are not whole, `mixed`
@@ -53,7 +43,7 @@ export interface ExtraResource {
   /** Keys only records added after the start (grow) carry. */
   readonly lateKeys: readonly string[];
   /** The record at `index`. */
-  simulate(sim: ExtraSimulationContext, index: number): Record<string, unknown>;
+  simulate(sim: SimulationContext, index: number): Record<string, unknown>;
 }
 
 const DAY_MS = 86_400_000;

@@ -10,6 +10,12 @@ export interface SimulationContext {
   idOf(resource: string, index: number): number;
   /** Records of a resource (index slots, removed ones included). */
   size(resource: string): number;
+  /**
+   * Records of a resource when its dataset was made. Indexes from here on
+   * were added later (grow): records created after the start, which may
+   * carry keys the older ones lack.
+   */
+  startSize(resource: string): number;
   /** Creation and update times of the record at `index`, and how often it changed. */
   times(
     resource: string,

@@ -1,9 +1,26 @@
 import type { RecordGenerator, SimulationContext } from '../simulation-context.js';
 import { simulateJobBoard, simulateReferrer, simulateSource } from './reference-lists.js';
 
+/**
+ * How many of a reference list's records links name: the first `usual` (the
+ * default list's size), or fewer when the dataset's list started smaller, so
+ * that every board, referrer and source a link names is one its list serves
+ * (until the list removes it), as in the real API. A dataset without the list
+ * still names `usual` of them.
+ */
+function named(sim: SimulationContext, list: string, usual: number): number {
+  const held = sim.startSize(list);
+  return held > 0 ? Math.min(held, usual) : usual;
+}
+
 function nested(sim: SimulationContext, index: number) {
   const h = sim.mix(sim.seed + 2, index);
-  return { h, board: h % 13, referrer: (h >>> 4) % 40, source: (h >>> 8) % 12 };
+  return {
+    h,
+    board: h % named(sim, 'job_boards', 13),
+    referrer: (h >>> 4) % named(sim, 'referrers', 40),
+    source: (h >>> 8) % named(sim, 'sources', 12),
+  };
 }
 
 function simulateNested(sim: SimulationContext, index: number) {

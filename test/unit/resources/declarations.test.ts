@@ -67,6 +67,7 @@ describe('resource declarations', () => {
       mix: (a: number, b: number) => a + b,
       idOf: (_: string, index: number) => 100 + index,
       size: () => 10,
+      startSize: () => 10,
       times: () => ({ version: 0, created_at: 'c', updated_at: 'u' }),
     };
     for (const name of BUILT_IN_RESOURCES.keys()) {
