@@ -52,6 +52,8 @@ const gzipText = promisify(gzip);
 
 /** How long a scrape waits for Postgres or Redis before it serves the values read last. */
 const READ_TIMEOUT_MS = 3000;
+/** Event loop delay sampling for `*_eventloop_lag_*` (prom-client's 10 ms woke an idle worker 100 times a second). */
+const EVENT_LOOP_SAMPLE_MS = 100;
 
 /** `work`'s value, or undefined when it fails or takes longer than {@link READ_TIMEOUT_MS}. */
 async function within<T>(work: () => Promise<T | undefined>): Promise<T | undefined> {
@@ -150,7 +152,11 @@ export class Metrics {
 
   constructor(options: MetricsOptions = {}) {
     if (options.defaultMetrics ?? true)
-      collectDefaultMetrics({ register: this.registry, prefix: 'hiresync_' });
+      collectDefaultMetrics({
+        register: this.registry,
+        prefix: 'hiresync_',
+        eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS,
+      });
     const { db, queue, synced } = options;
     const readAccounts = db
       ? () => {
