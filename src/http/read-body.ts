@@ -61,37 +61,42 @@ export function readBody(req: IncomingMessage, options: ReadBodyOptions): Promis
 
 /** Options of {@link discardRest}. */
 export interface DiscardOptions {
-  /** Most bytes discarded before the connection is closed. */
+  /** Most bytes discarded before the refusal is answered anyway (and the connection closed). */
   maxBytes: number;
-  /** Longest time given to the rest to arrive before the connection is closed. */
+  /** Longest time given to the rest to arrive before the refusal is answered anyway. */
   timeoutMs: number;
 }
 
 /**
- * Once a refusal is answered: what the client still sends of a refused body
- * is read and dropped (never kept), for at most `timeoutMs` and `maxBytes`,
- * then the connection is closed. Closing at once, with the body's bytes
- * unread, makes the kernel reset the connection, and the client would see
- * the reset instead of the answer (a lingering close, as web servers do).
+ * Before a refusal is answered: what the client still sends of a refused body
+ * is read and dropped (never kept), for at most `timeoutMs` and `maxBytes`.
+ * Resolves true when the body ended within those bounds, false otherwise.
+ * Answered while the client still sends, the answer races the reset the
+ * kernel sends once the server closes with bytes unread (Node's server closes
+ * as soon as the answer is out when the client asked `Connection: close`),
+ * and the client may see only the reset.
  */
-export function discardRest(req: IncomingMessage, options: DiscardOptions): void {
-  if (req.complete) return;
-  let dropped = 0;
-  const close = () => {
-    clearTimeout(timer);
-    req.off('data', onData);
-    req.socket.destroy();
-  };
-  const onData = (chunk: Buffer) => {
-    dropped += chunk.length;
-    if (dropped > options.maxBytes) close();
-  };
-  const timer = setTimeout(close, options.timeoutMs);
-  req.on('data', onData);
-  req.once('end', () => {
-    clearTimeout(timer);
-    req.off('data', onData);
+export function discardRest(req: IncomingMessage, options: DiscardOptions): Promise<boolean> {
+  if (req.complete) return Promise.resolve(true);
+  return new Promise<boolean>((resolve) => {
+    let dropped = 0;
+    const done = (ended: boolean) => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('close', onClose);
+      resolve(ended);
+    };
+    const onData = (chunk: Buffer) => {
+      dropped += chunk.length;
+      if (dropped > options.maxBytes) done(false);
+    };
+    const onEnd = () => done(true);
+    const onClose = () => done(req.complete);
+    const timer = setTimeout(() => done(false), options.timeoutMs);
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('close', onClose);
+    req.resume();
   });
-  req.once('close', () => clearTimeout(timer));
-  req.resume();
 }

@@ -111,7 +111,8 @@ function eventIdOf(req: IncomingMessage): string | null {
  * HIRESYNC_PUBLIC_URL>/webhooks/<account>` (see docs/privacy.md, "Webhooks").
  *
  * 1. The body is read, at most {@link MAX_WEBHOOK_BYTES} (a larger one: 413,
- *    by its Content-Length before a byte is read, and nothing of it kept)
+ *    by its Content-Length before a byte is kept; the rest is dropped, at
+ *    most 4 × the bound for 2 s, before the answer)
  *    within {@link WEBHOOK_READ_TIMEOUT_MS} (else 408).
  * 2. Its `Signature: sha256 <hex>` must be the HMAC-SHA256 of the raw body
  *    with the account's webhook secret (constant-time comparison); a missing
@@ -153,9 +154,10 @@ export function webhookRoutes(options: WebhookRoutesOptions): HttpRoute {
     if (!read.ok) {
       logger.warn({ account: known ? name : undefined, refused: read.reason }, 'webhook refused');
       if (read.reason === 'too large') {
-        answer(res, 413, `body larger than ${maxBytes} bytes`);
-        // Nothing of it is kept; the rest is dropped as it comes, briefly, so the client reads the answer.
-        return discardRest(req, { maxBytes: 4 * maxBytes, timeoutMs: 2000 });
+        // Nothing of it is kept: the rest is dropped as it comes (briefly), then
+        // answered, so that a client done sending reads the answer, not a reset.
+        await discardRest(req, { maxBytes: 4 * maxBytes, timeoutMs: 2000 });
+        return answer(res, 413, `body larger than ${maxBytes} bytes`, true);
       }
       if (read.reason === 'timeout') return answer(res, 408, 'body not received in time', true);
       return res.destroy();
