@@ -37,7 +37,8 @@ import { childSync, clearPrefix, startSimulatorProcess, syncEnv } from './end-to
 import { fmt, freshDatabase } from './support.js';
 
 const PAGE = 500;
-const HASH_KEY = Buffer.alloc(32, 9).toString('hex');
+/** The policy's key (hex), shared with bench/reapply-policy.ts. */
+export const HASH_KEY = Buffer.alloc(32, 9).toString('hex');
 export const POLICY =
   'candidates.emails.value=hash,candidates.last_name=hash,candidates.phone_numbers=drop,candidates.addresses.value=drop';
 

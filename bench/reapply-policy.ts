@@ -27,12 +27,10 @@ import {
 import { reapplyResource } from '../src/warehouse/policy-reapply.js';
 import { KyselyRunStore } from '../src/warehouse/run-store.js';
 import { createRun } from '../src/warehouse/sync-runs.js';
+import { HASH_KEY, POLICY } from './field-policy-cost.js';
 import { fmt, freshDatabase } from './support.js';
 
 const PAGE = 500;
-const HASH_KEY = Buffer.alloc(32, 9).toString('hex');
-const POLICY =
-  'candidates.emails.value=hash,candidates.last_name=hash,candidates.phone_numbers=drop,candidates.addresses.value=drop';
 /** The same effect on what is stored (nothing left to change), under another text. */
 const SAME_EFFECT = `${POLICY},candidates.no_such_key=drop`;
 

@@ -1,14 +1,13 @@
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/main.js';
 import { Secret } from '../../src/secret.js';
+import { runAccounts } from '../support/accounts-cli.js';
 import {
   type AccountsHarness,
   secretOf,
   startAccountsHarness,
 } from '../support/accounts-harness.js';
-import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 
 const { defer } = cleanupAfterEach();
@@ -38,10 +37,8 @@ async function registerAcme(h: AccountsHarness, secret: string, sub?: string) {
 }
 
 /** `hiresync accounts ARGV` in process, with `input` on standard input. */
-async function accounts(h: AccountsHarness, argv: string[], input = '') {
-  const io = captureIo(input);
-  const code = await main(['accounts', ...argv], h.env, io);
-  return { code, stdout: io.out(), stderr: io.err() };
+function accounts(h: AccountsHarness, argv: string[], input = '') {
+  return runAccounts(h.env, argv, input);
 }
 
 describe("errors about a registered account's credentials", () => {

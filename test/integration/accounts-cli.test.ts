@@ -7,10 +7,10 @@ import { AccountUnavailableError } from '../../src/accounts/account.js';
 import { AccountStore } from '../../src/accounts/account-store.js';
 import { SecretKeyError } from '../../src/accounts/secret-box.js';
 import { AccountDisabledError, UnknownAccountError } from '../../src/accounts/stored-account.js';
-import { parseSecretKeys, SecretKeys } from '../../src/config/secret-keys.js';
 import { main } from '../../src/main.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import type { Database } from '../../src/warehouse/schema.js';
+import { keysOf, runAccounts } from '../support/accounts-cli.js';
 import { captureIo } from '../support/capture-io.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
@@ -50,16 +50,8 @@ afterEach(async () => {
 });
 
 /** `hiresync accounts ARGV` in process, with `input` on standard input. */
-async function accounts(argv: string[], input = '', overrides: Record<string, string> = {}) {
-  const io = captureIo(input);
-  const code = await main(['accounts', ...argv], { ...env, ...overrides }, io);
-  return { code, stdout: io.out(), stderr: io.err() };
-}
-
-function keysOf(keys: string): SecretKeys {
-  const parsed = parseSecretKeys(keys);
-  if (!('keys' in parsed)) throw new Error(parsed.problem);
-  return new SecretKeys(parsed.keys);
+function accounts(argv: string[], input = '', overrides: Record<string, string> = {}) {
+  return runAccounts({ ...env, ...overrides }, argv, input);
 }
 
 /** Every form of a secret that must never be seen: as is, base64, base64url, hex. */

@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { main } from '../../src/main.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import { captureIo } from '../support/capture-io.js';
+import { runAccounts } from '../support/accounts-cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const CLIENT_SECRET = `client-secret-${randomUUID()}`;
@@ -36,10 +35,8 @@ afterEach(async () => {
   await t.drop();
 });
 
-async function accounts(argv: string[], input = '') {
-  const io = captureIo(input);
-  const code = await main(['accounts', ...argv], env, io);
-  return { code, stdout: io.out(), stderr: io.err() };
+function accounts(argv: string[], input = '') {
+  return runAccounts(env, argv, input);
 }
 
 async function add(name: string) {

@@ -10,10 +10,9 @@ import { sql } from 'kysely';
 import { describe, expect, inject, it } from 'vitest';
 import { schemaOf } from '../../src/account-name.js';
 import { AccountStore } from '../../src/accounts/account-store.js';
-import { main } from '../../src/main.js';
 import { inSchema } from '../../src/warehouse/database.js';
+import { runAccounts } from '../support/accounts-cli.js';
 import type { AccountsHarness } from '../support/accounts-harness.js';
-import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 import { grantRefreshToken } from '../support/partner-grant.js';
 import type { PartnerHarness } from '../support/partner-harness.js';
@@ -26,10 +25,8 @@ const WITHOUT_JOB_POSTS = EVERY_SCOPE.filter((s) => s !== 'harvest:job_posts:lis
 const RESOURCES = 'jobs,job_posts,tracking_links';
 
 /** `hiresync accounts ARGV` in process, in `env`, with `input` on standard input. */
-async function accounts(env: Record<string, string>, argv: string[], input = '') {
-  const io = captureIo(input);
-  const code = await main(['accounts', ...argv], env, io);
-  return { code, stdout: io.out(), stderr: io.err() };
+function accounts(env: Record<string, string>, argv: string[], input = '') {
+  return runAccounts(env, argv, input);
 }
 
 /**

@@ -10,6 +10,7 @@ import { main } from '../../src/main.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import type { Secret } from '../../src/secret.js';
 import { createDatabase } from '../../src/warehouse/database.js';
+import { runAccounts } from '../support/accounts-cli.js';
 import { captureIo } from '../support/capture-io.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
@@ -44,10 +45,8 @@ afterEach(async () => {
   await t.drop();
 });
 
-async function accounts(argv: string[], input = '') {
-  const io = captureIo(input);
-  const code = await main(['accounts', ...argv], env, io);
-  return { code, stdout: io.out(), stderr: io.err() };
+function accounts(argv: string[], input = '') {
+  return runAccounts(env, argv, input);
 }
 
 function keys(): SecretKeys {

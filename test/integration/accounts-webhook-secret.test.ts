@@ -3,9 +3,7 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { SecretBox } from '../../src/accounts/secret-box.js';
 import { WebhookSecretStore, webhookSecretPurpose } from '../../src/accounts/webhook-secrets.js';
-import { parseSecretKeys, SecretKeys } from '../../src/config/secret-keys.js';
-import { main } from '../../src/main.js';
-import { captureIo } from '../support/capture-io.js';
+import { keysOf, runAccounts } from '../support/accounts-cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { clearRedisPrefix } from '../support/test-env.js';
 
@@ -37,16 +35,8 @@ afterEach(async () => {
 });
 
 /** `hiresync accounts ARGV` in process, with `input` on standard input. */
-async function accounts(argv: string[], input = '', overrides: Record<string, string> = {}) {
-  const io = captureIo(input);
-  const code = await main(['accounts', ...argv], { ...env, ...overrides }, io);
-  return { code, stdout: io.out(), stderr: io.err() };
-}
-
-function keysOf(keys: string): SecretKeys {
-  const parsed = parseSecretKeys(keys);
-  if (!('keys' in parsed)) throw new Error(parsed.problem);
-  return new SecretKeys(parsed.keys);
+function accounts(argv: string[], input = '', overrides: Record<string, string> = {}) {
+  return runAccounts({ ...env, ...overrides }, argv, input);
 }
 
 /** Every hiresync control row as text: where a plaintext secret would show. */

@@ -11,6 +11,7 @@ import { Secret } from '../../src/secret.js';
 import { inSchema } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { type ConnectHarness, startConnectHarness } from '../support/connect-harness.js';
+import { freePort } from '../support/free-port.js';
 import { waitFor } from '../support/lifecycle.js';
 import { grantRefreshToken } from '../support/partner-grant.js';
 import { tokenProviderOf } from '../support/partner-harness.js';
@@ -23,15 +24,6 @@ afterEach(async () => {
   worker = undefined;
   await h?.close();
 });
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The page a response carries, with the headers every page must send. */
 async function page(res: Response): Promise<{ status: number; text: string }> {

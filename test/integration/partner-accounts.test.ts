@@ -22,6 +22,7 @@ import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { createDatabase, inSchema } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import type { Database } from '../../src/warehouse/schema.js';
+import { runAccounts } from '../support/accounts-cli.js';
 import { captureIo } from '../support/capture-io.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
@@ -93,10 +94,8 @@ function otherPool(): Kysely<Database> {
 }
 
 /** `hiresync accounts ARGV` in process. */
-async function accounts(argv: string[], input = '', overrides: Record<string, string> = {}) {
-  const io = captureIo(input);
-  const code = await main(['accounts', ...argv], { ...env, ...overrides }, io);
-  return { code, stdout: io.out(), stderr: io.err() };
+function accounts(argv: string[], input = '', overrides: Record<string, string> = {}) {
+  return runAccounts({ ...env, ...overrides }, argv, input);
 }
 
 /** `hiresync accounts authorize ARGV` running in process: its exit, its output, and the URL it printed. */

@@ -1,5 +1,3 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
@@ -22,6 +20,7 @@ import { runLockKey } from '../../src/warehouse/resource-lock.js';
 import type { Database } from '../../src/warehouse/schema.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
+import { freePort } from '../support/free-port.js';
 import { waitFor } from '../support/lifecycle.js';
 import { type CliProcess, spawnCli } from '../support/run-cli.js';
 
@@ -36,15 +35,6 @@ let redis: Redis;
 let webhookQueue: Queue;
 let syncQueue: Queue;
 let base: string;
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The account's schema on the test's pool. */
 const db = (account: string): Kysely<Database> => inSchema(h.database.db, schemaOf(account));

@@ -1,8 +1,11 @@
-import { createServer } from 'node:net';
 import { runOnce } from '../../src/queue/run-once.js';
 import { Secret } from '../../src/secret.js';
 import { migrateAll } from '../../src/warehouse/migrate-all.js';
+import { freePort } from './free-port.js';
 import { waitFor } from './lifecycle.js';
+
+export { freePort };
+
 import type { PartnerHarness } from './partner-harness.js';
 import type { CliProcess } from './run-cli.js';
 
@@ -18,16 +21,6 @@ export interface ConsoleDeployment {
   worker: CliProcess;
   /** The rows of hiresync.connect_links: the links made so far. */
   linkCount: () => Promise<number>;
-}
-
-/** A TCP port nothing listens on now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /**

@@ -1,20 +1,13 @@
-import { createHmac } from 'node:crypto';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { FieldHasher } from '../../../src/privacy/field-hasher.js';
-import { type FieldPolicy, parseFieldPolicy, WITHHELD } from '../../../src/privacy/field-policy.js';
+import { parseFieldPolicy, WITHHELD } from '../../../src/privacy/field-policy.js';
 import { policePage, RecordPolicy } from '../../../src/privacy/police-page.js';
+import { expectedHash, policyOf } from '../../support/field-policy.js';
 
 const KEY = Buffer.alloc(32, 7);
 const hasher = new FieldHasher(KEY);
-const hmac = (text: string) =>
-  `hmac-sha256:${createHmac('sha256', KEY).update(text, 'utf8').digest('hex')}`;
-
-function policyOf(text: string): FieldPolicy {
-  const parsed = parseFieldPolicy(text);
-  if ('problem' in parsed) throw new Error(parsed.problem);
-  return parsed.policy;
-}
+const hmac = (text: string) => expectedHash(KEY, text);
 
 function problemOf(text: string): string {
   const parsed = parseFieldPolicy(text);

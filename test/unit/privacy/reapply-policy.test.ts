@@ -1,24 +1,13 @@
-// The rules reapply-policy adds to the field policy: a stored value already
-// hashed is never hashed again (so a rerun changes nothing), while a page
-// from the API is hashed whatever its values look like; and a reference
-// table is policed by its list's rules and its nested copies' alike.
-import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { FieldHasher, isStoredHash } from '../../../src/privacy/field-hasher.js';
-import { type FieldPolicy, parseFieldPolicy, WITHHELD } from '../../../src/privacy/field-policy.js';
+import { WITHHELD } from '../../../src/privacy/field-policy.js';
 import { RecordPolicy } from '../../../src/privacy/police-page.js';
 import { storedRecordPolicy, withMirroredReferences } from '../../../src/privacy/policy-targets.js';
+import { expectedHash, policyOf } from '../../support/field-policy.js';
 
 const KEY = Buffer.alloc(32, 9);
 const hasher = new FieldHasher(KEY);
-const hmac = (text: string) =>
-  `hmac-sha256:${createHmac('sha256', KEY).update(text, 'utf8').digest('hex')}`;
-
-function policyOf(text: string): FieldPolicy {
-  const parsed = parseFieldPolicy(text);
-  if ('problem' in parsed) throw new Error(parsed.problem);
-  return parsed.policy;
-}
+const hmac = (text: string) => expectedHash(KEY, text);
 
 function reapply(text: string, resource: string, record: unknown): unknown {
   return new RecordPolicy(policyOf(text), hasher).record(resource, structuredClone(record), {

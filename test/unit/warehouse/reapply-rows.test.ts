@@ -1,16 +1,12 @@
-// How reapply-policy rewrites one stored row: the record read back with every
-// number's digits, written only when the policy changes it; a rejected record
-// kept as its text stays text; a reference table's columns follow its keys.
-import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { FieldHasher } from '../../../src/privacy/field-hasher.js';
 import { parseFieldPolicy } from '../../../src/privacy/field-policy.js';
 import { RecordPolicy } from '../../../src/privacy/police-page.js';
 import { type RowPolice, rewriteOf } from '../../../src/warehouse/reapply-rows.js';
+import { expectedHash } from '../../support/field-policy.js';
 
 const KEY = Buffer.alloc(32, 3);
-const hmac = (text: string) =>
-  `hmac-sha256:${createHmac('sha256', KEY).update(text, 'utf8').digest('hex')}`;
+const hmac = (text: string) => expectedHash(KEY, text);
 
 function policeOf(text: string, resource: string, columns?: RowPolice['columns']): RowPolice {
   const parsed = parseFieldPolicy(text);
