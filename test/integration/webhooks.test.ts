@@ -224,7 +224,16 @@ describe('webhooks delivered to a running worker', () => {
       ).length;
     const before = await liveApplications();
     expect((await deliver('default', event)).status).toBe(200);
-    await waitFor(async () => (await deletedAt('default', 'candidates', person.id)) !== null);
+    // The candidate and its applications are two resources, each deleted under
+    // its own run lock by a job of its own: either may land first.
+    const applied = async () =>
+      (await deletedAt('default', 'candidates', person.id)) !== null &&
+      (
+        await Promise.all(
+          person.deleted_application_ids.map((id) => deletedAt('default', 'applications', id)),
+        )
+      ).every((at) => at !== null);
+    await waitFor(applied);
     for (const id of person.deleted_application_ids) {
       expect(await deletedAt('default', 'applications', id)).not.toBeNull();
       expect((await versionsOf('default', 'applications', id)).at(-1)).toMatchObject({
