@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { createDatabase } from '../src/warehouse/database.js';
-import { migrateToLatest } from '../src/warehouse/migrate.js';
+import { migrateAll } from '../src/warehouse/migrate-all.js';
 
 /** The Postgres server benchmarks use: DATABASE_URL, else the local one. */
 export const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -26,7 +26,7 @@ export async function freshDatabase(
   url.pathname = `/${name}`;
   if (migrate) {
     const db = createDatabase(url.href);
-    await migrateToLatest(db);
+    await migrateAll(db);
     await db.destroy();
   }
   return {

@@ -82,6 +82,7 @@ function copyChunk(records: readonly unknown[]): string {
     const r = rec as GeneratedLink;
     const anonymous = r.credited_to != null && r.credited_to.id == null;
     out += `${[
+      'default',
       r.id,
       r.token,
       r.job_id,
@@ -103,15 +104,16 @@ function copyChunk(records: readonly unknown[]): string {
   return out;
 }
 
+/** COPY into the shared table the page write fills (shared storage), as account `default`. */
 const COPY_SQL =
-  'copy tracking_links (id, token, job_id, job_post_id, job_board_id, related_post_id, related_post_type, credited_to_id, credited_to_name, credited_to_employee_id, source_id, created_at, updated_at, raw) from stdin';
+  'copy hiresync.data_tracking_links (account, id, token, job_id, job_post_id, job_board_id, related_post_id, related_post_type, credited_to_id, credited_to_name, credited_to_employee_id, source_id, created_at, updated_at, raw) from stdin';
 
 /** A COPY target: the same table, without the foreign keys (COPY writes link rows only). */
 async function copyTarget(url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query(
-    'alter table tracking_links drop constraint if exists tracking_links_job_board_id_fkey, drop constraint if exists tracking_links_credited_to_id_fkey, drop constraint if exists tracking_links_source_id_fkey',
+    'alter table hiresync.data_tracking_links drop constraint if exists data_tracking_links_job_board_id_fkey, drop constraint if exists data_tracking_links_credited_to_id_fkey, drop constraint if exists data_tracking_links_source_id_fkey',
   );
   return client;
 }
