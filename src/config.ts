@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { readFieldPolicy } from './config/field-policy.js';
 import { apiUrl } from './config/fields.js';
+import { readListeners } from './config/listeners.js';
 import { readPartner } from './config/partner.js';
 import { readPublicUrl } from './config/public-url.js';
 import { resourceList, resourceNameProblem } from './config/resource-names.js';
@@ -153,6 +154,8 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
   problems.push(...partnerProblems);
   const { publicUrl, problems: publicUrlProblems } = readPublicUrl(env);
   problems.push(...publicUrlProblems);
+  const { listeners, problems: listenerProblems } = readListeners(env);
+  problems.push(...listenerProblems);
   const { fieldPolicy, problems: policyProblems } = recordPolicyOf(env, known);
   problems.push(...policyProblems);
   if (has('HIRESYNC_WEBHOOK_SECRET') && !clientCreds && !apiKey) {
@@ -236,7 +239,11 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
     incrementalEveryMs: v.HIRESYNC_INCREMENTAL_EVERY,
     fullCron: v.HIRESYNC_FULL_CRON,
     fullWindowMs: v.HIRESYNC_FULL_WINDOW,
-    httpPort: v.HIRESYNC_HTTP_PORT,
+    listeners,
+    webhookIntake: {
+      maxInflight: v.HIRESYNC_WEBHOOK_MAX_INFLIGHT,
+      maxBufferedBytes: v.HIRESYNC_WEBHOOK_MAX_BUFFERED_BYTES,
+    },
     consolePassword: v.HIRESYNC_CONSOLE_PASSWORD,
     fieldPolicy,
     webhookSecret: v.HIRESYNC_WEBHOOK_SECRET,

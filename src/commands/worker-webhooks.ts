@@ -1,6 +1,7 @@
 import { webhookAccounts } from '../accounts/webhook-accounts.js';
 import type { App } from '../app.js';
 import { coerceError } from '../errors.js';
+import { BodyBudget } from '../http/body-budget.js';
 import type { HttpRoute } from '../http/connect-routes.js';
 import { webhookRoutes } from '../http/webhook-routes.js';
 import type { Logger } from '../logger.js';
@@ -17,6 +18,8 @@ import {
 export interface WorkerWebhooks {
   /** `POST …/webhooks/<account>`, for the HTTP server's routes. */
   route: HttpRoute;
+  /** What the bodies not yet authenticated hold (HIRESYNC_WEBHOOK_MAX_INFLIGHT, _MAX_BUFFERED_BYTES). */
+  budget: BodyBudget;
   /** Starts applying queued delete events (with the queue worker of runs). */
   start: () => void;
   /** Stops applying them (a delete in hand finishes) and closes the queue; `force` when Redis is gone. */
@@ -37,6 +40,10 @@ export function workerWebhooks(app: App, logger: Logger): WorkerWebhooks {
   queue.on('error', throttledWarn(logger, 'webhook queue error'));
   const ledger = new WebhookEventLedger(app.redis, config.redisPrefix);
   let worker: ReturnType<typeof createWebhookDeleteWorker> | undefined;
+  const budget = new BodyBudget({
+    maxInflight: config.webhookIntake.maxInflight,
+    maxBytes: config.webhookIntake.maxBufferedBytes,
+  });
   const route = webhookRoutes({
     publicUrl: config.publicUrl,
     accountOf: webhookAccounts({ db: app.db, secretKeys: config.secretKeys, config }),
@@ -47,9 +54,11 @@ export function workerWebhooks(app: App, logger: Logger): WorkerWebhooks {
     queueDeletion: (work) => enqueueWebhookDeletion(queue, work),
     queueRun: (account, resource) => enqueueWebhookRun(app.queue, account, resource, config),
     logger,
+    budget,
   });
   return {
     route,
+    budget,
     start: () => {
       worker = createWebhookDeleteWorker(app.queueRedis, config.redisPrefix, {
         db: app.db,

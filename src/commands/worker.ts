@@ -51,6 +51,9 @@ export const worker = defineCommand({
     and with HIRESYNC_PUBLIC_URL,
     the partner app and HIRESYNC_SECRET_KEY the connect links' /connect/<token> and
     /oauth/callback, and with HIRESYNC_CONSOLE_PASSWORD the operators' console at /.
+    With HIRESYNC_PUBLIC_PORT, the webhooks and connect links are served on that
+    port (HIRESYNC_PUBLIC_HOST, default 0.0.0.0) only, every other path 404 there,
+    and HIRESYNC_HTTP_PORT binds HIRESYNC_HTTP_HOST (default 127.0.0.1).
     With a partner app configured, it refreshes every enabled
     partner account at least every HIRESYNC_REFRESH_KEEPALIVE. With
     HIRESYNC_ERASE_DELETED_AFTER, it erases daily the records deleted upstream
@@ -116,8 +119,10 @@ export const worker = defineCommand({
       );
     }
     const webhooks = workerWebhooks(app, logger);
-    const { port, server } = await startHttpServer({
-      port: config.httpPort,
+    const http = await startHttpServer({
+      port: config.listeners.http.port,
+      host: config.listeners.http.host,
+      publicListener: config.listeners.public,
       db: app.db,
       redis: app.redis,
       metrics: app.metrics,
@@ -163,7 +168,11 @@ export const worker = defineCommand({
     });
     logger.info(
       {
-        port,
+        port: http.port,
+        host: config.listeners.http.host,
+        ...(config.listeners.public
+          ? { publicPort: http.publicPort, publicHost: config.listeners.public.host }
+          : {}),
         schedules: schedules.upserted.length,
         // Their interval, offset or cron changed (the first start after the spread: all of them).
         ...(schedules.replaced.length > 0 ? { schedulesReplaced: schedules.replaced.length } : {}),
@@ -194,7 +203,7 @@ export const worker = defineCommand({
     if (!(await settlesBy(erasure.close(force), deadline))) left.push('erasure');
     if (!(await settlesBy(webhooks.close(force), deadline))) left.push('webhook deletes');
     const closed = await app.close({ deadline });
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await http.close();
     const abandoned = [...left, ...closed.abandoned];
     if (force || abandoned.length > 0) {
       logger.warn(

@@ -5,6 +5,7 @@
 import type { RecordPolicy } from '../privacy/police-page.js';
 import type { Secret } from '../secret.js';
 import type { ResourceName } from '../sync/ports.js';
+import type { Listeners } from './listeners.js';
 import type { SecretKeys } from './secret-keys.js';
 
 export type AuthConfig =
@@ -189,7 +190,15 @@ export interface Config extends StatusConfig {
    * accounts do not resync at the same moment. Default 1 h; 0: at the cron's time.
    */
   fullWindowMs: number;
-  httpPort: number;
+  /** `HIRESYNC_HTTP_PORT`/`_HOST` and `HIRESYNC_PUBLIC_PORT`/`_HOST`: where `worker` serves HTTP. */
+  listeners: Listeners;
+  /**
+   * `HIRESYNC_WEBHOOK_MAX_INFLIGHT` (default 32) and
+   * `HIRESYNC_WEBHOOK_MAX_BUFFERED_BYTES` (default 16 MiB): most webhook
+   * bodies read at once, and most bytes of them held, before their
+   * signatures are checked; a delivery beyond either is answered 503.
+   */
+  webhookIntake: { maxInflight: number; maxBufferedBytes: number };
   /** `HIRESYNC_CONSOLE_PASSWORD`: the console at `/` of the HTTP server (user `hiresync`); undefined: the console is off. */
   consolePassword: Secret | undefined;
   /**

@@ -1,10 +1,13 @@
 import type { IncomingMessage } from 'node:http';
+import type { BodyAllowance } from './body-budget.js';
 
 /** What {@link readBody} read, or why it stopped. */
 export type BodyRead =
   | { ok: true; body: Buffer }
   /** Longer than the bound: by its Content-Length (nothing read), or once read past it. */
   | { ok: false; reason: 'too large' }
+  /** The allowance had not the bytes: by its Content-Length (nothing read), or once read past them. */
+  | { ok: false; reason: 'busy' }
   /** Not all sent within the timeout. */
   | { ok: false; reason: 'timeout' }
   /** The client went away (or the stream failed) before the end. */
@@ -16,18 +19,33 @@ export interface ReadBodyOptions {
   maxBytes: number;
   /** How long the whole body may take to arrive. */
   timeoutMs: number;
+  /**
+   * The bytes the body may hold (a share of a BodyBudget): its
+   * Content-Length is taken before a byte is read, else each chunk as it
+   * comes; what cannot be taken stops the read (`busy`). The caller releases it.
+   */
+  allowance?: BodyAllowance;
 }
 
 /**
  * Reads a request's body, bounded in size and time: a Content-Length above
  * `maxBytes` is refused before a byte is read, and a body that turns out
- * longer (chunked) is refused as soon as it passes the bound; the rest is
- * left unread (see {@link discardRest}). Resolves, never rejects.
+ * longer (chunked) is refused as soon as it passes the bound; the same for
+ * the bytes `allowance` has left. The rest is left unread (see
+ * {@link discardRest}). Resolves, never rejects.
  */
 export function readBody(req: IncomingMessage, options: ReadBodyOptions): Promise<BodyRead> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > options.maxBytes) {
+  const known = req.headers['content-length'] !== undefined && Number.isFinite(declared);
+  if (known && declared > options.maxBytes) {
     return Promise.resolve({ ok: false, reason: 'too large' });
+  }
+  const { allowance } = options;
+  // Bytes of the allowance this body holds: its whole declared length, up front.
+  let held = 0;
+  if (allowance && known) {
+    if (!allowance.take(declared)) return Promise.resolve({ ok: false, reason: 'busy' });
+    held = declared;
   }
   return new Promise<BodyRead>((resolve) => {
     const chunks: Buffer[] = [];
@@ -43,8 +61,12 @@ export function readBody(req: IncomingMessage, options: ReadBodyOptions): Promis
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > options.maxBytes) finish({ ok: false, reason: 'too large' });
-      else chunks.push(chunk);
+      if (size > options.maxBytes) return finish({ ok: false, reason: 'too large' });
+      if (allowance && size > held) {
+        if (!allowance.take(size - held)) return finish({ ok: false, reason: 'busy' });
+        held = size;
+      }
+      chunks.push(chunk);
     };
     const onEnd = () => finish({ ok: true, body: Buffer.concat(chunks, size) });
     const onAborted = () => finish({ ok: false, reason: 'aborted' });

@@ -3,6 +3,7 @@ import { ACCOUNT_NAME, DEFAULT_ACCOUNT } from '../account-name.js';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Secret } from '../secret.js';
+import { BodyBudget } from './body-budget.js';
 import type { HttpRoute } from './connect-routes.js';
 import { discardRest, readBody } from './read-body.js';
 import { parseWebhookEvent, planWebhookEvent, type WebhookDeletion } from './webhook-event.js';
@@ -67,7 +68,16 @@ export interface WebhookRoutesOptions {
   readTimeoutMs?: number;
   /** Default {@link WEBHOOK_ACT_TIMEOUT_MS}. */
   actTimeoutMs?: number;
+  /**
+   * What the bodies not yet authenticated may hold at once (bodies and
+   * bytes); one beyond it is answered 503. Default a budget of the route's
+   * own with the defaults of HIRESYNC_WEBHOOK_MAX_INFLIGHT and _MAX_BUFFERED_BYTES.
+   */
+  budget?: BodyBudget;
 }
+
+/** Retry-After of a delivery refused while the endpoint reads its limit of bodies. */
+export const WEBHOOK_BUSY_RETRY_AFTER_S = 5;
 
 /** A secret no account has: an unknown account's delivery is checked against it, in the same time. */
 const NO_SECRET = 'hiresync: no webhook secret';
@@ -90,11 +100,18 @@ async function byDeadline<T>(deadline: number, work: Promise<T>): Promise<T> {
   }
 }
 
-function answer(res: ServerResponse, status: number, text: string, close = false): void {
+function answer(
+  res: ServerResponse,
+  status: number,
+  text: string,
+  close = false,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, {
     'content-type': 'text/plain; charset=utf-8',
     'cache-control': 'no-store',
     ...(close ? { connection: 'close' } : {}),
+    ...headers,
   });
   res.end(`${text}\n`);
 }
@@ -113,7 +130,11 @@ function eventIdOf(req: IncomingMessage): string | null {
  * 1. The body is read, at most {@link MAX_WEBHOOK_BYTES} (a larger one: 413,
  *    by its Content-Length before a byte is kept; the rest is dropped, at
  *    most 4 × the bound for 2 s, before the answer)
- *    within {@link WEBHOOK_READ_TIMEOUT_MS} (else 408).
+ *    within {@link WEBHOOK_READ_TIMEOUT_MS} (else 408), within the
+ *    `budget` of the bodies not yet authenticated: beyond its bodies or
+ *    bytes, 503 with Retry-After, the rest dropped as for the 413. Its
+ *    share is given back once the signature is checked, and on every
+ *    refusal, timeout or abort.
  * 2. Its `Signature: sha256 <hex>` must be the HMAC-SHA256 of the raw body
  *    with the account's webhook secret (constant-time comparison); a missing
  *    or wrong one, an unknown account, or one without a secret: 401, the
@@ -137,6 +158,7 @@ export function webhookRoutes(options: WebhookRoutesOptions): HttpRoute {
   const maxBytes = options.maxBodyBytes ?? MAX_WEBHOOK_BYTES;
   const readTimeoutMs = options.readTimeoutMs ?? WEBHOOK_READ_TIMEOUT_MS;
   const actTimeoutMs = options.actTimeoutMs ?? WEBHOOK_ACT_TIMEOUT_MS;
+  const budget = options.budget ?? new BodyBudget();
   const { logger, ledger } = options;
 
   /** The request's path below the public URL's own path (a proxy may strip it or pass it on). */
@@ -148,41 +170,80 @@ export function webhookRoutes(options: WebhookRoutesOptions): HttpRoute {
     answer(res, 401, 'signature not valid for this endpoint');
   };
 
-  const deliver = async (req: IncomingMessage, res: ServerResponse, name: string) => {
+  /**
+   * Reads the body within its share of the budget and checks its signature:
+   * the body and the account once they pass, undefined once answered.
+   */
+  const authenticate = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    name: string,
+  ): Promise<{ body: Buffer; account: WebhookAccount; deadline: number } | undefined> => {
     const known = name === DEFAULT_ACCOUNT || ACCOUNT_NAME.test(name);
-    const read = await readBody(req, { maxBytes, timeoutMs: readTimeoutMs });
-    if (!read.ok) {
-      logger.warn({ account: known ? name : undefined, refused: read.reason }, 'webhook refused');
-      if (read.reason === 'too large') {
-        // Nothing of it is kept: the rest is dropped as it comes (briefly), then
-        // answered, so that a client done sending reads the answer, not a reset.
-        await discardRest(req, { maxBytes: 4 * maxBytes, timeoutMs: 2000 });
-        return answer(res, 413, `body larger than ${maxBytes} bytes`, true);
-      }
-      if (read.reason === 'timeout') return answer(res, 408, 'body not received in time', true);
-      return res.destroy();
-    }
-    const deadline = Date.now() + actTimeoutMs;
-    let account: WebhookAccount | undefined;
+    const allowance = budget.enter();
     try {
-      account = known ? await byDeadline(deadline, options.accountOf(name)) : undefined;
-    } catch (error) {
-      logger.error({ account: name, err: coerceError(error) }, 'webhook: account not read');
-      return answer(res, 503, 'try again later');
+      const read = allowance
+        ? await readBody(req, { maxBytes, timeoutMs: readTimeoutMs, allowance })
+        : ({ ok: false, reason: 'busy' } as const);
+      if (!read.ok) {
+        allowance?.release();
+        logger.warn({ account: known ? name : undefined, refused: read.reason }, 'webhook refused');
+        if (read.reason === 'too large' || read.reason === 'busy') {
+          // Nothing of it is kept: the rest is dropped as it comes (briefly), then
+          // answered, so that a client done sending reads the answer, not a reset.
+          await discardRest(req, { maxBytes: 4 * maxBytes, timeoutMs: 2000 });
+          if (read.reason === 'busy') {
+            answer(res, 503, 'too many deliveries at once: try again later', true, {
+              'retry-after': String(WEBHOOK_BUSY_RETRY_AFTER_S),
+            });
+          } else {
+            answer(res, 413, `body larger than ${maxBytes} bytes`, true);
+          }
+        } else if (read.reason === 'timeout') {
+          answer(res, 408, 'body not received in time', true);
+        } else {
+          res.destroy();
+        }
+        return undefined;
+      }
+      const deadline = Date.now() + actTimeoutMs;
+      let account: WebhookAccount | undefined;
+      try {
+        account = known ? await byDeadline(deadline, options.accountOf(name)) : undefined;
+      } catch (error) {
+        logger.error({ account: name, err: coerceError(error) }, 'webhook: account not read');
+        answer(res, 503, 'try again later');
+        return undefined;
+      }
+      const secret = account?.secret?.reveal();
+      // An unknown account's delivery is checked all the same: the answer takes
+      // the time a wrong signature takes, and says nothing of whether it exists.
+      const valid = verifySignature(read.body, req.headers.signature, secret ?? NO_SECRET);
+      if (!account || secret === undefined || !valid) {
+        refuse(
+          res,
+          known ? name : undefined,
+          !account
+            ? 'unknown account'
+            : secret === undefined
+              ? 'no webhook secret'
+              : 'bad signature',
+        );
+        return undefined;
+      }
+      return { body: read.body, account, deadline };
+    } finally {
+      // Every way out: the bytes of a body not authenticated are no longer held.
+      allowance?.release();
     }
-    const secret = account?.secret?.reveal();
-    // An unknown account's delivery is checked all the same: the answer takes
-    // the time a wrong signature takes, and says nothing of whether it exists.
-    const valid = verifySignature(read.body, req.headers.signature, secret ?? NO_SECRET);
-    if (!account || secret === undefined || !valid) {
-      return refuse(
-        res,
-        known ? name : undefined,
-        !account ? 'unknown account' : secret === undefined ? 'no webhook secret' : 'bad signature',
-      );
-    }
+  };
+
+  const deliver = async (req: IncomingMessage, res: ServerResponse, name: string) => {
+    const authenticated = await authenticate(req, res, name);
+    if (!authenticated) return;
+    const { account, deadline } = authenticated;
     const eventId = eventIdOf(req);
-    const event = parseWebhookEvent(read.body);
+    const event = parseWebhookEvent(authenticated.body);
     const plan = 'problem' in event ? event : planWebhookEvent(event, account.resources);
     const action = 'problem' in event ? undefined : event.action;
     const context = { account: name, action, eventId };

@@ -52,7 +52,7 @@ describe('loadConfig', () => {
     expect(config.incrementalEveryMs).toBe(15 * 60_000);
     expect(config.fullCron).toBe('0 3 * * *');
     expect(config.fullWindowMs).toBe(3_600_000);
-    expect(config.httpPort).toBe(9464);
+    expect(config.listeners).toEqual({ http: { port: 9464, host: '0.0.0.0' }, public: undefined });
     expect(config.logLevel).toBe('info');
     expect(config.api.rateLimitWindowMs).toBe(10_000);
     expect(Object.isFrozen(config)).toBe(true);
