@@ -10,6 +10,7 @@ import {
   targetsOf,
 } from '../support/accounts-harness.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
+import { PARTNER_APP_ENV } from '../support/test-env.js';
 
 const { defer } = cleanupAfterEach();
 
@@ -62,7 +63,7 @@ function refusal(jobs: number, retry: string): string {
 }
 
 describe('a name registered again after accounts remove without --drop-data', () => {
-  it('refuses plain add with exit 1 naming the rows per table, registering nothing; --reuse-data shows them again', async () => {
+  it('refuses plain add (and authorize) with exit 1 naming the rows per table, registering nothing; --reuse-data shows them again', async () => {
     const h = await syncedAcme();
     const jobs = h.expectedIds('acme', 'jobs').length;
     expect((await accounts(h, ['remove', 'acme'])).code).toBe(0);
@@ -75,6 +76,24 @@ describe('a name registered again after accounts remove without --drop-data', ()
       code: 1,
       stdout: '',
       stderr: refusal(jobs, "run 'hiresync accounts add acme ...' again"),
+    });
+    expect(await acmeSeen(h)).toEqual(before);
+    // accounts authorize registers through the same check: refused before any URL is printed.
+    const authorize = await runAccounts({ ...h.env, ...PARTNER_APP_ENV }, [
+      'authorize',
+      'acme',
+      '--port',
+      '0',
+      '--timeout',
+      '2s',
+    ]);
+    expect(authorize).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: refusal(jobs, "run 'hiresync accounts authorize acme' again").replace(
+        'hiresync accounts add:',
+        'hiresync accounts authorize:',
+      ),
     });
     expect(await acmeSeen(h)).toEqual(before);
 
