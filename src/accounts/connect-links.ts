@@ -14,7 +14,7 @@ import { ConfigError, HiresyncError } from '../errors.js';
 import type { Database } from '../warehouse/schema.js';
 import { AccountStore } from './account-store.js';
 import { newConnectToken } from './connect-token.js';
-import { checkNewAccount } from './register-account.js';
+import { checkNewAccount, type FreeSchema } from './register-account.js';
 
 /** A row of `hiresync.connect_links`. */
 export interface ConnectLinksTable {
@@ -25,6 +25,8 @@ export interface ConnectLinksTable {
   /** A new account's URLs; null when the account was registered when the link was made. */
   base_url: string | null;
   auth_url: string | null;
+  /** The account it registers may take over rows of an earlier registration of its name (invite --reuse-data). */
+  reuse_data: Generated<boolean>;
   created_at: Generated<string>;
   expires_at: string;
   used_at: string | null;
@@ -81,6 +83,14 @@ export interface CreateConnectLinkOptions {
    * `account` is not registered, ignored when it is (it keeps its own).
    */
   urls?: { baseUrl: string; authUrl: string | undefined } | undefined;
+  /**
+   * A new account whose name has rows of an earlier registration stored
+   * (removed without --drop-data): the same customer is back, the link may
+   * register it over them (invite --reuse-data), stored with the link. Default
+   * false: the link is refused while such rows are stored, and so is its
+   * callback should some be stored by then. Ignored for a registered account.
+   */
+  reuseData?: boolean | undefined;
 }
 
 /** What the variables of connect links lack, as the problems of a ConfigError. */
@@ -118,7 +128,8 @@ function missingSettings(
  * Throws a ConfigError when the partner app or HIRESYNC_SECRET_KEY is
  * missing, and a HiresyncError when the name is invalid, the lifetime out of
  * bounds, the account registered but not a partner account, or new without
- * URLs or with a schema hiresync does not own. The control schema must be
+ * URLs, with a schema hiresync does not own, or with rows of an earlier
+ * registration stored (StoredDataError, unless `reuseData`). The control schema must be
  * migrated (hiresync.connect_links).
  */
 export async function createConnectLink(
@@ -155,7 +166,11 @@ export async function createConnectLink(
         `account ${account} is not registered, so the link registers it: it needs the base and auth URLs of its API (HIRESYNC_BASE_URL and HIRESYNC_AUTH_URL, or --base-url and --auth-url)`,
       );
     }
-    await checkNewAccount(db, store, account);
+    await checkNewAccount(db, store, account, {
+      reuseData: options.reuseData,
+      retry: `make the link again ('hiresync accounts invite ${account}')`,
+      refused: 'no link was made',
+    });
     urls = { baseUrl: given.baseUrl, authUrl: given.authUrl };
   }
   const { token, hash } = newConnectToken(options.secretKeys.reveal());
@@ -167,12 +182,37 @@ export async function createConnectLink(
       token_hash: hash,
       base_url: urls?.baseUrl ?? null,
       auth_url: urls?.authUrl ?? null,
+      reuse_data: urls !== undefined && options.reuseData === true,
       expires_at: sql<string>`now() + ${Math.round(options.expiresInMs)} * interval '1 millisecond'`,
     })
     .returning(sql<number>`(extract(epoch from expires_at) * 1000)::float8`.as('expires_ms'))
     .executeTakeFirstOrThrow();
   const url = `${options.publicUrl.replace(/\/+$/, '')}${CONNECT_PATH}${token}`;
   return { url, expiresAt: new Date(row.expires_ms) };
+}
+
+/**
+ * Checks, at its callback, that the link `linkId` may register the new
+ * account `account` ({@link checkNewAccount}, with the --reuse-data choice
+ * stored with the link; rows of an earlier registration may have been stored
+ * since the link was made). Throws as checkNewAccount does.
+ */
+export async function checkLinkedAccount(
+  db: Kysely<Database>,
+  store: AccountStore,
+  linkId: string,
+  account: string,
+): Promise<FreeSchema> {
+  const link = await db
+    .withTables<ConnectLinkTables>()
+    .selectFrom('hiresync.connect_links')
+    .select('reuse_data')
+    .where('id', '=', linkId)
+    .executeTakeFirst();
+  return checkNewAccount(db, store, account, {
+    reuseData: link?.reuse_data === true,
+    retry: `make a new link with 'hiresync accounts invite ${account}'`,
+  });
 }
 
 /**

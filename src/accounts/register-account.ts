@@ -11,6 +11,7 @@ import { ensureAllAccountsViews } from '../warehouse/all-accounts-views.js';
 import { PUBLIC_SCHEMA } from '../warehouse/database.js';
 import { ensureListResources, migrateSchemas } from '../warehouse/migrate-all.js';
 import type { Database } from '../warehouse/schema.js';
+import { describeStoredRows, type StoredRows, storedRowsOf } from '../warehouse/stored-rows.js';
 import { AccountSettingsStore } from './account-settings-store.js';
 import type { AccountStore } from './account-store.js';
 import { AccountExistsError, type AccountInfo } from './stored-account.js';
@@ -26,15 +27,52 @@ export class AccountNotReadyError extends HiresyncError {}
 export type FreeSchema = 'absent' | 'hiresync';
 
 /**
- * Checks that `name` can be registered: no account has it, and its schema is
- * absent or hiresync's (one left by `accounts remove` without --drop-data is
- * taken back with its data). Throws AccountExistsError, or ForeignSchemaError
- * for any other schema, even an empty one; returns whose the schema is.
+ * Rows of an earlier registration of the name are stored (it was removed
+ * without --drop-data): registering it would show them to whoever the name
+ * now stands for. Nothing is registered; `stored` says what there is, and
+ * the message both ways on, for the command that was refused (`retry`).
+ */
+export class StoredDataError extends HiresyncError {
+  readonly account: string;
+  readonly stored: readonly StoredRows[];
+  constructor(account: string, stored: readonly StoredRows[], retry: string, refused: string) {
+    super(
+      `${account}: ${describeStoredRows(stored)} stored from an earlier registration (removed without --drop-data); ${refused}. If it is the same customer back, ${retry} with --reuse-data to show them its data again; if not, drop them first with 'hiresync accounts remove ${account} --drop-data'`,
+    );
+    this.account = account;
+    this.stored = stored;
+  }
+}
+
+/** Options of {@link checkNewAccount}. */
+export interface CheckNewAccountOptions {
+  /**
+   * Register it even though rows of an earlier registration of the name are
+   * stored: the same customer is back, and sees them again (--reuse-data).
+   * Default false: such rows refuse it ({@link StoredDataError}).
+   */
+  reuseData?: boolean | undefined;
+  /** What to run again with --reuse-data, as the refusal says it. Default: `run 'hiresync accounts add NAME ...' again`. */
+  retry?: string | undefined;
+  /** What the refusal left undone, as it says it. Default: `nothing was registered`. */
+  refused?: string | undefined;
+}
+
+/**
+ * Checks that `name` can be registered: no account has it, its schema is
+ * absent or hiresync's, and, unless `reuseData`, no rows of an earlier
+ * registration of the name are stored (see {@link storedRowsOf}). Every road
+ * that registers an account (`accounts add`, `accounts authorize`, a connect
+ * link's callback, and `accounts invite` before it makes the link) calls it
+ * before writing anything. Throws AccountExistsError, ForeignSchemaError for
+ * a schema that is not hiresync's, even an empty one, or StoredDataError;
+ * returns whose the schema is.
  */
 export async function checkNewAccount(
   db: Kysely<Database>,
   store: AccountStore,
   name: string,
+  { reuseData = false, retry, refused }: CheckNewAccountOptions = {},
 ): Promise<FreeSchema> {
   if (await store.get(name)) {
     throw new AccountExistsError(
@@ -43,6 +81,17 @@ export async function checkNewAccount(
   }
   const owner = await schemaOwner(db, schemaOf(name));
   if (owner === 'other') throw new ForeignSchemaError(schemaOf(name));
+  if (!reuseData) {
+    const stored = await storedRowsOf(db, name);
+    if (stored.length > 0) {
+      throw new StoredDataError(
+        name,
+        stored,
+        retry ?? `run 'hiresync accounts add ${name} ...' again`,
+        refused ?? 'nothing was registered',
+      );
+    }
+  }
   return owner;
 }
 

@@ -186,6 +186,22 @@ export function connectedPage(
   };
 }
 
+/**
+ * The page of a link whose account's name holds rows of an earlier
+ * registration (removed without --drop-data) that the link may not take
+ * over: what they are goes to the operator's log, not to the link holder.
+ */
+export function storedDataPage(account: string): ConnectPage {
+  return {
+    status: 409,
+    title: 'This account cannot be connected yet',
+    paragraphs: [
+      `hiresync still holds data stored under the name ${account} by an earlier registration, and does not connect a new authorization to it until its operator decides what becomes of that data.`,
+      `${NOTHING_CHANGED} Tell the person who sent you the link what this page says; once they have dealt with it, open the link again (it stays valid until it is used or expires), or use the new one they send you.`,
+    ],
+  };
+}
+
 /** The page when the control schema lacks the tables of connect links (hiresync migrate not run). */
 export const NOT_MIGRATED_PAGE: ConnectPage = {
   status: 503,

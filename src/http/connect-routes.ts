@@ -1,7 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Kysely } from 'kysely';
 import { AccountStore } from '../accounts/account-store.js';
-import { CALLBACK_PATH, CONNECT_PATH, connectRedirectUri } from '../accounts/connect-links.js';
+import {
+  CALLBACK_PATH,
+  CONNECT_PATH,
+  checkLinkedAccount,
+  connectRedirectUri,
+} from '../accounts/connect-links.js';
 import {
   type ClaimedLink,
   claimConnectState,
@@ -14,7 +19,7 @@ import {
   type PartnerAuthorization,
   savePartnerAuthorization,
 } from '../accounts/partner-authorization.js';
-import { AccountNotReadyError, checkNewAccount } from '../accounts/register-account.js';
+import { AccountNotReadyError, StoredDataError } from '../accounts/register-account.js';
 import { isUndefinedTable } from '../accounts/stored-account.js';
 import { authorizeRequestUrl } from '../api/authorization-request.js';
 import { exchangeCode } from '../api/exchange-code.js';
@@ -35,6 +40,7 @@ import {
   malformedAnswerPage,
   NOT_MIGRATED_PAGE,
   stateRefusedPage,
+  storedDataPage,
   vendorErrorPage,
 } from './connect-messages.js';
 import { type ConnectPage, sendPage, sendRedirect } from './connect-pages.js';
@@ -253,7 +259,12 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
       if (link.baseUrl === null || link.authUrl === null) {
         throw new ConnectRefusal(linkRefusedPage({ kind: 'removed', account: name }));
       }
-      const owner = await checkNewAccount(db, store, name);
+      const owner = await checkLinkedAccount(db, store, link.id, name).catch((error: unknown) => {
+        if (!(error instanceof StoredDataError)) throw error;
+        // The counts are the operator's to see, not the link holder's.
+        logger.warn({ account: name, err: error }, 'connect callback refused: data stored');
+        throw new ConnectRefusal(storedDataPage(name));
+      });
       authUrl = link.authUrl;
       register = { baseUrl: link.baseUrl, authUrl, owner };
     }

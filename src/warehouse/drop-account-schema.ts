@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { accountNameProblem, accountOfSchema } from '../account-name.js';
+import { accountNameProblem, accountOfSchema, schemaOf } from '../account-name.js';
 import { HiresyncError } from '../errors.js';
 import { schemaOwner } from './account-schema-owner.js';
 import { sharedTable, sharedTables } from './account-views.js';
@@ -27,6 +27,47 @@ export async function dropSchema(
     }
     await dropAccountSchema(trx, schema, []);
     return { warnings: [] };
+  });
+}
+
+/** What {@link dropStoredData} did with the schema of the name. */
+export type StoredSchemaOutcome = 'dropped' | 'absent' | 'not hiresync';
+
+/**
+ * `accounts remove NAME --drop-data` of a name no account has: drops what an
+ * earlier registration of it left (removed without --drop-data), in one
+ * transaction: its rows of the shared tables, and its schema when that is
+ * hiresync's, under the same rules as {@link unregisterAccount} (no
+ * dependents outside it but those of `cascade`, which go with it). A schema
+ * of the name that is not hiresync's is left alone, only the shared rows
+ * deleted. Refuses, changing nothing, while an account of the name is
+ * registered. Returns what became of the schema and the objects dropped with it.
+ */
+export async function dropStoredData(
+  db: Kysely<Database>,
+  account: string,
+  { cascade = [] }: { cascade?: readonly string[] } = {},
+): Promise<{ schema: StoredSchemaOutcome; cascaded: string[] }> {
+  const problem = accountNameProblem(account);
+  if (problem)
+    throw new Error(`refusing to drop the data of ${JSON.stringify(account)}: ${problem}`);
+  const schema = schemaOf(account);
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql`select 1 from hiresync.accounts where name = ${account}`.execute(
+      trx,
+    );
+    if (rows.length > 0) {
+      throw new HiresyncError(
+        `account ${account} is registered (again) now: nothing was dropped; 'hiresync accounts remove ${account} --drop-data' removes it with its data`,
+      );
+    }
+    const owner = await schemaOwner(trx, schema);
+    if (owner === 'other') {
+      await deleteSharedRows(trx, account);
+      return { schema: 'not hiresync', cascaded: [] };
+    }
+    const cascaded = await dropAccountSchema(trx, schema, cascade);
+    return { schema: owner === 'absent' ? 'absent' : 'dropped', cascaded };
   });
 }
 

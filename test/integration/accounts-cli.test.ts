@@ -355,7 +355,7 @@ describe('hiresync accounts disable, enable and remove', () => {
       expect(result).toEqual({
         code: 0,
         stdout:
-          'removed account acme (1 job scheduler(s), 6 Redis key(s)); its data stays in schema acme (drop it with --drop-data)\n',
+          "removed account acme (1 job scheduler(s), 6 Redis key(s)); its data stays in schema acme (drop it with --drop-data; only 'hiresync accounts add acme --reuse-data' shows it again)\n",
         stderr: '',
       });
       expect(await queue.getJobSchedulers()).toEqual([]);
@@ -370,8 +370,20 @@ describe('hiresync accounts disable, enable and remove', () => {
     expect(rows).toHaveLength(1);
     expect(await accountsInView(t.db)).toEqual([]);
 
-    // Added again, the account takes its schema back, data included.
-    await addAcme();
+    // Added again, the account takes its schema back, data included, only
+    // when told the same customer is back.
+    const refused = await accounts(
+      ['add', '--no-test', 'acme', '--client-id', 'acme-client', '--sub', '42'],
+      `${CLIENT_SECRET}\n`,
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('acme: 1 jobs stored from an earlier registration');
+    expect(await accountsInView(t.db)).toEqual([]);
+    const reused = await accounts(
+      ['add', '--no-test', 'acme', '--client-id', 'acme-client', '--sub', '42', '--reuse-data'],
+      `${CLIENT_SECRET}\n`,
+    );
+    expect(reused).toMatchObject({ code: 0, stderr: '' });
     expect(await accountsInView(t.db)).toEqual(['acme']);
   });
 

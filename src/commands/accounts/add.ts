@@ -55,6 +55,11 @@ export const options = {
     description:
       "register it without testing it (no token minted, no page read, REDIS_URL not needed); 'hiresync accounts test NAME' tests it later",
   },
+  'reuse-data': {
+    type: 'boolean',
+    description:
+      'rows of an earlier registration of NAME are stored (it was removed without --drop-data) and this is the same customer back: show them its data again',
+  },
   ...settingsOptions,
 } as const satisfies OptionTable;
 
@@ -76,10 +81,17 @@ export const add = defineSubcommand({
     returns. --resources, --incremental-every and --full-cron give it settings of its own
     instead of HIRESYNC_RESOURCES, HIRESYNC_INCREMENTAL_EVERY and HIRESYNC_FULL_CRON
     (read as those are; the tables of a list resource only it names are made in its
-    schema alone). A schema NAME left by 'accounts remove' without --drop-data is taken back
-    with its data; any other existing schema NAME, even an empty one, is refused: only
-    a schema hiresync created (marked as its own) is taken. When the new
-    schema cannot be made ready, the account is not registered.
+    schema alone). A schema NAME left by 'accounts remove' without --drop-data is taken back;
+    any other existing schema NAME, even an empty one, is refused: only a schema hiresync
+    created (marked as its own) is taken. When the new schema cannot be made ready, the
+    account is not registered.
+
+    A name is never given another customer's data silently: while rows of an earlier
+    registration of NAME are stored (it was removed without --drop-data), add refuses
+    before registering anything (exit 1), naming them per table (acme: 1,204
+    tracking_links, 88 jobs, 3 sync_runs stored from an earlier registration), unless
+    --reuse-data (the same customer is back: they see them again). For another
+    customer, drop them first: 'hiresync accounts remove NAME --drop-data'.
 
     Unless --no-test, the account is tested as 'hiresync accounts test' does: a new
     access token is minted with the credentials (a partner account: a refresh grant,
@@ -93,7 +105,8 @@ export const add = defineSubcommand({
     unless --no-test, also what 'hiresync sync' needs (REDIS_URL, the API settings),
     but not the environment's own credentials. Exit 0 when added (whatever the
     resources' test found); 1 when no token could be minted with the credentials, the
-    name is taken, its schema belongs to something else, or Postgres or Redis fails; 2
+    name is taken, rows of an earlier registration of NAME are stored (without
+    --reuse-data), its schema belongs to something else, or Postgres or Redis fails; 2
     on a usage or configuration error (bad NAME, no or several auth modes, an empty
     standard input, a missing HIRESYNC_SECRET_KEY, a URL breaking the https rule, a bad setting),
     before connecting.`,
@@ -165,7 +178,9 @@ export const add = defineSubcommand({
     try {
       await migrateControl(db);
       const store = new AccountStore(db, config.secretKeys, { partner });
-      const owner = await checkNewAccount(db, store, name);
+      const owner = await checkNewAccount(db, store, name, {
+        reuseData: values['reuse-data'] === true,
+      });
       const warn = (warning: string) =>
         stderr.write(`hiresync accounts add: warning: ${warning}\n`);
       if (probeConfig) {

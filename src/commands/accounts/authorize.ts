@@ -58,6 +58,11 @@ export const options = {
     description:
       "a new account's token service {auth_url}; https unless loopback (default: HIRESYNC_AUTH_URL)",
   },
+  'reuse-data': {
+    type: 'boolean',
+    description:
+      'a new account whose name has rows of an earlier registration stored: the same customer is back, show them its data again',
+  },
 } as const satisfies OptionTable;
 
 /** Timeout of the code exchange's requests. */
@@ -77,13 +82,16 @@ export const authorize = defineSubcommand({
     the refresh token stored sealed with HIRESYNC_SECRET_KEY. A new account is registered
     and its schema migrated as by 'accounts add'; an existing one keeps its data, URLs
     and schema, and is enabled again if it needed reauthorization (a disabled one stays
-    disabled). The code and the tokens are never printed. For an administrator whose
+    disabled). A new account whose name has rows of an earlier registration stored (removed
+    without --drop-data) is refused before the URL is printed, as by 'accounts add',
+    unless --reuse-data. The code and the tokens are never printed. For an administrator whose
     browser cannot reach this host, send a link from 'hiresync accounts invite NAME'.
 
     Needs DATABASE_URL, HIRESYNC_SECRET_KEY, HIRESYNC_PARTNER_CLIENT_ID and
     HIRESYNC_PARTNER_CLIENT_SECRET, and --base-url/--auth-url or
     HIRESYNC_BASE_URL/HIRESYNC_AUTH_URL. Exit 0 when authorized; 1 when the authorization
-    is refused, the code cannot be exchanged, NAME is not a partner account, nothing
+    is refused, the code cannot be exchanged, NAME is not a partner account, rows of
+    an earlier registration of NAME are stored (without --reuse-data), nothing
     arrives within --timeout, or Postgres fails; 2 on a usage or configuration error,
     before connecting.`,
   options,
@@ -112,6 +120,7 @@ export const authorize = defineSubcommand({
         partner,
         urls,
         urlFlags: values,
+        reuseData: values['reuse-data'] === true,
         authorizeEndpoint: (authUrl) => authorizeEndpoint(env, partner, authUrl),
         port,
         timeoutMs,
@@ -148,6 +157,8 @@ export interface AuthorizePartnerAccountOptions {
   urls: { baseUrl: string; authUrl: string | undefined };
   /** --base-url and --auth-url as given: an existing account refuses URLs other than its own. */
   urlFlags?: { 'base-url'?: string | undefined; 'auth-url'?: string | undefined };
+  /** A new account: register it even though rows of an earlier registration of its name are stored (--reuse-data). */
+  reuseData?: boolean | undefined;
   /** The authorize endpoint of the token service at `authUrl` (see partner-app.ts). */
   authorizeEndpoint: (authUrl: string) => string;
   /** Port of the loopback callback http://127.0.0.1:P/callback (0: any free port). */
@@ -186,7 +197,10 @@ export async function authorizePartnerAccount(
     checkExisting(existing, options.urlFlags ?? {});
     authUrl = existing.authUrl ?? authUrl;
   } else {
-    owner = await checkNewAccount(db, store, name);
+    owner = await checkNewAccount(db, store, name, {
+      reuseData: options.reuseData,
+      retry: `run 'hiresync accounts authorize ${name}' again`,
+    });
   }
 
   const state = newState();

@@ -62,7 +62,7 @@ export const SUBCOMMANDS: readonly SubcommandEntry[] = [
   {
     name: 'remove',
     operand: 'NAME',
-    summary: 'forget an account (and with --drop-data, its tables)',
+    summary: 'forget an account; --drop-data also drops its data (or what a removed one left)',
     load: async () => (await import('./remove.js')).remove,
   },
   {

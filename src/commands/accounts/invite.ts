@@ -36,6 +36,11 @@ export const options = {
     description:
       "a new account's token service {auth_url}; https unless loopback (default: HIRESYNC_AUTH_URL; a registered account keeps its own)",
   },
+  'reuse-data': {
+    type: 'boolean',
+    description:
+      'a new account whose name has rows of an earlier registration stored: the same customer is back, and the link connects it to them (stored with the link)',
+  },
 } as const satisfies OptionTable;
 
 /** `hiresync accounts invite NAME`: a single-use connect link for the customer's administrator. */
@@ -53,11 +58,22 @@ export const invite = defineSubcommand({
     hash is stored. Whoever holds it can connect the account: send it only to the
     customer's administrator.
 
+    A new account's name that has rows of an earlier registration stored (it was removed
+    without --drop-data) is refused at once, before any link is made (exit 1), naming
+    them per table as 'accounts add' does: the link would otherwise show another
+    customer's data to whoever connects. Give --reuse-data when the same customer is
+    back (the choice is stored with the link, whose callback then registers the account
+    over them), or drop them first with 'hiresync accounts remove NAME --drop-data'. A
+    link made without it is still refused at its callback should such rows be stored
+    by then (the page says the account cannot be connected yet, without the counts;
+    the worker's log has them); nothing is registered and the link stays unused.
+
     Needs DATABASE_URL, HIRESYNC_SECRET_KEY, HIRESYNC_PUBLIC_URL, HIRESYNC_PARTNER_CLIENT_ID
     and HIRESYNC_PARTNER_CLIENT_SECRET, and for a new account --base-url/--auth-url or
     HIRESYNC_BASE_URL/HIRESYNC_AUTH_URL. Exit 0 when the link is made; 1 when NAME is a
-    registered account that is not a partner account, a new account has no URLs or its
-    schema is not hiresync's, or Postgres fails; 2 on a usage or configuration error,
+    registered account that is not a partner account, a new account has no URLs, its
+    schema is not hiresync's or rows of an earlier registration of NAME are stored
+    (without --reuse-data), or Postgres fails; 2 on a usage or configuration error,
     before connecting.`,
   options,
   async execute(values, name, { env, stdout }) {
@@ -82,6 +98,7 @@ export const invite = defineSubcommand({
         secretKeys: config.secretKeys,
         partner,
         urls,
+        reuseData: values['reuse-data'] === true,
       });
       stdout.write(
         `connect link for account ${name}, single use, valid until ${link.expiresAt.toISOString()}; send it to the customer's administrator only:\n${link.url}\n`,

@@ -19,9 +19,11 @@ import { schemaOwner } from '../../warehouse/account-schema-owner.js';
 import { allAccountsViewNames } from '../../warehouse/all-accounts-views.js';
 import { DependentObjectsError, unregisterAccount } from '../../warehouse/drop-account-schema.js';
 import { dependentsOutside, schemaContents } from '../../warehouse/schema-dependents.js';
+import { describeStoredRows, storedRowsOf } from '../../warehouse/stored-rows.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase } from './connections.js';
+import { removeStoredData } from './drop-stored-data.js';
 import { readLine } from './read-secret.js';
 import { openRedis } from './redis-connection.js';
 import { checkAccountName, defineSubcommand } from './subcommand.js';
@@ -51,7 +53,14 @@ export const remove = defineSubcommand({
     schedulers, its checkpoints, and its token, token lock and rate-limit state in Redis
     (unless another account, default included, uses the same credential); the
     all_accounts views no longer include it. Its schema NAME and its data stay unless
-    --drop-data is given; 'accounts add' of the same NAME takes them back.
+    --drop-data is given; 'accounts add NAME --reuse-data' takes them back (without
+    --reuse-data, add refuses a name whose data is stored: a name reused for another
+    customer never shows the earlier one's rows).
+
+    --drop-data also works for a name no account has: it drops what an earlier
+    registration of NAME left stored (removed without --drop-data), its rows of the
+    shared tables and its schema NAME if hiresync's, asking, refusing dependents unless
+    --cascade, all or nothing, as below; after it, 'accounts add NAME' starts empty.
 
     --drop-data drops schema NAME too. On a terminal it first asks (drop schema NAME
     with N tables and M rows? [y/N]) and goes on only on y or yes; --yes skips the
@@ -69,8 +78,9 @@ export const remove = defineSubcommand({
     remove NAME' again (with or without --drop-data) finishes it and says whether the
     schema was dropped.
 
-    Needs DATABASE_URL and REDIS_URL. Exit 0 when removed; 1 when no account NAME is
-    registered, the drop is refused or not confirmed, or Postgres or Redis fails; 2 on a
+    Needs DATABASE_URL and REDIS_URL. Exit 0 when removed (or an unregistered NAME's data dropped); 1
+    when no account NAME is registered (with --drop-data: nor anything of it stored), the
+    drop is refused or not confirmed, or Postgres or Redis fails; 2 on a
     usage or configuration error (--drop-data without --yes and without a terminal).`,
   options,
   async execute(values, name, { env, stdin, stdout, stderr }) {
@@ -121,16 +131,36 @@ export const remove = defineSubcommand({
         if (!account) {
           // A removal whose Postgres part committed and whose Redis cleanup failed.
           const pending = await pendingRemoval(redis, prefix, name);
-          if (!pending) throw new UnknownAccountError(name);
-          const { schedulers, keys } = await cleanUp(pending.namespace);
-          stdout.write(
-            `finished removing account ${name} (${schedulers} job scheduler(s), ${keys} Redis key(s)); it was already unregistered${
-              pending.dropData
-                ? ` and schema ${schemaOf(name)} already dropped`
-                : `; its data stays in schema ${schemaOf(name)}${dropData ? " (the removal being finished was without --drop-data, and --drop-data applies only to a registered account: 'hiresync accounts add' takes the schema back, or drop it by hand)" : ''}`
-            }\n`,
+          if (pending) {
+            const { schedulers, keys } = await cleanUp(pending.namespace);
+            stdout.write(
+              `finished removing account ${name} (${schedulers} job scheduler(s), ${keys} Redis key(s)); it was already unregistered${
+                pending.dropData
+                  ? ` and schema ${schemaOf(name)} already dropped`
+                  : dropData
+                    ? ''
+                    : `; its data stays in schema ${schemaOf(name)}`
+              }\n`,
+            );
+            if (pending.dropData || !dropData) return EXIT.ok;
+          }
+          // What an earlier registration left: dropped with --drop-data, else named.
+          if (dropData) {
+            return await removeStoredData({
+              db,
+              name,
+              cascade: values.cascade === true,
+              ask,
+              stdin,
+              stdout,
+              stderr,
+            });
+          }
+          const stored = await storedRowsOf(db, name);
+          if (stored.length === 0) throw new UnknownAccountError(name);
+          throw new HiresyncError(
+            `no account ${name} is registered; ${name}: ${describeStoredRows(stored)} stored from an earlier registration: 'hiresync accounts remove ${name} --drop-data' drops them`,
           );
-          return EXIT.ok;
         }
 
         if (unconfirmable) {
@@ -221,7 +251,7 @@ export const remove = defineSubcommand({
                     ? `; also dropped: ${outcome.cascaded.join(', ')}`
                     : ''
                 }`
-              : `its data stays in schema ${account.schema} (drop it with --drop-data)`
+              : `its data stays in schema ${account.schema} (drop it with --drop-data; only 'hiresync accounts add ${name} --reuse-data' shows it again)`
           }\n`,
         );
         return EXIT.ok;
