@@ -71,6 +71,11 @@ export interface ConnectRoutesOptions {
 /** What a step answers: a page or a redirect, and the cookie to set with it, if any. */
 type Outcome = (ConnectPage | { redirect: string }) & { setCookie?: string };
 
+/** Postgres's undefined_column: the control schema predates a migration of connect links (0014). */
+function isUndefinedColumn(error: unknown): boolean {
+  return (error as { code?: unknown }).code === '42703';
+}
+
 /** An account connected; `unfinished`: why its schema is not ready (the token stored all the same). */
 type Connected = PartnerAuthorization & { unfinished?: string };
 
@@ -146,7 +151,7 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
     try {
       outcome = await step();
     } catch (error) {
-      if (isUndefinedTable(error)) {
+      if (isUndefinedTable(error) || isUndefinedColumn(error)) {
         outcome = NOT_MIGRATED_PAGE;
       } else {
         logger.error({ err: coerceError(error) }, 'connect link step failed');
@@ -243,7 +248,7 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
       used = await inTurn(() => useConnectLink(options.db, link, () => connect(link, code)));
     } catch (error) {
       if (error instanceof ConnectRefusal) return error.page;
-      if (isUndefinedTable(error)) throw error;
+      if (isUndefinedTable(error) || isUndefinedColumn(error)) throw error;
       const failure = coerceError(error);
       logger.warn(
         { account: name, err: failure },

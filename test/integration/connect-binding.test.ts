@@ -236,3 +236,17 @@ describe('a new link withdraws the older unused links of its account', () => {
     expect(third.stdout).not.toContain('withdrawn');
   });
 });
+
+describe('before migration hiresync/0014', () => {
+  it('a link opened on a control schema without its columns says hiresync is not ready (503), not that something went wrong', async () => {
+    h = await startConnectHarness();
+    const { link } = await invite();
+    await sql`alter table hiresync.connect_states drop column browser_hash, drop column code_verifier`.execute(
+      h.database.db,
+    );
+    await sql`alter table hiresync.connect_links drop column withdrawn_at`.execute(h.database.db);
+    const refused = await page(await h.get(link));
+    expect(refused.status).toBe(503);
+    expect(refused.text).toContain('hiresync is not ready');
+  });
+});
