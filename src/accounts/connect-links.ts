@@ -3,8 +3,9 @@
  * single-use, expiring URL a customer's administrator opens to authorize the
  * partner app for an account, and the OAuth states its openings start. All of
  * it lives in hiresync.connect_links and hiresync.connect_states
- * (migrations/hiresync/0007), so any worker behind HIRESYNC_PUBLIC_URL serves
- * any step; only hashes of the tokens and states are stored.
+ * (migrations/hiresync/0007 and 0014), so any worker behind
+ * HIRESYNC_PUBLIC_URL serves any step; only hashes of the tokens, states and
+ * browser nonces are stored, and the PKCE verifiers sealed.
  */
 import { type Generated, type Kysely, sql } from 'kysely';
 import { accountNameProblem } from '../account-name.js';
@@ -30,6 +31,8 @@ export interface ConnectLinksTable {
   created_at: Generated<string>;
   expires_at: string;
   used_at: string | null;
+  /** When a newer link for the account withdrew this one (migrations/hiresync/0014). */
+  withdrawn_at: string | null;
 }
 
 /** A row of `hiresync.connect_states`. */
@@ -40,6 +43,10 @@ export interface ConnectStatesTable {
   created_at: Generated<string>;
   expires_at: string;
   used_at: string | null;
+  /** Hex SHA-256 of the nonce cookie of the browser that opened the link (0014). */
+  browser_hash: string | null;
+  /** The PKCE verifier, sealed ({@link connectVerifierPurpose}); erased once the state is claimed (0014). */
+  code_verifier: string | null;
 }
 
 /** The tables of connect links, for `Kysely#withTables`. */
@@ -117,13 +124,25 @@ function missingSettings(
   return problems.length > 0 ? new ConfigError(problems) : undefined;
 }
 
+/** A connect link made: the URL to send, when it expires, and how many older links it withdrew. */
+export interface MadeConnectLink {
+  /** `HIRESYNC_PUBLIC_URL/connect/<token>`: a secret (whoever holds it can connect the account). */
+  url: string;
+  expiresAt: Date;
+  /** The account's older unused links withdrawn by this one. */
+  withdrawn: number;
+}
+
 /**
  * Makes a single-use connect link for `account`: a random token (256 bits)
  * signed with HMAC-SHA256 under the first key of HIRESYNC_SECRET_KEY, of
  * which only the SHA-256 is stored, in hiresync.connect_links, with the
- * expiry and, for a new account, its URLs. Returns the URL to send
- * (`HIRESYNC_PUBLIC_URL/connect/<token>`; a secret: whoever holds it can
- * connect the account, so it goes to no log) and when it expires.
+ * expiry and, for a new account, its URLs. In the same transaction it
+ * withdraws the account's older unused links (one live link per account:
+ * a link sent earlier, perhaps to the wrong person, stops working the
+ * moment a new one is made). Returns the URL to send (a secret: whoever
+ * holds it can connect the account, so it goes to no log), when it
+ * expires, and how many links it withdrew.
  *
  * Throws a ConfigError when the partner app or HIRESYNC_SECRET_KEY is
  * missing, and a HiresyncError when the name is invalid, the lifetime out of
@@ -135,7 +154,7 @@ function missingSettings(
 export async function createConnectLink(
   db: Kysely<Database>,
   options: CreateConnectLinkOptions,
-): Promise<{ url: string; expiresAt: Date }> {
+): Promise<MadeConnectLink> {
   const { account } = options;
   const problem = accountNameProblem(account);
   if (problem) throw new HiresyncError(problem);
@@ -174,21 +193,48 @@ export async function createConnectLink(
     urls = { baseUrl: given.baseUrl, authUrl: given.authUrl };
   }
   const { token, hash } = newConnectToken(options.secretKeys.reveal());
-  const row = await db
-    .withTables<ConnectLinkTables>()
-    .insertInto('hiresync.connect_links')
-    .values({
-      account,
-      token_hash: hash,
-      base_url: urls?.baseUrl ?? null,
-      auth_url: urls?.authUrl ?? null,
-      reuse_data: urls !== undefined && options.reuseData === true,
-      expires_at: sql<string>`now() + ${Math.round(options.expiresInMs)} * interval '1 millisecond'`,
-    })
-    .returning(sql<number>`(extract(epoch from expires_at) * 1000)::float8`.as('expires_ms'))
-    .executeTakeFirstOrThrow();
+  const { expiresMs, withdrawn } = await db.transaction().execute(async (trx) => {
+    // Two links made at once for one account: the later withdraws the earlier.
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`hiresync connect links ${account}`}, 0))`.execute(
+      trx,
+    );
+    const tables = trx.withTables<ConnectLinkTables>();
+    const older = await tables
+      .updateTable('hiresync.connect_links')
+      .set({ withdrawn_at: sql<string>`now()` })
+      .where('account', '=', account)
+      .where('used_at', 'is', null)
+      .where('withdrawn_at', 'is', null)
+      .where('expires_at', '>', sql<string>`now()`)
+      .executeTakeFirst();
+    const row = await tables
+      .insertInto('hiresync.connect_links')
+      .values({
+        account,
+        token_hash: hash,
+        base_url: urls?.baseUrl ?? null,
+        auth_url: urls?.authUrl ?? null,
+        reuse_data: urls !== undefined && options.reuseData === true,
+        expires_at: sql<string>`now() + ${Math.round(options.expiresInMs)} * interval '1 millisecond'`,
+      })
+      .returning(sql<number>`(extract(epoch from expires_at) * 1000)::float8`.as('expires_ms'))
+      .executeTakeFirstOrThrow();
+    return { expiresMs: row.expires_ms, withdrawn: Number(older.numUpdatedRows) };
+  });
   const url = `${options.publicUrl.replace(/\/+$/, '')}${CONNECT_PATH}${token}`;
-  return { url, expiresAt: new Date(row.expires_ms) };
+  return { url, expiresAt: new Date(expiresMs), withdrawn };
+}
+
+/** What the console and `accounts invite` say of the links a new one withdrew; undefined for none. */
+export function withdrawnNotice(account: string, withdrawn: number): string | undefined {
+  return withdrawn > 0
+    ? `older unused links for ${account} were withdrawn: ${withdrawn}`
+    : undefined;
+}
+
+/** The purpose a state's PKCE verifier is sealed for: bound to the state, it opens for no other row. */
+export function connectVerifierPurpose(stateHash: string): string {
+  return `connect-state:${stateHash}:code_verifier`;
 }
 
 /**

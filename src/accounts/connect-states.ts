@@ -4,10 +4,13 @@
  * and marking the link used in the transaction that connects its account.
  * Every step reads and writes Postgres only, so each may run on any worker.
  */
+import { timingSafeEqual } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
+import { newPkce } from '../api/pkce.js';
 import type { Database } from '../warehouse/schema.js';
-import type { ConnectLinkTables } from './connect-links.js';
+import { type ConnectLinkTables, connectVerifierPurpose } from './connect-links.js';
 import { connectTokenHash, newConnectState, verifyConnectToken } from './connect-token.js';
+import { SecretBox } from './secret-box.js';
 
 /** Lifetime of a state: the administrator approves within 15 minutes of opening the link. */
 export const STATE_TTL_MS = 15 * 60_000;
@@ -20,6 +23,8 @@ export type LinkRefusal =
   | { kind: 'unknown' }
   | { kind: 'used'; account: string; usedAt: Date }
   | { kind: 'expired'; account: string; expiredAt: Date }
+  /** A newer link for the account was made since: it withdrew this one. */
+  | { kind: 'withdrawn'; account: string; withdrawnAt: Date }
   /** The account was registered since with other credentials (client credentials, an API key). */
   | { kind: 'not partner'; account: string }
   /** The account existed when the link was made, and was removed since. */
@@ -31,7 +36,13 @@ export type StateRefusal =
   /** The state was claimed by an earlier callback: the answer was replayed. */
   | { kind: 'replayed'; account: string; linkUsed: boolean }
   | { kind: 'state expired'; account: string }
-  | Extract<LinkRefusal, { kind: 'used' | 'expired' }>;
+  /**
+   * The callback came from a browser without the nonce cookie its link's
+   * opening set (another browser, or cookies refused): the state is spent,
+   * the link is not.
+   */
+  | { kind: 'other browser'; account: string }
+  | Extract<LinkRefusal, { kind: 'used' | 'expired' | 'withdrawn' }>;
 
 /** A link opened: the account, the token service its authorization goes to, and the state to send. */
 export interface OpenedLink {
@@ -40,6 +51,14 @@ export interface OpenedLink {
   authUrl: string;
   /** The OAuth state (a secret): only its hash is stored. */
   state: string;
+  /** The PKCE challenge of the verifier stored sealed with the state (method S256). */
+  codeChallenge: string;
+}
+
+/** The browser an opening is bound to: the SHA-256 of the nonce its cookie carries. */
+export interface BrowserBinding {
+  /** Lowercase hex SHA-256 of the nonce cookie (connect-cookie.ts). */
+  browserHash: string;
 }
 
 /** A link whose state a callback claimed. */
@@ -49,6 +68,8 @@ export interface ClaimedLink {
   /** A new account's URLs, as stored with the link; null when the account existed then. */
   baseUrl: string | null;
   authUrl: string | null;
+  /** The PKCE verifier of the opening's authorization request, to send at the code exchange. */
+  codeVerifier: string;
 }
 
 interface LinkRow {
@@ -58,21 +79,25 @@ interface LinkRow {
   used_at_ms: number | null;
   expires_at_ms: number;
   expired: boolean;
+  withdrawn_at_ms: number | null;
   auth_mode: string | null;
   account_auth_url: string | null;
 }
 
 /**
  * Opens the link of `token`: checks its signature under `keys` (no database
- * access for a forged one), then that it exists, is unused and unexpired, and
- * that its account can still be connected; then stores a fresh state (its
- * hash, expiring after `stateTtlMs`) for the link. Opening a link does not
- * use it (a mail scanner that follows links spends nothing): the callback does.
+ * access for a forged one), then that it exists, is unused, not withdrawn and
+ * unexpired, and that its account can still be connected; then stores a
+ * fresh state for the link (its hash, expiring after `stateTtlMs`), bound to
+ * the browser of `binding`, with the PKCE verifier of its authorization
+ * request sealed under the first of `keys`. Opening a link does not use it
+ * (a mail scanner that follows links spends nothing): the callback does.
  */
 export async function openConnectLink(
   db: Kysely<Database>,
   token: string,
   keys: readonly Buffer[],
+  binding: BrowserBinding,
   stateTtlMs = STATE_TTL_MS,
 ): Promise<{ ok: true; link: OpenedLink } | { ok: false; refusal: LinkRefusal }> {
   if (!verifyConnectToken(token, keys)) return { ok: false, refusal: { kind: 'forged' } };
@@ -81,6 +106,7 @@ export async function openConnectLink(
       (extract(epoch from l.used_at) * 1000)::float8 as used_at_ms,
       (extract(epoch from l.expires_at) * 1000)::float8 as expires_at_ms,
       l.expires_at <= now() as expired,
+      (extract(epoch from l.withdrawn_at) * 1000)::float8 as withdrawn_at_ms,
       a.auth_mode, a.auth_url as account_auth_url
     from hiresync.connect_links l
     left join hiresync.accounts a on a.name = l.account
@@ -90,6 +116,12 @@ export async function openConnectLink(
   const { account } = row;
   if (row.used_at_ms !== null) {
     return { ok: false, refusal: { kind: 'used', account, usedAt: new Date(row.used_at_ms) } };
+  }
+  if (row.withdrawn_at_ms !== null) {
+    return {
+      ok: false,
+      refusal: { kind: 'withdrawn', account, withdrawnAt: new Date(row.withdrawn_at_ms) },
+    };
   }
   if (row.expired) {
     return {
@@ -103,6 +135,7 @@ export async function openConnectLink(
   const authUrl = row.account_auth_url ?? row.link_auth_url;
   if (authUrl === null) return { ok: false, refusal: { kind: 'removed', account } };
   const { state, hash } = newConnectState();
+  const pkce = newPkce();
   const states = db.withTables<ConnectLinkTables>();
   await states
     .insertInto('hiresync.connect_states')
@@ -110,6 +143,8 @@ export async function openConnectLink(
       state_hash: hash,
       link_id: row.id,
       expires_at: sql<string>`now() + ${Math.round(stateTtlMs)} * interval '1 millisecond'`,
+      browser_hash: binding.browserHash,
+      code_verifier: new SecretBox(keys).seal(pkce.verifier, connectVerifierPurpose(hash)),
     })
     .execute();
   // States are kept a day past their expiry (a late callback is told it
@@ -118,7 +153,7 @@ export async function openConnectLink(
     .deleteFrom('hiresync.connect_states')
     .where('expires_at', '<', sql<string>`now() - interval '1 day'`)
     .execute();
-  return { ok: true, link: { account, authUrl, state } };
+  return { ok: true, link: { account, authUrl, state, codeChallenge: pkce.challenge } };
 }
 
 interface ClaimRow {
@@ -126,6 +161,8 @@ interface ClaimRow {
   account: string;
   base_url: string | null;
   auth_url: string | null;
+  browser_hash: string | null;
+  code_verifier: string | null;
 }
 
 interface StateRow {
@@ -135,28 +172,51 @@ interface StateRow {
   link_used_at_ms: number | null;
   link_expires_at_ms: number;
   link_expired: boolean;
+  link_withdrawn_at_ms: number | null;
+}
+
+/** Whether two hex hashes are equal, compared in constant time (a missing one matches nothing). */
+function sameHash(stored: string | null, given: string | undefined): boolean {
+  if (stored === null || given === undefined) return false;
+  const a = Buffer.from(stored, 'utf8');
+  const b = Buffer.from(given, 'utf8');
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /**
  * Claims the state a callback brought back, in one statement: it must be
- * known, unused and unexpired, and its link unused and unexpired. The claim
- * is committed at once (a replay of the callback is refused from then on,
- * whatever follows); the link is not used by it. Otherwise says why not.
+ * known, unused and unexpired, and its link unused, not withdrawn and
+ * unexpired. The claim is committed at once (a replay of the callback is
+ * refused from then on, whatever follows) and erases the sealed PKCE
+ * verifier from the row; the link is not used by it. Then the browser:
+ * `browserHash` (the SHA-256 of the callback's nonce cookie, undefined
+ * without one) must equal the hash stored when the link was opened,
+ * compared in constant time; otherwise the claim stands, so the state is
+ * spent (whatever code came with it can never be redeemed through it, even
+ * by the browser that opened the link) while the link stays usable: opened
+ * again in the right browser it connects. Otherwise says why not. The
+ * verifier is opened with `keys` (HIRESYNC_SECRET_KEY).
  */
 export async function claimConnectState(
   db: Kysely<Database>,
   state: string,
+  browserHash: string | undefined,
+  keys: readonly Buffer[],
 ): Promise<{ ok: true; link: ClaimedLink } | { ok: false; refusal: StateRefusal }> {
   const hash = connectTokenHash(state);
   const { rows } = await sql<ClaimRow>`
-    update hiresync.connect_states s set used_at = now()
-    from hiresync.connect_links l
-    where s.state_hash = ${hash} and l.id = s.link_id
+    update hiresync.connect_states s set used_at = now(), code_verifier = null
+    from hiresync.connect_links l, hiresync.connect_states old_s
+    where s.state_hash = ${hash} and old_s.state_hash = s.state_hash and l.id = s.link_id
       and s.used_at is null and s.expires_at > now()
-      and l.used_at is null and l.expires_at > now()
-    returning l.id::text as id, l.account, l.base_url, l.auth_url`.execute(db);
+      and l.used_at is null and l.withdrawn_at is null and l.expires_at > now()
+    returning l.id::text as id, l.account, l.base_url, l.auth_url, s.browser_hash,
+      old_s.code_verifier`.execute(db);
   const claimed = rows[0];
   if (claimed) {
+    if (!sameHash(claimed.browser_hash, browserHash) || claimed.code_verifier === null) {
+      return { ok: false, refusal: { kind: 'other browser', account: claimed.account } };
+    }
     return {
       ok: true,
       link: {
@@ -164,6 +224,7 @@ export async function claimConnectState(
         account: claimed.account,
         baseUrl: claimed.base_url,
         authUrl: claimed.auth_url,
+        codeVerifier: new SecretBox(keys).open(claimed.code_verifier, connectVerifierPurpose(hash)),
       },
     };
   }
@@ -171,7 +232,8 @@ export async function claimConnectState(
     select l.account, s.used_at is not null as state_used, s.expires_at <= now() as state_expired,
       (extract(epoch from l.used_at) * 1000)::float8 as link_used_at_ms,
       (extract(epoch from l.expires_at) * 1000)::float8 as link_expires_at_ms,
-      l.expires_at <= now() as link_expired
+      l.expires_at <= now() as link_expired,
+      (extract(epoch from l.withdrawn_at) * 1000)::float8 as link_withdrawn_at_ms
     from hiresync.connect_states s join hiresync.connect_links l on l.id = s.link_id
     where s.state_hash = ${hash}`.execute(db);
   const row = found.rows[0];
@@ -189,6 +251,12 @@ export async function claimConnectState(
       refusal: { kind: 'used', account, usedAt: new Date(row.link_used_at_ms) },
     };
   }
+  if (row.link_withdrawn_at_ms !== null) {
+    return {
+      ok: false,
+      refusal: { kind: 'withdrawn', account, withdrawnAt: new Date(row.link_withdrawn_at_ms) },
+    };
+  }
   if (row.link_expired) {
     return {
       ok: false,
@@ -203,7 +271,7 @@ export async function claimConnectState(
  * link's row lock, and marks the link used in the same transaction: the link
  * is used exactly when `connect` succeeded, and two callbacks of one link
  * (two tabs) never both connect. Throws what `connect` throws, the link left
- * unused; refuses a link used, expired or deleted meanwhile without running
+ * unused; refuses a link used, withdrawn, expired or deleted meanwhile without running
  * `connect`.
  */
 export async function useConnectLink<T>(
@@ -217,10 +285,12 @@ export async function useConnectLink<T>(
       used_at_ms: number | null;
       expires_at_ms: number;
       expired: boolean;
+      withdrawn_at_ms: number | null;
     }>`
       select (extract(epoch from used_at) * 1000)::float8 as used_at_ms,
         (extract(epoch from expires_at) * 1000)::float8 as expires_at_ms,
-        expires_at <= now() as expired
+        expires_at <= now() as expired,
+        (extract(epoch from withdrawn_at) * 1000)::float8 as withdrawn_at_ms
       from hiresync.connect_links where id = ${link.id} for update`.execute(trx);
     const row = rows[0];
     // Deleted since the state was claimed: withdrawn.
@@ -229,6 +299,16 @@ export async function useConnectLink<T>(
       return {
         ok: false,
         refusal: { kind: 'used', account: link.account, usedAt: new Date(row.used_at_ms) },
+      };
+    }
+    if (row.withdrawn_at_ms !== null) {
+      return {
+        ok: false,
+        refusal: {
+          kind: 'withdrawn',
+          account: link.account,
+          withdrawnAt: new Date(row.withdrawn_at_ms),
+        },
       };
     }
     if (row.expired) {

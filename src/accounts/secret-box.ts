@@ -80,6 +80,7 @@ export class SecretKeyError extends HiresyncError {}
 
 function describe(purpose: string): string {
   const [kind, name, field] = purpose.split(':');
+  if (kind === 'connect-state') return "PKCE verifier of a connect link's opening";
   return kind === 'account' && name && field ? `${field} of account ${name}` : purpose;
 }
 

@@ -10,6 +10,8 @@ export interface AuthorizationRequest {
   state: string;
   /** HIRESYNC_PARTNER_SCOPE; omitted when undefined. */
   scope: string | undefined;
+  /** The PKCE challenge of this request's verifier (pkce.ts), sent with method S256. */
+  codeChallenge: string;
 }
 
 /** A fresh `state`: 32 random bytes, base64url (43 characters). */
@@ -25,7 +27,9 @@ export function loopbackRedirectUri(port: number): string {
 /**
  * The URL the customer opens: `authorizeUrl` (HIRESYNC_AUTHORIZE_URL, which
  * carries no query) with `response_type=code`, `client_id`, `redirect_uri`,
- * `state` and, when set, `scope`.
+ * `state`, `code_challenge` with `code_challenge_method=S256` (PKCE, RFC
+ * 7636: the code is useless without the verifier hiresync keeps) and, when
+ * set, `scope`.
  */
 export function authorizeRequestUrl(authorizeUrl: string, request: AuthorizationRequest): string {
   const url = new URL(authorizeUrl);
@@ -33,6 +37,8 @@ export function authorizeRequestUrl(authorizeUrl: string, request: Authorization
   url.searchParams.set('client_id', request.clientId);
   url.searchParams.set('redirect_uri', request.redirectUri);
   url.searchParams.set('state', request.state);
+  url.searchParams.set('code_challenge', request.codeChallenge);
+  url.searchParams.set('code_challenge_method', 'S256');
   if (request.scope !== undefined) url.searchParams.set('scope', request.scope);
   return url.href;
 }

@@ -19,6 +19,8 @@ export interface ExchangeCodeOptions {
   code: string;
   /** The redirect URI of the authorization request, which the endpoint checks. */
   redirectUri: string;
+  /** The PKCE verifier of the authorization request (`code_verifier`); never logged or printed. */
+  codeVerifier: string;
   logger: Logger;
   /** Timeout of one request. */
   timeoutMs: number;
@@ -41,7 +43,7 @@ function describeAnswer(status: number, body: string): string {
 /**
  * Exchanges an authorization code for the customer's refresh token (RFC 6749
  * 4.1.3): POST `tokenUrl`, form `grant_type=authorization_code`, `code`,
- * `redirect_uri`, the partner app's client by HTTP Basic, through
+ * `redirect_uri`, `code_verifier` (RFC 7636 4.5), the partner app's client by HTTP Basic, through
  * sendWithRetries (no retry after a request that may have been processed;
  * its 429 waits, response-size limit and redaction apply). The
  * code, the tokens and the Basic credential are registered for redaction
@@ -71,6 +73,7 @@ async function sendExchange(
 ): Promise<Secret> {
   const { partner } = options;
   registerSecret(options.code);
+  registerSecret(options.codeVerifier);
   const basic = Buffer.from(`${partner.clientId}:${partner.clientSecret.reveal()}`).toString(
     'base64',
   );
@@ -89,6 +92,7 @@ async function sendExchange(
       grant_type: 'authorization_code',
       code: options.code,
       redirect_uri: options.redirectUri,
+      code_verifier: options.codeVerifier,
     }).toString(),
     // A code is single-use: never sent twice (a code redeemed whose answer
     // was lost would be refused on a second try, and the server may revoke

@@ -46,7 +46,12 @@ function consoleLinks(config: Config, db: Kysely<Database>): ConsoleLinks {
         secretKeys: config.secretKeys,
         partner: config.partner,
       });
-      return { account, url: link.url, expiresAt: link.expiresAt.toISOString() };
+      return {
+        account,
+        url: link.url,
+        expiresAt: link.expiresAt.toISOString(),
+        withdrawn: link.withdrawn,
+      };
     },
   };
 }

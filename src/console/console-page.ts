@@ -10,8 +10,8 @@ export interface ConsoleView {
   formToken: string;
   /** Why no connect link can be made here (the button is replaced by this), or undefined. */
   linksUnavailable?: string | undefined;
-  /** The link the operator just made, shown at the top for them to send. */
-  made?: { account: string; url: string; expiresAt: string } | undefined;
+  /** The link the operator just made, shown at the top for them to send, and how many older ones it withdrew. */
+  made?: { account: string; url: string; expiresAt: string; withdrawn: number } | undefined;
   /** Why the operator's request made no link, shown at the top. */
   refusal?: string | undefined;
 }
@@ -88,7 +88,8 @@ function notices(view: ConsoleView): SafeHtml {
     html`<div class="notice" id="connect-link">
 <p><strong>Connect link for ${view.made.account}</strong> (works once; expires ${when(view.made.expiresAt)}):</p>
 <p class="link">${view.made.url}</p>
-<p>Send it to the customer's administrator. Opening it takes them to the API vendor to authorize the partner app; the account runs again once they have.</p>
+<p>Send it to the customer's administrator. Opening it takes them to the API vendor to authorize the partner app (in the same browser: the link completes only there); the account runs again once they have.</p>
+${view.made.withdrawn > 0 && html`<p class="withdrawn">Older unused links for ${view.made.account} were withdrawn: ${view.made.withdrawn}.</p>`}
 </div>`
   }${view.refusal && html`<div class="notice bad"><p>${view.refusal}</p></div>`}`;
 }

@@ -17,6 +17,8 @@ export interface MadeLink {
   account: string;
   url: string;
   expiresAt: string;
+  /** The account's older unused links it withdrew. */
+  withdrawn: number;
 }
 
 /** How the console makes connect links. */

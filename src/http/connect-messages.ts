@@ -52,6 +52,15 @@ export function linkRefusedPage(refusal: LinkRefusal): ConnectPage {
           `${NOTHING_CHANGED} ${NEW_LINK}`,
         ],
       };
+    case 'withdrawn':
+      return {
+        status: 410,
+        title: 'This link was withdrawn',
+        paragraphs: [
+          `A newer connect link for the account ${refusal.account} was made on ${when(refusal.withdrawnAt)}, and it withdrew this one.`,
+          `${NOTHING_CHANGED} Use the newest link you were sent, or ask the person who sent you this one for a new one.`,
+        ],
+      };
     case 'not partner':
       return {
         status: 409,
@@ -94,6 +103,15 @@ export function stateRefusedPage(refusal: StateRefusal): ConnectPage {
           refusal.linkUsed
             ? `${NOTHING_CHANGED} The account was connected by its link; nothing more is needed.`
             : `${NOTHING_CHANGED} ${START_OVER}`,
+        ],
+      };
+    case 'other browser':
+      return {
+        status: 403,
+        title: 'Open the link again in this browser',
+        paragraphs: [
+          `This authorization for the account ${refusal.account} was started in another browser (or this browser did not keep its cookie): a connect link completes only in the browser that opened it.`,
+          `${NOTHING_CHANGED} Open the connect link you were sent again, in the browser you approve with (it stays valid until it is used or expires).`,
         ],
       };
     case 'state expired':

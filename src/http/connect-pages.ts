@@ -55,20 +55,22 @@ ${body}
 `;
 }
 
-/** Answers with `page`. */
-export function sendPage(res: ServerResponse, page: ConnectPage): void {
+/** Answers with `page`, and `setCookie` when given. */
+export function sendPage(res: ServerResponse, page: ConnectPage, setCookie?: string): void {
   const html = renderPage(page);
   res.writeHead(page.status, {
     ...PAGE_HEADERS,
+    ...(setCookie === undefined ? {} : { 'set-cookie': setCookie }),
     'content-length': Buffer.byteLength(html),
   });
   res.end(html);
 }
 
-/** Answers a 302 to `location`, with the pages' headers (no referrer leaves with it). */
-export function sendRedirect(res: ServerResponse, location: string): void {
+/** Answers a 302 to `location`, with the pages' headers (no referrer leaves with it) and `setCookie` when given. */
+export function sendRedirect(res: ServerResponse, location: string, setCookie?: string): void {
   res.writeHead(302, {
     location,
+    ...(setCookie === undefined ? {} : { 'set-cookie': setCookie }),
     'cache-control': 'no-store',
     'referrer-policy': 'no-referrer',
     'content-security-policy': PAGE_HEADERS['content-security-policy'] as string,

@@ -32,6 +32,14 @@ import type { Logger } from '../logger.js';
 import { redactSecrets, registerSecret } from '../secret.js';
 import type { Database } from '../warehouse/schema.js';
 import {
+  browserNonceHash,
+  type ConnectCookieOptions,
+  connectCookie,
+  expiredConnectCookie,
+  newBrowserNonce,
+  readBrowserNonce,
+} from './connect-cookie.js';
+import {
   connectedPage,
   connectFailedPage,
   INTERNAL_ERROR_PAGE,
@@ -66,6 +74,14 @@ export interface ConnectRoutesOptions {
   stateTtlMs?: number;
 }
 
+/** What a step answers: a page or a redirect, and the cookie to set with it, if any. */
+type Outcome = (ConnectPage | { redirect: string }) & { setCookie?: string };
+
+/** Postgres's undefined_column: the control schema predates a migration of connect links (0014). */
+function isUndefinedColumn(error: unknown): boolean {
+  return (error as { code?: unknown }).code === '42703';
+}
+
 /** An account connected; `unfinished`: why its schema is not ready (the token stored all the same). */
 type Connected = PartnerAuthorization & { unfinished?: string };
 
@@ -84,11 +100,14 @@ class ConnectRefusal extends HiresyncError {
  * link's signature and the OAuth state authenticate each step):
  *
  * - `GET /connect/<token>`: checks the link (signature, then Postgres: known,
- *   unused, unexpired), stores a fresh state and redirects to the authorize
- *   endpoint (`response_type=code`, `client_id`, `redirect_uri`, `state`,
- *   `scope` when set);
- * - `GET /oauth/callback?code&state`: claims the state (single use), and
- *   holding the link's row lock exchanges the code at once, stores the
+ *   unused, not withdrawn, unexpired), stores a fresh state bound to this
+ *   browser (the hash of a nonce cookie it sets, connect-cookie.ts) with a
+ *   sealed PKCE verifier, and redirects to the authorize endpoint
+ *   (`response_type=code`, `client_id`, `redirect_uri`, `state`,
+ *   `code_challenge` with `code_challenge_method=S256`, `scope` when set);
+ * - `GET /oauth/callback?code&state`: claims the state (single use), refuses
+ *   it unless the browser sends the opening's cookie back, and holding the
+ *   link's row lock exchanges the code (with the verifier) at once, stores the
  *   refresh token sealed (registering the account and migrating its schema,
  *   or replacing a registered partner account's token), and marks the link
  *   used (one callback at a time in a process); then tells `onConnected`.
@@ -105,6 +124,11 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
   const http = createHttp({ timeoutMs: exchangeTimeoutMs });
   const keys = options.secretKeys.reveal();
   const { logger } = options;
+  const stateTtlMs = options.stateTtlMs ?? STATE_TTL_MS;
+  const cookieOptions: ConnectCookieOptions = {
+    publicUrl: options.publicUrl,
+    maxAgeMs: stateTtlMs,
+  };
   // One link transaction at a time in this process: each holds a connection
   // of the pool (the link's row lock) while its exchange and registration
   // take others from the same pool, so as many callbacks at once as the pool
@@ -123,33 +147,35 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
   const answer = async (
     req: IncomingMessage,
     res: ServerResponse,
-    step: () => Promise<ConnectPage | { redirect: string }>,
+    step: () => Promise<Outcome>,
   ) => {
     if (req.method !== 'GET') {
       res.setHeader('allow', 'GET');
       return sendPage(res, METHOD_NOT_ALLOWED_PAGE);
     }
-    let outcome: ConnectPage | { redirect: string };
+    let outcome: Outcome;
     try {
       outcome = await step();
     } catch (error) {
-      if (isUndefinedTable(error)) {
+      if (isUndefinedTable(error) || isUndefinedColumn(error)) {
         outcome = NOT_MIGRATED_PAGE;
       } else {
         logger.error({ err: coerceError(error) }, 'connect link step failed');
         outcome = INTERNAL_ERROR_PAGE;
       }
     }
-    if ('redirect' in outcome) sendRedirect(res, outcome.redirect);
-    else sendPage(res, outcome);
+    if ('redirect' in outcome) sendRedirect(res, outcome.redirect, outcome.setCookie);
+    else sendPage(res, outcome, outcome.setCookie);
   };
 
-  const open = async (token: string): Promise<ConnectPage | { redirect: string }> => {
+  const open = async (token: string): Promise<Outcome> => {
+    const nonce = newBrowserNonce();
     const opened = await openConnectLink(
       options.db,
       token,
       keys,
-      options.stateTtlMs ?? STATE_TTL_MS,
+      { browserHash: browserNonceHash(nonce) },
+      stateTtlMs,
     );
     if (!opened.ok) {
       const { refusal } = opened;
@@ -159,8 +185,9 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
       );
       return linkRefusedPage(refusal);
     }
-    const { account, authUrl, state } = opened.link;
+    const { account, authUrl, state, codeChallenge } = opened.link;
     registerSecret(state);
+    registerSecret(nonce);
     logger.info({ account }, 'connect link opened: redirecting to the authorize endpoint');
     return {
       redirect: authorizeRequestUrl(options.authorizeEndpoint(authUrl), {
@@ -168,26 +195,40 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
         redirectUri,
         state,
         scope: options.partner.scope,
+        codeChallenge,
       }),
+      setCookie: connectCookie(state, nonce, cookieOptions),
     };
   };
 
-  const callback = async (query: URLSearchParams): Promise<ConnectPage> => {
+  const callback = async (req: IncomingMessage, query: URLSearchParams): Promise<Outcome> => {
     const states = query.getAll('state');
     const state = states[0];
     if (states.length !== 1 || state === undefined || state === '') {
       return stateRefusedPage({ kind: 'unknown state' });
     }
-    const claimed = await claimConnectState(options.db, state);
+    const nonce = readBrowserNonce(req, state);
+    const claimed = await claimConnectState(
+      options.db,
+      state,
+      nonce === undefined ? undefined : browserNonceHash(nonce),
+      keys,
+    );
+    // The state is spent or useless from here on: its cookie goes.
+    const setCookie = expiredConnectCookie(state, cookieOptions);
     if (!claimed.ok) {
       const { refusal } = claimed;
       logger.info(
         { account: 'account' in refusal ? refusal.account : undefined, refused: refusal.kind },
         'connect callback refused',
       );
-      return stateRefusedPage(refusal);
+      return { ...stateRefusedPage(refusal), setCookie };
     }
-    const { link } = claimed;
+    return { ...(await answerClaimed(claimed.link, query)), setCookie };
+  };
+
+  /** The callback of a state claimed: the vendor's error, or the code redeemed. */
+  const answerClaimed = async (link: ClaimedLink, query: URLSearchParams): Promise<ConnectPage> => {
     const errors = query.getAll('error');
     const codes = query.getAll('code');
     if (errors.length > 1 || codes.length > 1) {
@@ -213,7 +254,7 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
       used = await inTurn(() => useConnectLink(options.db, link, () => connect(link, code)));
     } catch (error) {
       if (error instanceof ConnectRefusal) return error.page;
-      if (isUndefinedTable(error)) throw error;
+      if (isUndefinedTable(error) || isUndefinedColumn(error)) throw error;
       const failure = coerceError(error);
       logger.warn(
         { account: name, err: failure },
@@ -274,6 +315,7 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
       partner,
       code,
       redirectUri,
+      codeVerifier: link.codeVerifier,
       logger,
       timeoutMs: exchangeTimeoutMs,
       ...(existing ? { authUrlSetting: authUrlSetting(name) } : {}),
@@ -301,7 +343,7 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
       return true;
     }
     if (path === CALLBACK_PATH) {
-      await answer(req, res, () => callback(url.searchParams));
+      await answer(req, res, () => callback(req, url.searchParams));
       return true;
     }
     return false;

@@ -77,7 +77,8 @@ export class AuthorizeEndpoint {
   /**
    * GET {authPath}/authorize: an authorization request of the code grant
    * (RFC 6749 4.1.1), approved at once for the authorizing account (see
-   * {@link ApiSimulator.authorizeAs}). A missing or bad client_id or
+   * {@link ApiSimulator.authorizeAs}); a PKCE challenge (S256) is kept with
+   * the code, whose exchange must then send its verifier. A missing or bad client_id or
    * redirect_uri answers 400 (never a redirect, 4.1.2.1); other errors
    * redirect with `error` and the state.
    */
@@ -115,15 +116,30 @@ export class AuthorizeEndpoint {
       redirectUri,
       params: { error, error_description: description, ...(state === null ? {} : { state }) },
     });
-    const repeated = ['response_type', 'state', 'scope', 'sim_account'].find(
-      (name) => query.getAll(name).length > 1,
-    );
+    const repeated = [
+      'response_type',
+      'state',
+      'scope',
+      'sim_account',
+      'code_challenge',
+      'code_challenge_method',
+    ].find((name) => query.getAll(name).length > 1);
     if (repeated) return fail('invalid_request', `${repeated} is given more than once`);
     const responseType = query.get('response_type');
     if (responseType === null) return fail('invalid_request', 'response_type is required');
     if (responseType !== 'code')
       return fail('unsupported_response_type', 'response_type must be code');
     if (!state) return fail('invalid_request', 'state is required');
+    // PKCE (RFC 7636 4.3): optional, as the live service may not require it;
+    // a challenge given must be S256 (plain is not accepted) and well formed.
+    const codeChallenge = query.get('code_challenge') ?? undefined;
+    const method = query.get('code_challenge_method');
+    if (codeChallenge === undefined && method !== null)
+      return fail('invalid_request', 'code_challenge_method without code_challenge');
+    if (codeChallenge !== undefined && method !== 'S256')
+      return fail('invalid_request', 'code_challenge_method must be S256');
+    if (codeChallenge !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(codeChallenge))
+      return fail('invalid_request', 'code_challenge must be a base64url SHA-256 (43 characters)');
     const requested = (query.get('scope') ?? '').split(' ').filter((s) => s !== '');
     const allowed = this.#partnerScopes;
     if (allowed && !requested.every((s) => allowed.includes(s)))
@@ -139,6 +155,7 @@ export class AuthorizeEndpoint {
       clientId,
       redirectUri,
       scope: scopes.length > 0 ? scopes.join(' ') : undefined,
+      codeChallenge,
     });
     return { redirectUri, params: { code, state } };
   }

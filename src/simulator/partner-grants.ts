@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /** What the simulator has done with one account's partner authorizations (authorization code grant). */
 export interface PartnerStats {
@@ -34,6 +34,8 @@ interface AuthorizationCode {
   readonly clientId: string;
   readonly redirectUri: string;
   readonly scope: string | undefined;
+  /** The request's PKCE `code_challenge` (S256), if it carried one: the exchange must send its verifier. */
+  readonly codeChallenge: string | undefined;
   readonly expiresAt: number;
   /** The grant the code was exchanged for; a second exchange revokes it (RFC 6749 10.5). */
   grant: PartnerGrant | undefined;
@@ -147,8 +149,18 @@ export class PartnerGrants {
     this.statsOf(account).authorizationsDenied += 1;
   }
 
-  /** Exchanges a code (grant_type=authorization_code) for a new grant and its first refresh token. */
-  redeemCode(text: string, clientId: string, redirectUri: string): GrantTokens | GrantRefusal {
+  /**
+   * Exchanges a code (grant_type=authorization_code) for a new grant and its
+   * first refresh token. A code whose request carried a PKCE challenge needs
+   * the `codeVerifier` whose S256 it is (RFC 7636 4.6); a code without one
+   * ignores a verifier sent.
+   */
+  redeemCode(
+    text: string,
+    clientId: string,
+    redirectUri: string,
+    codeVerifier: string | undefined,
+  ): GrantTokens | GrantRefusal {
     const code = this.#codes.get(text);
     if (!code) return this.#refuse(undefined, 'unknown authorization code');
     if (code.grant) {
@@ -162,6 +174,13 @@ export class PartnerGrants {
       return this.#refuse(code.account, 'authorization code issued to another client');
     if (code.redirectUri !== redirectUri)
       return this.#refuse(code.account, 'redirect_uri differs from the authorization request');
+    if (code.codeChallenge !== undefined) {
+      if (codeVerifier === undefined)
+        return this.#refuse(code.account, 'code_verifier is required (PKCE)');
+      const challenge = createHash('sha256').update(codeVerifier, 'ascii').digest('base64url');
+      if (challenge !== code.codeChallenge)
+        return this.#refuse(code.account, 'code_verifier does not match the code_challenge');
+    }
     const grant: PartnerGrant = {
       id: this.#nextGrantId++,
       account: code.account,

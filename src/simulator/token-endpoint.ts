@@ -172,7 +172,12 @@ export class TokenEndpoint {
       const redirectUri = body.get('redirect_uri');
       if (!code) return fail('invalid_request', 'code is required');
       if (!redirectUri) return fail('invalid_request', 'redirect_uri is required');
-      result = this.#partner.redeemCode(code, clientId, redirectUri);
+      result = this.#partner.redeemCode(
+        code,
+        clientId,
+        redirectUri,
+        body.get('code_verifier') ?? undefined,
+      );
     } else if (grantType === 'refresh_token') {
       const refreshToken = body.get('refresh_token');
       if (!refreshToken) return fail('invalid_request', 'refresh_token is required');

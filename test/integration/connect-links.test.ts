@@ -227,6 +227,10 @@ describe('connect links end to end', () => {
           },
         });
         expect(res.status).toBe(302);
+        // The cookie binding the browser: Secure (https), for the public URL's callback path only.
+        expect(res.headers.get('set-cookie')).toMatch(
+          /^hiresync_connect_[0-9a-f]{16}=[\w-]{43}; Max-Age=900; Path=\/sync\/oauth\/callback; HttpOnly; SameSite=Lax; Secure$/,
+        );
         const location = new URL(res.headers.get('location') as string);
         expect(location.searchParams.get('redirect_uri')).toBe(
           'https://hiresync.example.com/sync/oauth/callback',

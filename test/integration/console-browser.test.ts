@@ -3,7 +3,8 @@
 // in, sees a failing account's error and what to do, makes a connect link
 // for an account that needs re-authorizing; a page of another site posting
 // the same form, and a POST without the form's token, make none; the
-// customer opens the link made and the account is enabled again.
+// customer approving from a link someone else opened is refused (no cookie),
+// and opening the link in their own browser enables the account.
 // Screenshots go to test-results/ (gitignored); their paths are logged.
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -143,6 +144,18 @@ describe('the console in headless Chromium', () => {
     // the worker's page saying acme is authorized again.
     h.sim.authorizeAs('acme');
     const customer = await (await browser.newContext()).newPage();
+    // First someone else opens the link and sends the vendor's authorize URL
+    // on: the customer approves there, and their browser comes back without
+    // the cookie the opening set in the opener's, so nothing is bound.
+    const opener = await browser.newContext();
+    const opened = await opener.request.get(link ?? '', { maxRedirects: 0 });
+    expect(opened.status()).toBe(302);
+    const refusedHere = await customer.goto(opened.headers().location ?? '');
+    expect(refusedHere?.status()).toBe(403);
+    expect(await customer.locator('h1').textContent()).toBe('Open the link again in this browser');
+    expect((await h.store.get('acme'))?.state).toBe('needs_reauthorization');
+    await screenshot(customer, 'customer-other-browser');
+    // As that page says: the link opened again in the customer's own browser connects.
     await customer.goto(link ?? '');
     expect(await customer.locator('body').textContent()).toContain(
       'hiresync is authorized again to read the account acme',

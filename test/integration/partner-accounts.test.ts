@@ -211,6 +211,8 @@ describe('hiresync accounts authorize', () => {
     expect(query.get('client_id')).toBe('partner-client');
     expect(query.get('redirect_uri')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
     expect(Buffer.from(query.get('state') as string, 'base64url')).toHaveLength(32);
+    expect(query.get('code_challenge_method')).toBe('S256');
+    expect(query.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(query.has('scope')).toBe(false);
 
     const row = await tokenRow('acme');
@@ -231,6 +233,31 @@ describe('hiresync accounts authorize', () => {
     expect(rows[0]?.n).toBe(1);
     await refresh(storeOf(), 'acme');
     expect(sim.partnerStats('acme')).toMatchObject({ refreshes: 1, invalidGrants: 0 });
+  });
+
+  it('sends a PKCE challenge: its code, taken on the way back, is refused without the verifier, and the command then redeems it', async () => {
+    const run = startAuthorize(['acme', '--port', '0', '--timeout', '30s']);
+    const location = await approve(await run.url, 'acme');
+    const taken = await fetch(`${sim.authUrl}/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from('partner-client:partner-secret').toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: location.searchParams.get('code') as string,
+        redirect_uri: `${location.origin}${location.pathname}`,
+        code_verifier: 'a-guess-at-the-verifier-that-is-long-enough-43',
+      }).toString(),
+    });
+    expect(taken.status).toBe(400);
+    expect(((await taken.json()) as { error_description: string }).error_description).toBe(
+      'code_verifier does not match the code_challenge',
+    );
+    expect((await callback(location)).status).toBe(200);
+    expect(await run.exit, run.io.err()).toBe(0);
+    expect(sim.partnerStats('acme')).toMatchObject({ codesRedeemed: 1 });
   });
 
   it('answers a callback with another or no state 400 "state mismatch" and keeps waiting for the right one', async () => {

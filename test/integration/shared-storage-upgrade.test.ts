@@ -151,6 +151,7 @@ describe('an upgrade from per-account tables to shared storage', () => {
           '0010_erasures',
           '0011_webhook_secrets',
           '0012_policy_reapply',
+          '0014_connect_binding',
           '0015_connect_link_reuse_data',
         ],
       ],

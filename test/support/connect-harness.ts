@@ -48,8 +48,10 @@ export interface ConnectHarness {
   ) => Promise<{ code: number; stdout: string; stderr: string; link: URL | undefined }>;
   /** `url` sent to `worker` instead of the public URL's (a load balancer's choice). */
   at: (url: URL | string, worker: ConnectWorker) => URL;
-  /** The browser opens `url` without following a redirect. */
+  /** The browser opens `url` without following a redirect (keeping its cookies, as a browser does). */
   get: (url: URL | string) => Promise<Response>;
+  /** Another browser (a cookie jar of its own): e.g. the administrator's when someone else opened the link. */
+  newBrowser: () => CookieBrowser;
   /**
    * The administrator approves at the simulator's authorize endpoint
    * `location` (for the simulated account `account`): the callback URL it
@@ -59,6 +61,53 @@ export interface ConnectHarness {
   /** Every row of the accounts, refresh tokens and connect links, as text (not the states). */
   snapshot: () => Promise<string>;
   close: () => Promise<void>;
+}
+
+/** A browser as far as cookies go: what it is sent, it sends back. */
+export interface CookieBrowser {
+  /** Opens `url` without following a redirect, sending the cookies it holds for it. */
+  get: (url: URL | string) => Promise<Response>;
+  /** The cookies it holds: name, value and attributes as set. */
+  cookies: () => { name: string; value: string; attributes: string[] }[];
+}
+
+/**
+ * A cookie jar enough for the connect routes: host-only cookies (ports do
+ * not separate them, as in browsers), `Path` prefixes, `Max-Age=0` deletes.
+ */
+export function cookieBrowser(): CookieBrowser {
+  const jar = new Map<
+    string,
+    { host: string; path: string; value: string; attributes: string[] }
+  >();
+  return {
+    get: async (target) => {
+      const url = new URL(target);
+      const sent = [...jar.entries()]
+        .filter(([, c]) => c.host === url.hostname && url.pathname.startsWith(c.path))
+        .map(([key, c]) => `${key.split(' ')[2]}=${c.value}`);
+      const res = await fetch(url, {
+        redirect: 'manual',
+        headers: sent.length > 0 ? { cookie: sent.join('; ') } : {},
+      });
+      for (const header of res.headers.getSetCookie()) {
+        const [pair = '', ...attributes] = header.split(';').map((part) => part.trim());
+        const at = pair.indexOf('=');
+        const name = pair.slice(0, at);
+        const path = attributes.find((a) => a.startsWith('Path='))?.slice(5) ?? '/';
+        const key = `${url.hostname} ${path} ${name}`;
+        if (attributes.includes('Max-Age=0')) jar.delete(key);
+        else jar.set(key, { host: url.hostname, path, value: pair.slice(at + 1), attributes });
+      }
+      return res;
+    },
+    cookies: () =>
+      [...jar.entries()].map(([key, c]) => ({
+        name: key.split(' ')[2] as string,
+        value: c.value,
+        attributes: c.attributes,
+      })),
+  };
 }
 
 /**
@@ -152,6 +201,7 @@ export async function startConnectHarness(
       );
     }
     const store = new AccountStore(database.db, config.secretKeys, { partner: config.partner });
+    const browser = cookieBrowser();
     return {
       sim,
       database,
@@ -178,7 +228,8 @@ export async function startConnectHarness(
         moved.host = target.host;
         return moved;
       },
-      get: (url) => fetch(url, { redirect: 'manual' }),
+      get: browser.get,
+      newBrowser: cookieBrowser,
       approve: async (location, account) => {
         const request = new URL(location);
         request.searchParams.set('sim_account', account);

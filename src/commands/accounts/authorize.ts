@@ -9,6 +9,7 @@ import type { AccountInfo } from '../../accounts/stored-account.js';
 import { authorizeRequestUrl, newState } from '../../api/authorization-request.js';
 import { exchangeCode } from '../../api/exchange-code.js';
 import { createHttp } from '../../api/http.js';
+import { newPkce } from '../../api/pkce.js';
 import { authUrlSetting } from '../../api/url-setting.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { MAX_TIMER_MS } from '../../config/fields.js';
@@ -75,10 +76,11 @@ export const authorize = defineSubcommand({
   description: `Connects the partner account NAME (authorization code grant), or reconnects one
     in state needs_reauthorization. Prints the authorize URL (HIRESYNC_AUTHORIZE_URL, default
     the account's {auth_url}/authorize) with response_type=code, the partner app's client_id,
-    redirect_uri=http://127.0.0.1:P/callback, a random state, and HIRESYNC_PARTNER_SCOPE
-    when set; the customer opens it and approves. It listens on 127.0.0.1:P only; a
+    redirect_uri=http://127.0.0.1:P/callback, a random state, a PKCE code_challenge
+    (S256), and HIRESYNC_PARTNER_SCOPE when set; the customer opens it and approves. It listens on 127.0.0.1:P only; a
     callback whose state differs is answered 400 and ignored. The code is exchanged at
-    {auth_url}/token (grant_type=authorization_code, the partner app by HTTP Basic) and
+    {auth_url}/token (grant_type=authorization_code, its code_verifier, the partner app by
+    HTTP Basic) and
     the refresh token stored sealed with HIRESYNC_SECRET_KEY. A new account is registered
     and its schema migrated as by 'accounts add'; an existing one keeps its data, URLs
     and schema, and is enabled again if it needed reauthorization (a disabled one stays
@@ -204,6 +206,9 @@ export async function authorizePartnerAccount(
   }
 
   const state = newState();
+  // PKCE (RFC 7636): a code intercepted on its way back is useless without
+  // the verifier, which never leaves this process but for the exchange.
+  const pkce = newPkce();
   let redirectUri = '';
   const http = createHttp({ timeoutMs: EXCHANGE_TIMEOUT_MS });
   let authorized: AccountInfo | undefined;
@@ -219,6 +224,7 @@ export async function authorizePartnerAccount(
         partner,
         code,
         redirectUri,
+        codeVerifier: pkce.verifier,
         logger,
         timeoutMs: EXCHANGE_TIMEOUT_MS,
         ...(existing ? { authUrlSetting: authUrlSetting(name) } : {}),
@@ -240,6 +246,7 @@ export async function authorizePartnerAccount(
       redirectUri,
       state,
       scope: partner.scope,
+      codeChallenge: pkce.challenge,
     });
     options.onAuthorizeUrl(url, redirectUri);
     const outcome = await waitForOutcome(server, options.timeoutMs, options.signals);

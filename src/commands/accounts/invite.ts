@@ -2,6 +2,7 @@ import {
   createConnectLink,
   MAX_LINK_LIFETIME_MS,
   MIN_LINK_LIFETIME_MS,
+  withdrawnNotice,
 } from '../../accounts/connect-links.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { readPublicUrl } from '../../config/public-url.js';
@@ -53,10 +54,11 @@ export const invite = defineSubcommand({
     at HIRESYNC_PUBLIC_URL/oauth/callback (the redirect URI to register with the vendor),
     stores the refresh token sealed, registers the account NAME (or replaces the refresh
     token of the registered partner account NAME, which ends needs_reauthorization),
-    migrates its schema and schedules its runs. The link works once and expires after
-    --expires (default 7d, at most 30d); it is signed with HIRESYNC_SECRET_KEY and only its
-    hash is stored. Whoever holds it can connect the account: send it only to the
-    customer's administrator.
+    migrates its schema and schedules its runs. The link works once, only in the browser
+    that opened it, and expires after --expires (default 7d, at most 30d); it is signed
+    with HIRESYNC_SECRET_KEY and only its hash is stored. A new link withdraws the older
+    unused links of NAME (it says how many). Whoever holds it can connect the account:
+    send it only to the customer's administrator.
 
     A new account's name that has rows of an earlier registration stored (it was removed
     without --drop-data) is refused at once, before any link is made (exit 1), naming
@@ -100,8 +102,9 @@ export const invite = defineSubcommand({
         urls,
         reuseData: values['reuse-data'] === true,
       });
+      const withdrawn = withdrawnNotice(name, link.withdrawn);
       stdout.write(
-        `connect link for account ${name}, single use, valid until ${link.expiresAt.toISOString()}; send it to the customer's administrator only:\n${link.url}\n`,
+        `connect link for account ${name}, single use, valid until ${link.expiresAt.toISOString()}; send it to the customer's administrator only:\n${link.url}\n${withdrawn === undefined ? '' : `${withdrawn}\n`}`,
       );
       return EXIT.ok;
     } finally {

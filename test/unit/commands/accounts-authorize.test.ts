@@ -15,12 +15,13 @@ import { main } from '../../../src/main.js';
 import { captureIo } from '../../support/capture-io.js';
 
 describe('the authorization request', () => {
-  it('carries response_type=code, the client id, the loopback redirect URI, the state, and the scope only when set', () => {
+  it('carries response_type=code, the client id, the loopback redirect URI, the state, the PKCE challenge (S256), and the scope only when set', () => {
     const request = {
       clientId: 'partner client',
       redirectUri: loopbackRedirectUri(8976),
       state: 'st/+=',
       scope: undefined,
+      codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
     };
     const url = new URL(authorizeRequestUrl('https://auth.example.com/oauth/authorize', request));
     expect(url.origin + url.pathname).toBe('https://auth.example.com/oauth/authorize');
@@ -29,6 +30,8 @@ describe('the authorization request', () => {
       client_id: 'partner client',
       redirect_uri: 'http://127.0.0.1:8976/callback',
       state: 'st/+=',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
     });
     const scoped = new URL(
       authorizeRequestUrl('https://auth.example.com/authorize', {

@@ -57,6 +57,7 @@ describe('the authorization code exchange', () => {
       },
       code: 'the-single-use-code',
       redirectUri: 'http://127.0.0.1:8976/callback',
+      codeVerifier: 'a-verifier',
       logger: captureLogger('silent').logger,
       timeoutMs: 5000,
     }).catch(() => undefined);

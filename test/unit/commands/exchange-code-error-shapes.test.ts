@@ -40,6 +40,7 @@ async function refusal(status: number, body: unknown): Promise<string> {
     },
     code: 'a-code',
     redirectUri: 'http://127.0.0.1:8976/callback',
+    codeVerifier: 'a-verifier',
     logger: captureLogger('silent').logger,
     timeoutMs: 5000,
   }).catch((e: unknown) => e as Error);

@@ -289,12 +289,29 @@ describe('the console page', () => {
         account: 'acme',
         url: 'https://sync.example.com/connect/abc.def',
         expiresAt: '2026-12-03T04:00:00.000Z',
+        withdrawn: 0,
       },
     });
     expect(page).toContain('Connect link for acme');
     expect(page).toContain('<p class="link">https://sync.example.com/connect/abc.def</p>');
     expect(page).toContain('expires 2026-12-03 04:00:00 UTC');
     expect(page.indexOf('connect/abc.def')).toBeLessThan(page.indexOf('<h2>'));
+    expect(page).not.toContain('withdrawn');
+  });
+
+  it('says how many older unused links a link just made withdrew', () => {
+    const page = renderConsolePage(MIXED, {
+      formToken: TOKEN,
+      made: {
+        account: 'acme',
+        url: 'https://sync.example.com/connect/abc.def',
+        expiresAt: '2026-12-03T04:00:00.000Z',
+        withdrawn: 2,
+      },
+    });
+    expect(page).toContain(
+      '<p class="withdrawn">Older unused links for acme were withdrawn: 2.</p>',
+    );
   });
 
   it('says there is no account yet on an empty deployment, and that all is well', () => {
