@@ -29,23 +29,26 @@ export interface LatestRuns {
  * scan: the first index entry of an account is its first resource's newest
  * run, and the first entry past a resource is the next resource's.
  * `with recursive` must open the statement. Every read of the shared table
- * in these statements names `account = any($1)`: a statement reads the
- * accounts asked for and no other (a removed account's leftover rows
- * included), whatever else it joins on.
+ * is bound to an account of `$1`: the probes join on the accounts unnested
+ * from it (`s.account = a.account`, then `l.account` of a row found so), so
+ * a statement reads the accounts asked for and no other (a removed
+ * account's leftover rows included). Not `s.account = any($1)` in each
+ * probe: at 2,000 accounts that made the read 6.8 s instead of 33 ms (an
+ * index condition of the whole list at every probe), 0.19 s as a filter.
  */
 const LATEST_PER_RESOURCE = `latest as (
       select f.*
       from unnest($1::text[]) a(account)
       cross join lateral (
         select * from hiresync.data_sync_runs s
-        where s.account = any($1::text[]) and s.account = a.account
+        where s.account = a.account
         order by s.resource, s.id desc limit 1) f
       union all
       select n.*
       from latest l
       cross join lateral (
         select * from hiresync.data_sync_runs s
-        where s.account = any($1::text[]) and s.account = l.account and s.resource > l.resource
+        where s.account = l.account and s.resource > l.resource
         order by s.resource, s.id desc limit 1) n
     )`;
 
@@ -59,7 +62,7 @@ select s.*, false, true, false
 from latest l
 cross join lateral (
   select * from hiresync.data_sync_runs s
-  where s.account = any($1::text[]) and s.account = l.account and s.resource = l.resource
+  where s.account = l.account and s.resource = l.resource
     and s.outcome = 'succeeded'
   order by s.id desc limit 1) s
 where l.outcome <> 'succeeded'
@@ -68,7 +71,7 @@ select f.*, false, false, true
 from latest l
 cross join lateral (
   select * from hiresync.data_sync_runs s
-  where s.account = any($1::text[]) and s.account = l.account and s.resource = l.resource
+  where s.account = l.account and s.resource = l.resource
     and s.outcome <> 'running'
   order by s.id desc limit 1) f
 where l.outcome = 'running'`;
@@ -80,13 +83,13 @@ select l.account, l.resource,
   case when l.outcome = 'succeeded' and l.finished_at is not null
     then extract(epoch from l.finished_at)::float8
     else (select extract(epoch from s.finished_at)::float8 from hiresync.data_sync_runs s
-      where s.account = any($1::text[]) and s.account = l.account and s.resource = l.resource
+      where s.account = l.account and s.resource = l.resource
         and s.outcome = 'succeeded' and s.finished_at is not null
       order by s.id desc limit 1) end as at,
   case when l.outcome <> 'running' and l.finished_at is not null
     then l.outcome = 'failed'
     else (select s.outcome = 'failed' from hiresync.data_sync_runs s
-      where s.account = any($1::text[]) and s.account = l.account and s.resource = l.resource
+      where s.account = l.account and s.resource = l.resource
         and s.outcome <> 'running' and s.finished_at is not null
       order by s.id desc limit 1) end as failed
 from latest l
@@ -97,7 +100,7 @@ export const LAST_SUCCESSES_TEXT = `-- When each account of $1 last succeeded.
 with recursive ${LATEST_PER_RESOURCE}
 select l.account, max(case when l.outcome = 'succeeded' then l.finished_at
     else (select s.finished_at from hiresync.data_sync_runs s
-      where s.account = any($1::text[]) and s.account = l.account and s.resource = l.resource
+      where s.account = l.account and s.resource = l.resource
         and s.outcome = 'succeeded'
       order by s.id desc limit 1) end) as finished_at
 from latest l
