@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
+import { DEFAULT_ACCOUNT } from './account-name.js';
 import { HiresyncError } from './errors.js';
 import type { Database } from './warehouse/schema.js';
 
@@ -50,7 +51,13 @@ export async function checkConnections(
 ): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 5000;
   try {
-    await within(sql`select 1 from sync_runs limit 1`.execute(db), timeoutMs, 'Postgres');
+    await within(
+      sql`select 1 from hiresync.data_sync_runs where account = ${DEFAULT_ACCOUNT} limit 1`.execute(
+        db,
+      ),
+      timeoutMs,
+      'Postgres',
+    );
   } catch (error) {
     const missing = (error as { code?: string }).code === '42P01';
     throw new HiresyncError(

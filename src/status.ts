@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
-import { schemaOf } from './account-name.js';
+import { DEFAULT_ACCOUNT, schemaOf } from './account-name.js';
 import type { ResourceName } from './config.js';
 import { type LatestRuns, readLatestRuns } from './latest-runs.js';
 import { loadCheckpoints } from './queue/redis-checkpoint-store.js';
@@ -114,8 +114,8 @@ async function schemasWithoutRuns(
 
 /**
  * Whether `default` is an account to show: the environment sets its
- * credentials (`configured`), or its schema (public) holds runs of it (a
- * deployment whose worker has them, read from a shell that does not).
+ * credentials (`configured`), or runs of it are stored (a deployment whose
+ * worker has them, read from a shell that does not).
  */
 export async function defaultAccountShown(
   db: Kysely<Database>,
@@ -123,10 +123,12 @@ export async function defaultAccountShown(
 ): Promise<boolean> {
   if (configured) return true;
   const { rows: found } = await sql<{ present: boolean }>`
-    select to_regclass('public.sync_runs') is not null as present`.execute(db);
+    select to_regclass('hiresync.data_sync_runs') is not null as present`.execute(db);
   if (!found[0]?.present) return false;
   const { rows } = await sql<{ ran: boolean }>`
-    select exists (select 1 from public.sync_runs) as ran`.execute(db);
+    select exists (select 1 from hiresync.data_sync_runs where account = ${DEFAULT_ACCOUNT}) as ran`.execute(
+    db,
+  );
   return rows[0]?.ran === true;
 }
 

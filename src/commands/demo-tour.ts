@@ -16,7 +16,6 @@ import { RESOURCE_NAMES } from '../resources/index.js';
 import { defineListResource } from '../resources/json-resource.js';
 import { Secret } from '../secret.js';
 import { ApiSimulator } from '../simulator/api-simulator.js';
-import { inSchema } from '../warehouse/database.js';
 import { eraseRecords } from '../warehouse/erase-records.js';
 import { migrateAll } from '../warehouse/migrate-all.js';
 import type { Database } from '../warehouse/schema.js';
@@ -44,7 +43,12 @@ export interface DemoPartner {
   accessTokenTtlSeconds: number;
 }
 
-/** An example analyst query and what it returned. */
+/**
+ * An example analyst query and what it returned. The queries read the
+ * account's views, as an analyst granted the schema does, named with the
+ * schema (`public` for default) so that they read the same whatever the
+ * connection's search_path.
+ */
 export interface DemoQuery {
   title: string;
   sql: string;
@@ -63,19 +67,19 @@ const QUERIES: Array<{ title: string; sql: string }> = [
   {
     title: 'Links per source',
     sql: `select coalesce(source_public_name, '(no source)') as source, count(*) as links
-from tracking_links_flat where deleted_at is null
+from public.tracking_links_flat where deleted_at is null
 group by 1 order by links desc, source limit 5`,
   },
   {
     title: 'Links per referrer',
     sql: `select coalesce(credited_to_name, '(nobody)') as referrer, credited_to_employee_id as employee_id, count(*) as links
-from tracking_links_flat where deleted_at is null
+from public.tracking_links_flat where deleted_at is null
 group by 1, 2 order by links desc, referrer limit 5`,
   },
   {
     title: 'Links per job board',
     sql: `select coalesce(job_board_company_name, '(no job board)') as job_board, job_board_url_token as url_token, count(*) as links
-from tracking_links_flat where deleted_at is null
+from public.tracking_links_flat where deleted_at is null
 group by 1, 2 order by links desc, job_board limit 5`,
   },
   {
@@ -103,12 +107,12 @@ function privacyQueries(erased: string): Array<{ title: string; sql: string }> {
       title: `Field policy (HIRESYNC_FIELD_POLICY=${DEMO_FIELD_POLICY}): emails stored as their HMAC, phone numbers never stored`,
       sql: `select id, data ->> 'first_name' as first_name, left(data -> 'emails' -> 0 ->> 'value', 30) || '…' as email,
   data ? 'phone_numbers' as phone_stored
-from candidates where deleted_at is null order by id limit 3`,
+from public.candidates where deleted_at is null order by id limit 3`,
     },
     {
       title: `Erasure ('hiresync erase --resource candidates --id ${erased}'): what the log keeps, and what is left of the record`,
       sql: `select e.record_id, e.rows_erased, e.history_versions_erased, e.note,
-  (select count(*) from candidates_history h where h.id = e.record_id) as versions_left
+  (select count(*) from public.candidates_history h where h.id = e.record_id) as versions_left
 from hiresync.erasures e where e.account = 'default' and e.resource = 'candidates'`,
     },
   ];
@@ -120,14 +124,14 @@ function historyQueries(changed: number, dropped: number): Array<{ title: string
     {
       title: `History: every version of job ${changed} (changed twice) and of job ${dropped} (deleted)`,
       sql: `select id, valid_from, coalesce(valid_to::text, '(current)') as valid_to, deleted, data ->> 'name' as name
-from jobs_history where id in (${changed}, ${dropped}) order by id, valid_from`,
+from public.jobs_history where id in (${changed}, ${dropped}) order by id, valid_from`,
     },
     {
       title:
         'A list resource through its typed view: applications per status (applications_flat, one typed column per key, no casts)',
       sql: `select status, count(*) as applications, round(avg(score), 2) as avg_score,
   count(*) filter (where prospect) as prospects, max(applied_at)::date::text as last_applied
-from applications_flat where deleted_at is null group by status order by applications desc, status`,
+from public.applications_flat where deleted_at is null group by status order by applications desc, status`,
     },
   ];
 }
@@ -268,7 +272,7 @@ export async function runDemo(options: {
     );
     // A candidate's right to erasure, as 'hiresync erase' honours it.
     const erased = String(data.idOf(DEMO_PERSONAL_RESOURCE, 0));
-    await eraseRecords(inSchema(app.db, 'public'), {
+    await eraseRecords(app.db, {
       account: DEFAULT_ACCOUNT,
       resource: defineListResource(DEMO_PERSONAL_RESOURCE),
       ids: [erased],

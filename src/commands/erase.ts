@@ -4,7 +4,6 @@ import { formatDuration } from '../config/fields.js';
 import { loadDatabaseConfig } from '../config.js';
 import { UsageError } from '../errors.js';
 import { BUILT_IN_RESOURCES } from '../resources/index.js';
-import { inSchema } from '../warehouse/database.js';
 import { deletionCutoff, eraseDeletedRecords } from '../warehouse/erase-deleted.js';
 import {
   assertErasureLog,
@@ -62,7 +61,7 @@ async function eraseIds(
       `account ${request.account} has no resource ${request.resource} (none of its records were ever stored): its resources are ${resources.map((r) => r.name).join(', ')}; nothing was erased`,
     );
   }
-  const erased = await eraseRecords(inSchema(db, schema), {
+  const erased = await eraseRecords(db, {
     account: request.account,
     resource,
     waitMs: request.waitMs,

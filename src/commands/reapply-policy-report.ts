@@ -66,6 +66,15 @@ export class ReapplyReport {
       this.#out.write(`${nameOf(report)}: not in this account's schema: nothing stored\n`);
       return;
     }
+    if (report.status === 'caught up') {
+      this.#relations += 1;
+      this.#rewritten += report.late;
+      this.#late += report.late;
+      this.#out.write(
+        `${nameOf(report)}: ${count(report.late, 'row')} written since the last pass by a run under another policy, rewritten\n`,
+      );
+      return;
+    }
     if (report.status === 'already applied') {
       this.#already += 1;
       this.#out.write(

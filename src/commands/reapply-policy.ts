@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
 import { accountNameProblem, DEFAULT_ACCOUNT } from '../account-name.js';
+import { formatDuration } from '../config/fields.js';
 import { resourceNameProblem } from '../config/resource-names.js';
 import { loadDatabaseConfig, recordPolicyOf } from '../config.js';
+import { parseDuration } from '../duration.js';
 import {
   ConfigError,
   type ConfigProblem,
@@ -14,6 +16,7 @@ import { resolvePolicy } from '../privacy/policy-targets.js';
 import { BUILT_IN_RESOURCES, RESOURCE_NAMES } from '../resources/index.js';
 import { type ErasableAccount, erasableAccounts } from '../warehouse/erase-deleted.js';
 import { reapplyResource, rulesOf } from '../warehouse/policy-reapply.js';
+import { RunWritingError, waitForRuns } from '../warehouse/reapply-guard.js';
 import { assertReapplyProgress } from '../warehouse/reapply-progress.js';
 import type { Database } from '../warehouse/schema.js';
 import { openCheckedDatabase } from './checked-database.js';
@@ -43,7 +46,22 @@ export const options = {
     default: '500',
     description: 'rows per batch, each batch one short transaction (1 to 10000)',
   },
+  wait: {
+    type: 'string',
+    value: 'D',
+    default: '1m',
+    description:
+      'how long to wait for a sync run of a resource in progress to end before rewriting it (a run under the old policy would write old values again), from 1s to 1h',
+  },
+  again: {
+    type: 'boolean',
+    description:
+      'pass over every row of relations already done under this policy again (without it, only what runs wrote since is looked at)',
+  },
 } as const satisfies OptionTable;
+
+/** Bounds of --wait. */
+const WAIT = [1000, 3_600_000] as const;
 
 /** Longest wait for one row a run's page holds, before the command stops (exit 1). */
 const ROW_WAIT_MS = 60_000;
@@ -53,6 +71,8 @@ interface ReapplyRequest {
   account: string | undefined;
   resource: string | undefined;
   batchSize: number;
+  waitMs: number;
+  again: boolean;
 }
 
 function parseRequest(values: OptionValues<typeof options>): ReapplyRequest {
@@ -67,7 +87,13 @@ function parseRequest(values: OptionValues<typeof options>): ReapplyRequest {
   if (resourceProblem) throw new UsageError(`--resource: ${resourceProblem}`);
   const batchSize = intOption('batch', values.batch, 1);
   if (batchSize > 10_000) throw new UsageError(`--batch takes 1 to 10000 rows, got ${batchSize}`);
-  return { account, resource, batchSize };
+  const waitMs = parseDuration(values.wait);
+  if (waitMs === undefined || waitMs < WAIT[0] || waitMs > WAIT[1]) {
+    throw new UsageError(
+      `--wait takes a duration from ${formatDuration(WAIT[0])} to ${formatDuration(WAIT[1])} (such as 5m), got ${JSON.stringify(values.wait)}`,
+    );
+  }
+  return { account, resource, batchSize, waitMs, again: values.again === true };
 }
 
 /**
@@ -128,15 +154,18 @@ export const reapplyPolicy = defineCommand({
 
     Works in batches (--batch rows, each one short transaction that locks only the rows it
     rewrites), recording its progress in hiresync.policy_reapply: run it again after a stop
-    and it continues from the last batch; a relation done under the same policy is skipped
-    (already applied); a changed policy starts over. Restart every worker with the new policy
-    first: a worker still on the old one writes old values again (a relation a run wrote
-    meanwhile under another policy is rewritten, reported, and left to a rerun).
+    and it continues from the last batch; of a relation done under the same policy only the
+    rows written since are looked at (already applied, unless a run under another policy
+    wrote some: they are rewritten); --again passes over every row once more; a changed
+    policy starts over. Restart every worker with the new policy first: a worker still on the
+    old one writes old values again (a relation a run wrote meanwhile under another policy is
+    rewritten, reported, and left to a rerun). Before each resource it waits up to --wait for
+    a sync run of it in progress (which holds the resource to its end) to end, saying which.
 
     Needs DATABASE_URL. Exit 0 when done; 1 when stopped (a signal, a row held for over a
-    minute, Postgres failing) or when runs wrote under another policy meanwhile; 2 on a bad
-    HIRESYNC_FIELD_POLICY or HIRESYNC_HASH_KEY, a bad option, or an account this database
-    holds nothing of.`,
+    minute, a run still writing after --wait, Postgres failing) or when runs wrote under
+    another policy meanwhile or since the last pass; 2 on a bad HIRESYNC_FIELD_POLICY or
+    HIRESYNC_HASH_KEY, a bad option, or an account this database holds nothing of.`,
   options,
   async execute(values, { env, stdout, stderr, signals }) {
     const request = parseRequest(values);
@@ -176,7 +205,19 @@ export const reapplyPolicy = defineCommand({
             report.nothingStored(account, name);
             continue;
           }
+          await waitForRuns(db, account, name, {
+            waitMs: request.waitMs,
+            onWait: (what) =>
+              stdout.write(
+                `${account}/${name}: ${what}: waiting up to ${formatDuration(request.waitMs)} for it to end…\n`,
+              ),
+            onInterrupted: (run) =>
+              stdout.write(
+                `${account}/${name}: sync_runs run ${run.id} of ${run.resource} says running, but no process holds the resource: it was interrupted and resumes when a worker takes it again (what it writes under an old policy is rewritten by the next reapply-policy)\n`,
+              ),
+          });
           await reapplyResource(db, { account, schema, resource }, policy, {
+            again: request.again,
             batchSize: request.batchSize,
             rowWaitMs: ROW_WAIT_MS,
             signal: stop.signal,
@@ -187,6 +228,11 @@ export const reapplyPolicy = defineCommand({
         }
       }
     } catch (error) {
+      if (error instanceof RunWritingError) {
+        report.summary();
+        stderr.write(`hiresync reapply-policy: ${error.message}\n`);
+        return EXIT.failed;
+      }
       if (!stop.signal.aborted) throw error;
       report.summary();
       stderr.write(
@@ -199,7 +245,7 @@ export const reapplyPolicy = defineCommand({
     report.summary();
     if (report.late === 0) return EXIT.ok;
     stderr.write(
-      `hiresync reapply-policy: ${report.late} rows were written during the rewrite by a run under another HIRESYNC_FIELD_POLICY (a worker not restarted since the policy changed); they were rewritten, but that worker will keep writing old values: restart every worker with this policy, then run reapply-policy again (it checks only what was written since)\n`,
+      `hiresync reapply-policy: ${report.late} rows were written during the rewrite or since the last one by a run under another HIRESYNC_FIELD_POLICY (a worker not restarted since the policy changed); they were rewritten, but that worker will keep writing old values: restart every worker with this policy, then run reapply-policy again (it checks only what was written since)\n`,
     );
     return EXIT.failed;
   },

@@ -1,9 +1,8 @@
 import { DelayedError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { runKey, schemaOf } from '../account-name.js';
+import { runKey } from '../account-name.js';
 import type { Logger } from '../logger.js';
-import { inSchema } from '../warehouse/database.js';
 import type { HistoryTarget } from '../warehouse/history.js';
 import type { Database } from '../warehouse/schema.js';
 import { applyWebhookDeletion } from '../warehouse/webhook-deletions.js';
@@ -15,7 +14,7 @@ import {
 
 /** What the processor of delete events needs. */
 export interface WebhookDeleteDeps {
-  /** The process's pool (made by createDatabase): each account's schema is reached through it. */
+  /** The process's pool (made by createDatabase): every statement names the account it is for. */
   db: Kysely<Database>;
   /** Where a resource's records and history are; undefined for a name that cannot be a resource. */
   resourceOf: (name: string) => (HistoryTarget & { readonly table: string }) | undefined;
@@ -45,7 +44,6 @@ export function deleteWaitMs(waits: number): number {
 export function createWebhookDeleteProcessor(deps: WebhookDeleteDeps) {
   return async (job: WebhookDeleteJob, token?: string): Promise<void> => {
     const { account, action, eventId, deletions } = job.data;
-    const db = inSchema(deps.db, schemaOf(account));
     for (const { resource, ids } of deletions) {
       const logger = deps.logger.child({ account, resource, action, eventId, jobId: job.id });
       const target = deps.resourceOf(resource);
@@ -53,7 +51,8 @@ export function createWebhookDeleteProcessor(deps: WebhookDeleteDeps) {
         logger.warn('webhook delete: not a resource; nothing done');
         continue;
       }
-      const done = await applyWebhookDeletion(db, {
+      const done = await applyWebhookDeletion(deps.db, {
+        account,
         target,
         ids,
         lockName: runKey(account, resource),

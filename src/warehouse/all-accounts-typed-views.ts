@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
+import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { sharedTable } from './account-views.js';
-import { ACCOUNT_COLUMN, SHOWN_ACCOUNTS } from './all-accounts-members.js';
+import { ACCOUNT_COLUMN, registeredAccounts, SHOWN_ACCOUNTS } from './all-accounts-members.js';
 import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA } from './migrate.js';
 import { LOCK_SPACE } from './resource-lock.js';
 import type { Database } from './schema.js';
@@ -35,14 +36,16 @@ export async function rebuildTypedUnion(
   await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
     trx,
   );
-  // Every account's columns of the view, and the shared table it reads.
+  // Every shown account's columns of the view (those of SHOWN_ACCOUNTS, named
+  // as a parameter), and the shared table it reads.
+  const shown = [DEFAULT_ACCOUNT, ...(await registeredAccounts(trx))];
   const { rows: registered } = await sql<{ table: string }>`
     select distinct source_table as table from hiresync.data_typed_views
-    where view = ${view}`.execute(trx);
+    where account = any(${shown}::text[]) and view = ${view}`.execute(trx);
   const table = registered[0]?.table;
   const { rows: stored } = await sql<TypedColumn & { account: string }>`
     select account, key, column_name, type, previous_names from hiresync.data_typed_view_columns
-    where view = ${view} order by account, key`.execute(trx);
+    where account = any(${shown}::text[]) and view = ${view} order by account, key`.execute(trx);
   const byAccount = new Map<string, TypedColumn[]>();
   for (const { account, ...column } of stored) {
     byAccount.set(account, [...(byAccount.get(account) ?? []), column]);

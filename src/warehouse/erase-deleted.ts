@@ -1,7 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { coerceError } from '../errors.js';
-import { inSchema } from './database.js';
 import {
   assertErasureLog,
   type ErasableResource,
@@ -12,6 +11,7 @@ import {
   withErasureLock,
 } from './erase-records.js';
 import type { Database } from './schema.js';
+import { sharedRelation } from './sql/shared-relation.js';
 
 /** An account with views of shared storage, and the schema that holds them. */
 export interface ErasableAccount {
@@ -84,7 +84,8 @@ export const ERASE_BATCH_SIZE = 1000;
  * saw them upstream), with their history and rejected records, in
  * transactions of at most `batchSize` ids, each under the resource's locks
  * and choosing its ids under them (a record a run brought back meanwhile is
- * left alone). `db` is pointed at the account's schema. A table with nothing
+ * left alone). `db` is the pool's root instance: every statement names the
+ * shared table and binds `account`. A table with nothing
  * to erase costs one read and takes no lock. A run that holds the resource
  * past the wait, or a failure, stops it short (`problem`): what was erased
  * before stays erased.
@@ -122,8 +123,8 @@ async function eraseInBatches(
   options: EraseDeletedOptions,
   done: DeletedErasure,
 ): Promise<void> {
-  const table = sql.table(target.resource.table);
-  const due = sql`deleted_at < ${options.before}::timestamptz`;
+  const table = sql.raw(sharedRelation(target.resource.table));
+  const due = sql`account = ${target.account} and deleted_at < ${options.before}::timestamptz`;
   const { rows: any } = await sql<{ due: boolean }>`
     select exists (select 1 from ${table} where ${due}) as due`.execute(db);
   if (!any[0]?.due) return;
@@ -191,12 +192,7 @@ export async function eraseDeletedRecords(
       if (options.resources && !options.resources.includes(resource.name)) continue;
       if (only && !only.has(`${account.account}\n${resource.name}`)) continue;
       options.signal?.throwIfAborted();
-      const result = await eraseDeletedOf(
-        inSchema(db, account.schema),
-        account.account,
-        resource,
-        options,
-      );
+      const result = await eraseDeletedOf(db, account.account, resource, options);
       results.push(result);
       options.onResult?.(result);
     }

@@ -10,7 +10,7 @@ import { eraseRecords as eraseRecordsText } from './sql/erase-records.js';
 export interface ErasableResource {
   /** As in rejected_records.resource and sync_runs.resource. */
   readonly name: string;
-  /** Its records (`jobs`, `tracking_links`, `applications_data`, …), in the account's schema. */
+  /** Its records (`jobs`, `tracking_links`, `applications_data`, …): the account's relation over hiresync.data_<table>. */
   readonly table: string;
   /** Every version of its records: `<name>_history`. */
   readonly historyTable: string;
@@ -78,8 +78,7 @@ const LOCK_NOT_AVAILABLE = '55P03';
  * ends: the wait is bounded by `waitMs` (lock_timeout, for these two locks
  * only), then {@link ResourceBusyError}.
  *
- * `trx` must be pointed at the account's schema (the reference lock is
- * keyed by current_schema(), as the pages key it).
+ * The reference lock is taken as the pages take it (referenceLocksText).
  */
 async function lockForErasure(trx: Transaction<Database>, target: ErasureTarget): Promise<void> {
   const name = runKey(target.account, target.resource.name);
@@ -105,8 +104,8 @@ async function lockForErasure(trx: Transaction<Database>, target: ErasureTarget)
 }
 
 /**
- * Runs `work` in one transaction on `db` (pointed at the target account's
- * schema) under the target's locks (see {@link lockForErasure}).
+ * Runs `work` in one transaction on `db` under the target's locks (see
+ * {@link lockForErasure}).
  */
 export function withErasureLock<T>(
   db: Kysely<Database>,
@@ -127,12 +126,15 @@ export function withErasureLock<T>(
  */
 async function textRejects(
   trx: Transaction<Database>,
+  account: string,
   resource: string,
   ids: ReadonlySet<string>,
 ): Promise<{ rejected: string[]; records: string[] }> {
   const { rows } = await sql<{ id: string; text: string }>`
-    select id::text as id, raw #>> '{}' as text from rejected_records
-    where resource = ${resource} and jsonb_typeof(raw) = 'string'`.execute(trx);
+    select id::text as id, raw #>> '{}' as text from hiresync.data_rejected_records
+    where account = ${account} and resource = ${resource} and jsonb_typeof(raw) = 'string'`.execute(
+    trx,
+  );
   const rejected: string[] = [];
   const records: string[] = [];
   for (const row of rows) {
@@ -159,7 +161,7 @@ export async function eraseInTransaction(
   if (ids.length === 0) return [];
   const { resource } = target;
   const wanted = new Set(ids.map((id) => BigInt(id).toString()));
-  const texts = await textRejects(trx, resource.name, wanted);
+  const texts = await textRejects(trx, target.account, resource.name, wanted);
   const { rows } = await trx.executeQuery<{
     erasure_id: string;
     id: string;
@@ -190,7 +192,7 @@ export async function eraseInTransaction(
  * Erases records of one resource of one account in one transaction: their
  * rows, every version in the history table and the rejected records whose
  * record carries their id, each recorded in hiresync.erasures (no content).
- * `db` is pointed at the account's schema. Throws {@link ResourceBusyError}
+ * `db` is the pool's root instance: every statement binds `target.account`. Throws {@link ResourceBusyError}
  * when a run holds the resource longer than `target.waitMs` (nothing erased).
  */
 export function eraseRecords(

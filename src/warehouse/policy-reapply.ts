@@ -2,14 +2,20 @@ import { type Kysely, sql } from 'kysely';
 import type { RecordPolicy } from '../privacy/police-page.js';
 import { storedRecordPolicy } from '../privacy/policy-targets.js';
 import type { StorageKind } from '../sync/ports.js';
-import { inSchema } from './database.js';
 import {
   beginProgress,
+  checkStart,
   completeProgress,
+  markChecked,
   type RelationId,
   readProgress,
 } from './reapply-progress.js';
-import { type PassOptions, type PassProgress, rewriteRelation } from './reapply-relation.js';
+import {
+  catchUp,
+  type PassOptions,
+  type PassProgress,
+  rewriteRelation,
+} from './reapply-relation.js';
 import type { CellSource, RowPolice } from './reapply-rows.js';
 import { refreshTypedView } from './refresh-typed-view.js';
 import type { Database } from './schema.js';
@@ -42,11 +48,18 @@ export type RelationReport = RelationId &
   PassProgress & {
     /**
      * `rewritten`: a pass ran to its end; `already applied`: done before
-     * under the same rules; `absent`: the account's schema has no such
-     * relation (a list resource it never stored).
+     * under the same rules, and nothing written since needed rewriting;
+     * `caught up`: done before under the same rules, but rows written
+     * since (by a run under another policy) did, and were rewritten
+     * (`late`); `absent`: the account's schema has no such relation (a
+     * list resource it never stored).
      */
-    status: 'rewritten' | 'already applied' | 'absent';
-    /** Rows a run wrote meanwhile under another policy (see PassOutcome.late); the relation is left incomplete. */
+    status: 'rewritten' | 'already applied' | 'caught up' | 'absent';
+    /**
+     * Rows a run wrote under another policy, rewritten: during the pass (see
+     * PassOutcome.late; the relation is left incomplete), or since a pass
+     * completed (`caught up`).
+     */
     late: number;
     /** The pass continued one stopped earlier (after the rows it had read). */
     resumed: boolean;
@@ -56,6 +69,12 @@ export type RelationReport = RelationId &
 
 /** Options of {@link reapplyResource}. */
 export interface ReapplyOptions extends Omit<PassOptions, 'onBatch'> {
+  /**
+   * Pass over a relation completed under the same rules again, every row
+   * (`reapply-policy --again`). Default false: only what was written since
+   * is looked at.
+   */
+  again?: boolean;
   /** Told after each batch of a relation. */
   onBatch?: (relation: RelationId, progress: PassProgress) => void | Promise<void>;
   /** Told of each relation as its pass begins (`resumed`, `readBefore`). */
@@ -119,22 +138,24 @@ function hashedKeys(policy: RecordPolicy, resource: string): string[] {
  * after a run: an analyst's query naming it keeps working.
  */
 async function refreshIfNarrower(
-  account: Kysely<Database>,
+  db: Kysely<Database>,
+  account: string,
   resource: ReapplyResource,
   keys: readonly string[],
 ): Promise<void> {
   if (resource.typedView === undefined || keys.length === 0) return;
   const { rows } = await sql<{ narrower: boolean }>`
     select exists (
-      select 1 from typed_view_columns
-      where view = ${resource.typedView} and key = any(${keys}::text[])
+      select 1 from hiresync.data_typed_view_columns
+      where account = ${account} and view = ${resource.typedView} and key = any(${keys}::text[])
         and type not in ('text', 'jsonb', 'unknown')
-    ) as narrower`.execute(account);
+    ) as narrower`.execute(db);
   if (!rows[0]?.narrower) return;
-  const view = { view: resource.typedView, table: resource.table };
-  await refreshTypedView(account, view, undefined, { everyRecord: true });
+  const view = { view: resource.typedView, table: resource.table, account };
+  await refreshTypedView(db, view, undefined, { everyRecord: true });
 }
 
+/** Whether the account's schema has `relation` (its view of hiresync.data_<relation>). */
 async function exists(db: Kysely<Database>, schema: string, relation: string): Promise<boolean> {
   const { rows } = await sql<{ present: boolean }>`
     select to_regclass(${`"${schema}"."${relation}"`}) is not null as present`.execute(db);
@@ -147,8 +168,11 @@ async function exists(db: Kysely<Database>, schema: string, relation: string): P
  * reference tables, the columns filled from policed keys), every version in
  * its history, and its rejected records, one relation after the other, each
  * in batches (see rewriteRelation) with its progress in
- * hiresync.policy_reapply: a relation done under the same rules is skipped,
- * one stopped is continued, one done under other rules starts over. After
+ * hiresync.policy_reapply: of a relation done under the same rules only the
+ * rows written since are looked at (a run under the old policy may have
+ * written them; `again`: every row), one stopped is continued, one done
+ * under other rules starts over. Every statement names the shared tables
+ * and binds `target.account`. After
  * the table, a typed view (`jobs_flat`, …) looks at every record again (a
  * hashed value where a number was widens its column to text; a dropped key
  * keeps its column, reading null, as after a run). `db` is the pool's root
@@ -166,7 +190,6 @@ export async function reapplyResource(
     record: (record) => rules.record(resource.name, record, { keepHashed: true }),
     columns: cellSourcesOf(resource.storage),
   };
-  const account = inSchema(db, target.schema);
   const reports: RelationReport[] = [];
   const report = (r: RelationReport) => {
     reports.push(r);
@@ -188,21 +211,29 @@ export async function reapplyResource(
       continue;
     }
     const known = await readProgress(db, id);
-    if (known?.policy === text && known.completed) {
+    const relation = { ...id, shape, police };
+    if (known?.policy === text && known.completed && options.again !== true) {
+      // Done under these rules; a run under the old policy may have written since.
+      const from = await checkStart(db);
+      const late = await catchUp(db, relation, known.startedAt, {
+        ...options,
+        onBatch: undefined,
+      });
+      await markChecked(db, id, from);
       const done = { read: known.rowsRead, rewritten: known.rowsRewritten, total: known.rowsRead };
-      report({ ...blank, ...done, status: 'already applied' });
+      report({ ...blank, ...done, late, status: late > 0 ? 'caught up' : 'already applied' });
       continue;
     }
-    const resumed = known?.policy === text;
+    const resumed = known?.policy === text && !known.completed;
     const progress = resumed && known ? known : await beginProgress(db, id, text);
     const readBefore = progress.rowsRead;
     options.onStart?.({ ...blank, status: 'rewritten', resumed, readBefore, read: readBefore });
-    const outcome = await rewriteRelation(account, { ...id, shape, police }, progress, {
+    const outcome = await rewriteRelation(db, relation, progress, {
       ...options,
       onBatch: (p) => options.onBatch?.(id, p),
     });
     if (shape.kind === 'table' && outcome.rewritten > 0) {
-      await refreshIfNarrower(account, resource, hashedKeys(rules, resource.name));
+      await refreshIfNarrower(db, target.account, resource, hashedKeys(rules, resource.name));
     }
     if (outcome.late === 0) await completeProgress(db, id);
     report({ ...id, ...outcome, status: 'rewritten', resumed, readBefore });

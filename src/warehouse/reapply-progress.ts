@@ -23,7 +23,11 @@ export interface RelationProgress {
   after: RowKey | undefined;
   rowsRead: number;
   rowsRewritten: number;
-  /** When the pass began (or the oldest transaction then open): its catch-up looks at rows written since. */
+  /**
+   * When the pass began (or the oldest transaction then open); once it is
+   * complete, when it was last checked (markChecked): its catch-up, and a
+   * later check of the completed relation, look at rows written since.
+   */
   startedAt: string;
   completed: boolean;
 }
@@ -78,6 +82,39 @@ export async function readProgress(db: Db, id: RelationId): Promise<RelationProg
 }
 
 /**
+ * Now, or the start of the oldest transaction of this database's clients
+ * still open (a page begun before may commit after a pass has gone by; at
+ * most an hour back): rows written after it are looked at again later.
+ */
+const CHECK_START = sql`greatest(
+      now() - interval '1 hour',
+      least(now(), (
+        select min(xact_start) from pg_catalog.pg_stat_activity
+        where datname = current_database() and backend_type = 'client backend'
+          and pid <> pg_backend_pid())))`;
+
+/** The moment from which rows written are looked at again (see CHECK_START), as Postgres prints it. */
+export async function checkStart(db: Db): Promise<string> {
+  const { rows } = await sql<{ at: string }>`select (${CHECK_START})::text as at`.execute(db);
+  const at = rows[0]?.at;
+  if (at === undefined) throw new Error('Postgres gave no time');
+  return at;
+}
+
+/**
+ * Records that the rows of `id`'s completed pass written before `from` were
+ * looked at (see checkStart): the next check of the relation looks at the
+ * rows written since (started_at moves to `from`).
+ */
+export async function markChecked(db: Db, id: RelationId, from: string): Promise<void> {
+  await sql`
+    update hiresync.policy_reapply set started_at = ${from}::timestamptz, updated_at = now()
+    where account = ${id.account} and resource = ${id.resource} and relation = ${id.relation}`.execute(
+    db,
+  );
+}
+
+/**
  * Begins `id`'s pass afresh under `policy`: no row done yet. Its start is
  * now, or the start of the oldest transaction of this database's clients
  * still open (a page begun before the pass may commit after it has gone by;
@@ -91,12 +128,7 @@ export async function beginProgress(
 ): Promise<RelationProgress> {
   const { rows } = await sql<{ started_at: string }>`
     insert into hiresync.policy_reapply as p (account, resource, relation, policy, started_at)
-    values (${id.account}, ${id.resource}, ${id.relation}, ${policy}, greatest(
-      now() - interval '1 hour',
-      least(now(), (
-        select min(xact_start) from pg_stat_activity
-        where datname = current_database() and backend_type = 'client backend'
-          and pid <> pg_backend_pid()))))
+    values (${id.account}, ${id.resource}, ${id.relation}, ${policy}, ${CHECK_START})
     on conflict (account, resource, relation) do update set
       policy = excluded.policy, last_id = null, last_valid_from = null, rows_read = 0,
       rows_rewritten = 0, started_at = excluded.started_at, updated_at = now(), completed_at = null

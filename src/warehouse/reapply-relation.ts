@@ -8,7 +8,13 @@ import {
 } from './reapply-progress.js';
 import { type Rewrite, type RowPolice, rewriteOf, type StoredRow } from './reapply-rows.js';
 import type { Database } from './schema.js';
-import { type ReapplyShape, reapplyLock, reapplyRead, reapplyWrite } from './sql/reapply-policy.js';
+import {
+  type ReapplyShape,
+  reapplyCount,
+  reapplyLock,
+  reapplyRead,
+  reapplyWrite,
+} from './sql/reapply-policy.js';
 
 /** One relation to rewrite: which, how it is stored, and how the policy applies to its rows. */
 export interface RelationTarget extends RelationId {
@@ -89,9 +95,15 @@ function readRows(
   const { shape } = target;
   const text = reapplyRead(shape);
   if (shape.kind === 'history') {
-    return rowsOf(db, target, text, [after?.id ?? null, after?.validFrom ?? null, since, limit]);
+    return rowsOf(db, target, text, [
+      target.account,
+      after?.id ?? null,
+      after?.validFrom ?? null,
+      since,
+      limit,
+    ]);
   }
-  const params = [after?.id ?? null, since, limit];
+  const params = [target.account, after?.id ?? null, since, limit];
   return rowsOf(
     db,
     target,
@@ -110,10 +122,10 @@ function lockRows(
   const ids = keys.map((k) => k.id);
   const params =
     shape.kind === 'history'
-      ? [ids, keys.map((k) => k.validFrom ?? null)]
+      ? [target.account, ids, keys.map((k) => k.validFrom ?? null)]
       : shape.kind === 'rejected'
-        ? [ids, target.resource]
-        : [ids];
+        ? [target.account, ids, target.resource]
+        : [target.account, ids];
   return rowsOf(trx, target, reapplyLock(shape, skipLocked), params);
 }
 
@@ -128,10 +140,11 @@ async function writeRows(
   const texts = rewrites.map((r) => r.text);
   const params =
     shape.kind === 'history'
-      ? [ids, rewrites.map((r) => r.row.validFrom ?? null), texts]
+      ? [target.account, ids, rewrites.map((r) => r.row.validFrom ?? null), texts]
       : shape.kind === 'rejected'
-        ? [ids, texts, rewrites.map((r) => r.asText)]
+        ? [target.account, ids, texts, rewrites.map((r) => r.asText)]
         : [
+            target.account,
             ids,
             texts,
             ...(shape.columns ?? []).map((_, i) => rewrites.map((r) => r.cells?.[i] ?? null)),
@@ -214,10 +227,12 @@ async function rewriteRows(
 
 /** Rows of the relation (of the account; of the resource, for rejected_records). */
 export async function countRows(db: Kysely<Database>, target: RelationTarget): Promise<number> {
-  const resource =
-    target.shape.kind === 'rejected' ? sql`where resource = ${target.resource}` : sql``;
-  const { rows } = await sql<{ n: string }>`
-    select count(*)::text as n from ${sql.table(target.shape.relation)} ${resource}`.execute(db);
+  const { rows } = await db.executeQuery<{ n: string }>(
+    CompiledQuery.raw(
+      reapplyCount(target.shape),
+      target.shape.kind === 'rejected' ? [target.account, target.resource] : [target.account],
+    ),
+  );
   return Number(rows[0]?.n ?? 0);
 }
 
@@ -261,8 +276,11 @@ export async function rewriteRelation(
   return { read, rewritten: rewritten + late, total, late };
 }
 
-/** Polices again the rows written since `since`; returns those it rewrote. */
-async function catchUp(
+/**
+ * Polices again the rows written since `since` (by runs: a rewrite moves no
+ * time); returns those it rewrote, written under another policy.
+ */
+export async function catchUp(
   db: Kysely<Database>,
   target: RelationTarget,
   since: string,

@@ -1,4 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { accountOfSchema, schemaOf } from '../account-name.js';
 import { rebuildTypedUnion } from './all-accounts-typed-views.js';
 import { ALL_ACCOUNTS_SCHEMA } from './migrate.js';
 import { LOCK_SPACE, lockKey } from './resource-lock.js';
@@ -22,6 +23,7 @@ import {
   refreshFailureMessage,
 } from './typed-view-blocks.js';
 import { columnSelect, hasColumn, keysByName, typedColumnsOf } from './typed-view-columns.js';
+import { commentView } from './typed-view-comments.js';
 import { placeView, type ViewColumn, viewColumns } from './view-placement.js';
 
 /**
@@ -52,9 +54,18 @@ export interface TypedViewChange {
 export interface TypedViewTarget {
   /** `jobs_flat`, … */
   view: string;
-  /** `jobs`, … */
+  /** `jobs`, …: the account's relation; its rows are read from hiresync.data_<table>. */
   table: string;
+  /**
+   * The account whose view it is (its schema: see schemaOf). Left out, the
+   * account of the schema `db` points at (a caller still handing a pointed
+   * instance); every statement binds it either way.
+   */
+  account?: string;
 }
+
+/** A target whose account is known. */
+export type AccountView = TypedViewTarget & { account: string; schema: string };
 
 /** Options of {@link refreshTypedView}. */
 export interface RefreshOptions {
@@ -71,45 +82,12 @@ export interface RefreshOptions {
  * (hiresync.try_timestamptz, which reads as UTC too since control migration
  * 0005): rebuilt once, so that its definition and comments say so.
  */
-async function readsSessionZone(trx: Transaction<Database>, view: string): Promise<boolean> {
+async function readsSessionZone(trx: Transaction<Database>, view: AccountView): Promise<boolean> {
   const { rows } = await sql<{ old: boolean }>`
-    select coalesce(pg_get_viewdef(to_regclass(${view})) ~ 'try_timestamptz\\(', false) as old`.execute(
+    select coalesce(pg_get_viewdef(to_regclass(${`"${view.schema}"."${view.view}"`})) ~ 'try_timestamptz\\(', false) as old`.execute(
     trx,
   );
   return rows[0]?.old === true;
-}
-
-/** Comments the view and each of its columns with the key it shows. */
-async function commentView(
-  trx: Transaction<Database>,
-  target: TypedViewTarget,
-  layout: readonly ViewColumn[],
-  keyOf: ReadonlyMap<string, string>,
-): Promise<void> {
-  await sql`comment on view ${sql.table(target.view)} is ${sql.lit(
-    `${target.table} with one typed column per top-level key of the records (data), in key order (keys added while other objects depended on the view come last), then deleted_at. Types are inferred from every value seen and only widen; a value that does not parse as its column's type shows as null here (it stays in ${target.table}.data) until the next full run widens the column. Timestamps without a UTC offset, and dates in _at keys, read as UTC. Rebuilt by hiresync at the end of a full run when a key appears; a key that disappears keeps its column.`,
-  )}`.execute(trx);
-  for (const column of layout) {
-    const key = keyOf.get(column.name);
-    const note =
-      column.name === 'id'
-        ? 'Record id (API).'
-        : column.name === 'deleted_at'
-          ? 'Set when a completed full sync no longer saw the record (soft delete).'
-          : key === undefined
-            ? 'No key shows here any more.'
-            : `Key ${JSON.stringify(key)} of the record as sent (data -> ${JSON.stringify(key)}), as ${shownType(column.type)}.`;
-    await sql`comment on column ${sql.id(target.view, column.name)} is ${sql.lit(note)}`.execute(
-      trx,
-    );
-  }
-}
-
-/** A column type as its comment names it. */
-function shownType(pgType: string): string {
-  if (pgType === 'timestamp with time zone')
-    return 'timestamptz (without a UTC offset: read as UTC)';
-  return pgType;
 }
 
 /**
@@ -134,7 +112,10 @@ function shownType(pgType: string): string {
  * what to do. When the refresh fails (a lock held past
  * {@link REFRESH_LOCK_TIMEOUT}, a deadlock), it is recorded the same way, in
  * a transaction of its own, and the error is thrown; the next refresh that
- * succeeds clears it. `db` is bound to the account's schema (search_path).
+ * succeeds clears it. Every statement names hiresync.data_<table> (and
+ * hiresync.data_typed_views, data_typed_view_columns, data_sync_runs) and
+ * binds `target.account`; the views it builds are in the account's schema,
+ * named with it.
  */
 export async function refreshTypedView(
   db: Kysely<Database>,
@@ -142,14 +123,11 @@ export async function refreshTypedView(
   runId?: string,
   options: RefreshOptions = {},
 ): Promise<TypedViewChange> {
-  const { rows: here } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
-    db,
-  );
-  const schema = here[0]?.schema ?? 'public';
+  const account = target.account ?? (await accountOfConnection(db));
+  const view: AccountView = { ...target, account, schema: schemaOf(account) };
+  const { schema } = view;
   try {
-    return await db
-      .transaction()
-      .execute((trx) => rebuildTypedView(trx, schema, target, runId, options));
+    return await db.transaction().execute((trx) => rebuildTypedView(trx, view, runId, options));
   } catch (error) {
     const message = refreshFailureMessage(
       `${schema}.${target.view}`,
@@ -160,13 +138,26 @@ export async function refreshTypedView(
     try {
       await db.transaction().execute(async (trx) => {
         await noteTypedViewBlock(trx, schema, target.view, { message, blocking: [] });
-        if (runId !== undefined) await noteRunWarnings(trx, runId, [message]);
+        if (runId !== undefined) await noteRunWarnings(trx, account, runId, [message]);
       });
     } catch {
       // Postgres unreachable: the refresh's own error says more.
     }
     throw error;
   }
+}
+
+/**
+ * The account of the schema `db` points at (search_path), for a caller that
+ * names no account: only an instance pointed at an account's schema has one.
+ */
+async function accountOfConnection(db: Kysely<Database>): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  if (schema === undefined || schema === 'pg_catalog' || schema === 'hiresync') {
+    throw new Error('refreshTypedView needs the account (TypedViewTarget.account)');
+  }
+  return accountOfSchema(schema);
 }
 
 /** The command whose run refreshes `schema.view`. */
@@ -178,11 +169,11 @@ function refreshCommand(schema: string, view: string): string {
 /** The body of {@link refreshTypedView}, in its transaction. */
 async function rebuildTypedView(
   trx: Transaction<Database>,
-  schema: string,
-  target: TypedViewTarget,
+  target: AccountView,
   runId: string | undefined,
   options: RefreshOptions,
 ): Promise<TypedViewChange> {
+  const { account, schema } = target;
   await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${lockKey(`typed view ${schema}.${target.view}`)}::int)`.execute(
     trx,
   );
@@ -190,15 +181,15 @@ async function rebuildTypedView(
   // run's end) back: give up after a while instead (signalled); the next
   // full run tries again.
   await sql`select set_config('lock_timeout', ${REFRESH_LOCK_TIMEOUT}, true)`.execute(trx);
-  await sql`insert into typed_views (view, source_table) values (${target.view}, ${target.table})
+  await sql`insert into hiresync.data_typed_views (account, view, source_table)
+    values (${account}, ${target.view}, ${target.table})
     on conflict (account, view) do nothing`.execute(trx);
   const { rows: state } = await sql<{ seen_through: string | null }>`
-    select seen_through::text as seen_through from typed_views where view = ${target.view}`.execute(
-    trx,
-  );
+    select seen_through::text as seen_through from hiresync.data_typed_views
+    where account = ${account} and view = ${target.view}`.execute(trx);
   const since = options.everyRecord ? null : (state[0]?.seen_through ?? null);
-  const { profiles, seenThrough } = await profileKeys(trx, target.table, since);
-  const kept = await typedColumnsOf(trx, target.view);
+  const { profiles, seenThrough } = await profileKeys(trx, account, target.table, since);
+  const kept = await typedColumnsOf(trx, account, target.view);
   const columns = new Map(kept.map((c) => [c.key, { ...c }]));
   const added: string[] = [];
   const retyped: string[] = [];
@@ -240,19 +231,19 @@ async function rebuildTypedView(
   if (added.length > 0 || retyped.length > 0 || renamed.length > 0) {
     if (renamed.length > 0) {
       // One key's new name may be another's old one: out of the way first.
-      await sql`update typed_view_columns set column_name = '~' || column_name
-        where view = ${target.view}`.execute(trx);
+      await sql`update hiresync.data_typed_view_columns set column_name = '~' || column_name
+        where account = ${account} and view = ${target.view}`.execute(trx);
     }
-    const remembers = await hasColumn(trx, 'typed_view_columns', 'previous_names');
+    const remembers = await hasColumn(trx, 'hiresync.data_typed_view_columns', 'previous_names');
     for (const c of columns.values()) {
-      await sql`insert into typed_view_columns (view, key, column_name, type, added_run_id)
-        values (${target.view}, ${c.key}, ${c.column_name}, ${c.type}, ${runId ?? null}::bigint)
+      await sql`insert into hiresync.data_typed_view_columns (account, view, key, column_name, type, added_run_id)
+        values (${account}, ${target.view}, ${c.key}, ${c.column_name}, ${c.type}, ${runId ?? null}::bigint)
         on conflict (account, view, key) do update set column_name = excluded.column_name, type = excluded.type`.execute(
         trx,
       );
       if (remembers && c.previous_names.length > 0) {
-        await sql`update typed_view_columns set previous_names = ${c.previous_names}::text[]
-          where view = ${target.view} and key = ${c.key}`.execute(trx);
+        await sql`update hiresync.data_typed_view_columns set previous_names = ${c.previous_names}::text[]
+          where account = ${account} and view = ${target.view} and key = ${c.key}`.execute(trx);
       }
     }
   }
@@ -267,7 +258,7 @@ async function rebuildTypedView(
     existing !== undefined &&
     existing.length === desired.length &&
     desired.every((c) => existing.some((e) => e.name === c.name && e.type === c.type)) &&
-    !(await readsSessionZone(trx, target.view));
+    !(await readsSessionZone(trx, target));
   const warnings: string[] = [];
   if (matches) {
     // Nothing kept back: a signal of an earlier refresh is out of date.
@@ -285,7 +276,8 @@ async function rebuildTypedView(
             ? sql.id(c.name)
             : sql`${columnSelect(keyOf.get(c.name), c.type)} as ${sql.id(c.name)}`,
         );
-        return sql`select ${sql.join(list)} from ${sql.table(target.table)}`;
+        // The view reads the account's view of its table, named with its schema.
+        return sql`select ${sql.join(list)} from ${sql.id(schema, target.table)}`;
       },
       { holds: holdsType },
     );
@@ -337,15 +329,17 @@ async function rebuildTypedView(
       warnings.push(message);
     }
   }
-  await sql`update typed_views
+  await sql`update hiresync.data_typed_views
     set seen_through = ${seenThrough}::timestamptz${matches ? sql`` : sql`, rebuilt_at = now()`}
-    where view = ${target.view}`.execute(trx);
+    where account = ${account} and view = ${target.view}`.execute(trx);
   if (leftOut > 0) {
     warnings.push(
       `typed view ${schema}.${target.view} has ${MAX_TYPED_COLUMNS} key columns, the most it gets: ${leftOut} more key(s) stay in ${target.table}.data only (records whose keys are data, such as a map keyed by ids, are better read from data)`,
     );
   }
-  if (warnings.length > 0 && runId !== undefined) await noteRunWarnings(trx, runId, warnings);
+  if (warnings.length > 0 && runId !== undefined) {
+    await noteRunWarnings(trx, account, runId, warnings);
+  }
   return {
     added,
     retyped,
@@ -357,16 +351,14 @@ async function rebuildTypedView(
 /** Adds `warnings` to the run's sync_runs.warnings (a schema migrated before 0007 has no such column: skipped). */
 async function noteRunWarnings(
   trx: Transaction<Database>,
+  account: string,
   runId: string,
   warnings: readonly string[],
 ): Promise<void> {
-  const { rows } = await sql<{ present: boolean }>`
-    select exists (select 1 from pg_attribute where attrelid = to_regclass('sync_runs')
-      and attname = 'warnings' and not attisdropped) as present`.execute(trx);
-  if (!rows[0]?.present) return;
+  if (!(await hasColumn(trx, 'hiresync.data_sync_runs', 'warnings'))) return;
   const text = warnings.join('; ').slice(0, 8000);
-  await sql`update sync_runs set warnings = concat_ws('; ', warnings, ${text}::text)
-    where id = ${runId}::bigint`.execute(trx);
+  await sql`update hiresync.data_sync_runs set warnings = concat_ws('; ', warnings, ${text}::text)
+    where account = ${account} and id = ${runId}::bigint`.execute(trx);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
+import { sharedRelation } from './sql/shared-relation.js';
 
 /**
  * The type of a typed view's column. `unknown`: the key has held only nulls
@@ -100,18 +101,24 @@ export function holdsType(kept: string, wanted: string): boolean {
   return a !== undefined && b !== undefined && widen(a, b) === a;
 }
 
-/** Counts what the values of every key of the rows changed after `since` are. */
+/**
+ * Counts what the values of every key of `account`'s rows of `table`
+ * (hiresync.data_<table>) changed after `since` are.
+ */
 export async function profileKeys(
   trx: Transaction<Database>,
+  account: string,
   table: string,
   since: string | null,
 ): Promise<{ profiles: KeyProfile[]; seenThrough: string | null }> {
+  const shared = sql.raw(sharedRelation(table));
   const changed = since === null ? sql`true` : sql`changed_at > ${since}::timestamptz`;
   const { rows } = await sql<Record<keyof KeyProfile, string>>`
     with kv as (
       select e.key, e.value, jsonb_typeof(e.value) as t
-      from ${sql.table(table)} as r, jsonb_each(r.data) as e
-      where jsonb_typeof(r.data) = 'object' and ${changed} and e.key <> 'id'
+      from ${shared} as r, jsonb_each(r.data) as e
+      where r.account = ${account} and jsonb_typeof(r.data) = 'object' and ${changed}
+        and e.key <> 'id'
     )
     select key,
       count(*) filter (where t <> 'null') as values,
@@ -126,8 +133,8 @@ export async function profileKeys(
       count(*) filter (where t in ('object', 'array')) as structured
     from kv group by key`.execute(trx);
   const { rows: through } = await sql<{ at: string | null }>`
-    select max(changed_at)::text as at from ${sql.table(table)}
-    where ${changed}`.execute(trx);
+    select max(changed_at)::text as at from ${shared}
+    where account = ${account} and ${changed}`.execute(trx);
   return {
     profiles: rows.map((r) => ({
       key: r.key,

@@ -12,34 +12,32 @@ export interface TypedColumn {
 }
 
 /**
- * The typed_view_columns of `view` in `schema` (the search path's when
- * undefined), by key; previous_names empty in a schema migrated before 0009.
+ * The columns of `account`'s typed view `view` (hiresync.data_typed_view_columns),
+ * by key; previous_names empty where the table has no such column.
  */
 export async function typedColumnsOf(
   trx: Transaction<Database>,
+  account: string,
   view: string,
-  schema?: string,
 ): Promise<TypedColumn[]> {
-  const table =
-    schema === undefined ? sql.table('typed_view_columns') : sql.id(schema, 'typed_view_columns');
-  const relation = schema === undefined ? 'typed_view_columns' : `${schema}.typed_view_columns`;
-  const previous = (await hasColumn(trx, relation, 'previous_names'))
+  const previous = (await hasColumn(trx, 'hiresync.data_typed_view_columns', 'previous_names'))
     ? sql`previous_names`
     : sql`'{}'::text[]`;
   const { rows } = await sql<TypedColumn>`
-    select key, column_name, type, ${previous} as previous_names from ${table}
-    where view = ${view} order by key`.execute(trx);
+    select key, column_name, type, ${previous} as previous_names
+    from hiresync.data_typed_view_columns
+    where account = ${account} and view = ${view} order by key`.execute(trx);
   return rows;
 }
 
-/** Whether `relation` (a name the search path resolves) has column `column`. */
+/** Whether `relation` (named with its schema: `hiresync.data_sync_runs`) has column `column`. */
 export async function hasColumn(
   trx: Transaction<Database>,
   relation: string,
   column: string,
 ): Promise<boolean> {
   const { rows } = await sql<{ present: boolean }>`
-    select exists (select 1 from pg_attribute where attrelid = to_regclass(${relation})
+    select exists (select 1 from pg_catalog.pg_attribute where attrelid = to_regclass(${relation})
       and attname = ${column} and not attisdropped) as present`.execute(trx);
   return rows[0]?.present === true;
 }

@@ -22,9 +22,9 @@ export async function viewColumns(
 ): Promise<ViewColumn[] | undefined> {
   const { rows } = await sql<ViewColumn & { present: boolean }>`
     select a.attname as name, format_type(a.atttypid, a.atttypmod) as type
-    from pg_class c
-    join pg_namespace n on n.oid = c.relnamespace
-    join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+    from pg_catalog.pg_class c
+    join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+    join pg_catalog.pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
     where n.nspname = ${view.schema} and c.relname = ${view.name}
     order by a.attnum`.execute(db);
   return rows.length === 0 ? undefined : rows.map((r) => ({ name: r.name, type: r.type }));
@@ -48,12 +48,12 @@ export async function dependentsOf(
         when w.rulename = '_RETURN' then vn.nspname || '.' || v.relname
         else o.type || ' ' || o.identity
       end as name
-    from pg_depend d
-    left join pg_rewrite w on d.classid = 'pg_rewrite'::regclass and w.oid = d.objid
-    left join pg_class v on v.oid = w.ev_class
-    left join pg_namespace vn on vn.oid = v.relnamespace
+    from pg_catalog.pg_depend d
+    left join pg_catalog.pg_rewrite w on d.classid = 'pg_catalog.pg_rewrite'::regclass and w.oid = d.objid
+    left join pg_catalog.pg_class v on v.oid = w.ev_class
+    left join pg_catalog.pg_namespace vn on vn.oid = v.relnamespace
     cross join lateral pg_identify_object(d.classid, d.objid, 0) o
-    where d.refclassid = 'pg_class'::regclass
+    where d.refclassid = 'pg_catalog.pg_class'::regclass
       and d.refobjid = to_regclass(${`${quoteIdent(view.schema)}.${quoteIdent(view.name)}`})
       and d.deptype in ('n', 'a')
       and not coalesce(w.rulename = '_RETURN' and w.ev_class = d.refobjid, false)

@@ -1,11 +1,15 @@
-import { type Kysely, sql } from 'kysely';
-import { type HistoryTarget, versionCtes } from './history.js';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { schemaOf } from '../account-name.js';
+import type { HistoryTarget } from './history.js';
 import { isReferenceTable, referenceLocksText, runLockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
+import { webhookDeletion } from './sql/webhook-deletion.js';
 
 /** Options of {@link applyWebhookDeletion}. */
 export interface WebhookDeletionOptions {
-  /** The resource's table and history, in the schema `db` points at. */
+  /** The account whose records the event deletes. */
+  account: string;
+  /** The resource's table and history (the account's relations; its rows are in hiresync.data_<table>). */
   target: HistoryTarget & { readonly table: string };
   /** Ids the vendor says were deleted, as decimal text (never rounded through a JS number). */
   ids: readonly string[];
@@ -37,7 +41,8 @@ const LOCK_NOT_AVAILABLE = '55P03';
  * A webhook's delete event, applied: the live rows of `ids` get `deleted_at`
  * (and `changed_at`) as a full run's sweep sets them, and, with history on,
  * a deletion version each (its `run_id` null: no run recorded it), in one
- * transaction on `db` (pointed at the account's schema).
+ * transaction on `db` (the pool's root instance: the statement names the
+ * shared tables and binds `options.account`; see sql/webhook-deletion.ts).
  *
  * It first takes the (account, resource)'s run lock for the transaction
  * (`pg_advisory_xact_lock` on the key a run holds with
@@ -64,19 +69,23 @@ export async function applyWebhookDeletion(
       // The lock first (select-list items are evaluated left to right).
       const { rows } = await sql<{ present: boolean }>`
         select pg_advisory_xact_lock(${runLockKey(options.lockName).toString()}::bigint)::text as locked,
-          to_regclass(${target.table}) is not null as present`.execute(trx);
+          to_regclass(${`"${schemaOf(options.account)}"."${target.table}"`}) is not null as present`.execute(
+        trx,
+      );
       if (!rows[0]?.present) return { outcome: 'no table' };
       if (ids.length === 0) return { outcome: 'applied', deleted: 0 };
       // A reference list is written by tracking-links pages too: their lock, as the sweep takes it.
       if (isReferenceTable(target.table)) {
         await sql.raw(referenceLocksText([target.table])).execute(trx);
       }
-      const { rows: marked } = await sql<{ deleted: string }>`with marked as (
-          update ${sql.table(target.table)} as t set deleted_at = now(), changed_at = statement_timestamp()
-          where t.id = any(${[...ids]}::bigint[]) and t.deleted_at is null
-          returning t.id, true as changed, true as replaced${history ? sql`, t.${sql.ref(history.recordColumn)} as rec` : sql``}
-        )${history ? sql`, ${versionCtes(history, 'marked', null, true)}` : sql``}
-        select count(*) as deleted from marked`.execute(trx);
+      const text = webhookDeletion({
+        table: target.table,
+        history: history?.historyTable,
+        recordColumn: target.recordColumn,
+      });
+      const { rows: marked } = await trx.executeQuery<{ deleted: string }>(
+        CompiledQuery.raw(text, [options.account, [...ids]]),
+      );
       return { outcome: 'applied', deleted: Number(marked[0]?.deleted ?? 0) };
     });
   } catch (error) {

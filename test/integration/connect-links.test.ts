@@ -8,7 +8,6 @@ import { SecretBox } from '../../src/accounts/secret-box.js';
 import { connectRoutes } from '../../src/http/connect-routes.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { Secret } from '../../src/secret.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { type ConnectHarness, startConnectHarness } from '../support/connect-harness.js';
 import { freePort } from '../support/free-port.js';
@@ -58,12 +57,10 @@ async function tokenOf(account: string) {
 /** One full run of `account`'s jobs, as a worker of the deployment runs it. */
 async function syncJobs(account: string) {
   const [result] = await runOnce(h.workers[1].app, [{ account, resource: 'jobs' }], 'full');
-  const rows = await inSchema(h.database.db, account)
-    .selectFrom('jobs')
-    .select('id')
-    .where('deleted_at', 'is', null)
-    .execute();
-  return { result, rows: rows.length };
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from hiresync.data_jobs
+    where account = ${account} and deleted_at is null`.execute(h.database.db);
+  return { result, rows: rows[0]?.n ?? 0 };
 }
 
 describe('connect links end to end', () => {
@@ -174,12 +171,12 @@ describe('connect links end to end', () => {
     const connected = await page(await h.get(callback));
     expect(connected.status, connected.text).toBe(200);
 
-    const runs = () =>
-      inSchema(h.database.db, 'acme')
-        .selectFrom('sync_runs')
-        .select(['outcome', 'records'])
-        .where('outcome', '!=', 'running')
-        .execute();
+    const runs = async () => {
+      const { rows } = await sql<{ outcome: string; records: string }>`
+        select outcome, records from hiresync.data_sync_runs
+        where account = 'acme' and outcome <> 'running'`.execute(h.database.db);
+      return rows;
+    };
     const [run] = await waitFor(async () => {
       const done = await runs();
       return done.length > 0 && done;

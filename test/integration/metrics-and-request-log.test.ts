@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { registryOf } from '../../src/commands/account-options.js';
@@ -8,8 +8,9 @@ import { Metrics } from '../../src/metrics.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { enqueueRun } from '../../src/queue/sync-job.js';
 import { Secret } from '../../src/secret.js';
-import { createDatabase, inSchema } from '../../src/warehouse/database.js';
+import { createDatabase } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/migrate-all.js';
+import type { Database } from '../../src/warehouse/schema.js';
 import { targetsOf } from '../support/accounts-harness.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
@@ -28,19 +29,18 @@ function seriesValue(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-/** Epoch seconds of the newest succeeded run of `resource` in `schema`, as Postgres computes them. */
+/** Epoch seconds of the newest succeeded run of `resource` of `account`, as Postgres computes them. */
 async function lastSucceeded(
-  db: Parameters<typeof inSchema>[0],
-  schema: string,
+  db: Kysely<Database>,
+  account: string,
   resource: string,
 ): Promise<number> {
-  const row = await inSchema(db, schema)
-    .selectFrom('sync_runs')
-    .select(sql<number>`extract(epoch from finished_at)::float8`.as('at'))
-    .where('resource', '=', resource)
-    .where('outcome', '=', 'succeeded')
-    .orderBy('id', 'desc')
-    .executeTakeFirstOrThrow();
+  const { rows } = await sql<{ at: number }>`
+    select extract(epoch from finished_at)::float8 as at from hiresync.data_sync_runs
+    where account = ${account} and resource = ${resource} and outcome = 'succeeded'
+    order by id desc limit 1`.execute(db);
+  const row = rows[0];
+  if (!row) throw new Error(`no succeeded run of ${account}/${resource}`);
   return row.at;
 }
 
@@ -54,16 +54,13 @@ describe('metrics a scrape reads from Postgres and Redis', () => {
     const app = h.app();
     defer(() => app.close());
     const text = await app.metrics.registry.metrics();
-    for (const [account, schema] of [
-      ['alpha', 'alpha'],
-      ['default', 'public'],
-    ] as const) {
+    for (const account of ['alpha', 'default']) {
       for (const resource of ['jobs', 'job_posts']) {
         const value = seriesValue(
           text,
           `hiresync_last_success_timestamp_seconds{account="${account}",resource="${resource}"}`,
         );
-        expect(value).toBe(await lastSucceeded(h.database.db, schema, resource));
+        expect(value).toBe(await lastSucceeded(h.database.db, account, resource));
       }
     }
     // A disabled account's runs are not watched.
@@ -82,10 +79,10 @@ describe('metrics a scrape reads from Postgres and Redis', () => {
     expect((await h.sync(targetsOf(['delta'], ['jobs']), 'full'))[0]?.ok).toBe(false);
     expect((await h.sync(targetsOf(['delta'], ['jobs']), 'full'))[0]?.ok).toBe(true);
     // alpha's next run is in flight: its latest finished run still counts.
-    await inSchema(h.database.db, 'alpha')
-      .insertInto('sync_runs')
-      .values({ resource: 'jobs', mode: 'incremental', started_at: new Date().toISOString() })
-      .execute();
+    await sql`insert into hiresync.data_sync_runs (account, resource, mode, started_at)
+      values ('alpha', 'jobs', 'incremental', ${new Date().toISOString()}::timestamptz)`.execute(
+      h.database.db,
+    );
 
     // A new app, as a worker has after a restart: no run of its own yet.
     const app = h.app();

@@ -1,16 +1,15 @@
+import { sql } from 'kysely';
 // A partner app holds one scope per list (`harvest:NAME:list`); a list whose
 // scope the customer's grant lacks answers 403 for that list only. Its run
 // fails at once (one request, no retry, no sweep), `status` names it not
 // permitted with the scope to ask for, its scheduled incremental runs are
 // skipped until a full run succeeds, and the account's other resources go on.
 import { describe, expect, it } from 'vitest';
-import { schemaOf } from '../../src/account-name.js';
 import type { ResourceName } from '../../src/config.js';
 import { main } from '../../src/main.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { enqueueRun, type SyncJobResult } from '../../src/queue/sync-job.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
 import type { PartnerHarness } from '../support/partner-harness.js';
@@ -36,21 +35,17 @@ async function syncAll(h: PartnerHarness, mode: RequestedMode) {
 }
 
 async function liveCount(h: PartnerHarness, resource: ResourceName): Promise<number> {
-  const rows = await inSchema(h.database.db, schemaOf('acme'))
-    .selectFrom(resource as 'jobs')
-    .select('id')
-    .where('deleted_at', 'is', null)
-    .execute();
-  return rows.length;
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from ${sql.table(`hiresync.data_${resource}`)}
+    where account = 'acme' and deleted_at is null`.execute(h.database.db);
+  return rows[0]?.n ?? 0;
 }
 
 async function runsOf(h: PartnerHarness, resource: ResourceName) {
-  return inSchema(h.database.db, schemaOf('acme'))
-    .selectFrom('sync_runs')
-    .select(['mode', 'outcome', 'error'])
-    .where('resource', '=', resource)
-    .orderBy('id')
-    .execute();
+  const { rows } = await sql<{ mode: string; outcome: string; error: string | null }>`
+    select mode, outcome, error from hiresync.data_sync_runs
+    where account = 'acme' and resource = ${resource} order by id`.execute(h.database.db);
+  return rows;
 }
 
 async function status(h: PartnerHarness): Promise<string> {

@@ -4,12 +4,13 @@
 // account that is not disabled has a failed last run, a resource not
 // permitted or needs re-authorizing; `status` in a terminal shows one line
 // per account, and each resource with --account or -v.
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { CommandIo } from '../../src/commands/command.js';
 import { main } from '../../src/main.js';
 import { enqueueRun } from '../../src/queue/sync-job.js';
 import type { StatusReport } from '../../src/status-report.js';
-import { inSchema } from '../../src/warehouse/database.js';
+import type { SyncRun } from '../../src/warehouse/schema.js';
 import { type AccountsHarness, targetsOf } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
@@ -45,13 +46,12 @@ function resourceIn(report: StatusReport, name: string, resource: string) {
 }
 
 async function lastRunRow(h: AccountsHarness, account: string, resource: string) {
-  return inSchema(h.database.db, account)
-    .selectFrom('sync_runs')
-    .selectAll()
-    .where('resource', '=', resource)
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirstOrThrow();
+  const { rows } = await sql<SyncRun>`
+    select * from hiresync.data_sync_runs where account = ${account} and resource = ${resource}
+    order by id desc limit 1`.execute(h.database.db);
+  const row = rows[0];
+  if (!row) throw new Error(`no run of ${account}/${resource}`);
+  return row;
 }
 
 describe('status --json and status --check', () => {
@@ -236,11 +236,10 @@ describe('status --json and status --check', () => {
     ]);
     const failed = await lastRunRow(h, 'alpha', 'jobs');
     // The next run started (or was interrupted: no process holds it).
-    const next = await inSchema(h.database.db, 'alpha')
-      .insertInto('sync_runs')
-      .values({ resource: 'jobs', mode: 'full', outcome: 'running' })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const { rows: inserted } = await sql<{ id: string }>`
+      insert into hiresync.data_sync_runs (account, resource, mode, outcome)
+      values ('alpha', 'jobs', 'full', 'running') returning id`.execute(h.database.db);
+    const next = { id: inserted[0]?.id };
     const jobs = resourceIn(await statusJson(h.env, '--account', 'alpha'), 'alpha', 'jobs');
     expect(jobs).toMatchObject({
       state: 'running',
@@ -252,10 +251,8 @@ describe('status --json and status --check', () => {
     expect(check.stdout).toContain(`alpha/jobs: last run ${failed.id} failed: `);
     expect(check.stdout).toContain(`(run ${next.id} in flight)`);
 
-    await inSchema(h.database.db, 'alpha')
-      .deleteFrom('sync_runs')
-      .where('id', '=', next.id)
-      .execute();
+    await sql`delete from hiresync.data_sync_runs
+      where account = 'alpha' and id = ${next.id}::bigint`.execute(h.database.db);
     expect((await h.sync(targetsOf(['alpha'], ['jobs']), 'full')).map((o) => o.ok)).toEqual([true]);
     expect((await run(['status', '--check'], h.env)).code).toBe(0);
   });

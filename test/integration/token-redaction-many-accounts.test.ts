@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { describe, expect, inject, it } from 'vitest';
 import { AccountStore } from '../../src/accounts/account-store.js';
 import { createApp } from '../../src/app.js';
@@ -9,7 +10,6 @@ import { loadConfig } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { migrateAll, migrateSchemas } from '../../src/warehouse/migrate-all.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase } from '../support/databases.js';
@@ -120,11 +120,9 @@ describe('redaction of access tokens in a worker serving many accounts', () => {
     expect(failed).toMatchObject({ ok: false });
     const victimToken = [...api.tokens].find(([, client]) => client === 'victim-client')?.[0];
     expect(victimToken).toBeDefined();
-    const runs = await inSchema(database.db, 'victim')
-      .selectFrom('sync_runs')
-      .select(['outcome', 'error'])
-      .where('outcome', '=', 'failed')
-      .execute();
+    const { rows: runs } = await sql<{ outcome: string; error: string | null }>`
+      select outcome, error from hiresync.data_sync_runs
+      where account = 'victim' and outcome = 'failed'`.execute(database.db);
     expect(runs).toHaveLength(1);
     expect(runs[0]?.error).toMatch(/^403/);
     expect(runs[0]?.error, 'sync_runs.error holds the access token in clear').not.toContain(

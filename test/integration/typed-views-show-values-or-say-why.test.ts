@@ -3,7 +3,6 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { Metrics } from '../../src/metrics.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { ALL_ACCOUNTS_LOCK } from '../../src/warehouse/migrate.js';
 import { migrateAll, migrateSchema } from '../../src/warehouse/migrate-all.js';
 import { refreshTypedView } from '../../src/warehouse/refresh-typed-view.js';
@@ -79,7 +78,7 @@ async function lastRunWarnings(db: Db, schema = 'public'): Promise<string> {
  */
 async function buildUnderOldRule(db: Db): Promise<void> {
   await sql`insert into jobs (id, data) values (1, '{"id": 1, "firstName": "Ada"}')`.execute(db);
-  await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+  await refreshTypedView(db, { ...jobsFlat, account: 'default' });
   await sql`update typed_view_columns set column_name = 'firstname'
     where view = 'jobs_flat' and key = 'firstName'`.execute(db);
   await sql`drop view all_accounts.jobs_flat`.execute(db);
@@ -99,15 +98,15 @@ describe('a column named under the earlier naming rule', () => {
     const read = async () =>
       (await first(db, sql<{ firstname: string | null }>`select firstname from my_people`))
         ?.firstname;
-    const renamed = await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    const renamed = await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     expect(renamed.renamed).toEqual(['firstName: firstname → firstname__1']);
     expect(await read()).toBe('Ada');
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     expect(await read()).toBe('Ada');
     await sql`update jobs set data = data || '{"office": "Berlin"}', changed_at = now()`.execute(
       db,
     );
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     expect(await read()).toBe('Ada');
     expect(
       await first(db, sql<{ firstname__1: string }>`select firstname__1 from jobs_flat`),
@@ -126,8 +125,8 @@ describe('a column named under the earlier naming rule', () => {
         ?.firstname;
     await migrateAll(db);
     expect(await read()).toBe('Ada');
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     expect(await read()).toBe('Ada');
     const outcome = await migrateAll(db);
     expect(await read()).toBe('Ada');
@@ -139,7 +138,7 @@ describe('a column named under the earlier naming rule', () => {
     const t = await start();
     const db = t.database.db;
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "firstName": "Ada"}')`.execute(db);
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     // Views whose column `firstname` no record of hiresync's ties to a key.
     await sql`drop view all_accounts.jobs_flat`.execute(db);
     await sql`drop view jobs_flat`.execute(db);
@@ -156,7 +155,7 @@ describe('a column named under the earlier naming rule', () => {
       db,
     );
     await sql`update jobs set changed_at = now()`.execute(db);
-    const change = await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    const change = await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     expect(change.warning).toContain('firstname');
     const outcome = await migrateAll(db);
     const views = await blocked(db);
@@ -181,7 +180,7 @@ describe('a typed view refresh that cannot finish', () => {
     await sql`insert into jobs (id, data) values (100001, '{"id": 100001, "headcount": 1}')`.execute(
       db,
     );
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     await sql`update jobs set data = '{"id": 100001, "headcount": 1.5}', changed_at = now()
       where id = 100001`.execute(db);
     const analyst = await session(t);
@@ -223,7 +222,7 @@ describe('a typed view refresh that cannot finish', () => {
     await sql`insert into jobs (id, data) values (100001, '{"id": 100001, "headcount": 1}')`.execute(
       db,
     );
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     await sql`update jobs set data = '{"id": 100001, "headcount": 1.5}', changed_at = now()
       where id = 100001`.execute(db);
     const analyst = await session(t);
@@ -260,7 +259,7 @@ describe('a typed view refresh that cannot finish', () => {
     );
     await sql`insert into jobs (id, data) values (2, '{"id": 2, "office": "Paris"}')`.execute(db);
     // The first account's refresh brings the column into the union.
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     const holder = await session(t);
     await holder.query('begin');
     // Someone holds the union's lock (a rebuild of the all_accounts views).
@@ -268,7 +267,7 @@ describe('a typed view refresh that cannot finish', () => {
       LOCK_SPACE,
       ALL_ACCOUNTS_LOCK,
     ]);
-    const refresh = await refreshTypedView(inSchema(db, 'alpha'), jobsFlat).then(
+    const refresh = await refreshTypedView(db, { ...jobsFlat, account: 'alpha' }).then(
       () => 'refresh ok',
       (e: Error) => `refresh failed: ${e.message}`,
     );
@@ -303,11 +302,11 @@ describe("an analyst's SQL function", () => {
     const t = await start();
     const db = t.database.db;
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "office": "Berlin"}')`.execute(db);
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     await sql`create function public.offices() returns bigint language sql
       begin atomic select count(office) from public.jobs_flat; end`.execute(db);
     await sql`update jobs set data = data || '{"floor": 3}', changed_at = now()`.execute(db);
-    const change = await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    const change = await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     expect(change.added).toEqual(['floor']);
     expect(await first(db, sql<{ floor: string }>`select floor::text from jobs_flat`)).toEqual({
       floor: '3',
@@ -347,7 +346,7 @@ describe('typed view timestamps', () => {
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "local_at": "2024-03-01T10:00:00"}')`.execute(
       db,
     );
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     // As hiresync built it before try_timestamptz_utc.
     await sql`drop view all_accounts.jobs_flat`.execute(db);
     await sql`drop view jobs_flat`.execute(db);
@@ -376,7 +375,7 @@ describe('typed view timestamps', () => {
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "posted_at": "2024-01-01 10:00:00 EST", "seen_at": "2024-01-01 10:00:00 EST"}')`.execute(
       db,
     );
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     // seen_at as a view built before try_timestamptz_utc reads it.
     await sql`drop view all_accounts.jobs_flat`.execute(db);
     await sql`create or replace view jobs_flat as
@@ -403,8 +402,8 @@ describe('a union column kept at a wider type than it needs', () => {
     const db = t.database.db;
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "score": 3}')`.execute(db);
     await sql`insert into alpha.jobs (id, data) values (1, '{"id": 1, "score": 2.5}')`.execute(db);
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
-    await refreshTypedView(inSchema(db, 'alpha'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
+    await refreshTypedView(db, { ...jobsFlat, account: 'alpha' });
     // The union as hiresync built it for bigint and numeric before: text.
     await sql`drop view all_accounts.jobs_flat`.execute(db);
     await sql`create view all_accounts.jobs_flat as
@@ -435,12 +434,12 @@ describe('the typed view signal of a removed account', () => {
     await sql`insert into alpha.jobs (id, data) values (1, '{"id": 1, "headcount": 1}')`.execute(
       db,
     );
-    await refreshTypedView(inSchema(db, 'alpha'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'alpha' });
     await sql`create view alpha.my_report as select id, headcount from alpha.jobs_flat`.execute(db);
     await sql`update alpha.jobs set data = '{"id": 1, "headcount": 1.5}', changed_at = now()`.execute(
       db,
     );
-    await refreshTypedView(inSchema(db, 'alpha'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'alpha' });
     expect(await metricLines(db)).toContain(
       'hiresync_typed_view_blocked{account="alpha",view="jobs_flat"} 1',
     );

@@ -1,10 +1,9 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { schemaOf } from '../../src/account-name.js';
 import { main } from '../../src/main.js';
 import { Metrics } from '../../src/metrics.js';
 import { Secret } from '../../src/secret.js';
-import { createDatabase, inSchema } from '../../src/warehouse/database.js';
+import { createDatabase } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { MAX_TYPED_COLUMNS, refreshTypedView } from '../../src/warehouse/refresh-typed-view.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
@@ -134,7 +133,8 @@ describe('typed views', () => {
       select attachment_count, applied_at from applications_flat
       where id = (select min(id) from applications_data)`.execute(t.database.db);
     expect(rows).toEqual([{ attachment_count: null, applied_at: null }]);
-    const change = await refreshTypedView(inSchema(t.database.db, 'public'), {
+    const change = await refreshTypedView(t.database.db, {
+      account: 'default',
       view: 'applications_flat',
       table: 'applications_data',
     });
@@ -156,7 +156,8 @@ describe('typed views', () => {
       t.database.db,
     );
     expect(
-      await refreshTypedView(inSchema(t.database.db, 'public'), {
+      await refreshTypedView(t.database.db, {
+        account: 'default',
         view: 'applications_flat',
         table: 'applications_data',
       }),
@@ -176,8 +177,8 @@ describe('typed views', () => {
       (1, '{"id": 1, "Weird Key": 1, "deleted_at": "x", "2nd": true, "id ": null}')`.execute(
       t.database.db,
     );
-    const target = { view: 'jobs_flat', table: 'jobs' };
-    const db = inSchema(t.database.db, 'public');
+    const target = { view: 'jobs_flat', table: 'jobs', account: 'default' };
+    const db = t.database.db;
     expect(await refreshTypedView(db, target)).toEqual({
       added: ['2nd', 'Weird Key', 'deleted_at', 'id '],
       retyped: [],
@@ -215,7 +216,8 @@ describe('typed views', () => {
     await sql`insert into jobs (id, data) values (1, ${JSON.stringify({ id: 1, ...record })}::jsonb)`.execute(
       t.database.db,
     );
-    const change = await refreshTypedView(inSchema(t.database.db, 'public'), {
+    const change = await refreshTypedView(t.database.db, {
+      account: 'default',
       view: 'jobs_flat',
       table: 'jobs',
     });
@@ -233,7 +235,8 @@ describe('typed views', () => {
     await sql`update jobs set data = data || '{"office": "Berlin"}', changed_at = clock_timestamp()`.execute(
       t.database.db,
     );
-    const change = await refreshTypedView(inSchema(t.database.db, 'public'), {
+    const change = await refreshTypedView(t.database.db, {
+      account: 'default',
       view: 'jobs_flat',
       table: 'jobs',
     });
@@ -251,7 +254,7 @@ describe('typed views', () => {
     await sql`update jobs set data = data || '{"floor": 3}', changed_at = clock_timestamp()`.execute(
       t.database.db,
     );
-    await refreshTypedView(inSchema(t.database.db, 'public'), { view: 'jobs_flat', table: 'jobs' });
+    await refreshTypedView(t.database.db, { account: 'default', view: 'jobs_flat', table: 'jobs' });
     expect((await columnsOf(t.database.db, 'jobs_flat')).map(([n]) => n).at(-1)).toBe('deleted_at');
   });
 
@@ -266,10 +269,7 @@ describe('typed views', () => {
     await sql`update alpha.jobs set data = data || '{"office": "Berlin", "account": "x"}', changed_at = clock_timestamp()`.execute(
       t.database.db,
     );
-    await refreshTypedView(inSchema(t.database.db, schemaOf('alpha')), {
-      view: 'jobs_flat',
-      table: 'jobs',
-    });
+    await refreshTypedView(t.database.db, { account: 'alpha', view: 'jobs_flat', table: 'jobs' });
     expect((await columnsOf(t.database.db, 'jobs_flat', 'all_accounts')).map(([n]) => n)).toEqual([
       'account',
       'id',
@@ -302,16 +302,16 @@ describe('typed view column names', () => {
     // alpha meets the changed keys first, alone.
     await sql`insert into alpha.jobs (id, data) values
       (1, '{"id": 1, "Name": "upper", "first-name": "dash", "account": "acc"}')`.execute(db);
-    await refreshTypedView(inSchema(db, 'alpha'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'alpha' });
     await sql`insert into jobs (id, data) values
       (1, '{"id": 1, "Name": "upper", "name": "lower", "first-name": "dash", "first_name": "under", "name__1": "odd"}')`.execute(
       db,
     );
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     // Later, alpha gets the plain keys too.
     await sql`insert into alpha.jobs (id, data) values
       (2, '{"id": 2, "name": "lower", "first_name": "under"}')`.execute(db);
-    await refreshTypedView(inSchema(db, 'alpha'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'alpha' });
     const expected = {
       name: 'lower',
       name__1: 'upper',
@@ -358,7 +358,7 @@ describe('typed view column names', () => {
     const t = await startApplications();
     const db = t.database.db;
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "Name": "upper"}')`.execute(db);
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     // As the old rule left it: the changed key Name took the bare name.
     await sql`update typed_view_columns set column_name = 'name' where view = 'jobs_flat' and key = 'Name'`.execute(
       db,
@@ -368,7 +368,7 @@ describe('typed view column names', () => {
     await sql`create view jobs_flat as select id, data ->> 'Name' as name, deleted_at from jobs`.execute(
       db,
     );
-    const change = await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    const change = await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     expect(change.renamed).toEqual(['Name: name → name__1']);
     expect((await columnsOf(db, 'jobs_flat')).map(([n]) => n)).toContain('name__1');
     expect((await columnsOf(db, 'jobs_flat')).map(([n]) => n)).not.toContain('name');
@@ -425,7 +425,7 @@ describe("typed views an analyst's view depends on", () => {
     const db = t.database.db;
     await t.sync(['jobs']);
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "headcount": 1}')`.execute(db);
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     await sql`create view my_report as select id, headcount from jobs_flat`.execute(db);
     // A value the column cannot show, and a key the view lacks.
     await sql`insert into jobs (id, data) values (2, '{"id": 2, "headcount": 2.5, "office": "Berlin"}')`.execute(
@@ -481,8 +481,8 @@ describe('all_accounts typed views', () => {
     const db = t.database.db;
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "score": 3}')`.execute(db);
     await sql`insert into alpha.jobs (id, data) values (1, '{"id": 1, "score": 2.5}')`.execute(db);
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
-    await refreshTypedView(inSchema(db, 'alpha'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
+    await refreshTypedView(db, { ...jobsFlat, account: 'alpha' });
     expect((await columnsOf(db, 'jobs_flat', 'all_accounts')).find(([n]) => n === 'score')).toEqual(
       ['score', 'numeric'],
     );
@@ -552,12 +552,12 @@ describe('all_accounts typed views', () => {
     harnesses.push(t);
     const db = t.database.db;
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "score": 3}')`.execute(db);
-    await refreshTypedView(inSchema(db, 'public'), jobsFlat);
+    await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     await sql`create view public.my_scores as select account, score from all_accounts.jobs_flat`.execute(
       db,
     );
     await sql`insert into alpha.jobs (id, data) values (1, '{"id": 1, "score": 2.5}')`.execute(db);
-    const change = await refreshTypedView(inSchema(db, 'alpha'), jobsFlat);
+    const change = await refreshTypedView(db, { ...jobsFlat, account: 'alpha' });
     expect(change.warning).toMatch(
       /all_accounts\.jobs_flat.*score: bigint → numeric.*public\.my_scores/,
     );

@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runKey, schemaOf } from '../../src/account-name.js';
+import { runKey } from '../../src/account-name.js';
 import { main } from '../../src/main.js';
 import {
   deleteCandidate,
@@ -15,9 +15,7 @@ import {
   type WebhookDelivery,
   type WebhookEventBody,
 } from '../../src/simulator/webhook-sender.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { runLockKey } from '../../src/warehouse/resource-lock.js';
-import type { Database } from '../../src/warehouse/schema.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 import { freePort } from '../support/free-port.js';
@@ -36,8 +34,8 @@ let webhookQueue: Queue;
 let syncQueue: Queue;
 let base: string;
 
-/** The account's schema on the test's pool. */
-const db = (account: string): Kysely<Database> => inSchema(h.database.db, schemaOf(account));
+/** The shared table of an account's relation (`jobs`, `applications_data`, …). */
+const shared = (table: string) => sql.table(`hiresync.data_${table}`);
 
 /** The table of a resource's rows: `NAME_data` for a list resource. */
 const tableOf = (resource: string) =>
@@ -55,11 +53,9 @@ interface Run {
 async function runs(): Promise<Run[]> {
   const all: Run[] = [];
   for (const account of ACCOUNTS) {
-    const rows = await db(account)
-      .selectFrom('sync_runs')
-      .select(['id', 'resource', 'mode', 'outcome'])
-      .orderBy('id')
-      .execute();
+    const { rows } = await sql<Omit<Run, 'account'>>`
+      select id, resource, mode, outcome from hiresync.data_sync_runs
+      where account = ${account} order by id`.execute(h.database.db);
     all.push(...rows.map((r) => ({ account, ...r })));
   }
   return all;
@@ -72,15 +68,17 @@ async function deletedAt(
   id: number,
 ): Promise<string | null | undefined> {
   const { rows } = await sql<{ deleted_at: string | null }>`
-    select deleted_at from ${sql.table(tableOf(resource))} where id = ${id}`.execute(db(account));
+    select deleted_at from ${shared(tableOf(resource))} where account = ${account} and id = ${id}`.execute(
+    h.database.db,
+  );
   return rows[0]?.deleted_at;
 }
 
 /** Every history version of `id`, oldest first. */
 async function versionsOf(account: string, resource: string, id: number) {
   const { rows } = await sql<{ valid_to: string | null; deleted: boolean; run_id: string | null }>`
-    select valid_to, deleted, run_id from ${sql.table(`${resource}_history`)}
-    where id = ${id} order by valid_from`.execute(db(account));
+    select valid_to, deleted, run_id from ${shared(`${resource}_history`)}
+    where account = ${account} and id = ${id} order by valid_from`.execute(h.database.db);
   return rows;
 }
 
@@ -216,12 +214,9 @@ describe('webhooks delivered to a running worker', () => {
     expect(person.deleted_application_ids.length).toBeGreaterThan(0);
     const liveApplications = async () =>
       (
-        await db('default')
-          .selectFrom('applications_data' as 'jobs')
-          .select('id')
-          .where('deleted_at', 'is', null)
-          .execute()
-      ).length;
+        await sql`select id from hiresync.data_applications_data
+          where account = 'default' and deleted_at is null`.execute(h.database.db)
+      ).rows.length;
     const before = await liveApplications();
     expect((await deliver('default', event)).status).toBe(200);
     // The candidate and its applications are two resources, each deleted under
@@ -279,7 +274,8 @@ describe('webhooks delivered to a running worker', () => {
       { account: 'default', resource: 'jobs', mode: 'incremental', outcome: 'succeeded' },
     ]);
     const { rows } = await sql<{ name: string }>`
-      select data->>'name' as name from jobs where id = ${job.id}`.execute(db('default'));
+      select data->>'name' as name from hiresync.data_jobs
+      where account = 'default' and id = ${job.id}`.execute(h.database.db);
     expect(rows[0]?.name).toBe(job.name);
   });
 

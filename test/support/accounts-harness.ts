@@ -1,5 +1,6 @@
+import { sql } from 'kysely';
 import { inject } from 'vitest';
-import { DEFAULT_ACCOUNT, schemaOf } from '../../src/account-name.js';
+import { DEFAULT_ACCOUNT } from '../../src/account-name.js';
 import { AccountStore } from '../../src/accounts/account-store.js';
 import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { registryOf } from '../../src/commands/account-options.js';
@@ -12,7 +13,6 @@ import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
@@ -125,12 +125,9 @@ export async function startAccountsHarness(options: {
       }
     },
     liveIds: async (account, resource) => {
-      const rows = await inSchema(database.db, schemaOf(account))
-        .selectFrom(resource as 'jobs')
-        .select('id')
-        .where('deleted_at', 'is', null)
-        .orderBy('id', 'desc')
-        .execute();
+      const { rows } = await sql<{ id: string }>`
+        select id from ${sql.table(`hiresync.data_${resource}`)}
+        where account = ${account} and deleted_at is null order by id desc`.execute(database.db);
       return rows.map((r) => r.id);
     },
     expectedIds: (account, resource) => {

@@ -1,13 +1,13 @@
-import { quoteIdentifier } from './quote-identifier.js';
+import { sharedRelation } from './shared-relation.js';
 
 /**
  * The statement that erases records of one resource of one account: the
  * rows of `table`, every version in `history`, and the rejected records of
  * the resource whose record carries one of the ids, and that records each
  * id in `hiresync.erasures` (counts, never content), all in one statement
- * of the caller's transaction. It runs on a connection pointed at the
- * account's schema: `table`, `history` and `rejected_records` are that
- * account's views of shared storage, so no other account's row is touched.
+ * of the caller's transaction. It names the shared tables
+ * (hiresync.data_<table>, data_<history>, data_rejected_records) and binds
+ * the account (`$3`) in every filter, so no other account's row is touched.
  *
  * A rejected record is the id's when its `raw` is an object whose `id` is
  * that number (`123`, `123.0`) or that number as a string (`"123"`, the
@@ -18,7 +18,7 @@ import { quoteIdentifier } from './quote-identifier.js';
  * Parameters:
  * - `$1` the ids to erase (bigint[]);
  * - `$2` the resource's name (rejected_records.resource, erasures.resource);
- * - `$3` the account's name (erasures.account);
+ * - `$3` the account's name (the shared tables' key, erasures.account);
  * - `$4` the origin (`command` or `deleted_after`) and `$5` the note (text or null);
  * - `$6` ids of rejected records kept as text whose record is one of `$1`
  *   (bigint[]), and `$7` that record's id for each (bigint[]).
@@ -27,17 +27,19 @@ import { quoteIdentifier } from './quote-identifier.js';
  * `rows_erased`, `history_versions_erased`, `rejected_records_erased` (int).
  */
 export function eraseRecords(tables: { table: string; history: string }): string {
-  const table = quoteIdentifier(tables.table);
-  const history = quoteIdentifier(tables.history);
+  const table = sharedRelation(tables.table);
+  const history = sharedRelation(tables.history);
+  const rejected = sharedRelation('rejected_records');
   return `-- Erases records of ${table}: rows, their versions in ${history}, their rejected records; logs each id.
 with ids as (
   select distinct unnest($1::bigint[]) as id
 ),
 erased_rows as (
-  delete from ${table} as t where t.id = any($1::bigint[]) returning t.id
+  delete from ${table} as t where t.account = $3::text and t.id = any($1::bigint[]) returning t.id
 ),
 erased_versions as (
-  delete from ${history} as h where h.id = any($1::bigint[]) returning h.id
+  delete from ${history} as h where h.account = $3::text and h.id = any($1::bigint[])
+  returning h.id
 ),
 rejected_ids as (
   -- The id each rejected record of the resource carries, as a number: an id of the wrong
@@ -48,8 +50,8 @@ rejected_ids as (
       when 'string' then case when btrim(r.raw ->> 'id') ~ '^-?[0-9]+$'
         then btrim(r.raw ->> 'id')::numeric end
     end as n
-  from rejected_records as r
-  where r.resource = $2::text
+  from ${rejected} as r
+  where r.account = $3::text and r.resource = $2::text
 ),
 rejected_of as (
   select x.rejected_id, i.id from rejected_ids as x join ids as i on i.id::numeric = x.n
@@ -58,8 +60,8 @@ rejected_of as (
   from unnest($6::bigint[], $7::bigint[]) as x(rejected_id, id)
 ),
 erased_rejected as (
-  delete from rejected_records as r using rejected_of as o
-  where r.id = o.rejected_id and r.resource = $2::text
+  delete from ${rejected} as r using rejected_of as o
+  where r.account = $3::text and r.id = o.rejected_id and r.resource = $2::text
   returning o.id
 ),
 counted as (

@@ -1,10 +1,12 @@
 import { quoteIdentifier } from './quote-identifier.js';
+import { sharedRelation } from './shared-relation.js';
 
 /**
  * The statements of reapply-policy, which rewrites stored records under the
- * current field policy in batches keyed by each relation's primary key (the
- * account leads it; the statements run through the account's views, pointed
- * at its schema, so they read and write that account's rows only).
+ * current field policy in batches keyed by each relation's primary key. Each
+ * names the shared table (hiresync.data_<relation>) and binds the account as
+ * `$1` in its filter, the key's first column: it reads and writes that
+ * account's rows only.
  *
  * A relation is one of:
  * - `table`: a resource's table (`jobs`, `candidates_data`, `tracking_links`,
@@ -15,7 +17,7 @@ import { quoteIdentifier } from './quote-identifier.js';
  */
 export interface ReapplyShape {
   kind: 'table' | 'history' | 'rejected';
-  /** The relation, as the account's schema names it. */
+  /** The relation, as the account's schema names it (its shared table is hiresync.data_<relation>). */
   relation: string;
   /** The column holding the record as stored. */
   column: 'data' | 'raw';
@@ -47,30 +49,41 @@ function selectList(shape: ReapplyShape): string {
  * in key order, at most a limit, that hold a record; in a catch-up pass only
  * those written since a time.
  *
- * Parameters: table and rejected — `$1` the last id done (bigint or null),
- * `$2` since (timestamptz or null), `$3` the limit, and for rejected `$4`
- * the resource; history — `$1` the last id, `$2` its valid_from, `$3` since,
- * `$4` the limit.
+ * Parameters: `$1` the account; table and rejected — `$2` the last id done
+ * (bigint or null), `$3` since (timestamptz or null), `$4` the limit, and for
+ * rejected `$5` the resource; history — `$2` the last id, `$3` its
+ * valid_from, `$4` since, `$5` the limit.
  */
 export function reapplyRead(shape: ReapplyShape): string {
-  const relation = quoteIdentifier(shape.relation);
+  const relation = sharedRelation(shape.relation);
   const column = quoteIdentifier(shape.column);
   const written = WRITTEN_AT[shape.kind];
   if (shape.kind === 'history') {
     return `-- A batch of versions of ${relation} for reapply-policy.
 select ${selectList(shape)} from ${relation} as r
-where ${column} is not null
-  and ($1::bigint is null or (r.id, r.valid_from) > ($1::bigint, $2::timestamptz))
-  and ($3::timestamptz is null or r.${written} >= $3::timestamptz)
-order by r.id, r.valid_from limit $4`;
+where r.account = $1::text and ${column} is not null
+  and ($2::bigint is null or (r.id, r.valid_from) > ($2::bigint, $3::timestamptz))
+  and ($4::timestamptz is null or r.${written} >= $4::timestamptz)
+order by r.id, r.valid_from limit $5`;
   }
-  const resource = shape.kind === 'rejected' ? ' and resource = $4::text' : '';
+  const resource = shape.kind === 'rejected' ? ' and resource = $5::text' : '';
   return `-- A batch of rows of ${relation} for reapply-policy.
 select ${selectList(shape)} from ${relation} as r
-where ${column} is not null${resource}
-  and ($1::bigint is null or r.id > $1::bigint)
-  and ($2::timestamptz is null or r.${written} >= $2::timestamptz)
-order by r.id limit $3`;
+where r.account = $1::text and ${column} is not null${resource}
+  and ($2::bigint is null or r.id > $2::bigint)
+  and ($3::timestamptz is null or r.${written} >= $3::timestamptz)
+order by r.id limit $4`;
+}
+
+/**
+ * How many rows the relation holds of the account (of the resource, for
+ * rejected records): a pass's total. Parameters: `$1` the account; rejected —
+ * `$2` the resource.
+ */
+export function reapplyCount(shape: ReapplyShape): string {
+  const resource = shape.kind === 'rejected' ? ' and resource = $2::text' : '';
+  return `-- Rows of ${sharedRelation(shape.relation)} for reapply-policy's total.
+select count(*)::text as n from ${sharedRelation(shape.relation)} where account = $1::text${resource}`;
 }
 
 /**
@@ -81,19 +94,20 @@ order by r.id limit $3`;
  * a page that locks the same rows in another order. The caller takes the
  * rows left out one at a time, each in a transaction of its own that waits.
  *
- * Parameters: table — `$1` the ids (bigint[]); rejected — `$1` the ids, `$2`
- * the resource; history — `$1` the ids, `$2` their valid_from (timestamptz[]).
+ * Parameters: `$1` the account; table — `$2` the ids (bigint[]); rejected —
+ * `$2` the ids, `$3` the resource; history — `$2` the ids, `$3` their
+ * valid_from (timestamptz[]).
  */
 export function reapplyLock(shape: ReapplyShape, skipLocked: boolean): string {
-  const relation = quoteIdentifier(shape.relation);
+  const relation = sharedRelation(shape.relation);
   const column = quoteIdentifier(shape.column);
   const keys =
     shape.kind === 'history'
-      ? '(id, valid_from) in (select * from unnest($1::bigint[], $2::timestamptz[]))'
-      : `id = any($1::bigint[])${shape.kind === 'rejected' ? ' and resource = $2::text' : ''}`;
+      ? '(id, valid_from) in (select * from unnest($2::bigint[], $3::timestamptz[]))'
+      : `id = any($2::bigint[])${shape.kind === 'rejected' ? ' and resource = $3::text' : ''}`;
   return `-- Rows of ${relation} to rewrite, locked.
 select ${selectList(shape)} from ${relation}
-where ${keys} and ${column} is not null
+where account = $1::text and ${keys} and ${column} is not null
 for update${skipLocked ? ' skip locked' : ''}`;
 }
 
@@ -105,43 +119,43 @@ for update${skipLocked ? ' skip locked' : ''}`;
  * (tracking-links-page.ts), so a dropped key's column is null and a hashed
  * one's holds the hash; a reference table's text columns are given.
  *
- * Parameters: `$1` the ids (bigint[]); then history — `$2` their valid_from
- * (timestamptz[]), `$3` the texts (text[]); rejected — `$2` the texts, `$3`
- * whether each is kept as a JSON string (boolean[]: a record Postgres could
- * not hold as jsonb is stored as its text); table — `$2` the texts, then one
- * text[] per column of `columns`.
+ * Parameters: `$1` the account; `$2` the ids (bigint[]); then history —
+ * `$3` their valid_from (timestamptz[]), `$4` the texts (text[]); rejected —
+ * `$3` the texts, `$4` whether each is kept as a JSON string (boolean[]: a
+ * record Postgres could not hold as jsonb is stored as its text); table —
+ * `$3` the texts, then one text[] per column of `columns`.
  */
 export function reapplyWrite(shape: ReapplyShape): string {
-  const relation = quoteIdentifier(shape.relation);
+  const relation = sharedRelation(shape.relation);
   const column = quoteIdentifier(shape.column);
   if (shape.kind === 'history') {
     return `-- Versions of ${relation} rewritten by reapply-policy.
 update ${relation} as h set ${column} = u.text::jsonb
-from unnest($1::bigint[], $2::timestamptz[], $3::text[]) as u(id, valid_from, text)
-where h.id = u.id and h.valid_from = u.valid_from`;
+from unnest($2::bigint[], $3::timestamptz[], $4::text[]) as u(id, valid_from, text)
+where h.account = $1::text and h.id = u.id and h.valid_from = u.valid_from`;
   }
   if (shape.kind === 'rejected') {
     return `-- Rejected records rewritten by reapply-policy.
 update ${relation} as r
 set raw = case when u.as_text then to_jsonb(u.text) else u.text::jsonb end
-from unnest($1::bigint[], $2::text[], $3::boolean[]) as u(id, text, as_text)
-where r.id = u.id`;
+from unnest($2::bigint[], $3::text[], $4::boolean[]) as u(id, text, as_text)
+where r.account = $1::text and r.id = u.id`;
   }
   if (shape.trackingLinks) return trackingLinksWrite(relation);
   const columns = shape.columns ?? [];
   const names = columns.map((_, i) => `c${i}`);
   const sets = columns.map((c, i) => `, ${quoteIdentifier(c)} = u.${names[i]}`).join('');
-  const arrays = columns.map((_, i) => `, $${i + 3}::text[]`).join('');
+  const arrays = columns.map((_, i) => `, $${i + 4}::text[]`).join('');
   return `-- Rows of ${relation} rewritten by reapply-policy.
 update ${relation} as t set ${column} = u.text::jsonb${sets}
-from unnest($1::bigint[], $2::text[]${arrays}) as u(id, text${names.map((n) => `, ${n}`).join('')})
-where t.id = u.id`;
+from unnest($2::bigint[], $3::text[]${arrays}) as u(id, text${names.map((n) => `, ${n}`).join('')})
+where t.account = $1::text and t.id = u.id`;
 }
 
 function trackingLinksWrite(relation: string): string {
   return `-- Tracking links rewritten by reapply-policy, their typed columns read from the new record.
 with u as (
-  select v.id, v.text::jsonb as r from unnest($1::bigint[], $2::text[]) as v(id, text)
+  select v.id, v.text::jsonb as r from unnest($2::bigint[], $3::text[]) as v(id, text)
 ),
 decoded as (
   select u.id, u.r, x.*
@@ -162,5 +176,5 @@ update ${relation} as t set
   source_id = coalesce((d.source ->> 'id')::bigint, d.source_id),
   created_at = d.created_at, updated_at = d.updated_at
 from decoded as d
-where t.id = d.id`;
+where t.account = $1::text and t.id = d.id`;
 }
