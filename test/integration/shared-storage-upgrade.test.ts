@@ -146,7 +146,13 @@ describe('an upgrade from per-account tables to shared storage', () => {
     expect(outcome.schemas.map((s) => [s.schema, s.applied])).toEqual([
       [
         CONTROL_SCHEMA,
-        ['0009_shared_storage', '0010_erasures', '0011_webhook_secrets', '0012_policy_reapply'],
+        [
+          '0009_shared_storage',
+          '0010_erasures',
+          '0011_webhook_secrets',
+          '0012_policy_reapply',
+          '0013_account_boundary',
+        ],
       ],
       ['public', ['moved to shared storage']],
       ['acme', ['moved to shared storage']],
