@@ -65,6 +65,21 @@ describe("an account's schema as an isolation boundary", () => {
   it("a role granted one account's schema never has another account's row in hand, through any relation there, however it queries", async () => {
     const h = await populated();
     const db = h.database.db;
+    // The rule (account-views.ts, ACCOUNT_BOUNDARY): every view of an
+    // account's schema that reads a shared table itself is a security barrier.
+    const { rows: plain } = await sql<{ view: string }>`
+      select distinct n.nspname || '.' || v.relname as view
+      from pg_class v join pg_namespace n on n.oid = v.relnamespace
+      join pg_rewrite r on r.ev_class = v.oid
+      join pg_depend d on d.classid = 'pg_rewrite'::regclass and d.objid = r.oid
+        and d.refclassid = 'pg_class'::regclass
+      join pg_class t on t.oid = d.refobjid
+      join pg_namespace tn on tn.oid = t.relnamespace and tn.nspname = 'hiresync'
+      where n.nspname = any(${SAME_PARTITION.map(schemaOf)}::text[]) and v.relkind = 'v'
+        and t.relname like 'data\\_%'
+        and not coalesce('security_barrier=true' = any(v.reloptions), false)
+      order by 1`.execute(db);
+    expect.soft(plain, 'plain views over shared tables').toEqual([]);
     for (const account of SAME_PARTITION) {
       const schema = schemaOf(account);
       const { role, drop } = await testRole(db);
