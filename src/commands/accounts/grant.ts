@@ -37,7 +37,8 @@ export const grant = defineSubcommand({
     ROLE must exist: make it first (create role ROLE nologin, a group role for the
     account's analysts; or create role ROLE login password '...').
 
-    Needs DATABASE_URL only. Exit 0 when granted (or revoked); 1 when no account NAME is
+    Run it with hiresync's own DATABASE_URL: what hiresync makes later is readable
+    through default privileges of the role that runs it. Needs DATABASE_URL only. Exit 0 when granted (or revoked); 1 when no account NAME is
     registered, its schema is not made yet, or Postgres fails; 2 on a bad NAME or ROLE
     (before connecting) or a ROLE that does not exist (with the create role line to run).`,
   options,
