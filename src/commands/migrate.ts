@@ -25,8 +25,11 @@ export const migrate = defineCommand({
     before) in every schema and of those an account's own --resources name in its
     schema only, and rebuilds the all_accounts views; prints what it did to each schema.
     An up-to-date deployment costs a few statements whatever the number of accounts.
-    When a schema fails, the ones after it are left for the next run. Needs
-    DATABASE_URL. Exit 0 when the database is up to date, 1 on failure.`,
+    When a schema fails, the ones after it are left for the next run. Refuses while
+    another role than its own (PUBLIC included; superusers aside) may create objects in
+    schema hiresync, naming the revoke line; warns for each other schema it writes
+    where one may. Needs DATABASE_URL. Exit 0 when the database is up to date, 1 on
+    failure or refusal.`,
   options,
   async execute(_values, { env, stdout, stderr }) {
     const config = loadMigrateConfig(env, RESOURCE_NAMES);

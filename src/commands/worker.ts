@@ -14,6 +14,10 @@ import { ScheduleKeeper } from '../queue/schedule-keeper.js';
 import { settlesBy } from '../queue/settles-by.js';
 import type { ScheduleTarget } from '../queue/upsert-schedules.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
+import {
+  foreignCreatorWarnings,
+  refuseForeignCreatorsOfControl,
+} from '../warehouse/schema-creators.js';
 import { registryOf, resolveAccounts } from './account-options.js';
 import { authorizeEndpoint } from './accounts/partner-app.js';
 import { defineCommand, EXIT } from './command.js';
@@ -74,6 +78,11 @@ export const worker = defineCommand({
     const app = createApp(config, logger, { registry: registryOf(config) });
     try {
       await checkConnections(app.db, app.redis, { prefix: config.redisPrefix, claimPrefix: true });
+      // No other role's object in hiresync's way (docs/operating.md, "Roles").
+      await refuseForeignCreatorsOfControl(app.db);
+      for (const { schema, roles, message } of await foreignCreatorWarnings(app.db)) {
+        logger.warn({ schema, roles }, message);
+      }
       // No account at all and none to come (no partner app): exit 2 saying what to do.
       await resolveAccounts(app, undefined, config, { waitForConnects: true });
     } catch (error) {

@@ -12,6 +12,21 @@ type Db = Kysely<Database> | Transaction<Database>;
  */
 export const SHARED_PREFIX = 'data_';
 
+/**
+ * Why every view that reads a shared table is a security barrier (the rule;
+ * docs/shared-storage.md, "An account's schema is a boundary"): a role given
+ * only `usage` on an account's schema and `select` on its relations reads
+ * that account's rows and nothing else. A plain view's filter `account = …`
+ * is merged into the reader's query, and the planner may run a cheap
+ * function of the reader's WHERE (any role can make one in pg_temp) on every
+ * row of the shared partition before it; a `security_barrier` view's filter
+ * runs first, and only leakproof operators of the reader's query (`=`, `<`
+ * on ids and timestamps: what indexes need) are evaluated with it. Views
+ * built on these views (tracking_links_flat, the typed views) inherit the
+ * boundary: a qualifier pushed into them stops at the barrier.
+ */
+export const ACCOUNT_BOUNDARY = 'security_barrier';
+
 /** The schema of the shared tables: hiresync's own. */
 const CONTROL_SCHEMA = 'hiresync';
 
@@ -85,7 +100,9 @@ export function literal(text: string): string {
  * of `tables`, the view `<table>`: the shared table's rows of `account`, its
  * columns in their order, then `account` (default `account`, so a row
  * written through the view is the account's; `with local check option`, so
- * no row of another account is ever written through it). Writes go through
+ * no row of another account is ever written through it; `security_barrier`,
+ * so the account filter runs before any function of the reader's query: see
+ * {@link ACCOUNT_BOUNDARY} and docs/shared-storage.md). Writes go through
  * these views as they went to tables: hiresync's statements name relations
  * without a schema, and Postgres rewrites an insert, update, delete or
  * `on conflict (account, id)` on the view into one on the shared table,
@@ -107,7 +124,7 @@ export function accountViewsText(
     const kept = (existing.get(table) ?? []).filter((name) => names.includes(name));
     const list = [...kept, ...names.filter((name) => !kept.includes(name))].map(ident).join(', ');
     statements.push(
-      `create or replace view ${view} as select ${list} from ${ident(CONTROL_SCHEMA)}.${ident(sharedTable(table))} where account = ${literal(account)} with local check option`,
+      `create or replace view ${view} with (${ACCOUNT_BOUNDARY}) as select ${list} from ${ident(CONTROL_SCHEMA)}.${ident(sharedTable(table))} where account = ${literal(account)} with local check option`,
       `alter view ${view} alter column account set default ${literal(account)}`,
       `comment on view ${view} is ${literal(`${(comment ?? table).split('\n\n')[0]} (Account ${account}'s rows of ${CONTROL_SCHEMA}.${sharedTable(table)}.)`)}`,
       `comment on column ${view}.account is ${literal(`Always ${account}: this schema's account (the key of ${CONTROL_SCHEMA}.${sharedTable(table)}).`)}`,

@@ -14,6 +14,7 @@ import {
 } from './migrate.js';
 import { LOCK_SPACE } from './resource-lock.js';
 import type { Database } from './schema.js';
+import { foreignCreatorWarnings, refuseForeignCreatorsOfControl } from './schema-creators.js';
 import { migrateSchemas, SchemaMigrationError } from './schema-layout.js';
 import { LIST_RESOURCES_LOCK } from './shared-list-tables.js';
 
@@ -123,15 +124,20 @@ export interface MigrateAllOutcome {
  *
  * The views are rebuilt whether or not the schemas' migrations succeed: when
  * one fails, a {@link SchemaMigrationError} carrying the warnings is thrown.
+ *
+ * Refuses, before anything, when another role may create objects in schema
+ * hiresync; warns for each other schema it writes where one may (see
+ * schema-creators.ts).
  */
 export async function migrateAll(
   db: Kysely<Database>,
   accounts?: readonly string[],
   options: MigrateAllOptions = {},
 ): Promise<MigrateAllOutcome> {
+  await refuseForeignCreatorsOfControl(db);
   const control = await migrateControl(db);
   const names = accounts ?? (await registeredAccounts(db));
-  const moved: string[] = [];
+  const moved: string[] = (await foreignCreatorWarnings(db, names)).map((w) => w.message);
   const warn = (warning: string) => moved.push(warning);
   let schemas: MigrateOutcome[];
   let created: string[];

@@ -120,7 +120,7 @@ describe('migrations of every schema', () => {
     expect(await main(['migrate'], env, first)).toBe(0);
     expect(first.out()).toBe(
       [
-        'schema hiresync: applied 14 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names, 0005_typed_view_repairs, 0006_account_settings, 0007_connect_links, 0008_credentials_refused, 0009_shared_storage, 0010_erasures, 0011_webhook_secrets, 0012_policy_reapply, 0014_connect_binding, 0015_connect_link_reuse_data',
+        'schema hiresync: applied 15 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names, 0005_typed_view_repairs, 0006_account_settings, 0007_connect_links, 0008_credentials_refused, 0009_shared_storage, 0010_erasures, 0011_webhook_secrets, 0012_policy_reapply, 0013_account_boundary, 0014_connect_binding, 0015_connect_link_reuse_data',
         'schema public: its views of shared storage made',
         '',
       ].join('\n'),
@@ -156,6 +156,7 @@ describe('migrations of every schema', () => {
       '0010_erasures',
       '0011_webhook_secrets',
       '0012_policy_reapply',
+      '0013_account_boundary',
       '0014_connect_binding',
       '0015_connect_link_reuse_data',
     ]);

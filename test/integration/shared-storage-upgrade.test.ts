@@ -11,6 +11,7 @@ import {
 import { migrateAll, SchemaMigrationError } from '../../src/warehouse/migrate-all.js';
 import type { Database } from '../../src/warehouse/schema.js';
 import { adminQuery, databaseUrl, TEST_DATABASE_PREFIX } from '../support/databases.js';
+import { leakyReader } from '../support/leaky-reader.js';
 
 /**
  * A deployment of the earlier layout (each account's rows in tables of its
@@ -18,7 +19,11 @@ import { adminQuery, databaseUrl, TEST_DATABASE_PREFIX } from '../support/databa
  * made it: the control schema up to 0008, the warehouse migrations in public
  * and in each account's schema.
  */
-async function earlierLayout(): Promise<{ db: Kysely<Database>; drop: () => Promise<void> }> {
+async function earlierLayout(): Promise<{
+  db: Kysely<Database>;
+  url: string;
+  drop: () => Promise<void>;
+}> {
   const admin = inject('databaseUrl');
   const name = `${TEST_DATABASE_PREFIX}${randomBytes(6).toString('hex')}`;
   await adminQuery(admin, [`create database ${name}`]);
@@ -40,6 +45,7 @@ async function earlierLayout(): Promise<{ db: Kysely<Database>; drop: () => Prom
   await migrateToLatest(db, { schema: 'beta', upTo: '0005_history' });
   return {
     db,
+    url: databaseUrl(admin, name),
     drop: async () => {
       await db.destroy();
       await adminQuery(admin, [`drop database if exists ${name} with (force)`]);
@@ -102,6 +108,7 @@ async function seed(db: Kysely<Database>): Promise<void> {
     db,
   );
   await sql`grant select on analytics.acme_names to hiresync_test_reader`.execute(db);
+  await sql`grant usage on schema acme to hiresync_test_reader`.execute(db);
   await sql`grant select on acme.jobs to hiresync_test_reader`.execute(db);
   await sql`create view analytics.job_counts as
     select account, count(*) as n from all_accounts.jobs group by account`.execute(db);
@@ -136,7 +143,7 @@ describe('an upgrade from per-account tables to shared storage', () => {
   });
 
   it('moves every row and history version, keeps ids, and keeps views built on the old tables', async () => {
-    const { db, drop } = await earlierLayout();
+    const { db, url, drop } = await earlierLayout();
     drops.push(drop);
     await seed(db);
     const before = await Promise.all(QUERIES.map((q) => snapshot(db, q)));
@@ -151,6 +158,7 @@ describe('an upgrade from per-account tables to shared storage', () => {
           '0010_erasures',
           '0011_webhook_secrets',
           '0012_policy_reapply',
+          '0013_account_boundary',
           '0014_connect_binding',
           '0015_connect_link_reuse_data',
         ],
@@ -199,6 +207,25 @@ describe('an upgrade from per-account tables to shared storage', () => {
       db,
     );
     expect(reads[0]?.granted).toBe(true);
+    // ... and no further: rows of another account in acme's partition (hooli's:
+    // the same of the 8) never reach a leaky function of the role's.
+    await sql`insert into hiresync.data_jobs (account, id, data)
+      select 'hooli', g, jsonb_build_object('id', g) from generate_series(1, 20) g`.execute(db);
+    const { rows: partitions } = await sql<{ same: boolean }>`
+      select satisfies_hash_partition('hiresync.data_jobs'::regclass, 8, r, 'hooli'::text) as same
+      from generate_series(0, 7) r
+      where satisfies_hash_partition('hiresync.data_jobs'::regclass, 8, r, 'acme'::text)`.execute(
+      db,
+    );
+    expect(partitions).toEqual([{ same: true }]);
+    const reader = await leakyReader(url, 'hiresync_test_reader');
+    try {
+      const attempt = await reader.attempt('acme', 'jobs', ['id', 'data']);
+      expect(attempt.readable.size).toBe(2);
+      expect([...attempt.seen].filter((row) => !attempt.readable.has(row))).toEqual([]);
+    } finally {
+      await reader.close();
+    }
     expect(kept[0]?.definition).toContain('data_jobs');
     // The analyst's index went with the table: the warning says where it belongs now.
     expect(outcome.warnings.join('\n')).toMatch(

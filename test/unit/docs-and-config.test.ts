@@ -54,6 +54,20 @@ describe('documentation and deployment files', () => {
     expect(config.api.auth?.mode).toBe('client_credentials');
   });
 
+  it("run docker compose's hiresync as the owner of its database, never as the server's superuser", () => {
+    const compose = read('docker-compose.yml');
+    const url = new URL(/DATABASE_URL: (\S+)/.exec(compose)?.[1] ?? '');
+    const superuser = /POSTGRES_USER: (\S+)/.exec(compose)?.[1];
+    expect(superuser).toBeDefined();
+    expect(url.username).not.toBe(superuser);
+    expect(compose).toContain('- ./deploy/postgres-init:/docker-entrypoint-initdb.d:ro');
+    const init = read('deploy/postgres-init/10-hiresync-owner.sql');
+    expect(init).toContain(
+      `create role ${url.username} login nosuperuser nocreatedb nocreaterole password '${url.password}';`,
+    );
+    expect(init).toContain(`create database ${url.pathname.slice(1)} owner ${url.username};`);
+  });
+
   it('keep .env.example a valid configuration once credentials are filled in', () => {
     const example = envFile(read('.env.example'));
     const config = loadConfig(

@@ -66,6 +66,12 @@ export const SUBCOMMANDS: readonly SubcommandEntry[] = [
     load: async () => (await import('./remove.js')).remove,
   },
   {
+    name: 'grant',
+    operand: 'NAME ROLE',
+    summary: "give a Postgres role read-only access to the account's rows (--revoke: take it back)",
+    load: async () => (await import('./grant.js')).grant,
+  },
+  {
     name: 'rekey',
     operand: '',
     summary: 'seal every stored credential again with the first key',

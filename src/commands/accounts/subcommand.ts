@@ -9,6 +9,9 @@ import {
   parseOptionsAndOperands,
 } from '../options.js';
 
+/** A subcommand's operands as help shows them: one word per operand. */
+export type Operand = 'NAME' | 'NAME ROLE' | '';
+
 /**
  * An `accounts` subcommand as the table of `hiresync accounts` lists it: its
  * name, operand and summary for `hiresync accounts --help`, and its module,
@@ -17,8 +20,8 @@ import {
 export interface SubcommandEntry {
   /** As typed after `hiresync accounts`; the loaded subcommand's `name`. */
   readonly name: string;
-  /** Its operand in help (`NAME`), or empty; the loaded subcommand's `operand`. */
-  readonly operand: 'NAME' | '';
+  /** Its operands in help (`NAME`, `NAME ROLE`), or empty; the loaded subcommand's `operand`. */
+  readonly operand: Operand;
   readonly summary: string;
   /** Imports the subcommand's module. */
   load(): Promise<Subcommand>;
@@ -28,8 +31,8 @@ export interface SubcommandEntry {
 export interface Subcommand {
   /** As typed after `hiresync accounts`. */
   readonly name: string;
-  /** Its operand in help (`NAME`), or empty. */
-  readonly operand: 'NAME' | '';
+  /** Its operands in help (`NAME`, `NAME ROLE`), or empty. */
+  readonly operand: Operand;
   readonly description: string;
   readonly options: OptionTable;
   /**
@@ -44,12 +47,17 @@ export interface Subcommand {
 /** A subcommand as written: its help, its options, and what it does with them and its operand. */
 export interface SubcommandDefinition<T extends OptionTable> {
   readonly name: string;
-  /** `NAME` for a subcommand of one account, empty for one of none. */
-  readonly operand: 'NAME' | '';
+  /** `NAME` for a subcommand of one account (`NAME ROLE`: and a role), empty for one of none. */
+  readonly operand: Operand;
   readonly description: string;
   readonly options: T;
-  /** `name` is the operand (empty when the subcommand takes none). */
-  execute(values: OptionValues<T>, name: string, context: CommandContext): Promise<number>;
+  /** `name` is the first operand (empty when the subcommand takes none); `rest` the others. */
+  execute(
+    values: OptionValues<T>,
+    name: string,
+    context: CommandContext,
+    rest: readonly string[],
+  ): Promise<number>;
 }
 
 /** Builds a {@link Subcommand} of `hiresync accounts`. */
@@ -71,18 +79,20 @@ export function defineSubcommand<T extends OptionTable>(
         );
         return EXIT.ok;
       }
-      const wanted = operand === '' ? 0 : 1;
+      const wanted = operand === '' ? 0 : operand.split(' ').length;
       if (operands.length !== wanted) {
         throw new UsageError(
           wanted === 0
             ? `hiresync ${full} takes no argument, got ${JSON.stringify(operands[0])}`
-            : operands.length === 0
-              ? `hiresync ${full} needs the account's NAME: hiresync ${full} NAME`
-              : `hiresync ${full} takes one account NAME, got ${operands.length}`,
+            : wanted > 1
+              ? `hiresync ${full} takes ${operand}, got ${operands.length} argument(s): hiresync ${full} ${operand}`
+              : operands.length === 0
+                ? `hiresync ${full} needs the account's NAME: hiresync ${full} NAME`
+                : `hiresync ${full} takes one account NAME, got ${operands.length}`,
         );
       }
       try {
-        return await definition.execute(values, operands[0] ?? '', context);
+        return await definition.execute(values, operands[0] ?? '', context, operands.slice(1));
       } catch (error) {
         if (error instanceof UsageError || error instanceof ConfigError) throw error;
         context.stderr.write(`hiresync ${full}: ${redactSecrets(coerceError(error).message)}\n`);
