@@ -10,7 +10,6 @@ import { sql } from 'kysely';
 import { describe, expect, inject, it } from 'vitest';
 import { schemaOf } from '../../src/account-name.js';
 import { AccountStore } from '../../src/accounts/account-store.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { runAccounts } from '../support/accounts-cli.js';
 import type { AccountsHarness } from '../support/accounts-harness.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
@@ -87,7 +86,7 @@ describe('hiresync accounts test', () => {
     const targets = h.sim.stats.receivedTargets;
     expect(targets).toHaveLength(3);
     for (const target of targets) expect(target).toContain('per_page=1');
-    const schema = inSchema(h.database.db, schemaOf('acme'));
+    const schema = h.database.db.withSchema(schemaOf('acme'));
     expect(await schema.selectFrom('sync_runs').select('id').execute()).toEqual([]);
     expect(await schema.selectFrom('jobs').select('id').execute()).toEqual([]);
     // The token it minted is shared, and its requests paced, as a run's; no checkpoint, lock or job.

@@ -8,7 +8,6 @@ import { SecretBox } from '../../src/accounts/secret-box.js';
 import { connectRoutes } from '../../src/http/connect-routes.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { Secret } from '../../src/secret.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { type ConnectHarness, startConnectHarness } from '../support/connect-harness.js';
 import { freePort } from '../support/free-port.js';
@@ -58,7 +57,8 @@ async function tokenOf(account: string) {
 /** One full run of `account`'s jobs, as a worker of the deployment runs it. */
 async function syncJobs(account: string) {
   const [result] = await runOnce(h.workers[1].app, [{ account, resource: 'jobs' }], 'full');
-  const rows = await inSchema(h.database.db, account)
+  const rows = await h.database.db
+    .withSchema(account)
     .selectFrom('jobs')
     .select('id')
     .where('deleted_at', 'is', null)
@@ -175,7 +175,8 @@ describe('connect links end to end', () => {
     expect(connected.status, connected.text).toBe(200);
 
     const runs = () =>
-      inSchema(h.database.db, 'acme')
+      h.database.db
+        .withSchema('acme')
         .selectFrom('sync_runs')
         .select(['outcome', 'records'])
         .where('outcome', '!=', 'running')

@@ -8,7 +8,7 @@ import { Metrics } from '../../src/metrics.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { enqueueRun } from '../../src/queue/sync-job.js';
 import { Secret } from '../../src/secret.js';
-import { createDatabase, inSchema } from '../../src/warehouse/database.js';
+import { createDatabase, type inSchema } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { targetsOf } from '../support/accounts-harness.js';
 import { captureLogger } from '../support/capture-logger.js';
@@ -34,7 +34,8 @@ async function lastSucceeded(
   schema: string,
   resource: string,
 ): Promise<number> {
-  const row = await inSchema(db, schema)
+  const row = await db
+    .withSchema(schema)
     .selectFrom('sync_runs')
     .select(sql<number>`extract(epoch from finished_at)::float8`.as('at'))
     .where('resource', '=', resource)
@@ -82,7 +83,8 @@ describe('metrics a scrape reads from Postgres and Redis', () => {
     expect((await h.sync(targetsOf(['delta'], ['jobs']), 'full'))[0]?.ok).toBe(false);
     expect((await h.sync(targetsOf(['delta'], ['jobs']), 'full'))[0]?.ok).toBe(true);
     // alpha's next run is in flight: its latest finished run still counts.
-    await inSchema(h.database.db, 'alpha')
+    await h.database.db
+      .withSchema('alpha')
       .insertInto('sync_runs')
       .values({ resource: 'jobs', mode: 'incremental', started_at: new Date().toISOString() })
       .execute();

@@ -10,7 +10,6 @@ import { main } from '../../src/main.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { enqueueRun, type SyncJobResult } from '../../src/queue/sync-job.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
 import type { PartnerHarness } from '../support/partner-harness.js';
@@ -36,7 +35,8 @@ async function syncAll(h: PartnerHarness, mode: RequestedMode) {
 }
 
 async function liveCount(h: PartnerHarness, resource: ResourceName): Promise<number> {
-  const rows = await inSchema(h.database.db, schemaOf('acme'))
+  const rows = await h.database.db
+    .withSchema(schemaOf('acme'))
     .selectFrom(resource as 'jobs')
     .select('id')
     .where('deleted_at', 'is', null)
@@ -45,7 +45,8 @@ async function liveCount(h: PartnerHarness, resource: ResourceName): Promise<num
 }
 
 async function runsOf(h: PartnerHarness, resource: ResourceName) {
-  return inSchema(h.database.db, schemaOf('acme'))
+  return h.database.db
+    .withSchema(schemaOf('acme'))
     .selectFrom('sync_runs')
     .select(['mode', 'outcome', 'error'])
     .where('resource', '=', resource)

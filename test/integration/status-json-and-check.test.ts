@@ -9,7 +9,6 @@ import type { CommandIo } from '../../src/commands/command.js';
 import { main } from '../../src/main.js';
 import { enqueueRun } from '../../src/queue/sync-job.js';
 import type { StatusReport } from '../../src/status-report.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { type AccountsHarness, targetsOf } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
@@ -45,7 +44,8 @@ function resourceIn(report: StatusReport, name: string, resource: string) {
 }
 
 async function lastRunRow(h: AccountsHarness, account: string, resource: string) {
-  return inSchema(h.database.db, account)
+  return h.database.db
+    .withSchema(account)
     .selectFrom('sync_runs')
     .selectAll()
     .where('resource', '=', resource)
@@ -236,7 +236,8 @@ describe('status --json and status --check', () => {
     ]);
     const failed = await lastRunRow(h, 'alpha', 'jobs');
     // The next run started (or was interrupted: no process holds it).
-    const next = await inSchema(h.database.db, 'alpha')
+    const next = await h.database.db
+      .withSchema('alpha')
       .insertInto('sync_runs')
       .values({ resource: 'jobs', mode: 'full', outcome: 'running' })
       .returning('id')
@@ -252,7 +253,8 @@ describe('status --json and status --check', () => {
     expect(check.stdout).toContain(`alpha/jobs: last run ${failed.id} failed: `);
     expect(check.stdout).toContain(`(run ${next.id} in flight)`);
 
-    await inSchema(h.database.db, 'alpha')
+    await h.database.db
+      .withSchema('alpha')
       .deleteFrom('sync_runs')
       .where('id', '=', next.id)
       .execute();

@@ -9,7 +9,6 @@ import { loadConfig } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { migrateAll, migrateSchemas } from '../../src/warehouse/migrate-all.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase } from '../support/databases.js';
@@ -120,7 +119,8 @@ describe('redaction of access tokens in a worker serving many accounts', () => {
     expect(failed).toMatchObject({ ok: false });
     const victimToken = [...api.tokens].find(([, client]) => client === 'victim-client')?.[0];
     expect(victimToken).toBeDefined();
-    const runs = await inSchema(database.db, 'victim')
+    const runs = await database.db
+      .withSchema('victim')
       .selectFrom('sync_runs')
       .select(['outcome', 'error'])
       .where('outcome', '=', 'failed')

@@ -15,7 +15,6 @@ import {
   type WebhookDelivery,
   type WebhookEventBody,
 } from '../../src/simulator/webhook-sender.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { runLockKey } from '../../src/warehouse/resource-lock.js';
 import type { Database } from '../../src/warehouse/schema.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
@@ -37,7 +36,7 @@ let syncQueue: Queue;
 let base: string;
 
 /** The account's schema on the test's pool. */
-const db = (account: string): Kysely<Database> => inSchema(h.database.db, schemaOf(account));
+const db = (account: string): Kysely<Database> => h.database.db.withSchema(schemaOf(account));
 
 /** The table of a resource's rows: `NAME_data` for a list resource. */
 const tableOf = (resource: string) =>
@@ -56,6 +55,7 @@ async function runs(): Promise<Run[]> {
   const all: Run[] = [];
   for (const account of ACCOUNTS) {
     const rows = await db(account)
+      .withSchema('public')
       .selectFrom('sync_runs')
       .select(['id', 'resource', 'mode', 'outcome'])
       .orderBy('id')
@@ -72,14 +72,16 @@ async function deletedAt(
   id: number,
 ): Promise<string | null | undefined> {
   const { rows } = await sql<{ deleted_at: string | null }>`
-    select deleted_at from ${sql.table(tableOf(resource))} where id = ${id}`.execute(db(account));
+    select deleted_at from ${sql.id(schemaOf(account), tableOf(resource))} where id = ${id}`.execute(
+    db(account),
+  );
   return rows[0]?.deleted_at;
 }
 
 /** Every history version of `id`, oldest first. */
 async function versionsOf(account: string, resource: string, id: number) {
   const { rows } = await sql<{ valid_to: string | null; deleted: boolean; run_id: string | null }>`
-    select valid_to, deleted, run_id from ${sql.table(`${resource}_history`)}
+    select valid_to, deleted, run_id from ${sql.id(schemaOf(account), `${resource}_history`)}
     where id = ${id} order by valid_from`.execute(db(account));
   return rows;
 }
@@ -217,6 +219,7 @@ describe('webhooks delivered to a running worker', () => {
     const liveApplications = async () =>
       (
         await db('default')
+          .withSchema('public')
           .selectFrom('applications_data' as 'jobs')
           .select('id')
           .where('deleted_at', 'is', null)
@@ -279,7 +282,7 @@ describe('webhooks delivered to a running worker', () => {
       { account: 'default', resource: 'jobs', mode: 'incremental', outcome: 'succeeded' },
     ]);
     const { rows } = await sql<{ name: string }>`
-      select data->>'name' as name from jobs where id = ${job.id}`.execute(db('default'));
+      select data->>'name' as name from public.jobs where id = ${job.id}`.execute(db('default'));
     expect(rows[0]?.name).toBe(job.name);
   });
 

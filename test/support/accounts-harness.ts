@@ -12,7 +12,6 @@ import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
@@ -125,7 +124,8 @@ export async function startAccountsHarness(options: {
       }
     },
     liveIds: async (account, resource) => {
-      const rows = await inSchema(database.db, schemaOf(account))
+      const rows = await database.db
+        .withSchema(schemaOf(account))
         .selectFrom(resource as 'jobs')
         .select('id')
         .where('deleted_at', 'is', null)
