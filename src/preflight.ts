@@ -50,7 +50,17 @@ export async function checkConnections(
 ): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 5000;
   try {
-    await within(sql`select 1 from sync_runs limit 1`.execute(db), timeoutMs, 'Postgres');
+    // Shared storage's runs table, named with its schema (hiresync's
+    // connections search pg_catalog only): missing, migrate has not run.
+    const { rows } = await within(
+      sql<{
+        ready: boolean;
+      }>`select to_regclass('hiresync.data_sync_runs') is not null as ready`.execute(db),
+      timeoutMs,
+      'Postgres',
+    );
+    if (rows[0]?.ready !== true)
+      throw Object.assign(new Error('no hiresync tables'), { code: '42P01' });
   } catch (error) {
     const missing = (error as { code?: string }).code === '42P01';
     throw new HiresyncError(

@@ -85,9 +85,10 @@ describe('HIRESYNC_FIELD_POLICY', () => {
       where data -> 'emails' -> 0 ->> 'value' = ${hash(email)}`.execute(t.database.db);
     expect(Number(history[0]?.n)).toBeGreaterThan(0);
     // An analyst holding the key reproduces a hash in Postgres (pgcrypto), as the README shows.
-    await sql`create extension if not exists pgcrypto`.execute(t.database.db);
+    // (In public, as an analyst's session would find it; hiresync's own connections search pg_catalog only.)
+    await sql`create extension if not exists pgcrypto schema public`.execute(t.database.db);
     const { rows: reproduced } = await sql<{ h: string }>`
-      select 'hmac-sha256:' || encode(hmac(convert_to(${email}, 'UTF8'), decode(${HASH_KEY.toString('base64')}, 'base64'), 'sha256'), 'hex') as h`.execute(
+      select 'hmac-sha256:' || encode(public.hmac(convert_to(${email}, 'UTF8'), decode(${HASH_KEY.toString('base64')}, 'base64'), 'sha256'), 'hex') as h`.execute(
       t.database.db,
     );
     expect(reproduced[0]?.h).toBe(hash(email));

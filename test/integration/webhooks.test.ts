@@ -55,7 +55,6 @@ async function runs(): Promise<Run[]> {
   const all: Run[] = [];
   for (const account of ACCOUNTS) {
     const rows = await db(account)
-      .withSchema('public')
       .selectFrom('sync_runs')
       .select(['id', 'resource', 'mode', 'outcome'])
       .orderBy('id')
@@ -219,7 +218,6 @@ describe('webhooks delivered to a running worker', () => {
     const liveApplications = async () =>
       (
         await db('default')
-          .withSchema('public')
           .selectFrom('applications_data' as 'jobs')
           .select('id')
           .where('deleted_at', 'is', null)
