@@ -73,7 +73,7 @@ async function pass(
   pages: readonly Page[],
 ): Promise<{ policedPerS: number; plainPerS: number }> {
   const runs = await Promise.all(
-    dbs.map((db) => createRun(db, { resource: 'candidates', mode: 'full' })),
+    dbs.map((db) => createRun(db, 'default', { resource: 'candidates', mode: 'full' })),
   );
   const spent = [0, 0];
   for (const [index, page] of pages.entries()) {

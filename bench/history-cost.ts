@@ -69,7 +69,9 @@ async function pass(
   bodies: readonly string[],
 ): Promise<{ withMs: number; withoutMs: number }> {
   const runs = await Promise.all(
-    [withHistory, without].map((db) => createRun(db, { resource: resource.name, mode: 'full' })),
+    [withHistory, without].map((db) =>
+      createRun(db, 'default', { resource: resource.name, mode: 'full' }),
+    ),
   );
   const spent = [0, 0];
   for (const [index, body] of bodies.entries()) {
@@ -78,6 +80,7 @@ async function pass(
     for (const which of order) {
       const started = performance.now();
       await writePage(which === 0 ? withHistory : without, {
+        account: 'default',
         resource,
         runId: runs[which] as string,
         pageNumber: index + 1,

@@ -64,7 +64,7 @@ export async function reapplyCost(records = 20_000, batch = 500): Promise<Reappl
     await migrateSchemas(db, ['public']);
     await ensureListResources(db, ['candidates']);
     const store = new KyselyRunStore(db, { resources: catalogFor(['candidates']) });
-    const run = await createRun(db, { resource: 'candidates', mode: 'full' });
+    const run = await createRun(db, 'default', { resource: 'candidates', mode: 'full' });
     for (let start = records - 1, number = 1; start >= 0; start -= PAGE, number += 1) {
       const page: unknown[] = [];
       for (let i = start; i > start - PAGE && i >= 0; i -= 1)

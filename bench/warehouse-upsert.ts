@@ -134,7 +134,7 @@ async function interleavedPass(
   copyClient: pg.Client,
   pages: Iterable<BenchPage>,
 ): Promise<{ writeMs: number; copyMs: number; records: number }> {
-  const runId = await createRun(db, { resource: 'tracking_links', mode: 'full' });
+  const runId = await createRun(db, 'default', { resource: 'tracking_links', mode: 'full' });
   let writeMs = 0;
   let copyMs = 0;
   let number = 0;
@@ -145,6 +145,7 @@ async function interleavedPass(
     const chunk = copyChunk(page.records);
     let started = performance.now();
     await writePage(db, {
+      account: 'default',
       resource: trackingLinks,
       runId,
       pageNumber: number,

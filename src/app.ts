@@ -37,7 +37,7 @@ import {
 } from './resources/index.js';
 import { defineListResource } from './resources/json-resource.js';
 import type { RunProgress } from './sync/run-resource.js';
-import { createDatabase, inSchema, unpointed } from './warehouse/database.js';
+import { createDatabase } from './warehouse/database.js';
 import { ensureListResources } from './warehouse/migrate-all.js';
 import { ResourceLock } from './warehouse/resource-lock.js';
 import { KyselyRunStore } from './warehouse/run-store.js';
@@ -202,9 +202,8 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
   // made on demand, a failed run's record, metrics) take others, with room
   // to spare. Accounts share this pool: connections never grow with their number.
   const db = createDatabase(config.databaseUrl, { max: 2 * concurrency + 2 });
-  // A run's lock statement points its connection at the run's schema, and
-  // the run's statements go through that connection (see ResourceLock).
-  const resourceLock = new ResourceLock(unpointed(db));
+  // The run's statements go through its lock's connection (see ResourceLock).
+  const resourceLock = new ResourceLock(db);
   const redis = createRedis(config.redisUrl, logger, 'hiresync');
   const queueRedis = createQueueRedis(config.redisUrl, logger, 'hiresync-queue');
   const prefix = config.redisPrefix;
@@ -258,7 +257,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
       credentialRefusals: account.credentialRefusals,
     });
     clients.add(client);
-    const store = new KyselyRunStore(inSchema(db, account.schema), {
+    const store = new KyselyRunStore(db, {
       resources,
       recordsKey: config.api.recordsKey,
       maxDeleteFraction: config.maxDeleteFraction,
@@ -283,7 +282,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     const context = Promise.resolve<AccountContext>({
       source: new ApiPageSource(client, api, resources),
       store,
-      pinned: { schema: account.schema, over: (session) => store.over(session) },
+      pinned: { over: (session) => store.over(session) },
       checkpoints: checkpointsOf(name),
       metrics: accountMetrics,
       renewToken: () => client.renewToken(shutdown.signal),

@@ -1,11 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { RedisLock } from '../redis/redis-lock.js';
-import type {
-  HeldResourceLock,
-  ResourceLock,
-  TryAcquireOptions,
-} from '../warehouse/resource-lock.js';
+import type { HeldResourceLock, ResourceLock } from '../warehouse/resource-lock.js';
 import type { Database } from '../warehouse/schema.js';
 
 /** A run lock this process holds. */
@@ -74,11 +70,8 @@ export class RunLock {
     return `${this.#prefix}:run-lock:${name}`;
   }
 
-  /**
-   * Takes the lock of `name`; undefined when another holder has it.
-   * `options` go to the Postgres lock (its connection's schema).
-   */
-  async acquire(name: string, options: TryAcquireOptions = {}): Promise<HeldRunLock | undefined> {
+  /** Takes the lock of `name`; undefined when another holder has it. */
+  async acquire(name: string): Promise<HeldRunLock | undefined> {
     const lock = new RedisLock(this.#redis, this.#key(name), this.#ttlMs);
     if (!(await lock.acquire())) return undefined;
     const lost = lock.keepAlive();
@@ -89,7 +82,7 @@ export class RunLock {
     };
     let postgres: HeldResourceLock | undefined;
     try {
-      postgres = await this.#postgres?.tryAcquire(name, options);
+      postgres = await this.#postgres?.tryAcquire(name);
     } catch (error) {
       await releaseRedis();
       throw error;

@@ -14,16 +14,16 @@ import type { RunLock } from './run-lock.js';
 import { SlotYield } from './slot-yield.js';
 import { accountOf, type SyncJob, type SyncJobResult } from './sync-job.js';
 
-/** What a run of one account runs on: its API, its schema, its checkpoints. */
+/** What a run of one account runs on: its API, its store, its checkpoints. */
 export interface AccountContext {
   source: PageSource;
   store: RunStore;
   /**
-   * The account's schema and the store over the connection of a run's
-   * Postgres lock, pointed there (see HeldResourceLock.session): a run's
-   * statements then go through that one connection. Without it, `store`.
+   * The store over the connection of a run's Postgres lock (see
+   * HeldResourceLock.session): a run's statements then go through that one
+   * connection. Without it, `store`.
    */
-  pinned?: { schema: string; over: (session: Kysely<Database>) => RunStore };
+  pinned?: { over: (session: Kysely<Database>) => RunStore };
   checkpoints: CheckpointStore;
   /** The process's metrics, labelled with the account. */
   metrics?: RunMetrics & { onNeedsReauthorization?(needed: boolean): void };
@@ -136,10 +136,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       logger.error({ err: error }, 'run failed: the account cannot be prepared');
       throw new UnrecoverableError(message);
     }
-    const lock = await deps.runLock.acquire(
-      runKey(account, resource),
-      context.pinned ? { schema: context.pinned.schema } : {},
-    );
+    const lock = await deps.runLock.acquire(runKey(account, resource));
     if (!lock) {
       if (origin === 'schedule' && requested === 'auto') {
         logger.info('resource already running elsewhere; skipping this scheduled incremental run');

@@ -27,137 +27,61 @@ export interface DatabaseOptions {
 /** The schema of the environment's account (`default`): its tables stay where they always were. */
 export const PUBLIC_SCHEMA = 'public';
 
+/**
+ * The `search_path` of every connection hiresync opens, from its first
+ * statement (a connection option, so no statement sets it and none of
+ * hiresync's ever changes it): only `pg_catalog`, then `pg_temp`, which
+ * Postgres never searches for functions or operators. So every function and
+ * operator hiresync calls unqualified (`unnest`, `cardinality`, `=`, `->>`)
+ * is pg_catalog's, and no role that may create objects in `public` or in an
+ * account's schema can plant one that hiresync runs with its privileges
+ * (CVE-2018-1058). Every relation hiresync names is therefore qualified: the
+ * shared tables `hiresync.data_<table>` (the account a bound parameter, see
+ * src/warehouse/sql/shared-relation.ts), hiresync's control tables, an
+ * account's schema for its views.
+ */
+export const SEARCH_PATH = 'pg_catalog,pg_temp';
+
 /** Schema names hiresync creates: account names (see src/account-name.ts), `public`, `hiresync`, `all_accounts`. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
-/** The pool behind a root instance, and the instance of each schema made over it. */
+/** The pool behind a root instance, and the deprecated instances made over it. */
 const pools = new WeakMap<
   Kysely<Database>,
-  { pool: pg.Pool; schemas: Map<string, Kysely<Database>>; unpointed?: Kysely<Database> }
+  { pool: pg.Pool; schemas: Map<string, Kysely<Database>> }
 >();
 
 /**
- * A Kysely instance over `pool` whose every statement runs with
- * `search_path` set to `schema` alone: each connection it takes from the
- * pool is pointed at the schema first, unless that is where it points
- * already (see {@link schemaPool}). The warehouse's statements name tables
- * without a schema, so the same code writes `public` for the `default`
- * account and an account's own schema for the others; a table the schema
- * lacks is an error, never another account's table.
+ * The pool's connection settings: `connectionString` with `-c
+ * search_path=…` ({@link SEARCH_PATH}) last in its startup `options`, after
+ * any the URL gives (pg takes the URL's `options` over a separate one). Sent
+ * in the startup packet, it is the session's own default before any
+ * statement, and wins over one a role or database sets (`alter role … set
+ * search_path`) and over the URL's.
  */
-function overSchema(pool: pg.Pool, schema: string): Kysely<Database> {
-  if (!SCHEMA_NAME.test(schema)) throw new Error(`not a schema name: ${JSON.stringify(schema)}`);
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: schemaPool(pool, schema) }) });
-}
-
-/** Checkouts tried before a failing `set search_path` fails the statement. */
-const CHECKOUT_ATTEMPTS = 3;
-
-/**
- * The `search_path` each live pooled connection was given at its last
- * checkout by a {@link schemaPool}, while nothing has pointed it elsewhere
- * since (see {@link rememberPath}): a connection taken for the schema it
- * points at already needs no `set`, so a statement costs one round trip,
- * not two.
- */
-const searchPaths = new WeakMap<pg.PoolClient, string>();
-
-/** The connections {@link rememberPath} watches (once each). */
-const watched = new WeakSet<pg.PoolClient>();
-
-/**
- * Keeps the path `client` points at. It is forgotten when a statement names
- * `search_path` (as the run lock's points its connection, see
- * ResourceLock.tryAcquire): the next checkout points the connection again.
- * And a connection is forgotten when a statement on it fails other than as a
- * statement does (an error whose severity is not ERROR: FATAL, as for a
- * backend terminated by an administrator, or a socket error), or when it
- * ends: its next checkout tries the `set`, which fails on a dead connection,
- * and the pool drops it.
- */
-function rememberPath(client: pg.PoolClient, schema: string): void {
-  if (!watched.has(client)) {
-    watched.add(client);
-    client.once('end', () => searchPaths.delete(client));
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    client.query = ((...args: unknown[]) => {
-      const first = args[0];
-      const text = typeof first === 'string' ? first : (first as { text?: unknown } | null)?.text;
-      if (typeof text === 'string' && text.includes('search_path')) searchPaths.delete(client);
-      const result = query(...args);
-      if (result instanceof Promise) {
-        result.catch((error: unknown) => {
-          if ((error as { severity?: unknown }).severity !== 'ERROR') searchPaths.delete(client);
-        });
-      }
-      return result;
-    }) as typeof client.query;
+function withSearchPath(connectionString: string): { connectionString: string; options: string } {
+  const ours = `-c search_path=${SEARCH_PATH}`;
+  try {
+    const url = new URL(connectionString);
+    const theirs = url.searchParams.get('options');
+    if (theirs === null) return { connectionString, options: ours };
+    url.searchParams.set('options', `${theirs} ${ours}`);
+    return { connectionString: url.toString(), options: `${theirs} ${ours}` };
+  } catch {
+    return { connectionString, options: ours };
   }
-  searchPaths.set(client, schema);
 }
 
 /**
- * `pool` as Kysely's Postgres dialect sees it, handing out connections
- * pointed at `schema`. A connection whose `set` fails (its backend was
- * terminated while idle) is dropped from the pool and another is taken: a
- * failed checkout never leaks a connection. One pointed at `schema` already
- * is handed out as it is: should its backend have been terminated a moment
- * before, unseen yet, the statement fails (a run retries from its
- * checkpoint) and the pool drops it.
- */
-function schemaPool(pool: pg.Pool, schema: string): PostgresPool {
-  const setPath = `set search_path to "${schema}"`;
-  return {
-    Client: pg.Client,
-    options: pool.options,
-    end: () => pool.end(),
-    connect: async () => {
-      for (let attempt = 1; ; attempt += 1) {
-        const client = await pool.connect();
-        if (searchPaths.get(client) === schema) return client;
-        try {
-          await client.query(setPath);
-          rememberPath(client, schema);
-          return client;
-        } catch (error) {
-          searchPaths.delete(client);
-          client.release(error instanceof Error ? error : true);
-          if (attempt >= CHECKOUT_ATTEMPTS) throw error;
-        }
-      }
-    },
-  };
-}
-
-/**
- * `pool` handing out connections as they are: no `set` is sent, and where a
- * connection points is forgotten, since what runs on it may point it
- * anywhere (see {@link unpointed}).
- */
-function unpointedPool(pool: pg.Pool): PostgresPool {
-  return {
-    Client: pg.Client,
-    options: pool.options,
-    end: () => pool.end(),
-    connect: async () => {
-      const client = await pool.connect();
-      searchPaths.delete(client);
-      return client;
-    },
-  };
-}
-
-/**
- * A Kysely instance over a pg pool, whose statements run in schema `public`.
- * {@link inSchema} gives instances over the same pool for other schemas. Call
- * `destroy()` on this instance (never on those) to close the pool.
+ * A Kysely instance over a pg pool whose every connection searches
+ * {@link SEARCH_PATH} only. Call `destroy()` on it to close the pool.
  */
 export function createDatabase(
   connectionString: string,
   options: DatabaseOptions = {},
 ): Kysely<Database> {
   const pool = new pg.Pool({
-    connectionString,
+    ...withSearchPath(connectionString),
     max: options.max ?? 5,
     application_name: options.applicationName ?? 'hiresync',
     types,
@@ -176,22 +100,101 @@ export function createDatabase(
     // the output format changes; queued before any statement of the client.
     client.query('set datestyle to iso').catch(() => {});
   });
-  const db = overSchema(pool, PUBLIC_SCHEMA);
-  pools.set(db, { pool, schemas: new Map([[PUBLIC_SCHEMA, db]]) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingPool(pool) }) });
+  pools.set(db, { pool, schemas: new Map() });
   return db;
 }
 
+/** Connections a statement failed on other than as a statement does (see {@link droppingPool}). */
+const broken = new WeakSet<pg.PoolClient>();
+
+/** The connections {@link droppingPool} watches (once each). */
+const watched = new WeakSet<pg.PoolClient>();
+
 /**
- * The instance of `schema` over the pool of `db` (an instance made by
- * {@link createDatabase}): the same connections, whatever the number of
- * schemas. Made once per schema and kept.
+ * `pool` as Kysely's Postgres dialect sees it, dropping on release a
+ * connection a statement failed on other than as a statement does (an error
+ * whose severity is not ERROR: FATAL, as for a backend terminated by an
+ * administrator, or a socket error): the next statement never meets it, so
+ * one statement at most fails on a dead connection (a run retries from its
+ * checkpoint), and a failed connection is never leaked.
+ */
+function droppingPool(pool: pg.Pool): PostgresPool {
+  return {
+    Client: pg.Client,
+    options: pool.options,
+    end: () => pool.end(),
+    connect: async () => {
+      const client = await pool.connect();
+      if (!watched.has(client)) {
+        watched.add(client);
+        const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+        client.query = ((...args: unknown[]) => {
+          const result = query(...args);
+          if (result instanceof Promise) {
+            result.catch((error: unknown) => {
+              if ((error as { severity?: unknown }).severity !== 'ERROR') broken.add(client);
+            });
+          }
+          return result;
+        }) as typeof client.query;
+      }
+      const release = client.release;
+      client.release = ((error?: Error | boolean) => {
+        client.release = release;
+        return release(error || broken.has(client));
+      }) as typeof client.release;
+      return client;
+    },
+  };
+}
+
+/**
+ * `pool` handing out connections whose `search_path` is `schema` while
+ * checked out, reset to {@link SEARCH_PATH} as they go back.
+ */
+function pointedPool(pool: pg.Pool, schema: string): PostgresPool {
+  return {
+    Client: pg.Client,
+    options: pool.options,
+    end: () => pool.end(),
+    connect: async () => {
+      const client = await pool.connect();
+      try {
+        await client.query(`set search_path to "${schema}"`);
+      } catch (error) {
+        client.release(error instanceof Error ? error : true);
+        throw error;
+      }
+      const release = client.release.bind(client);
+      client.release = ((error?: Error | boolean) => {
+        client.release = release;
+        // Queued before any statement of its next holder: pg runs a client's queries in order.
+        if (!error) client.query('reset search_path').catch(() => {});
+        return release(error);
+      }) as typeof client.release;
+      return client;
+    },
+  };
+}
+
+/**
+ * @deprecated — for files still being converted; removed at merge. Every
+ * statement names its relations qualified and binds the account (see
+ * sharedRelation); nothing points a connection at a schema.
+ *
+ * An instance over the pool of `db` whose connections search `schema` alone
+ * while checked out.
  */
 export function inSchema(db: Kysely<Database>, schema: string): Kysely<Database> {
   const root = pools.get(db);
   if (!root) throw new Error('inSchema needs an instance made by createDatabase');
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`not a schema name: ${JSON.stringify(schema)}`);
   let scoped = root.schemas.get(schema);
   if (!scoped) {
-    scoped = overSchema(root.pool, schema);
+    scoped = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: pointedPool(root.pool, schema) }),
+    });
     root.schemas.set(schema, scoped);
     pools.set(scoped, root);
   }
@@ -199,23 +202,11 @@ export function inSchema(db: Kysely<Database>, schema: string): Kysely<Database>
 }
 
 /**
- * An instance over the pool of `db` (an instance made by
- * {@link createDatabase}) whose connections point nowhere in particular: a
- * checkout sends no `set search_path`, and what runs on the connection
- * points it itself before it names a table, or names none (catalog
- * functions and views only). The run lock is taken so (ResourceLock), its
- * statement pointing its connection at the run's schema: the run's
- * statements then go through that one connection with no `set` at all. An
- * unqualified table name before the connection is pointed would resolve
- * against whatever schema it points at: never send one.
+ * @deprecated — for files still being converted; removed at merge. Every
+ * connection is as `db`'s now: use `db`.
  */
 export function unpointed(db: Kysely<Database>): Kysely<Database> {
-  const root = pools.get(db);
-  if (!root) throw new Error('unpointed needs an instance made by createDatabase');
-  root.unpointed ??= new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: unpointedPool(root.pool) }),
-  });
-  return root.unpointed;
+  return db;
 }
 
 /** How many connections the pool of `db` holds now (idle or in use): the bench's figure. */

@@ -20,7 +20,7 @@ type Db = Kysely<Database> | Transaction<Database>;
 export async function listResourcesIn(db: Db, schema: string): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`
     select substring(obj_description(c.oid, 'pg_class') from ${`^${LIST_RESOURCE_MARKER} ([a-z][a-z0-9_]*):`}) as name
-    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
     where n.nspname = ${schema} and c.relkind in ('r', 'v') and c.relname like '%\\_data'
       and obj_description(c.oid, 'pg_class') like ${`${LIST_RESOURCE_MARKER} %`}
     order by 1`.execute(db);

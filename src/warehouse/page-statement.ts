@@ -7,6 +7,8 @@ import { trackingLinksPage } from './sql/tracking-links-page.js';
 
 /** What one page statement is given. */
 export interface PageStatementInput {
+  /** The account whose rows the page is (the key of every shared table it writes). */
+  account: string;
   /** The resource's name, as stored in rejected_records.resource. */
   resource: string;
   runId: string;
@@ -135,7 +137,10 @@ export function rejectedRecordsText(
  *   table holds them as they are (sql/unchanged-records.ts);
  * - `$5` whether to record a version of each record that changed in the
  *   history table (HIRESYNC_HISTORY);
- * - tracking links only, `$6`: whether the good records are known to carry
+ * - `$6` the account (text): the key of every shared table the statement
+ *   reads or writes, bound in each insert and filter (the statement names
+ *   the shared tables `hiresync.data_<table>`, never an account's view);
+ * - tracking links only, `$7`: whether the good records are known to carry
  *   distinct ids, so that no de-duplication is needed. Records stored as sent
  *   are sorted by id whatever their ids (inserts in id order are the faster
  *   ones there, sort included), and de-duplicated on the way.
@@ -149,6 +154,7 @@ export function pageParameters(input: PageStatementInput, storage: StorageKind):
     input.runId,
     [...input.rejected.map((r) => r.index), ...(input.unchanged ?? [])],
     input.history,
+    input.account,
   ];
   return storage === 'tracking_links' ? [...values, input.distinctIds] : values;
 }

@@ -50,25 +50,14 @@ export interface HeldResourceLock {
   /** Releases the lock; bounded in time, never throws. */
   release: () => Promise<void>;
   /**
-   * The connection that holds the lock, pointed at the `schema` it was taken
-   * for (see {@link ResourceLock.tryAcquire}), until `release`: the run's
-   * statements may go through it, one connection per run, no checkout or
-   * `set search_path` each, and a write committed on it was made under the
-   * lock (a session's advisory lock lives as long as its connection). Its
-   * heartbeat waits for the statement or transaction in hand.
+   * The connection that holds the lock, until `release`: the run's
+   * statements may go through it, one connection per run, no checkout each,
+   * and a write committed on it was made under the lock (a session's
+   * advisory lock lives as long as its connection). Its heartbeat waits for
+   * the statement or transaction in hand. Nothing about the run's account
+   * lives in it: every statement binds the account itself.
    */
   session: Kysely<Database>;
-}
-
-/** Options of {@link ResourceLock.tryAcquire}. */
-export interface TryAcquireOptions {
-  /**
-   * Points the lock's connection at this schema (`search_path`), in the
-   * statement that takes the lock, for the run's statements to go through
-   * it (see {@link HeldResourceLock.session}). Take such locks from an
-   * instance whose checkouts need no `set` (database.ts's `unpointed`).
-   */
-  schema?: string;
 }
 
 /** How long a release may wait for the unlock before giving the connection up. */
@@ -98,10 +87,7 @@ export class ResourceLock {
   }
 
   /** Takes the lock of `name` if it is free; undefined when another session holds it. */
-  async tryAcquire(
-    name: string,
-    options: TryAcquireOptions = {},
-  ): Promise<HeldResourceLock | undefined> {
+  async tryAcquire(name: string): Promise<HeldResourceLock | undefined> {
     if (this.#held.has(name)) return undefined;
     const key = runLockKey(name).toString();
     const lost = new AbortController();
@@ -114,18 +100,11 @@ export class ResourceLock {
       release = resolve;
     });
     let session: Kysely<Database> | undefined;
-    const pointAt =
-      options.schema === undefined
-        ? sql``
-        : sql`,
-      set_config('search_path', ${`"${options.schema}"`}, false) as search_path`;
     const done = this.#db
       .connection()
       .execute(async (conn) => {
         const { rows } = await sql<{ ok: boolean; pid: number }>`
-          select pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid${pointAt}`.execute(
-          conn,
-        );
+          select pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid`.execute(conn);
         const row = rows[0];
         if (!row?.ok) {
           settle(undefined);
@@ -204,11 +183,11 @@ export class ResourceLock {
     const key = BigInt.asUintN(64, runLockKey(name));
     const { rows } = await sql<{ held: boolean }>`
       select exists (
-        select 1 from pg_locks
+        select 1 from pg_catalog.pg_locks
         where locktype = 'advisory' and classid = ${String(key >> 32n)}::bigint::oid
           and objid = ${String(key & 0xffffffffn)}::bigint::oid and objsubid = 1
           and pid = ${held.pid}::int and granted
-          and database = (select oid from pg_database where datname = current_database())
+          and database = (select d.oid from pg_catalog.pg_database d where d.datname = current_database())
       ) as held`.execute(trx);
     if (!rows[0]?.held) {
       throw new ResourceLockLostError(
@@ -236,6 +215,10 @@ export function isReferenceTable(table: string): table is ReferenceTable {
 const referenceLockTexts = new Map<string, string>();
 
 /**
+ * @deprecated — for files still being converted; removed at merge: use
+ * {@link accountReferenceLocksText}, which takes the same locks with the
+ * account's schema bound rather than read from the connection.
+ *
  * The statement that takes, for the rest of the transaction, the write lock of
  * each of `tables` in the current account schema: an advisory lock keyed
  * (LOCK_SPACE, hashtext of `schema.table`), so two accounts never wait on each
@@ -262,6 +245,41 @@ export function referenceLocksText(tables: readonly ReferenceTable[]): string {
     );
     text = `select ${locks.join(', ')}`;
     referenceLockTexts.set(key, text);
+  }
+  return text;
+}
+
+const accountLockTexts = new Map<string, string>();
+
+/**
+ * The statement that takes, for the rest of the transaction, the write lock of
+ * each of `tables` of an account, its schema bound as `$1` (text): an
+ * advisory lock keyed (LOCK_SPACE, hashtext of `schema.table`), so two
+ * accounts never wait on each other (a hash collision only makes them wait,
+ * never write wrong). The same keys as ever: `public.job_boards` for
+ * `default`, `acme.job_boards` for acme.
+ *
+ * Why: a tracking-links page (nested copies) and a reference list's page or
+ * sweep of one account can write the same id at once. Under read committed
+ * the second statement waits on the first's row lock, with its snapshot taken
+ * before the wait: it then fails to close the version the first opened and
+ * opens its own, two open versions of one id. Run as a statement of its own
+ * BEFORE the writing statement, the lock is held before that statement's
+ * snapshot is taken, so the second writer sees the first's versions. One
+ * cheap statement per page (no row is read). Locks are taken in the order of
+ * {@link REFERENCE_TABLES} (select-list items are evaluated left to right),
+ * so two writers of several tables never deadlock.
+ */
+export function accountReferenceLocksText(tables: readonly ReferenceTable[]): string {
+  const ordered = REFERENCE_TABLES.filter((table) => tables.includes(table));
+  const key = ordered.join(',');
+  let text = accountLockTexts.get(key);
+  if (text === undefined) {
+    const locks = ordered.map(
+      (table) => `pg_advisory_xact_lock(${LOCK_SPACE}, hashtext($1::text || '.${table}'))`,
+    );
+    text = `select ${locks.join(', ')}`;
+    accountLockTexts.set(key, text);
   }
   return text;
 }

@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
+import { DEFAULT_ACCOUNT, runKey, schemaOf } from '../account-name.js';
 import type { RecordPolicy } from '../privacy/police-page.js';
 import type {
   CompletedRuns,
@@ -13,6 +13,7 @@ import type {
   RunTotals,
   TypedViewRefresh,
 } from '../sync/ports.js';
+import { inSchema } from './database.js';
 import type { StoredResource } from './page-statement.js';
 import { refreshTypedView } from './refresh-typed-view.js';
 import type { ResourceLock } from './resource-lock.js';
@@ -59,6 +60,12 @@ export interface KyselyRunStoreOptions {
    * tables this schema lacks.
    */
   ensureListResource?: (name: string) => Promise<void>;
+  /**
+   * The instance made by createDatabase whose pool `db` is of (its own
+   * when not given): what the typed views' refresh takes its connections
+   * from while it is being converted (removed at merge).
+   */
+  root?: Kysely<Database>;
   /** When given, a sweep runs only while its run holds the resource's Postgres lock. */
   resourceLock?: ResourceLock;
   /**
@@ -67,7 +74,11 @@ export interface KyselyRunStoreOptions {
    * lock, and needs no look at pg_locks first.
    */
   holdsLock?: boolean;
-  /** The account whose schema `db` writes (its locks are named by account and resource). Default `default`. */
+  /**
+   * The account whose rows this store reads and writes: bound in every
+   * statement (its locks are named by account and resource too). Default
+   * `default`.
+   */
   account?: string;
   /**
    * Runs in every page and sweep transaction, after the lock check; throws to
@@ -86,20 +97,26 @@ export interface KyselyRunStoreOptions {
 export class KyselyRunStore implements RunStore {
   readonly #db: Kysely<Database>;
   readonly #options: KyselyRunStoreOptions;
+  readonly #account: string;
 
   constructor(db: Kysely<Database>, options: KyselyRunStoreOptions) {
     this.#db = db;
     this.#options = options;
+    this.#account = options.account ?? DEFAULT_ACCOUNT;
   }
 
   /**
    * This store over `session`, the connection that holds a run's Postgres
-   * lock (HeldResourceLock.session), pointed at this store's schema: the
-   * run's statements then take no connection each, and its writes no
-   * pg_locks check (the lock is held as long as the connection lives).
+   * lock (HeldResourceLock.session): the run's statements then take no
+   * connection each, and its writes no pg_locks check (the lock is held as
+   * long as the connection lives).
    */
   over(session: Kysely<Database>): KyselyRunStore {
-    return new KyselyRunStore(session, { ...this.#options, holdsLock: true });
+    return new KyselyRunStore(session, {
+      ...this.#options,
+      root: this.#options.root ?? this.#db,
+      holdsLock: true,
+    });
   }
 
   async createRun(run: {
@@ -109,13 +126,17 @@ export class KyselyRunStore implements RunStore {
   }): Promise<string> {
     const stored = this.#resource(run.resource);
     if (stored.onDemand) await this.#ensureTables(stored);
-    return createRun(this.#db, run);
+    return createRun(this.#db, this.#account, run);
   }
 
-  /** Makes a list resource's tables when this schema lacks them (a name new to HIRESYNC_RESOURCES). */
+  /**
+   * Makes a list resource's tables when the account's schema lacks its view
+   * (a name new to HIRESYNC_RESOURCES).
+   */
   async #ensureTables(stored: StoredResource): Promise<void> {
     const { rows } = await sql<{ present: boolean }>`
-      select to_regclass(${stored.table}) is not null as present`.execute(this.#db);
+      select to_regclass(format('%I.%I', ${schemaOf(this.#account)}::text, ${stored.table}::text))
+        is not null as present`.execute(this.#db);
     if (rows[0]?.present) return;
     if (!this.#options.ensureListResource) {
       throw new Error(`table ${stored.table} of resource ${stored.name} does not exist`);
@@ -124,14 +145,14 @@ export class KyselyRunStore implements RunStore {
   }
 
   async runOutcome(runId: string): Promise<'running' | 'succeeded' | 'failed' | undefined> {
-    return (await getRun(this.#db, runId))?.outcome;
+    return (await getRun(this.#db, this.#account, runId))?.outcome;
   }
 
   completedRuns(
     resource: ResourceName,
     updated?: { lookbackMs: number; filterPrefix: string },
   ): Promise<CompletedRuns> {
-    return completedRuns(this.#db, resource, updated);
+    return completedRuns(this.#db, this.#account, resource, updated);
   }
 
   preparePage(resource: ResourceName, page: Page): StoredPage {
@@ -158,6 +179,7 @@ export class KyselyRunStore implements RunStore {
     return writePage(
       this.#db,
       {
+        account: this.#account,
         resource: this.#resource(resource),
         runId,
         pageNumber: page.number,
@@ -174,14 +196,14 @@ export class KyselyRunStore implements RunStore {
   }
 
   resetProgress(runId: string): Promise<void> {
-    return resetRunProgress(this.#db, runId);
+    return resetRunProgress(this.#db, this.#account, runId);
   }
 
   /** The checks of a resource's writes: its lock, when this store runs under resource locks, and assertWritable. */
   #assertLocked(resource: ResourceName) {
     const { resourceLock, assertWritable, holdsLock } = this.#options;
     const lock = holdsLock ? undefined : resourceLock;
-    const name = runKey(this.#options.account ?? DEFAULT_ACCOUNT, resource);
+    const name = runKey(this.#account, resource);
     if (!lock && !assertWritable) return undefined;
     return async (trx: Transaction<Database>) => {
       await lock?.assertHeld(name, trx);
@@ -202,7 +224,7 @@ export class KyselyRunStore implements RunStore {
   ): Promise<number> {
     const stored = this.#resource(resource);
     if (!stored.sweeps) return Promise.resolve(0);
-    return sweepDeletions(this.#db, runId, {
+    return sweepDeletions(this.#db, this.#account, runId, {
       table: stored.table,
       maxDeleteFraction: this.#options.maxDeleteFraction,
       allowMassDelete: options.allowMassDelete,
@@ -218,14 +240,22 @@ export class KyselyRunStore implements RunStore {
   ): Promise<TypedViewRefresh | undefined> {
     const stored = this.#resource(resource);
     if (stored.typedView === undefined) return undefined;
-    return refreshTypedView(this.#db, { view: stored.typedView, table: stored.table }, runId);
+    // Bridge while refresh-typed-view.ts still reads the account's schema
+    // from its connection's search_path (being converted; removed at merge):
+    // the pool's instance pointed there, as before.
+    const db = this.#options.root ?? this.#db;
+    return refreshTypedView(
+      inSchema(db, schemaOf(this.#account)),
+      { view: stored.typedView, table: stored.table },
+      runId,
+    );
   }
 
   finishRun(runId: string, outcome: { outcome: 'failed'; error: string }): Promise<void> {
-    return finishRun(this.#db, runId, outcome);
+    return finishRun(this.#db, this.#account, runId, outcome);
   }
 
   completeRun(resource: ResourceName, runId: string): Promise<RunTotals> {
-    return completeRun(this.#db, runId, this.#resource(resource).table);
+    return completeRun(this.#db, this.#account, runId, this.#resource(resource).table);
   }
 }

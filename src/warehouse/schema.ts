@@ -208,7 +208,17 @@ export interface ErasuresTable {
   note: string | null;
 }
 
+/** The key column every shared table leads with: the account the row belongs to. */
+export interface AccountKey {
+  account: string;
+}
+
 export interface Database {
+  /**
+   * Every account's runs (migration hiresync/0009): hiresync's statements
+   * name it so, the account a bound parameter in their key or filter.
+   */
+  'hiresync.data_sync_runs': SyncRunsTable & AccountKey;
   job_boards: JobBoardsTable;
   referrers: ReferrersTable;
   sources: SourcesTable;

@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import { accountViewsText, ident, literal, sharedTable, sharedTables } from './account-views.js';
 import { LOCK_SPACE, lockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
+import { sharedRelation } from './sql/shared-relation.js';
 
 type Trx = Transaction<Database>;
 
@@ -131,10 +132,9 @@ export async function createListResourceViews(
   }
   await sql.raw(statements.join(';\n')).execute(trx);
   // Its typed view, filled at the end of its first full run (see refresh-typed-view.ts).
-  await sql`insert into ${sql.id(schema, 'typed_views')} (view, source_table)
-    values (${flat}, ${listResourceTable(name)}) on conflict (account, view) do nothing`.execute(
-    trx,
-  );
+  await sql`insert into ${sql.raw(sharedRelation('typed_views'))} (account, view, source_table)
+    values (${account}, ${flat}, ${listResourceTable(name)})
+    on conflict (account, view) do nothing`.execute(trx);
   const { rows } = await sql<{ present: boolean }>`
     select to_regclass(${`${ident(schema)}.${ident(flat)}`}) is not null as present`.execute(trx);
   if (!rows[0]?.present) {

@@ -1,25 +1,52 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
+import { schemaOf } from '../account-name.js';
 import { DeletionGuardError, type DeletionGuardHint } from '../errors.js';
 import type { CompletedRuns, ResourceName, RunMode, RunTotals } from '../sync/ports.js';
 import { type HistoryTarget, versionCtes } from './history.js';
-import { isReferenceTable, referenceLocksText } from './resource-lock.js';
+import { accountReferenceLocksText, isReferenceTable } from './resource-lock.js';
 import type { Database, SyncRun } from './schema.js';
+import { sharedRelation } from './sql/shared-relation.js';
 
-/** Starts a run: a `running` row in sync_runs. Returns its id. */
+/**
+ * Every statement here names the shared tables (hiresync.data_<table>) and
+ * binds `account`, the account whose runs and rows they are, in its key or
+ * filter.
+ */
+
+/** The account's rows of shared table `table`, qualified, for a `from`. */
+function shared(table: string) {
+  return sql.raw(sharedRelation(table));
+}
+
+/** Starts a run of `account`: a `running` row in its sync_runs. Returns its id. */
 export async function createRun(
   db: Kysely<Database>,
+  account: string,
   run: { resource: ResourceName; mode: RunMode; filter?: string | undefined },
 ): Promise<string> {
   const row = await db
-    .insertInto('sync_runs')
-    .values({ resource: run.resource, mode: run.mode, filter: run.filter ?? null })
+    .insertInto('hiresync.data_sync_runs')
+    .values({ account, resource: run.resource, mode: run.mode, filter: run.filter ?? null })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
 }
 
-export async function getRun(db: Kysely<Database>, runId: string): Promise<SyncRun | undefined> {
-  return db.selectFrom('sync_runs').selectAll().where('id', '=', runId).executeTakeFirst();
+/** Run `runId` of `account`. */
+export async function getRun(
+  db: Kysely<Database>,
+  account: string,
+  runId: string,
+): Promise<SyncRun | undefined> {
+  const row = await db
+    .selectFrom('hiresync.data_sync_runs')
+    .selectAll()
+    .where('account', '=', account)
+    .where('id', '=', runId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { account: _, ...run } = row;
+  return run;
 }
 
 /**
@@ -30,25 +57,28 @@ export async function getRun(db: Kysely<Database>, runId: string): Promise<SyncR
  */
 export async function finishRun(
   db: Kysely<Database>,
+  account: string,
   runId: string,
   outcome: { outcome: 'succeeded' } | { outcome: 'failed'; error: string },
   /** Where each resource's records are, for the count of a succeeded run. */
   tables?: ReadonlyMap<ResourceName, { table: string }>,
 ): Promise<void> {
-  const run = outcome.outcome === 'succeeded' ? await getRun(db, runId) : undefined;
+  const run = outcome.outcome === 'succeeded' ? await getRun(db, account, runId) : undefined;
   const table = run ? tables?.get(run.resource)?.table : undefined;
   await db
-    .updateTable('sync_runs')
+    .updateTable('hiresync.data_sync_runs')
     .set({
       outcome: outcome.outcome,
       finished_at: sql<string>`now()`,
       error: outcome.outcome === 'failed' ? outcome.error.slice(0, 4000) : null,
       ...(table
         ? {
-            records: sql<string>`(select count(*) from ${sql.table(table)} where last_seen_run_id = ${runId}::bigint)`,
+            records: sql<string>`(select count(*) from ${shared(table)} r
+              where r.account = ${account}::text and r.last_seen_run_id = ${runId}::bigint)`,
           }
         : {}),
     })
+    .where('account', '=', account)
     .where('id', '=', runId)
     // A run ends once: a late failure report never turns a succeeded run into a failed one.
     .where('outcome', '=', 'running')
@@ -88,10 +118,11 @@ export interface SweepOptions {
  */
 export async function sweepDeletions(
   db: Kysely<Database>,
+  account: string,
   runId: string,
   options: SweepOptions,
 ): Promise<number> {
-  const run = await getRun(db, runId);
+  const run = await getRun(db, account, runId);
   if (run?.mode !== 'full' || run.filter !== null || run.outcome === 'failed') return 0;
   const table = options.table;
   const maxFraction = options.maxDeleteFraction ?? 0.5;
@@ -100,12 +131,18 @@ export async function sweepDeletions(
     // A reference list's sweep and a tracking-links page of the account may
     // version one row at once: serialised like the page writers (see
     // referenceLocksText), before the statements below take their snapshots.
-    if (isReferenceTable(table)) await sql.raw(referenceLocksText([table])).execute(trx);
-    const unseen = sql`last_seen_run_id is distinct from ${runId}::bigint
-      and synced_at < ${run.started_at}::timestamptz`;
+    if (isReferenceTable(table)) {
+      await trx.executeQuery(
+        CompiledQuery.raw(accountReferenceLocksText([table]), [schemaOf(account)]),
+      );
+    }
+    const unseen = sql`t.last_seen_run_id is distinct from ${runId}::bigint
+      and t.synced_at < ${run.started_at}::timestamptz`;
     const { rows } = await sql<{ live: string; unseen: string }>`
       select count(*) as live, count(*) filter (where ${unseen}) as unseen
-      from ${sql.table(table)} where deleted_at is null`.execute(trx);
+      from ${shared(table)} t where t.account = ${account}::text and t.deleted_at is null`.execute(
+      trx,
+    );
     const live = Number(rows[0]?.live ?? 0);
     const wouldDelete = Number(rows[0]?.unseen ?? 0);
     if (wouldDelete === 0) return 0;
@@ -114,17 +151,18 @@ export async function sweepDeletions(
     }
     const history = options.history;
     const { rows: swept } = await sql<{ deleted: string }>`with swept as (
-        update ${sql.table(table)} as t set deleted_at = now(), changed_at = statement_timestamp()
-        where deleted_at is null and ${unseen}
+        update ${shared(table)} as t set deleted_at = now(), changed_at = statement_timestamp()
+        where t.account = ${account}::text and t.deleted_at is null and ${unseen}
         returning t.id, true as changed, true as replaced${history ? sql`, t.${sql.ref(history.recordColumn)} as rec` : sql``}
-      )${history ? sql`, ${versionCtes(history, 'swept', runId, true)}` : sql``}
+      )${history ? sql`, ${versionCtes(history, 'swept', runId, true, account)}` : sql``}
       select count(*) as deleted from swept`.execute(trx);
     const deleted = Number(swept[0]?.deleted ?? 0);
     // Counted in the sweep's own transaction: a run resumed after a crash
     // between the sweep and its end sweeps nothing more, and keeps the count.
     await trx
-      .updateTable('sync_runs')
+      .updateTable('hiresync.data_sync_runs')
       .set({ deleted: sql<string>`deleted + ${deleted}` })
+      .where('account', '=', account)
       .where('id', '=', runId)
       .execute();
     return deleted;
@@ -150,20 +188,21 @@ export async function sweepDeletions(
  */
 export async function completedRuns(
   db: Kysely<Database>,
+  account: string,
   resource: ResourceName,
   updated?: { lookbackMs: number; filterPrefix: string },
 ): Promise<CompletedRuns> {
   const since = updated
     ? sql<string | null>`(
         select to_char(
-          (least(api_started_at, started_at) - make_interval(secs => ${updated.lookbackMs / 1000}::float8))
+          (least(r.api_started_at, r.started_at) - make_interval(secs => ${updated.lookbackMs / 1000}::float8))
             at time zone 'UTC',
           'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
         )
-        from sync_runs
-        where resource = ${resource} and outcome = 'succeeded'
-          and (mode = 'full' or strpos(coalesce(filter, ''), ${updated.filterPrefix}) > 0)
-        order by started_at desc
+        from ${shared('sync_runs')} r
+        where r.account = ${account}::text and r.resource = ${resource} and r.outcome = 'succeeded'
+          and (r.mode = 'full' or strpos(coalesce(r.filter, ''), ${updated.filterPrefix}) > 0)
+        order by r.started_at desc
         limit 1)`
     : sql<null>`null::text`;
   const { rows } = await sql<{
@@ -175,16 +214,19 @@ export async function completedRuns(
   }>`
     select
       exists (
-        select 1 from sync_runs
-        where resource = ${resource} and outcome = 'succeeded' and mode = 'full'
+        select 1 from ${shared('sync_runs')} r
+        where r.account = ${account}::text and r.resource = ${resource} and r.outcome = 'succeeded'
+          and r.mode = 'full'
       ) as full_run_done,
-      (select max(max_id)::text from sync_runs where resource = ${resource} and outcome = 'succeeded')
+      (select max(r.max_id)::text from ${shared('sync_runs')} r
+        where r.account = ${account}::text and r.resource = ${resource} and r.outcome = 'succeeded')
         as highest_id,
       last.outcome as last_outcome, last.error as last_error,
       ${since} as updated_since
     from (select) as one
     left join lateral (
-      select outcome, error from sync_runs where resource = ${resource} order by id desc limit 1
+      select r.outcome, r.error from ${shared('sync_runs')} r
+      where r.account = ${account}::text and r.resource = ${resource} order by r.id desc limit 1
     ) as last on true`.execute(db);
   const row = rows[0];
   return {
@@ -206,21 +248,24 @@ export async function completedRuns(
  */
 export async function completeRun(
   db: Kysely<Database>,
+  account: string,
   runId: string,
   table: string,
 ): Promise<RunTotals> {
   const { rows } = await sql<{ pages: number; records: string; rejected: string; deleted: string }>`
     with done as (
-      update sync_runs set outcome = 'succeeded', finished_at = now(), error = null,
-        records = case when pages <= 1 then records
-          else (select count(*) from ${sql.table(table)} where last_seen_run_id = ${runId}::bigint) end
-      where id = ${runId}::bigint and outcome = 'running'
-      returning pages, records, rejected, deleted
+      update ${shared('sync_runs')} as s set outcome = 'succeeded', finished_at = now(), error = null,
+        records = case when s.pages <= 1 then s.records
+          else (select count(*) from ${shared(table)} t
+            where t.account = ${account}::text and t.last_seen_run_id = ${runId}::bigint) end
+      where s.account = ${account}::text and s.id = ${runId}::bigint and s.outcome = 'running'
+      returning s.pages, s.records, s.rejected, s.deleted
     )
     select pages, records, rejected, deleted from done
     union all
-    select pages, records, rejected, deleted from sync_runs
-    where id = ${runId}::bigint and not exists (select 1 from done)`.execute(db);
+    select s.pages, s.records, s.rejected, s.deleted from ${shared('sync_runs')} s
+    where s.account = ${account}::text and s.id = ${runId}::bigint
+      and not exists (select 1 from done)`.execute(db);
   const row = rows[0];
   return {
     pages: row?.pages ?? 0,
@@ -231,10 +276,15 @@ export async function completeRun(
 }
 
 /** Clears a run's counts when it restarts from its first page. */
-export async function resetRunProgress(db: Kysely<Database>, runId: string): Promise<void> {
+export async function resetRunProgress(
+  db: Kysely<Database>,
+  account: string,
+  runId: string,
+): Promise<void> {
   await db
-    .updateTable('sync_runs')
+    .updateTable('hiresync.data_sync_runs')
     .set({ pages: 0, records: 0, rejected: 0 })
+    .where('account', '=', account)
     .where('id', '=', runId)
     .execute();
 }

@@ -26,6 +26,8 @@ function statementText(storage: StorageKind, table: string): string {
 
 /** A page of an incremental run, to compare with what its table holds. */
 export interface PageToCompare {
+  /** The account whose rows to compare with (bound in every filter). */
+  account: string;
   storage: StorageKind;
   table: string;
   runId: string;
@@ -77,6 +79,7 @@ export async function findUnchanged(
       page.pageNumber,
       page.apiClock?.date ?? null,
       page.apiClock === undefined ? null : Math.round(page.apiClock.skewMs),
+      page.account,
     ]),
   );
   const row = rows[0];

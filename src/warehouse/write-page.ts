@@ -6,6 +6,7 @@ import {
   sql,
   type Transaction,
 } from 'kysely';
+import { schemaOf } from '../account-name.js';
 import type {
   ApiClockReading,
   PageWriteResult,
@@ -21,12 +22,15 @@ import {
   type WrittenRow,
 } from './page-statement.js';
 import { recordTexts, topLevelId } from './record-texts.js';
-import { type ReferenceTable, referenceLocksText } from './resource-lock.js';
+import { accountReferenceLocksText, type ReferenceTable } from './resource-lock.js';
 import type { Database } from './schema.js';
+import { sharedRelation } from './sql/shared-relation.js';
 import { findUnchanged, type UnchangedRecords } from './unchanged-page.js';
 
 /** A page to store: the body exactly as received, and its records parsed. */
 export interface PageToWrite {
+  /** The account whose rows the page is: bound in every statement that writes it. */
+  account: string;
   resource: StoredResource;
   runId: string;
   pageNumber: number;
@@ -106,7 +110,9 @@ const REFERENCE_TABLES_WRITTEN: Readonly<Record<StorageKind, readonly ReferenceT
 async function lockReferenceTables(db: Db, input: PageWrite): Promise<void> {
   const tables = REFERENCE_TABLES_WRITTEN[input.store.storage];
   if (tables.length === 0) return;
-  await db.executeQuery(CompiledQuery.raw(referenceLocksText(tables)));
+  await db.executeQuery(
+    CompiledQuery.raw(accountReferenceLocksText(tables), [schemaOf(input.account)]),
+  );
 }
 
 async function runStatement(db: Db, input: PageWrite): Promise<Omit<PageWriteResult, 'rejected'>> {
@@ -155,6 +161,7 @@ async function storeRejected(
       input.runId,
       input.pageNumber,
       input.history,
+      input.account,
     ]),
   );
 }
@@ -183,6 +190,7 @@ export async function writePage(
   const rejected = [...verdict.rejected];
   const distinctIds = verdict.distinctIds;
   const input: PageWrite = {
+    account: page.account,
     store: page.resource,
     resource: page.resource.name,
     runId: page.runId,
@@ -238,6 +246,7 @@ async function compare(
 ): Promise<UnchangedRecords | undefined> {
   try {
     return await findUnchanged(db, {
+      account: input.account,
       storage: input.store.storage,
       table: input.store.table,
       runId: input.runId,
@@ -334,8 +343,8 @@ async function insertRejectedText(
   text: string,
 ): Promise<void> {
   const insert = (raw: RawBuilder<unknown>) => sql`
-    insert into rejected_records (resource, run_id, page, raw, record_key, reason)
-    values (${input.resource}, ${input.runId}::bigint, ${input.pageNumber}::int, ${raw},
+    insert into ${sql.raw(sharedRelation('rejected_records'))} (account, resource, run_id, page, raw, record_key, reason)
+    values (${input.account}, ${input.resource}, ${input.runId}::bigint, ${input.pageNumber}::int, ${raw},
       concat_ws(':', ${input.pageNumber}::int, ${rejected.index}::int, md5(${text})), ${rejected.reason})
     on conflict (account, resource, run_id, record_key) do nothing`;
   const savepoint = await trx.savepoint('rejected').execute();
@@ -360,7 +369,7 @@ async function insertRejectedText(
  */
 async function recordProgress(db: Db, input: PageWrite, result: PageWriteResult): Promise<void> {
   await db
-    .updateTable('sync_runs')
+    .updateTable('hiresync.data_sync_runs')
     .set(() => ({
       pages: input.pageNumber,
       records: sql<string>`records + ${result.written}`,
@@ -373,6 +382,7 @@ async function recordProgress(db: Db, input: PageWrite, result: PageWriteResult)
           }
         : {}),
     }))
+    .where('account', '=', input.account)
     .where('id', '=', input.runId)
     .where('pages', '<', input.pageNumber)
     .execute();

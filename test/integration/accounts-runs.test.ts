@@ -5,7 +5,6 @@ import { runKey, schemaOf } from '../../src/account-name.js';
 import { ScheduleKeeper } from '../../src/queue/schedule-keeper.js';
 import { enqueueRun } from '../../src/queue/sync-job.js';
 import type { ScheduleTarget } from '../../src/queue/upsert-schedules.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import {
   type AccountsHarness,
   secretOf,
@@ -80,7 +79,8 @@ describe('runs of several accounts', () => {
     );
     // Each account's sync_runs says what it ran, and nothing of the others.
     for (const account of ['alpha', 'beta']) {
-      const runs = await inSchema(h.database.db, schemaOf(account))
+      const runs = await h.database.db
+        .withSchema(schemaOf(account))
         .selectFrom('sync_runs')
         .select(['resource', 'outcome'])
         .orderBy('resource')
@@ -104,7 +104,8 @@ describe('runs of several accounts', () => {
     ]);
     // Failed without retries: one list request.
     expect(h.sim.statsOf('alpha').listRequests).toBe(1);
-    const [run] = await inSchema(h.database.db, 'alpha')
+    const [run] = await h.database.db
+      .withSchema('alpha')
       .selectFrom('sync_runs')
       .select(['outcome', 'error'])
       .execute();
@@ -198,7 +199,8 @@ describe('runs of several accounts', () => {
       return states.every((s) => s === 'completed');
     }, 60_000);
     for (const account of ['alpha', 'beta']) {
-      const runs = await inSchema(h.database.db, account)
+      const runs = await h.database.db
+        .withSchema(account)
         .selectFrom('sync_runs')
         .select(['resource', 'started_at', 'finished_at', 'outcome'])
         .orderBy('id')

@@ -30,14 +30,14 @@ describe('a record only Postgres refuses, still listed by the API', () => {
     ['an integral id written 10.0', '{"id": 10.0, "title": "job 10"}'],
   ] as const) {
     it(`keeps its row out of the sweep (jobs: ${name})`, async () => {
-      const seed = await createRun(fx.db, { resource: 'jobs', mode: 'full' });
+      const seed = await createRun(fx.db, 'default', { resource: 'jobs', mode: 'full' });
       await writeJobs(jobsPage('{"id": 10, "title": "job 10"}'), seed);
-      await finishRun(fx.db, seed, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
+      await finishRun(fx.db, 'default', seed, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
       await sleep(5);
-      const run = await createRun(fx.db, { resource: 'jobs', mode: 'full' });
+      const run = await createRun(fx.db, 'default', { resource: 'jobs', mode: 'full' });
       const result = await writeJobs(jobsPage(later), run);
       expect(result.rejected.map((r) => r.index)).toEqual([9]);
-      await sweepDeletions(fx.db, run, { table: 'jobs' });
+      await sweepDeletions(fx.db, 'default', run, { table: 'jobs' });
       expect(await deleted('jobs')).toEqual([]);
     });
   }
@@ -46,14 +46,14 @@ describe('a record only Postgres refuses, still listed by the API', () => {
     const body = (boardId: string, updated: string) =>
       `[{"id": 1, "token": "a"}, {"id": 2, "token": "b"}, {"id": 3, "token": "c"},
         {"id": 4, "token": "d", "job_board": {"id": ${boardId}, "company_name": "Acme"}, "updated_at": "${updated}"}]`;
-    const seed = await createRun(fx.db, { resource: 'tracking_links', mode: 'full' });
+    const seed = await createRun(fx.db, 'default', { resource: 'tracking_links', mode: 'full' });
     await writeLinks(body('90', '2024-01-01T00:00:00Z'), seed);
-    await finishRun(fx.db, seed, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
+    await finishRun(fx.db, 'default', seed, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
     await sleep(5);
-    const run = await createRun(fx.db, { resource: 'tracking_links', mode: 'full' });
+    const run = await createRun(fx.db, 'default', { resource: 'tracking_links', mode: 'full' });
     const result = await writeLinks(body('90.0', '2024-01-01T00:00:00+99:00'), run);
     expect(result.rejected.map((r) => r.index)).toEqual([3]);
-    await sweepDeletions(fx.db, run, { table: 'tracking_links' });
+    await sweepDeletions(fx.db, 'default', run, { table: 'tracking_links' });
     expect(await deleted('tracking_links')).toEqual([]);
   });
 });
@@ -64,17 +64,18 @@ describe('nested rows across runs', () => {
 
   it("take a later run's copy even when the newest link of an earlier run is gone", async () => {
     // Run 1: board 90 seen on link 1 (updated in May) and link 2 (January).
-    const r1 = await createRun(fx.db, { resource: 'tracking_links', mode: 'full' });
+    const r1 = await createRun(fx.db, 'default', { resource: 'tracking_links', mode: 'full' });
     await writeLinks(
       `[${link(1, 90, 'Acme', '2024-05-01T00:00:00Z')}, ${link(2, 90, 'Acme', '2024-01-01T00:00:00Z')}]`,
       r1,
     );
-    await finishRun(fx.db, r1, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
+    await finishRun(fx.db, 'default', r1, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
     // Link 1 is deleted (or moved to another board); later the board is renamed.
     // Every copy the API now sends says "Acme Corp", on links older than May.
-    const r2 = await createRun(fx.db, { resource: 'tracking_links', mode: 'full' });
+    const r2 = await createRun(fx.db, 'default', { resource: 'tracking_links', mode: 'full' });
     await writeLinks(`[${link(2, 90, 'Acme Corp', '2024-01-01T00:00:00Z')}]`, r2);
     const board = await fx.db
+      .withSchema('public')
       .selectFrom('job_boards')
       .select('company_name')
       .where('id', '=', '90')
@@ -85,37 +86,45 @@ describe('nested rows across runs', () => {
 
 describe('a records key present twice in a body', () => {
   it('is read as JSON.parse and Postgres read it (the last one), also record by record', async () => {
-    const run = await createRun(fx.db, { resource: 'jobs', mode: 'full' });
+    const run = await createRun(fx.db, 'default', { resource: 'jobs', mode: 'full' });
     const body = `{"data": [{"id": 1}, {"id": 2}], "data": [{"id": 3}, {"id": 4, "t": "\\u0000"}]}`;
     await writeJobs(body, run, 1, 'data');
-    const rows = await fx.db.selectFrom('jobs').select('id').orderBy('id').execute();
+    const rows = await fx.db
+      .withSchema('public')
+      .selectFrom('jobs')
+      .select('id')
+      .orderBy('id')
+      .execute();
     expect(rows.map((r) => r.id)).toEqual(['3']);
   });
 });
 
 describe('run bookkeeping', () => {
   it('keeps the deleted count when a run sweeps again after a crash between its sweep and its end', async () => {
-    const seed = await createRun(fx.db, { resource: 'jobs', mode: 'full' });
+    const seed = await createRun(fx.db, 'default', { resource: 'jobs', mode: 'full' });
     await writeJobs('[{"id": 1}, {"id": 2}, {"id": 3}]', seed);
-    await finishRun(fx.db, seed, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
+    await finishRun(fx.db, 'default', seed, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
     await sleep(5);
-    const run = await createRun(fx.db, { resource: 'jobs', mode: 'full' });
+    const run = await createRun(fx.db, 'default', { resource: 'jobs', mode: 'full' });
     await writeJobs('[{"id": 1}, {"id": 2}]', run);
-    expect(await sweepDeletions(fx.db, run, { table: 'jobs' })).toBe(1);
+    expect(await sweepDeletions(fx.db, 'default', run, { table: 'jobs' })).toBe(1);
     // crash here; the resumed run re-reads its last page and sweeps again
     await writeJobs('[{"id": 1}, {"id": 2}]', run);
-    const again = await sweepDeletions(fx.db, run, { table: 'jobs' });
+    const again = await sweepDeletions(fx.db, 'default', run, { table: 'jobs' });
     expect(again).toBe(0);
-    await finishRun(fx.db, run, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
-    expect((await getRun(fx.db, run))?.deleted).toBe('1');
+    await finishRun(fx.db, 'default', run, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
+    expect((await getRun(fx.db, 'default', run))?.deleted).toBe('1');
   });
 
   it('never turn a succeeded run into a failed one when a failure is reported late', async () => {
-    const run = await createRun(fx.db, { resource: 'jobs', mode: 'full' });
-    await finishRun(fx.db, run, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
+    const run = await createRun(fx.db, 'default', { resource: 'jobs', mode: 'full' });
+    await finishRun(fx.db, 'default', run, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
     // the processor's final-attempt path calls this for the checkpoint's run id
-    await finishRun(fx.db, run, { outcome: 'failed', error: 'redis blip after success' });
-    expect((await getRun(fx.db, run))?.outcome).toBe('succeeded');
+    await finishRun(fx.db, 'default', run, {
+      outcome: 'failed',
+      error: 'redis blip after success',
+    });
+    expect((await getRun(fx.db, 'default', run))?.outcome).toBe('succeeded');
   });
 });
 

@@ -45,23 +45,23 @@ function writeJobs(body: string, runId: string, pageNumber = 1) {
 
 const deletedIds = (table: 'tracking_links' | 'jobs') => fx.deletedIds(table);
 
-const fullRun = () => createRun(fx.db, { resource: 'tracking_links', mode: 'full' });
+const fullRun = () => createRun(fx.db, 'default', { resource: 'tracking_links', mode: 'full' });
 
 describe('the deletion sweep against overlapping runs', () => {
   it('never marks a row that another run wrote after the sweeping run began', async () => {
     const links = [link(), link(), link(), link()];
     const seed = await fullRun();
     await writeLinks(links, seed);
-    await finishRun(fx.db, seed, { outcome: 'succeeded' });
+    await finishRun(fx.db, 'default', seed, { outcome: 'succeeded' });
     // Run A starts; run B (another deployment, another Redis) starts and
     // writes everything; A has seen only the first link when it sweeps.
     const a = await fullRun();
     const b = await fullRun();
     await writeLinks(links, b);
     await writeLinks([links[0]], a);
-    expect(await sweepDeletions(fx.db, a, { table: 'tracking_links', maxDeleteFraction: 1 })).toBe(
-      0,
-    );
+    expect(
+      await sweepDeletions(fx.db, 'default', a, { table: 'tracking_links', maxDeleteFraction: 1 }),
+    ).toBe(0);
     expect(await deletedIds('tracking_links')).toEqual([]);
   });
 
@@ -71,7 +71,7 @@ describe('the deletion sweep against overlapping runs', () => {
     await writeLinks(links, seed);
     const next = await fullRun();
     await writeLinks(links.slice(0, 2), next);
-    expect(await sweepDeletions(fx.db, next, { table: 'tracking_links' })).toBe(1);
+    expect(await sweepDeletions(fx.db, 'default', next, { table: 'tracking_links' })).toBe(1);
     expect(await deletedIds('tracking_links')).toEqual([String(links[2]?.id)]);
   });
 });
@@ -83,7 +83,7 @@ describe('the deletion guard', () => {
     await writeLinks(links, seed);
     const empty = await fullRun();
     await writeLinks([], empty); // one `200 []`
-    const error = await sweepDeletions(fx.db, empty, {
+    const error = await sweepDeletions(fx.db, 'default', empty, {
       table: 'tracking_links',
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DeletionGuardError);
@@ -99,11 +99,14 @@ describe('the deletion guard', () => {
     await writeLinks(links, seed);
     const half = await fullRun();
     await writeLinks(links.slice(0, 5), half);
-    expect(await sweepDeletions(fx.db, half, { table: 'tracking_links' })).toBe(5);
+    expect(await sweepDeletions(fx.db, 'default', half, { table: 'tracking_links' })).toBe(5);
     const confirmed = await fullRun();
     await writeLinks([], confirmed);
     expect(
-      await sweepDeletions(fx.db, confirmed, { table: 'tracking_links', allowMassDelete: true }),
+      await sweepDeletions(fx.db, 'default', confirmed, {
+        table: 'tracking_links',
+        allowMassDelete: true,
+      }),
     ).toBe(5);
     expect(await deletedIds('tracking_links')).toHaveLength(10);
   });
@@ -131,15 +134,16 @@ describe('the deletion guard', () => {
 
 describe("the deletion guard's hint", () => {
   async function guardMessage(resource: 'jobs' | 'tracking_links', account: string) {
-    const seedRun = await createRun(fx.db, { resource, mode: 'full' });
-    if (resource === 'jobs') {
-      await writeJobs(JSON.stringify([{ id: 1 }, { id: 2 }, { id: 3 }]), seedRun);
-    } else {
-      await writeLinks([link(), link(), link()], seedRun);
-    }
-    await finishRun(fx.db, seedRun, { outcome: 'succeeded' });
-    const empty = await createRun(fx.db, { resource, mode: 'full' });
+    // The account's own rows: the store binds its account in every statement.
     const store = new KyselyRunStore(fx.db, { resources: BUILT_IN_RESOURCES, account });
+    const records =
+      resource === 'jobs' ? [{ id: 1 }, { id: 2 }, { id: 3 }] : [link(), link(), link()];
+    const body = JSON.stringify(records);
+    const seedRun = await store.createRun({ resource, mode: 'full' });
+    const url = 'https://api.example/v3/list';
+    await store.writePage(resource, seedRun, { number: 1, url, nextUrl: undefined, body, records });
+    await store.completeRun(resource, seedRun);
+    const empty = await store.createRun({ resource, mode: 'full' });
     const error = await store.sweepDeletions(resource, empty).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DeletionGuardError);
     return (error as Error).message;
@@ -185,9 +189,13 @@ describe('a record the API still returns but hiresync rejects', () => {
     const next = await fullRun();
     const result = await writeLinks([good, { ...later, updated_at: '2024-05-01T10:00:00' }], next);
     expect(result.rejected).toHaveLength(1);
-    expect(await sweepDeletions(fx.db, next, { table: 'tracking_links' })).toBe(0);
+    expect(await sweepDeletions(fx.db, 'default', next, { table: 'tracking_links' })).toBe(0);
     expect(await deletedIds('tracking_links')).toEqual([]);
-    const rejected = await fx.db.selectFrom('rejected_records').select('raw').execute();
+    const rejected = await fx.db
+      .withSchema('public')
+      .selectFrom('rejected_records')
+      .select('raw')
+      .execute();
     expect(rejected.map((r) => (r.raw as { id: number }).id)).toEqual([later.id]);
   });
 });
@@ -206,6 +214,7 @@ describe('newest nested values win across pages', () => {
       2,
     );
     const referrer = await fx.db
+      .withSchema('public')
       .selectFrom('referrers')
       .selectAll()
       .where('id', '=', '71')
@@ -223,6 +232,7 @@ describe('newest nested values win across pages', () => {
       4,
     );
     const after = await fx.db
+      .withSchema('public')
       .selectFrom('referrers')
       .select(['name', 'source_updated_at'])
       .where('id', '=', '71')
@@ -246,6 +256,7 @@ describe('a page holding one record Postgres cannot take', () => {
     expect(result.written).toBe(2);
     expect(result.rejected.map((r) => r.index)).toEqual([2]);
     const rows = await fx.db
+      .withSchema('public')
       .selectFrom('tracking_links')
       .select(['id', 'token', 'created_at'])
       .orderBy('id')
@@ -260,13 +271,17 @@ describe('a page holding one record Postgres cannot take', () => {
   it('keeps the refused record in rejected_records with its exact text', async () => {
     const run = await fullRun();
     await writeLinks([], run, 1, NUL_BODY);
-    const [row] = await fx.db.selectFrom('rejected_records').select(['raw', 'reason']).execute();
+    const [row] = await fx.db
+      .withSchema('public')
+      .selectFrom('rejected_records')
+      .select(['raw', 'reason'])
+      .execute();
     expect(row?.raw).toBe('{"id": 9007199254740995, "token": "bad\\u0000token"}');
     expect(row?.reason).toMatch(/Postgres refused it/);
   });
 
   it('keeps digits and decimals of jobs exactly as sent', async () => {
-    const run = await createRun(fx.db, { resource: 'jobs', mode: 'full' });
+    const run = await createRun(fx.db, 'default', { resource: 'jobs', mode: 'full' });
     await writeJobs(
       `[{"id": 9007199254740993, "budget": 12345678901234567890, "ratio": 1.0},
         {"id": 2, "title": "lone \\ud800 surrogate"},
@@ -274,23 +289,29 @@ describe('a page holding one record Postgres cannot take', () => {
       run,
     );
     const { rows } = await sql<{ id: string; data: string }>`
-      select id::text, data::text from jobs order by id`.execute(fx.db);
+      select id::text, data::text from public.jobs order by id`.execute(fx.db);
     expect(rows).toEqual([
       {
         id: '9007199254740993',
         data: '{"id": 9007199254740993, "ratio": 1.0, "budget": 12345678901234567890}',
       },
     ]);
-    expect(await fx.db.selectFrom('rejected_records').select('id').execute()).toHaveLength(2);
+    expect(
+      await fx.db.withSchema('public').selectFrom('rejected_records').select('id').execute(),
+    ).toHaveLength(2);
   });
 
   it('rejects a record nested 20,000 levels deep and writes the rest of the page', async () => {
     const deep = `${'['.repeat(20_000)}1${']'.repeat(20_000)}`;
-    const run = await createRun(fx.db, { resource: 'jobs', mode: 'full' });
+    const run = await createRun(fx.db, 'default', { resource: 'jobs', mode: 'full' });
     const result = await writeJobs(`[{"id": 1}, {"id": 2, "deep": ${deep}}, {"id": 3}]`, run);
     expect(result.written).toBe(2);
     expect(result.rejected.map((r) => r.index)).toEqual([1]);
-    const [row] = await fx.db.selectFrom('rejected_records').select(['raw', 'reason']).execute();
+    const [row] = await fx.db
+      .withSchema('public')
+      .selectFrom('rejected_records')
+      .select(['raw', 'reason'])
+      .execute();
     expect(typeof row?.raw).toBe('string');
     expect(String(row?.raw).length).toBeGreaterThan(40_000);
   });
@@ -302,8 +323,8 @@ describe('run counts', () => {
     const run = await fullRun();
     await writeLinks([a, b], run, 1);
     await writeLinks([b, c], run, 2);
-    await finishRun(fx.db, run, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
-    expect((await getRun(fx.db, run))?.records).toBe('3');
+    await finishRun(fx.db, 'default', run, { outcome: 'succeeded' }, BUILT_IN_RESOURCES);
+    expect((await getRun(fx.db, 'default', run))?.records).toBe('3');
   });
 });
 
@@ -381,6 +402,7 @@ describe('two deployments on different Redis prefixes', () => {
       expect(outcomes.flat().map((o) => o.ok)).toEqual([true, true]);
       expect(await h.liveIds('tracking_links')).toEqual(h.expectedIds('tracking_links'));
       const runs = await h.database.db
+        .withSchema('public')
         .selectFrom('sync_runs')
         .select(['started_at', 'finished_at', 'deleted'])
         .where('resource', '=', 'tracking_links')

@@ -5,6 +5,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
+import { inSchema } from '../../src/warehouse/database.js';
 import { eraseRecords } from '../../src/warehouse/erase-records.js';
 import { createRun } from '../../src/warehouse/sync-runs.js';
 import { useEmptyWarehouse } from '../support/warehouse-fixture.js';
@@ -15,13 +16,13 @@ const jobs = BUILT_IN_RESOURCES.get('jobs');
 describe('erasing the rejected records kept as JSON text', () => {
   it('erases those whose id is a string of digits or a number with an exponent, and no other', async () => {
     if (!jobs) throw new Error('no jobs resource');
-    const runId = await createRun(fx.db, { resource: 'jobs', mode: 'full' });
+    const runId = await createRun(fx.db, 'default', { resource: 'jobs', mode: 'full' });
     // \u0000 makes Postgres refuse each record as jsonb: the rejected ones are kept as text.
     const body =
       '[{"id":"123","name":"Ada\\u0000 Lovelace"},{"id":1.24e2,"name":"Grace\\u0000 Hopper"},{"id":"125","name":"Alan\\u0000 Turing"},{"id":126,"name":"Kept"}]';
     await fx.writeBody(jobs, body, runId);
     const { rows: before } = await sql<{ text: string }>`
-      select raw #>> '{}' as text from rejected_records
+      select raw #>> '{}' as text from public.rejected_records
       where jsonb_typeof(raw) = 'string' order by id`.execute(fx.db);
     expect(before.map((r) => r.text)).toEqual([
       expect.stringContaining('Ada'),
@@ -29,7 +30,8 @@ describe('erasing the rejected records kept as JSON text', () => {
       expect.stringContaining('Alan'),
     ]);
 
-    const erased = await eraseRecords(fx.db, {
+    // eraseRecords still reads the account's schema from its connection (being converted).
+    const erased = await eraseRecords(inSchema(fx.db, 'public'), {
       account: 'default',
       resource: jobs,
       waitMs: 1000,
@@ -42,7 +44,7 @@ describe('erasing the rejected records kept as JSON text', () => {
       ['124', 1],
     ]);
     const { rows: after } = await sql<{ text: string }>`
-      select coalesce(raw #>> '{}', raw::text) as text from rejected_records order by id`.execute(
+      select coalesce(raw #>> '{}', raw::text) as text from public.rejected_records order by id`.execute(
       fx.db,
     );
     const left = after.map((r) => r.text).join('\n');

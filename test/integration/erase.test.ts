@@ -282,7 +282,7 @@ describe('hiresync erase --id', () => {
       const { rows } = await sql<{ valid_to: string | null; deleted: boolean; fresh: boolean }>`
         select valid_to, deleted,
           valid_from > (select max(erased_at) from hiresync.erasures) as fresh
-        from jobs_history where id = ${id}`.execute(db);
+        from public.jobs_history where id = ${id}`.execute(db);
       return rows;
     };
     expect(await versionsOf(newest)).toEqual([{ valid_to: null, deleted: false, fresh: true }]);
@@ -328,7 +328,7 @@ describe('hiresync erase --id', () => {
     expect(await rowsOf(db, 'candidates_history', 'default', id)).toBe(0);
     for (const view of ['candidates', 'candidates_flat']) {
       const { rows } = await sql<{ n: number }>`
-        select count(*)::int as n from ${sql.table(view)} where id = ${id}`.execute(db);
+        select count(*)::int as n from ${sql.id('public', view)} where id = ${id}`.execute(db);
       expect(rows[0]?.n, view).toBe(0);
     }
   });
@@ -340,7 +340,7 @@ describe('hiresync erase --id', () => {
     const db = h.database.db;
     await h.sync(['tracking_links'], 'full');
     const { rows: credited } = await sql<{ id: string; links: number }>`
-      select credited_to_id::text as id, count(*)::int as links from tracking_links
+      select credited_to_id::text as id, count(*)::int as links from public.tracking_links
       where credited_to_id is not null group by 1 order by 2 desc, 1 limit 1`.execute(db);
     const referrer = Number(credited[0]?.id);
     const links = credited[0]?.links ?? 0;
@@ -360,7 +360,7 @@ describe('hiresync erase --id', () => {
     // The links that credit the referrer stay, without its name.
     const { rows: flat } = await sql<{ links: number; named: number }>`
       select count(*)::int as links, count(credited_to_name)::int as named
-      from tracking_links_flat where credited_to_id = ${referrer}`.execute(db);
+      from public.tracking_links_flat where credited_to_id = ${referrer}`.execute(db);
     expect(flat).toEqual([{ links, named: 0 }]);
 
     // The links are still served with the referrer nested in them: stored afresh from them.

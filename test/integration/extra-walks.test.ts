@@ -22,6 +22,7 @@ function inactiveIds(h: SyncHarness): string[] {
 
 async function runsOf(h: SyncHarness) {
   return h.database.db
+    .withSchema('public')
     .selectFrom('sync_runs')
     .select(['id', 'mode', 'outcome', 'pages', 'records', 'deleted'])
     .where('resource', '=', 'job_posts')
@@ -89,6 +90,7 @@ describe('extra walks for rows hidden by default', () => {
     // The extra walk's first request carried active=false beside per_page.
     expect(h.sim.stats.receivedTargets).toContain('/v3/job_posts?per_page=10&active=false');
     const stored = await h.database.db
+      .withSchema('public')
       .selectFrom('job_posts')
       .select(['id', 'data'])
       .where('id', 'in', inactiveIds(h))

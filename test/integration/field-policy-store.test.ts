@@ -34,13 +34,13 @@ function pageOf(body: string): Page {
 describe('the page write under a field policy', () => {
   it('stores a rejected record with the policy applied to whatever of it can be read, and its reason', async () => {
     const store = storeWith('jobs.owner.email=hash,jobs.notes=drop');
-    const runId = await createRun(fx.db, { resource: 'jobs', mode: 'full' });
+    const runId = await createRun(fx.db, 'default', { resource: 'jobs', mode: 'full' });
     const body =
       '[{"id":"x1","owner":{"email":"ada@example.com"},"notes":"private"},{"id":12345678901234567890,"owner":{"email":"grace@example.com"},"notes":"n"},{"id":7,"owner":{"email":"alan@example.com"},"notes":"n","score":1.50}]';
     const result = await store.writePage('jobs', runId, pageOf(body));
     expect(result.written).toBe(1);
     const { rows: rejected } = await sql<{ raw: string; reason: string }>`
-      select raw::text as raw, reason from rejected_records order by page, record_key`.execute(
+      select raw::text as raw, reason from public.rejected_records order by page, record_key`.execute(
       fx.db,
     );
     expect(rejected).toEqual(
@@ -57,9 +57,9 @@ describe('the page write under a field policy', () => {
       ]),
     );
     // The stored row: numbers as sent (Postgres read 1.50 from the body's text), nothing dropped left.
-    const { rows } = await sql<{ data: string }>`select data::text as data from jobs`.execute(
-      fx.db,
-    );
+    const { rows } = await sql<{
+      data: string;
+    }>`select data::text as data from public.jobs`.execute(fx.db);
     expect(rows).toEqual([
       { data: `{"id": 7, "owner": {"email": "${hash('alan@example.com')}"}, "score": 1.50}` },
     ]);
@@ -67,14 +67,16 @@ describe('the page write under a field policy', () => {
 
   it('uses the page it prepared while the one before it was written, and polices a page it did not prepare', async () => {
     const store = storeWith('jobs.notes=drop');
-    const runId = await createRun(fx.db, { resource: 'jobs', mode: 'full' });
+    const runId = await createRun(fx.db, 'default', { resource: 'jobs', mode: 'full' });
     const first = pageOf('[{"id":1,"notes":"a"}]');
     const prepared = store.preparePage('jobs', first);
     await store.writePage('jobs', runId, first, prepared);
     // A verdict made of another page is never used for this one.
     const second = { ...pageOf('[{"id":2,"notes":"b"}]'), number: 2 };
     await store.writePage('jobs', runId, second, prepared);
-    const { rows } = await sql<{ data: unknown }>`select data from jobs order by id`.execute(fx.db);
+    const { rows } = await sql<{ data: unknown }>`select data from public.jobs order by id`.execute(
+      fx.db,
+    );
     expect(rows).toEqual([{ data: { id: 1 } }, { data: { id: 2 } }]);
   });
 });

@@ -81,23 +81,24 @@ describe('HIRESYNC_FIELD_POLICY', () => {
     const email = people[0]?.emails[0] as string;
     expect(text).toContain(hash(email));
     const { rows: history } = await sql<{ n: string }>`
-      select count(*) as n from candidates_history
+      select count(*) as n from public.candidates_history
       where data -> 'emails' -> 0 ->> 'value' = ${hash(email)}`.execute(t.database.db);
     expect(Number(history[0]?.n)).toBeGreaterThan(0);
     // An analyst holding the key reproduces a hash in Postgres (pgcrypto), as the README shows.
-    await sql`create extension if not exists pgcrypto`.execute(t.database.db);
+    // (In public, as an analyst's session would find it; hiresync's own connections search pg_catalog only.)
+    await sql`create extension if not exists pgcrypto schema public`.execute(t.database.db);
     const { rows: reproduced } = await sql<{ h: string }>`
-      select 'hmac-sha256:' || encode(hmac(convert_to(${email}, 'UTF8'), decode(${HASH_KEY.toString('base64')}, 'base64'), 'sha256'), 'hex') as h`.execute(
+      select 'hmac-sha256:' || encode(public.hmac(convert_to(${email}, 'UTF8'), decode(${HASH_KEY.toString('base64')}, 'base64'), 'sha256'), 'hex') as h`.execute(
       t.database.db,
     );
     expect(reproduced[0]?.h).toBe(hash(email));
     const { rows: names } = await sql<{ name: string | null }>`
-      select name from referrers where name is not null`.execute(t.database.db);
+      select name from public.referrers where name is not null`.execute(t.database.db);
     expect(names.length).toBeGreaterThan(0);
     for (const { name } of names) expect(name).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     // A rejected candidate that is not even an object is kept, withheld.
     const { rows: rejected } = await sql<{ raw: unknown }>`
-      select raw from rejected_records where resource = 'candidates'`.execute(t.database.db);
+      select raw from public.rejected_records where resource = 'candidates'`.execute(t.database.db);
     expect(rejected.length).toBeGreaterThan(0);
     expect(rejected.map((r) => r.raw)).toContain(WITHHELD);
   });

@@ -14,6 +14,7 @@ const warehouse = useEmptyWarehouse();
 
 async function newRun(mode: 'full' | 'incremental' = 'full'): Promise<string> {
   const row = await warehouse.db
+    .withSchema('public')
     .insertInto('sync_runs')
     .values({ resource: 'jobs', mode, started_at: sql<string>`now()` })
     .returning('id')
@@ -23,6 +24,7 @@ async function newRun(mode: 'full' | 'incremental' = 'full'): Promise<string> {
 
 async function versions(id: number) {
   return warehouse.db
+    .withSchema('public')
     .selectFrom('jobs_history')
     .select(['deleted', 'valid_to', 'data'])
     .where('id', '=', String(id))
@@ -41,13 +43,13 @@ describe('history in the warehouse', () => {
       ]),
       first,
     );
-    await sql`update sync_runs set outcome = 'succeeded', finished_at = now()`.execute(
+    await sql`update public.sync_runs set outcome = 'succeeded', finished_at = now()`.execute(
       warehouse.db,
     );
     const sweeping = await newRun();
     await warehouse.writeBody(jobs, JSON.stringify([{ id: 2, n: 2 }]), sweeping);
     expect(
-      await sweepDeletions(warehouse.db, sweeping, {
+      await sweepDeletions(warehouse.db, 'default', sweeping, {
         table: 'jobs',
         allowMassDelete: true,
         history: jobs,
@@ -81,6 +83,7 @@ describe('history in the warehouse', () => {
       // A schema of the earlier layout (its own tables), as a deployment before shared storage had.
       await migrateToLatest(t.db, { schema: 'legacy' });
       const migrator = new Migrator({
+        // The earlier layout's migrations name their tables unqualified (see migrate.ts).
         db: inSchema(t.db, 'legacy'),
         provider: new FileMigrationProvider({
           fs,

@@ -30,14 +30,14 @@ async function versionsOf(t: SyncHarness, resource: ResourceName, id: number): P
   const column = resource === 'tracking_links' ? 'raw' : 'data';
   const { rows } = await sql<Version>`
     select valid_from, valid_to, deleted, ${sql.ref(column)} as record, run_id
-    from ${sql.table(`${resource}_history`)} where id = ${id}
+    from ${sql.id('public', `${resource}_history`)} where id = ${id}
     order by valid_from`.execute(t.database.db);
   return rows;
 }
 
 async function count(t: SyncHarness, table: string, where = sql`true`): Promise<number> {
   const { rows } = await sql<{ n: string }>`
-    select count(*) as n from ${sql.table(table)} where ${where}`.execute(t.database.db);
+    select count(*) as n from ${sql.id('public', table)} where ${where}`.execute(t.database.db);
   return Number(rows[0]?.n);
 }
 
@@ -53,8 +53,8 @@ describe('history', () => {
       const live = await count(t, resource);
       expect(await count(t, `${resource}_history`)).toBe(live);
       const { rows } = await sql<{ n: string }>`
-        select count(*) as n from ${sql.table(resource)} r
-        join ${sql.table(`${resource}_history`)} h
+        select count(*) as n from ${sql.id('public', resource)} r
+        join ${sql.id('public', `${resource}_history`)} h
           on h.id = r.id and h.valid_to is null and not h.deleted
           and h.${sql.ref(column)} = r.${sql.ref(column)} and h.valid_from = r.changed_at`.execute(
         t.database.db,
@@ -84,7 +84,12 @@ describe('history', () => {
     expect(current).toMatchObject({ valid_to: null, deleted: false });
     expect(current.record).toEqual(t.sim.dataset.record('tracking_links', 30));
     expect(old.record).not.toEqual(current.record);
-    const runs = await t.database.db.selectFrom('sync_runs').select('id').orderBy('id').execute();
+    const runs = await t.database.db
+      .withSchema('public')
+      .selectFrom('sync_runs')
+      .select('id')
+      .orderBy('id')
+      .execute();
     expect(current.run_id).toBe(runs.at(-1)?.id);
   });
 
@@ -124,7 +129,7 @@ describe('history', () => {
     const before = t.sim.dataset.record('job_posts', 4);
     await t.sync(['job_posts'], 'full');
     const { rows } = await sql<{ id: string; data: unknown }>`
-      select distinct on (id) id, data from job_posts_history
+      select distinct on (id) id, data from public.job_posts_history
       where valid_from <= ${asOf} and (valid_to is null or valid_to > ${asOf}) and not deleted
       order by id, valid_from desc`.execute(t.database.db);
     expect(rows.map((r) => r.id)).toContain(String(removed));

@@ -8,7 +8,7 @@ import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { defineListResource } from '../../src/resources/json-resource.js';
 import { Secret } from '../../src/secret.js';
 import type { Dataset } from '../../src/simulator/dataset.js';
-import { createDatabase, inSchema } from '../../src/warehouse/database.js';
+import { createDatabase } from '../../src/warehouse/database.js';
 import { ensureListResources, migrateAll } from '../../src/warehouse/migrate-all.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
@@ -59,7 +59,7 @@ describe('list resources named in HIRESYNC_RESOURCES', () => {
     expect(await stored(t.database.db, 'candidates')).toEqual(served(ds, 'candidates'));
     // The malformed records (no integer id) are kept in rejected_records, never dropped.
     const { rows: rejected } = await sql<{ n: string }>`
-      select count(*) as n from rejected_records where resource = 'applications'`.execute(
+      select count(*) as n from public.rejected_records where resource = 'applications'`.execute(
       t.database.db,
     );
     expect(Number(rejected[0]?.n)).toBe(130 - served(ds, 'applications').size);
@@ -73,7 +73,7 @@ describe('list resources named in HIRESYNC_RESOURCES', () => {
     expect(full).toMatchObject({ ok: true, summary: { mode: 'full', deleted: 1 } });
     expect(await stored(t.database.db, 'applications')).toEqual(served(ds, 'applications'));
     const { rows: versions } = await sql<{ id: string; deleted: boolean; open: boolean }>`
-      select id, deleted, valid_to is null as open from applications_history
+      select id, deleted, valid_to is null as open from public.applications_history
       where id in (${touched}, ${removed}) order by id, valid_from`.execute(t.database.db);
     expect(versions).toEqual(
       [
@@ -174,10 +174,9 @@ describe('list resources named in HIRESYNC_RESOURCES', () => {
     // Made once; HIRESYNC_RESOURCES no longer naming it keeps them (and migrate still knows them).
     expect(await main(['migrate'], { DATABASE_URL: t.database.url }, second)).toBe(0);
     expect(second.out()).not.toContain('list resource tables made');
-    const alpha = inSchema(t.database.db, 'alpha');
     const { rows } = await sql<{ view: string | null }>`
-      select to_regclass('candidates')::text as view`.execute(alpha);
-    expect(rows[0]?.view).toBe('candidates');
+      select to_regclass('alpha.candidates')::text as view`.execute(t.database.db);
+    expect(rows[0]?.view).toBe('alpha.candidates');
     const { rows: union } = await sql<{ view: string | null }>`
       select to_regclass('all_accounts.candidates')::text as view`.execute(t.database.db);
     expect(union[0]?.view).toBe('all_accounts.candidates');

@@ -91,6 +91,7 @@ describe('Redis losing its keys', () => {
       Number(
         (
           await h.database.db
+            .withSchema('public')
             .selectFrom('sync_runs')
             .select((eb) => eb.fn.countAll().as('n'))
             .executeTakeFirstOrThrow()
@@ -241,7 +242,11 @@ describe('secrets echoed back by the API', () => {
       );
       const status = await runCli(['status'], env);
       expect(status.code).toBe(0);
-      const runs = await database.db.selectFrom('sync_runs').selectAll().execute();
+      const runs = await database.db
+        .withSchema('public')
+        .selectFrom('sync_runs')
+        .selectAll()
+        .execute();
       expect(runs).toMatchObject([
         { outcome: 'failed', error: expect.stringContaining('[redacted]') },
       ]);

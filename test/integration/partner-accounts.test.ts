@@ -19,7 +19,7 @@ import { runOnce } from '../../src/queue/run-once.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
-import { createDatabase, inSchema } from '../../src/warehouse/database.js';
+import { createDatabase } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import type { Database } from '../../src/warehouse/schema.js';
 import { runAccounts } from '../support/accounts-cli.js';
@@ -563,7 +563,8 @@ describe('partner accounts end to end', () => {
     };
     const jobsOf = async () =>
       (
-        await inSchema(t.db, 'acme')
+        await t.db
+          .withSchema('acme')
           .selectFrom('jobs')
           .select('id')
           .where('deleted_at', 'is', null)

@@ -38,7 +38,7 @@ describe('a run that lost its Postgres lock', () => {
     // Wait for A to hold its lock and write a few pages, then cut its lock connection.
     for (let i = 0; i < 100; i += 1) {
       await sleep(100);
-      const { rows } = await sql<{ pages: number }>`select pages from sync_runs`.execute(
+      const { rows } = await sql<{ pages: number }>`select pages from public.sync_runs`.execute(
         harness.database.db,
       );
       if ((rows[0]?.pages ?? 0) >= 2) break;
@@ -63,6 +63,7 @@ describe('a run that lost its Postgres lock', () => {
     // no page while B's run is under way (A resumes once B is done).
     expect(outB.map((o) => o.ok)).toEqual([true]);
     const bRun = await harness.database.db
+      .withSchema('public')
       .selectFrom('sync_runs')
       .select(['started_at', 'finished_at'])
       .orderBy('id', 'desc')

@@ -103,7 +103,11 @@ describe('a lost run lock', () => {
     expect(outcome).toMatchObject({ ok: true, summary: { resumed: true, pages: 20 } });
     expect(h.log.lines().filter((l) => l.includes('run lock lost'))).toHaveLength(1);
     expect(await h.liveIds('jobs')).toEqual(h.expectedIds('jobs'));
-    const runs = await h.database.db.selectFrom('sync_runs').select('outcome').execute();
+    const runs = await h.database.db
+      .withSchema('public')
+      .selectFrom('sync_runs')
+      .select('outcome')
+      .execute();
     expect(runs).toEqual([{ outcome: 'succeeded' }]);
   });
 
@@ -240,7 +244,11 @@ describe('hiresync sync', () => {
     const outcomes = await h.sync(['job_posts']);
     expect(outcomes).toMatchObject([{ resource: 'job_posts', ok: true }]);
     expect(await shared.getJobState(scheduled.id as string)).toBe('waiting');
-    const runs = await h.database.db.selectFrom('sync_runs').select('resource').execute();
+    const runs = await h.database.db
+      .withSchema('public')
+      .selectFrom('sync_runs')
+      .select('resource')
+      .execute();
     expect(runs).toEqual([{ resource: 'job_posts' }]);
     const [, left] = await queueRedis.scan(
       '0',

@@ -19,6 +19,7 @@ describe('Redis loses the queue’s keys in the middle of a sync', () => {
     const sync = runCli(['sync', '--resource', 'jobs'], h.env);
     const run = () =>
       h.database.db
+        .withSchema('public')
         .selectFrom('sync_runs')
         .select(['id', 'outcome', 'pages', 'error', 'finished_at'])
         .where('resource', '=', 'jobs')
@@ -40,6 +41,7 @@ describe('Redis loses the queue’s keys in the middle of a sync', () => {
     // Nothing is left half-done: the next sync runs anew, to the end.
     expect((await runCli(['sync', '--resource', 'jobs'], h.env)).code).toBe(0);
     const runs = await h.database.db
+      .withSchema('public')
       .selectFrom('sync_runs')
       .select(['outcome'])
       .where('resource', '=', 'jobs')

@@ -149,10 +149,10 @@ async function storeWithoutPolicy(h: AccountsHarness): Promise<void> {
   await h.sync(targetsOf(['default', 'acme'], RESOURCES), 'full');
   // A record no run serves: an id beyond 2^53 and a numeric, with a version.
   const record = `{"id": ${BIG_ID}, "pay": 1.50, "last_name": "Exactly", "emails": [{"value": "big@example.com"}]}`;
-  await sql`insert into candidates_data (id, data) values (${BIG_ID}::bigint, ${record}::jsonb)`.execute(
+  await sql`insert into public.candidates_data (id, data) values (${BIG_ID}::bigint, ${record}::jsonb)`.execute(
     h.database.db,
   );
-  await sql`insert into candidates_history (id, valid_from, data)
+  await sql`insert into public.candidates_history (id, valid_from, data)
     values (${BIG_ID}::bigint, now(), ${record}::jsonb)`.execute(h.database.db);
 }
 
@@ -221,7 +221,9 @@ describe('hiresync reapply-policy', () => {
 
     // Numbers digit for digit; the values hashed as a run hashes them.
     const { rows: big } = await sql<{ data: string }>`
-      select data::text as data from candidates_data where id = ${BIG_ID}::bigint`.execute(db);
+      select data::text as data from public.candidates_data where id = ${BIG_ID}::bigint`.execute(
+      db,
+    );
     expect(big[0]?.data).toBe(
       `{"id": ${BIG_ID}, "pay": 1.50, "emails": [{"value": "${hash('big@example.com')}"}]}`,
     );
@@ -275,7 +277,7 @@ describe('hiresync reapply-policy', () => {
     );
     expect(changed.stdout).not.toContain('referrers');
     const { rows: flat } = await sql<{ can_email: string | null; title: string | null }>`
-      select can_email::text as can_email, title from candidates_flat`.execute(db);
+      select can_email::text as can_email, title from public.candidates_flat`.execute(db);
     expect(flat.length).toBeGreaterThan(30);
     expect(flat.map((r) => r.can_email)).toContain(hash('true'));
     expect(flat.filter((r) => r.title !== null)).toEqual([]);

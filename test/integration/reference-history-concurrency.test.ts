@@ -93,8 +93,9 @@ describe('job_boards history under concurrent writers', () => {
         { resource: jobBoards, body: listBody('Acme v4') },
         { resource: trackingLinks, body: linkBody('Acme v5') },
       ].map(async ({ resource, body }) => {
-        const runId = await createRun(t.db, { resource: resource.name, mode: 'full' });
+        const runId = await createRun(t.db, 'default', { resource: resource.name, mode: 'full' });
         await writePage(t.db, {
+          account: 'default',
           resource,
           runId,
           pageNumber: 1,

@@ -35,7 +35,7 @@ async function missingNames(t: SyncHarness) {
     select count(*) filter (where job_board_id is not null and job_board_company_name is null) as boards,
       count(*) filter (where source_id is not null and source_public_name is null) as sources,
       count(*) filter (where credited_to_id is not null and credited_to_name is null) as referrers
-    from tracking_links_flat`.execute(t.database.db);
+    from public.tracking_links_flat`.execute(t.database.db);
   return rows[0];
 }
 
@@ -51,6 +51,7 @@ async function viewRow(
   id: string,
 ) {
   return t.database.db
+    .withSchema('public')
     .selectFrom('tracking_links_flat')
     .selectAll()
     .where(where, '=', id)
@@ -64,6 +65,7 @@ describe('names from the reference lists', () => {
     await syncOk(t, ['tracking_links', ...LISTS]);
     expect(await missingNames(t)).toEqual({ boards: '0', sources: '0', referrers: '0' });
     const link = await t.database.db
+      .withSchema('public')
       .selectFrom('tracking_links_flat')
       .selectAll()
       .where('job_board_id', 'is not', null)
@@ -73,6 +75,7 @@ describe('names from the reference lists', () => {
       .executeTakeFirstOrThrow();
     const raw = (
       await t.database.db
+        .withSchema('public')
         .selectFrom('tracking_links')
         .select('raw')
         .where('id', '=', link.id)
@@ -92,6 +95,7 @@ describe('names from the reference lists', () => {
     );
     // The record as sent is kept, v3 keys and all.
     const source = await t.database.db
+      .withSchema('public')
       .selectFrom('sources')
       .select('raw')
       .where('id', '=', link.source_id as string)
@@ -117,6 +121,7 @@ describe('names from the reference lists', () => {
     const t = await start(true);
     await syncOk(t, ['tracking_links', ...LISTS]);
     const { source_id } = await t.database.db
+      .withSchema('public')
       .selectFrom('tracking_links')
       .select('source_id')
       .where('source_id', 'is not', null)
@@ -136,6 +141,7 @@ describe('names from the reference lists', () => {
     const t = await start(true);
     await syncOk(t, ['tracking_links', ...LISTS]);
     const { job_board_id } = await t.database.db
+      .withSchema('public')
       .selectFrom('tracking_links')
       .select('job_board_id')
       .where('job_board_id', 'is not', null)
@@ -146,6 +152,7 @@ describe('names from the reference lists', () => {
     ds.remove('job_boards', (Number(job_board_id) - ds.idOf('job_boards', 0)) / 7);
     await syncOk(t, ['job_boards']);
     const rows = await t.database.db
+      .withSchema('public')
       .selectFrom('job_boards')
       .select(['id', 'deleted_at', 'company_name'])
       .where('deleted_at', 'is not', null)
@@ -156,6 +163,7 @@ describe('names from the reference lists', () => {
     );
     // Its history records the deletion as a version of its own.
     const versions = await t.database.db
+      .withSchema('public')
       .selectFrom('job_boards_history')
       .select(['deleted', 'valid_to'])
       .where('id', '=', job_board_id as string)
@@ -172,6 +180,7 @@ describe('names from the reference lists', () => {
     await syncOk(t, ['tracking_links']);
     expect(await missingNames(t)).toEqual({ boards: '0', sources: '0', referrers: '0' });
     const link = await t.database.db
+      .withSchema('public')
       .selectFrom('tracking_links')
       .select(['credited_to_id', 'raw'])
       .where('credited_to_id', 'is not', null)
@@ -181,6 +190,7 @@ describe('names from the reference lists', () => {
     const nested = (link.raw as { credited_to: Record<string, unknown> }).credited_to;
     const row = () =>
       t.database.db
+        .withSchema('public')
         .selectFrom('referrers')
         .select(['name', 'employee_id', 'raw', 'deleted_at'])
         .where('id', '=', referrerId)
@@ -213,6 +223,7 @@ describe('names from the reference lists', () => {
     await syncOk(t, ['sources']);
     await syncOk(t, ['sources']);
     const versions = await t.database.db
+      .withSchema('public')
       .selectFrom('sources_history')
       .select(['raw', 'valid_from', 'valid_to', 'deleted'])
       .where('id', '=', id)
@@ -228,9 +239,9 @@ describe('names from the reference lists', () => {
     // Every live row with a record has exactly one open version, equal to it.
     for (const table of ['job_boards', 'sources', 'referrers'] as const) {
       const { rows } = await sql<{ n: string }>`
-        select count(*) as n from ${sql.table(table)} t
+        select count(*) as n from ${sql.id('public', table)} t
         where t.raw is not null and not exists (
-          select 1 from ${sql.table(`${table}_history`)} h
+          select 1 from ${sql.id('public', `${table}_history`)} h
           where h.id = t.id and h.valid_to is null and h.raw = t.raw)`.execute(t.database.db);
       expect(rows[0]?.n).toBe('0');
     }
@@ -242,6 +253,7 @@ describe('migrate', () => {
     const t = await start(false);
     const schema = 'before_reference_lists';
     await sql`create schema ${sql.id(schema)}`.execute(t.database.db);
+    // The earlier layout's migrations name their tables unqualified (see migrate.ts).
     const db = inSchema(t.database.db, schema);
     const migrator = new Migrator({
       db,

@@ -12,6 +12,7 @@ const { defer, harness, cli } = cleanupAfterEach();
 
 async function pagesCommitted(h: SyncHarness, resource: string): Promise<number> {
   const run = await h.database.db
+    .withSchema('public')
     .selectFrom('sync_runs')
     .select('pages')
     .where('resource', '=', resource)
@@ -89,7 +90,11 @@ describe('crash recovery', () => {
     expect(await worker.exit).toBe(0);
     const checkpoint = await loadCheckpoint(h, 'tracking_links');
     expect(checkpoint).toBeDefined();
-    const run = await h.database.db.selectFrom('sync_runs').selectAll().executeTakeFirstOrThrow();
+    const run = await h.database.db
+      .withSchema('public')
+      .selectFrom('sync_runs')
+      .selectAll()
+      .executeTakeFirstOrThrow();
     expect(run.outcome).toBe('running');
     expect(run.pages).toBe(checkpoint?.pagesDone);
     expect(worker.stdout()).toContain('run interrupted; checkpoint kept');
@@ -98,6 +103,7 @@ describe('crash recovery', () => {
     const [outcome] = await h.sync(['tracking_links']);
     expect(outcome).toMatchObject({ ok: true });
     const resumed = await h.database.db
+      .withSchema('public')
       .selectFrom('sync_runs')
       .selectAll()
       .where('id', '=', run.id)
@@ -169,13 +175,14 @@ describe('infrastructure restarts', () => {
       expect(restarted).toBe(true);
       expect(outcome).toMatchObject({ ok: true });
       const rows = await db
+        .withSchema('public')
         .selectFrom('job_posts')
         .select('id')
         .where('deleted_at', 'is', null)
         .orderBy('id', 'desc')
         .execute();
       expect(rows.map((r) => r.id)).toEqual(h.expectedIds('job_posts'));
-      const runs = await db.selectFrom('sync_runs').selectAll().execute();
+      const runs = await db.withSchema('public').selectFrom('sync_runs').selectAll().execute();
       expect(runs).toHaveLength(1);
       expect(runs[0]).toMatchObject({ outcome: 'succeeded', records: '1000' });
     },

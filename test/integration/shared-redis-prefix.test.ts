@@ -35,13 +35,16 @@ describe('two deployments, two databases, one HIRESYNC_REDIS_PREFIX', () => {
       expect(result.stderr, command).not.toContain('postgres://');
     }
     expect(await checkpoints.load('jobs')).toEqual(pending);
-    expect(await other.db.selectFrom('sync_runs').selectAll().execute()).toEqual([]);
+    expect(
+      await other.db.withSchema('public').selectFrom('sync_runs').selectAll().execute(),
+    ).toEqual([]);
 
     // A resumes its run where it stopped: same run id, the remaining pages only.
     const resumed = await runCli(['sync', '--resource', 'jobs'], a.env);
     expect(resumed.code).toBe(0);
     expect(resumed.stderr).toContain('resuming run from checkpoint');
     const runs = await a.database.db
+      .withSchema('public')
       .selectFrom('sync_runs')
       .select(['id', 'outcome', 'pages'])
       .where('resource', '=', 'jobs')

@@ -30,7 +30,11 @@ describe('sync', () => {
     expect(outcomes.map((o) => o.ok)).toEqual([true, true, true]);
     for (const resource of ALL) expect(await t.liveIds(resource)).toEqual(t.expectedIds(resource));
     // Every record matches what the API sent, field for field.
-    const links = await t.database.db.selectFrom('tracking_links').select(['id', 'raw']).execute();
+    const links = await t.database.db
+      .withSchema('public')
+      .selectFrom('tracking_links')
+      .select(['id', 'raw'])
+      .execute();
     const ds = t.sim.dataset;
     for (const row of links) {
       const index = (Number(row.id) - ds.idOf('tracking_links', 0)) / 7;
@@ -38,6 +42,7 @@ describe('sync', () => {
     }
     // Every malformed record is in rejected_records, once.
     const rejected = await t.database.db
+      .withSchema('public')
       .selectFrom('rejected_records')
       .select(['resource', (eb) => eb.fn.countAll<string>().as('n')])
       .groupBy('resource')
@@ -50,7 +55,12 @@ describe('sync', () => {
       })),
     );
     expect(t.expectedRejected('tracking_links')).toBe(Math.floor(1210 / 97));
-    const runs = await t.database.db.selectFrom('sync_runs').selectAll().orderBy('id').execute();
+    const runs = await t.database.db
+      .withSchema('public')
+      .selectFrom('sync_runs')
+      .selectAll()
+      .orderBy('id')
+      .execute();
     expect(runs.map((r) => [r.resource, r.mode, r.outcome])).toEqual(
       expect.arrayContaining([
         ['jobs', 'full', 'succeeded'],
@@ -89,12 +99,14 @@ describe('sync', () => {
     await t.sync(['tracking_links']);
     const row = () =>
       t.database.db
+        .withSchema('public')
         .selectFrom('tracking_links')
         .select(['raw', 'deleted_at'])
         .where('id', '=', String(touched))
         .executeTakeFirstOrThrow();
     const gone = () =>
       t.database.db
+        .withSchema('public')
         .selectFrom('tracking_links')
         .select('deleted_at')
         .where('id', '=', String(removed))
@@ -158,7 +170,11 @@ describe('sync', () => {
       error: expect.stringContaining('403 from /v3/jobs'),
     });
     expect(t.sim.stats.listRequests).toBe(1);
-    const run = await t.database.db.selectFrom('sync_runs').selectAll().executeTakeFirstOrThrow();
+    const run = await t.database.db
+      .withSchema('public')
+      .selectFrom('sync_runs')
+      .selectAll()
+      .executeTakeFirstOrThrow();
     expect(run).toMatchObject({
       outcome: 'failed',
       error: expect.stringContaining('site administrator'),
@@ -175,7 +191,11 @@ describe('sync', () => {
     const [outcome] = await t.sync(['jobs']);
     expect(outcome).toMatchObject({ ok: true, summary: { pages: 5, records: 500 } });
     expect(await t.liveIds('jobs')).toEqual(t.expectedIds('jobs'));
-    const runs = await t.database.db.selectFrom('sync_runs').select('id').execute();
+    const runs = await t.database.db
+      .withSchema('public')
+      .selectFrom('sync_runs')
+      .select('id')
+      .execute();
     expect(runs).toHaveLength(1);
   });
 
@@ -190,6 +210,7 @@ describe('sync', () => {
       t.sync(['tracking_links']),
     ]);
     const runs = await t.database.db
+      .withSchema('public')
       .selectFrom('sync_runs')
       .select([
         'id',

@@ -18,6 +18,7 @@ function write(
   options: { skipUnchanged?: boolean; pageNumber?: number } = {},
 ) {
   return writePage(w.db, {
+    account: 'default',
     resource,
     runId,
     pageNumber: options.pageNumber ?? 1,
@@ -39,7 +40,7 @@ async function versions(table: string): Promise<string[]> {
 }
 
 async function run(mode: 'full' | 'incremental', resource = 'jobs'): Promise<string> {
-  return createRun(w.db, { resource, mode });
+  return createRun(w.db, 'default', { resource, mode });
 }
 
 describe('a page written with skipUnchanged (an incremental run)', () => {
@@ -58,6 +59,7 @@ describe('a page written with skipUnchanged (an incremental run)', () => {
     expect(result).toEqual({ written: 0, rejected: [], maxId: '3', minId: '1', unchanged: 3 });
     expect([...(await versions('jobs')), ...(await versions('jobs_history'))]).toEqual(before);
     const counted = await w.db
+      .withSchema('public')
       .selectFrom('sync_runs')
       .select(['pages', 'records', 'max_id'])
       .where('id', '=', incremental)
@@ -91,7 +93,11 @@ describe('a page written with skipUnchanged (an incremental run)', () => {
       { skipUnchanged: true },
     );
     expect(changed).toMatchObject({ written: 1, unchanged: 0 });
-    const row = await w.db.selectFrom('jobs').select('data').executeTakeFirstOrThrow();
+    const row = await w.db
+      .withSchema('public')
+      .selectFrom('jobs')
+      .select('data')
+      .executeTakeFirstOrThrow();
     expect(row.data).toEqual({ id: 1, title: 'later' });
   });
 
@@ -107,7 +113,11 @@ describe('a page written with skipUnchanged (an incremental run)', () => {
     expect(result).toMatchObject({ written: 0, maxId: '2', minId: '1', unchanged: 2 });
     expect(result.rejected.map((r) => r.index)).toEqual([1]);
     expect(await versions('jobs')).toEqual(before);
-    const rejected = await w.db.selectFrom('rejected_records').select(['run_id', 'page']).execute();
+    const rejected = await w.db
+      .withSchema('public')
+      .selectFrom('rejected_records')
+      .select(['run_id', 'page'])
+      .execute();
     expect(rejected).toEqual([{ run_id: incremental, page: 1 }]);
   });
 
@@ -116,6 +126,7 @@ describe('a page written with skipUnchanged (an incremental run)', () => {
     // A \u0000 in a string: the validator passes it, jsonb cannot hold it.
     const body = '[{"id": 2}, {"id": 3, "title": "a\\u0000b"}, {"id": 1}]';
     const result = await writePage(w.db, {
+      account: 'default',
       resource: jobs,
       runId: await run('incremental'),
       pageNumber: 1,
@@ -142,7 +153,7 @@ describe('a page written with skipUnchanged (an incremental run)', () => {
     expect(kept).toMatchObject({ written: 0, unchanged: 2 });
     const before = await versions('tracking_links');
     // The board's row changed since (a list's copy, say): the links carry the other copy.
-    await sql`update job_boards set raw = raw || '{"company_name": "Other"}' where id = 50`.execute(
+    await sql`update public.job_boards set raw = raw || '{"company_name": "Other"}' where id = 50`.execute(
       w.db,
     );
     const changed = await write(trackingLinks, links, await run('incremental', 'tracking_links'), {
@@ -151,6 +162,7 @@ describe('a page written with skipUnchanged (an incremental run)', () => {
     expect(changed).toMatchObject({ written: 2, unchanged: 0 });
     expect(await versions('tracking_links')).not.toEqual(before);
     const row = await w.db
+      .withSchema('public')
       .selectFrom('job_boards')
       .select('raw')
       .where('id', '=', '50')
@@ -166,7 +178,9 @@ describe('a page written with skipUnchanged (an incremental run)', () => {
     await write(jobBoards, listed, await run('full', 'job_boards'));
     // Board 61 then holds a tracking link's copy (as sql/tracking-links-page.ts writes it).
     const links = await run('full', 'tracking_links');
-    await sql`update job_boards set source_run_id = ${links}::bigint where id = 61`.execute(w.db);
+    await sql`update public.job_boards set source_run_id = ${links}::bigint where id = 61`.execute(
+      w.db,
+    );
     const before = await versions('job_boards');
 
     const result = await write(jobBoards, listed, await run('incremental', 'job_boards'), {

@@ -26,7 +26,7 @@ describe('incremental runs with HIRESYNC_UPDATED_FILTER', () => {
     const { rows } = await sql<{ since: string }>`
       select to_char((least(api_started_at, started_at) - interval '2 minutes') at time zone 'UTC',
         'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as since
-      from sync_runs where outcome = 'succeeded' and api_started_at is not null
+      from public.sync_runs where outcome = 'succeeded' and api_started_at is not null
       order by id desc limit 1`.execute(t.database.db);
     const since = rows[0]?.since as string;
     // Old records change (an incremental run by id would miss them), new ones arrive.
@@ -43,6 +43,7 @@ describe('incremental runs with HIRESYNC_UPDATED_FILTER', () => {
     for (const target of targets.slice(1))
       expect(target).toMatch(/^\/v3\/tracking_links\?cursor=[\w-]+$/);
     const run = await t.database.db
+      .withSchema('public')
       .selectFrom('sync_runs')
       .select(['filter', 'records'])
       .orderBy('id', 'desc')
@@ -52,6 +53,7 @@ describe('incremental runs with HIRESYNC_UPDATED_FILTER', () => {
     expect(await t.liveIds('tracking_links')).toEqual(t.expectedIds('tracking_links'));
     for (const id of [...touched, ...added]) {
       const row = await t.database.db
+        .withSchema('public')
         .selectFrom('tracking_links')
         .select('raw')
         .where('id', '=', String(id))
@@ -80,6 +82,7 @@ describe('incremental runs with HIRESYNC_UPDATED_FILTER', () => {
       await app.close();
     }
     const row = await t.database.db
+      .withSchema('public')
       .selectFrom('jobs')
       .select('data')
       .where('id', '=', String(touched))
@@ -97,7 +100,11 @@ describe('incremental runs with HIRESYNC_UPDATED_FILTER', () => {
     await t.sync(['jobs'], 'full');
     expect(t.sim.stats.receivedTargets.some((target) => target.includes('updated_at'))).toBe(false);
     expect(await t.liveIds('jobs')).toEqual(t.expectedIds('jobs'));
-    const filters = await t.database.db.selectFrom('sync_runs').select('filter').execute();
+    const filters = await t.database.db
+      .withSchema('public')
+      .selectFrom('sync_runs')
+      .select('filter')
+      .execute();
     expect(filters.map((f) => f.filter)).toEqual([null, null]);
   });
 
@@ -117,6 +124,7 @@ describe('incremental runs with HIRESYNC_UPDATED_FILTER', () => {
     const first = t.sim.stats.receivedTargets[before] as string;
     expect(first).toMatch(/^\/v3\/jobs\?status=open&per_page=100&updated_at=gte\|\d{4}-/);
     const run = await t.database.db
+      .withSchema('public')
       .selectFrom('sync_runs')
       .select('filter')
       .orderBy('id', 'desc')
@@ -139,6 +147,7 @@ describe('incremental runs with HIRESYNC_UPDATED_FILTER', () => {
     const [outcome] = await t.sync(['jobs']);
     expect(outcome).toMatchObject({ ok: true, summary: { mode: 'incremental' } });
     const row = await t.database.db
+      .withSchema('public')
       .selectFrom('jobs')
       .select('data')
       .where('id', '=', String(touched))
@@ -147,6 +156,7 @@ describe('incremental runs with HIRESYNC_UPDATED_FILTER', () => {
 
     // {since} is the API's Date at the full run's first response, less 5 minutes.
     const runs = await t.database.db
+      .withSchema('public')
       .selectFrom('sync_runs')
       .select([
         'id',
@@ -208,20 +218,26 @@ describe('incremental runs with HIRESYNC_UPDATED_FILTER', () => {
       },
     });
     await t.sync(['jobs']);
-    await t.database.db.updateTable('sync_runs').set({ api_started_at: null }).execute();
+    await t.database.db
+      .withSchema('public')
+      .updateTable('sync_runs')
+      .set({ api_started_at: null })
+      .execute();
     const { rows } = await sql<{ since: string }>`
       select to_char((started_at - interval '2 minutes') at time zone 'UTC',
         'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as since
-      from sync_runs order by id desc limit 1`.execute(t.database.db);
+      from public.sync_runs order by id desc limit 1`.execute(t.database.db);
     const touched = t.sim.dataset.touch('jobs', 9);
     await t.sync(['jobs']);
     const run = await t.database.db
+      .withSchema('public')
       .selectFrom('sync_runs')
       .select('filter')
       .orderBy('id', 'desc')
       .executeTakeFirstOrThrow();
     expect(run.filter).toBe(`updated_at=gte|${encodeURIComponent(rows[0]?.since ?? '')}`);
     const row = await t.database.db
+      .withSchema('public')
       .selectFrom('jobs')
       .select('data')
       .where('id', '=', String(touched))
@@ -238,10 +254,11 @@ describe('incremental runs with HIRESYNC_UPDATED_FILTER', () => {
     const { rows } = await sql<{ since: string }>`
       select to_char((started_at - interval '5 minutes') at time zone 'UTC',
         'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as since
-      from sync_runs where api_started_at > started_at`.execute(t.database.db);
+      from public.sync_runs where api_started_at > started_at`.execute(t.database.db);
     expect(rows).toHaveLength(1);
     await t.sync(['jobs']);
     const run = await t.database.db
+      .withSchema('public')
       .selectFrom('sync_runs')
       .select('filter')
       .orderBy('id', 'desc')

@@ -50,11 +50,19 @@ async function write(
   pageNumber = 1,
   body = JSON.stringify(records),
 ) {
-  return writePage(t.db, { resource: trackingLinks, runId, pageNumber, body, records });
+  return writePage(t.db, {
+    account: 'default',
+    resource: trackingLinks,
+    runId,
+    pageNumber,
+    body,
+    records,
+  });
 }
 
 async function flat(id: unknown) {
   return t.db
+    .withSchema('public')
     .selectFrom('tracking_links_flat')
     .selectAll()
     .where('id', '=', String(id))
@@ -149,7 +157,7 @@ describe('migrations', () => {
 
 describe('writePage for tracking links', () => {
   it('normalises nested objects into their own tables and shows them joined in the view', async () => {
-    const run = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const run = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     const record = link();
     const result = await write([record], run);
     expect(result).toMatchObject({ written: 1, rejected: [] });
@@ -172,6 +180,7 @@ describe('writePage for tracking links', () => {
       deleted_at: null,
     });
     const board = await t.db
+      .withSchema('public')
       .selectFrom('job_boards')
       .selectAll()
       .where('id', '=', String(BOARD.id))
@@ -180,11 +189,12 @@ describe('writePage for tracking links', () => {
   });
 
   it('keeps ids beyond 2^53 and microsecond timestamps exactly as sent', async () => {
-    const run = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const run = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     const body = `[{"id": 9007199254740993, "token": "big", "job_id": 9223372036854775806,
       "created_at": "2024-03-01T10:00:00.123456Z", "updated_at": "2024-03-01T12:00:00.000001+02:00"}]`;
     await write(JSON.parse(body), run, 1, body);
     const row = await t.db
+      .withSchema('public')
       .selectFrom('tracking_links')
       .select([
         'id',
@@ -207,7 +217,7 @@ describe('writePage for tracking links', () => {
   });
 
   it('stores nulls, and left-out keys as nulls, in every nullable field', async () => {
-    const run = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const run = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     const nulls = link({
       job_id: null,
       job_post_id: null,
@@ -231,7 +241,7 @@ describe('writePage for tracking links', () => {
   });
 
   it('keeps the name and employee id of a referrer sent without id on the link', async () => {
-    const run = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const run = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     const record = link({ credited_to: { id: null, name: 'Anonymous Friend', employee_id: null } });
     const noKey = link({ credited_to: { name: 'No Id Key', employee_id: 'X-9' } });
     await write([record, noKey], run);
@@ -248,7 +258,7 @@ describe('writePage for tracking links', () => {
   });
 
   it('lets the newest values of a nested row win: a source renamed between pages', async () => {
-    const run = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const run = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     const source = { id: 501, public_name: 'Old name' };
     const first = link({ source });
     const second = link({ source: { id: 501, public_name: 'New name' } });
@@ -259,7 +269,7 @@ describe('writePage for tracking links', () => {
   });
 
   it('within one page, takes the nested values of the most recently updated link', async () => {
-    const run = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const run = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     const older = link({
       source: { id: 502, public_name: 'Stale' },
       updated_at: '2024-01-01T00:00:00Z',
@@ -273,7 +283,7 @@ describe('writePage for tracking links', () => {
   });
 
   it('fills the same id columns from the flat shape and shows the names already known', async () => {
-    const run = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const run = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     nextId += 1;
     const record = {
       id: nextId,
@@ -310,6 +320,7 @@ describe('writePage for tracking links', () => {
     expect(
       (
         await t.db
+          .withSchema('public')
           .selectFrom('sources')
           .select('public_name')
           .where('id', '=', '7')
@@ -319,7 +330,7 @@ describe('writePage for tracking links', () => {
   });
 
   it('rejects records of the wrong types into rejected_records and writes the rest of the page', async () => {
-    const run = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const run = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     const good = link();
     const bad = [
       { id: '123', token: 'string id' },
@@ -333,6 +344,7 @@ describe('writePage for tracking links', () => {
     expect(result.written).toBe(1);
     expect(result.rejected.map((r) => r.index)).toEqual([0, 2, 3, 4, 5, 6]);
     const rows = await t.db
+      .withSchema('public')
       .selectFrom('rejected_records')
       .selectAll()
       .where('run_id', '=', run)
@@ -348,11 +360,11 @@ describe('writePage for tracking links', () => {
     ]);
     expect(rows.map((r) => r.raw)).toEqual(bad);
     expect(rows.every((r) => r.resource === 'tracking_links' && r.page === 1)).toBe(true);
-    expect((await getRun(t.db, run))?.rejected).toBe('6');
+    expect((await getRun(t.db, 'default', run))?.rejected).toBe('6');
   });
 
   it('rejects a record Postgres refuses though it passed validation, and writes the rest', async () => {
-    const run = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const run = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     const good = link();
     // JSON and JavaScript accept \u0000 in a string; Postgres jsonb refuses the whole body.
     const nul = link({ token: 'nul\u0000byte' });
@@ -366,6 +378,7 @@ describe('writePage for tracking links', () => {
     ]);
     expect(await flat(good.id)).toMatchObject({ token: good.token });
     const rejected = await t.db
+      .withSchema('public')
       .selectFrom('rejected_records')
       .select(['raw', 'reason'])
       .where('run_id', '=', run)
@@ -373,15 +386,20 @@ describe('writePage for tracking links', () => {
       .execute();
     expect(rejected).toHaveLength(2);
     expect(String(rejected[0]?.raw)).toContain('nul');
-    expect(await getRun(t.db, run)).toMatchObject({ pages: 1, records: '1', rejected: '2' });
+    expect(await getRun(t.db, 'default', run)).toMatchObject({
+      pages: 1,
+      records: '1',
+      rejected: '2',
+    });
   });
 
   it('re-applies the same page as a no-op in content, counting it once', async () => {
-    const run = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const run = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     const records = [link(), link({ credited_to: null }), { id: 'bad' }];
     await write(records, run, 1);
     const snapshot = async () =>
       t.db
+        .withSchema('public')
         .selectFrom('tracking_links_flat')
         .selectAll()
         .where('last_seen_run_id', '=', run)
@@ -395,9 +413,18 @@ describe('writePage for tracking links', () => {
       before.map(({ synced_at: _s, ...r }) => r),
     );
     expect(
-      await t.db.selectFrom('rejected_records').select('id').where('run_id', '=', run).execute(),
+      await t.db
+        .withSchema('public')
+        .selectFrom('rejected_records')
+        .select('id')
+        .where('run_id', '=', run)
+        .execute(),
     ).toHaveLength(1);
-    expect(await getRun(t.db, run)).toMatchObject({ pages: 1, records: '2', rejected: '1' });
+    expect(await getRun(t.db, 'default', run)).toMatchObject({
+      pages: 1,
+      records: '2',
+      rejected: '1',
+    });
   });
 });
 
@@ -405,48 +432,55 @@ describe('the deletion sweep', () => {
   it('soft-deletes rows a completed full run did not see, and clears deleted_at when they come back', async () => {
     const a = link();
     const b = link();
-    const first = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const first = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     await write([a, b], first);
-    const second = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const second = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     await write([a], second);
     // Other tests' links share this table: the guard is not under test here.
     expect(
-      await sweepDeletions(t.db, second, { table: 'tracking_links', maxDeleteFraction: 1 }),
+      await sweepDeletions(t.db, 'default', second, {
+        table: 'tracking_links',
+        maxDeleteFraction: 1,
+      }),
     ).toBeGreaterThanOrEqual(1);
     expect((await flat(b.id)).deleted_at).not.toBeNull();
     expect((await flat(a.id)).deleted_at).toBeNull();
-    const third = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const third = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     await write([a, b], third);
     expect((await flat(b.id)).deleted_at).toBeNull();
   });
 
   it('never marks deletions for an incremental, filtered or failed run', async () => {
     const a = link();
-    const seed = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
+    const seed = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
     await write([a], seed);
-    const incremental = await createRun(t.db, { resource: 'tracking_links', mode: 'incremental' });
-    const filtered = await createRun(t.db, {
+    const incremental = await createRun(t.db, 'default', {
+      resource: 'tracking_links',
+      mode: 'incremental',
+    });
+    const filtered = await createRun(t.db, 'default', {
       resource: 'tracking_links',
       mode: 'full',
       filter: 'status=closed',
     });
-    const failed = await createRun(t.db, { resource: 'tracking_links', mode: 'full' });
-    await finishRun(t.db, failed, { outcome: 'failed', error: 'boom' });
+    const failed = await createRun(t.db, 'default', { resource: 'tracking_links', mode: 'full' });
+    await finishRun(t.db, 'default', failed, { outcome: 'failed', error: 'boom' });
     for (const run of [incremental, filtered, failed])
-      expect(await sweepDeletions(t.db, run, { table: 'tracking_links' })).toBe(0);
+      expect(await sweepDeletions(t.db, 'default', run, { table: 'tracking_links' })).toBe(0);
     expect((await flat(a.id)).deleted_at).toBeNull();
   });
 });
 
 describe('writePage for jobs and job posts', () => {
   it('stores the record as sent in data, rejects bad ones, and sweeps', async () => {
-    const run = await createRun(t.db, { resource: 'jobs', mode: 'full' });
+    const run = await createRun(t.db, 'default', { resource: 'jobs', mode: 'full' });
     const jobs = [
       { id: 4_300_000_001, name: 'Engineer', extra: { nested: [1, 2] } },
       { id: 4_300_000_002, name: 'Chef' },
       { name: 'no id' },
     ];
     const result = await writePage(t.db, {
+      account: 'default',
       resource: jobsResource,
       runId: run,
       pageNumber: 1,
@@ -455,21 +489,24 @@ describe('writePage for jobs and job posts', () => {
     });
     expect(result).toMatchObject({ written: 2, maxId: '4300000002', minId: '4300000001' });
     const row = await t.db
+      .withSchema('public')
       .selectFrom('jobs')
       .selectAll()
       .where('id', '=', '4300000001')
       .executeTakeFirstOrThrow();
     expect(row.data).toEqual(jobs[0]);
-    const next = await createRun(t.db, { resource: 'jobs', mode: 'full' });
+    const next = await createRun(t.db, 'default', { resource: 'jobs', mode: 'full' });
     await writePage(t.db, {
+      account: 'default',
       resource: jobsResource,
       runId: next,
       pageNumber: 1,
       body: JSON.stringify([jobs[0]]),
       records: [jobs[0]],
     });
-    expect(await sweepDeletions(t.db, next, { table: 'jobs' })).toBe(1);
+    expect(await sweepDeletions(t.db, 'default', next, { table: 'jobs' })).toBe(1);
     const gone = await t.db
+      .withSchema('public')
       .selectFrom('jobs')
       .select('deleted_at')
       .where('id', '=', '4300000002')

@@ -9,6 +9,7 @@ const { defer, harness, cli } = cleanupAfterEach();
 
 async function runsOf(h: SyncHarness, resource: string) {
   return h.database.db
+    .withSchema('public')
     .selectFrom('sync_runs')
     .select(['id', 'outcome', 'mode'])
     .where('resource', '=', resource)
@@ -33,7 +34,11 @@ describe('worker start-up', () => {
     // A sync of job_posts killed outright: its checkpoint stays, its lock expires.
     const killed = cli(['sync', '--resource', 'job_posts'], h.env);
     await waitFor(async () => {
-      const [run] = await h.database.db.selectFrom('sync_runs').select('pages').execute();
+      const [run] = await h.database.db
+        .withSchema('public')
+        .selectFrom('sync_runs')
+        .select('pages')
+        .execute();
       return (run?.pages ?? 0) >= 3;
     });
     killed.child.kill('SIGKILL');
@@ -93,7 +98,11 @@ describe('worker start-up', () => {
     // A sync of another process, live and holding its run lock.
     const live = cli(['sync', '--resource', 'jobs'], h.env);
     await waitFor(async () => {
-      const [run] = await h.database.db.selectFrom('sync_runs').select('pages').execute();
+      const [run] = await h.database.db
+        .withSchema('public')
+        .selectFrom('sync_runs')
+        .select('pages')
+        .execute();
       return (run?.pages ?? 0) >= 2;
     });
     const worker = cli(['worker'], h.env);
@@ -103,6 +112,7 @@ describe('worker start-up', () => {
     expect(await worker.exit).toBe(0);
     expect(worker.stdout()).not.toContain('queued the interrupted run to resume');
     const [first, ...later] = await h.database.db
+      .withSchema('public')
       .selectFrom('sync_runs')
       .select(['outcome', 'mode', 'records'])
       .orderBy('id')

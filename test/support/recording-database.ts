@@ -1,5 +1,5 @@
 import {
-  CompiledQuery,
+  type CompiledQuery,
   type DatabaseConnection,
   type Driver,
   Kysely,
@@ -10,48 +10,54 @@ import {
 } from 'kysely';
 import type { Database } from '../../src/warehouse/schema.js';
 
-/** A statement a {@link recordingDatabase} was sent: its text as Postgres would get it. */
+/** A statement as the database would have received it. */
 export interface RecordedStatement {
-  sql: string;
-  parameters: readonly unknown[];
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
 }
 
-/** What a {@link recordingDatabase} answers to a statement: the rows it returns. */
-export type CannedRows = (sql: string) => ReadonlyArray<Record<string, unknown>>;
+/**
+ * What a recorded statement returns: its rows (default none), or an error
+ * to throw (a refused value, as Postgres would refuse it).
+ */
+export type Respond = (statement: RecordedStatement) => readonly unknown[] | Error | undefined;
+
+/** A Kysely instance that sends nothing, and the statements it was given. */
+export interface RecordingDatabase {
+  readonly db: Kysely<Database>;
+  readonly statements: RecordedStatement[];
+}
 
 /**
- * A Kysely instance that never connects: each statement hiresync's code sends
- * through it (Kysely's queries compiled by the Postgres compiler, `sql`
- * templates, raw texts, `begin`/`commit`) is recorded as sent and answered
- * with the rows `answer` gives (none by default). For corpora of the
- * statements a path sends, captured by calling the real functions.
+ * A Kysely instance over a driver that records each compiled statement (SQL
+ * and parameters, transactions' own statements left out) and answers it with
+ * `respond`'s rows, as Kysely's DummyDriver would with none: the real
+ * warehouse functions run against it, and what they would send is what a
+ * lint reads.
  */
-export function recordingDatabase(answer: CannedRows = () => []): {
-  db: Kysely<Database>;
-  recorded: RecordedStatement[];
-} {
-  const recorded: RecordedStatement[] = [];
+export function recordingDatabase(respond: Respond = () => undefined): RecordingDatabase {
+  const statements: RecordedStatement[] = [];
   const connection: DatabaseConnection = {
     async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-      recorded.push({ sql: query.sql, parameters: query.parameters });
-      return { rows: answer(query.sql) as R[] };
+      const statement = { sql: query.sql, parameters: query.parameters };
+      statements.push(statement);
+      const answer = respond(statement);
+      if (answer instanceof Error) throw answer;
+      return { rows: (answer ?? []) as R[] };
     },
-    // biome-ignore lint/correctness/useYield: nothing streams from a recording
-    async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-      throw new Error('a recording database streams nothing');
-    },
-  };
-  const send = (text: string) => async (c: DatabaseConnection) => {
-    await c.executeQuery(CompiledQuery.raw(text));
+    async *streamQuery() {},
   };
   const driver: Driver = {
     init: async () => {},
     acquireConnection: async () => connection,
-    beginTransaction: send('begin'),
-    commitTransaction: send('commit'),
-    rollbackTransaction: send('rollback'),
+    beginTransaction: async () => {},
+    commitTransaction: async () => {},
+    rollbackTransaction: async () => {},
     releaseConnection: async () => {},
     destroy: async () => {},
+    savepoint: async () => {},
+    rollbackToSavepoint: async () => {},
+    releaseSavepoint: async () => {},
   };
   const db = new Kysely<Database>({
     dialect: {
@@ -61,5 +67,5 @@ export function recordingDatabase(answer: CannedRows = () => []): {
       createQueryCompiler: () => new PostgresQueryCompiler(),
     },
   });
-  return { db, recorded };
+  return { db, statements };
 }

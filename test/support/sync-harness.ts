@@ -94,6 +94,7 @@ export async function startSyncHarness(
     },
     liveIds: async (resource) => {
       const rows = await database.db
+        .withSchema('public')
         .selectFrom(resource as 'jobs')
         .select('id')
         .where('deleted_at', 'is', null)

@@ -55,11 +55,20 @@ export function useEmptyWarehouse(): EmptyWarehouse {
       const records = (
         recordsKey === undefined ? parsed : (parsed as Record<string, unknown>)[recordsKey]
       ) as unknown[];
-      return writePage(database().db, { resource, runId, pageNumber, body, records, recordsKey });
+      return writePage(database().db, {
+        account: 'default',
+        resource,
+        runId,
+        pageNumber,
+        body,
+        records,
+        recordsKey,
+      });
     },
     async deletedIds(table) {
       const rows = await database()
-        .db.selectFrom(table)
+        .db.withSchema('public')
+        .selectFrom(table)
         .select('id')
         .where('deleted_at', 'is not', null)
         .orderBy('id')

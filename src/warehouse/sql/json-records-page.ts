@@ -1,14 +1,15 @@
-import { quoteIdentifier } from './quote-identifier.js';
+import { sharedRelation } from './shared-relation.js';
 
 /**
  * The page statement of records stored as sent (jobs, job posts, list
- * resources): one row per id in `table` with the record in `data`, and a
- * version in `history` for each record that changed. Its parameters `$1` to
- * `$5` are those of every page statement (see pageParameters).
+ * resources): one row per id in the account's rows of the shared table of
+ * `table` with the record in `data`, and a version in the shared table of
+ * `history` for each record that changed. Its parameters `$1` to `$6` (the
+ * account) are those of every page statement (see pageParameters).
  */
 export function jsonRecordsPage(tables: { table: string; history: string }): string {
-  const table = quoteIdentifier(tables.table);
-  const history = quoteIdentifier(tables.history);
+  const table = sharedRelation(tables.table);
+  const history = sharedRelation(tables.history);
   return `-- A page of records stored as sent, in ${table}, with their versions in ${history}.
 with page as (
   -- The page's records, parsed once by Postgres from the body as received.
@@ -24,9 +25,9 @@ upserted as (
   -- One row per id: the page's last record of that id (in id order, the rows go into the
   -- primary key at its right edge). changed_at moves when the record differs from the one
   -- stored, or the row comes back from a deletion.
-  insert into ${table} as t (id, data, deleted_at, synced_at, last_seen_run_id, changed_at)
+  insert into ${table} as t (account, id, data, deleted_at, synced_at, last_seen_run_id, changed_at)
   select distinct on ((r ->> 'id')::bigint)
-    (r ->> 'id')::bigint, r, null::timestamptz, now(), $3::bigint, statement_timestamp()
+    $6::text, (r ->> 'id')::bigint, r, null::timestamptz, now(), $3::bigint, statement_timestamp()
   from good
   order by (r ->> 'id')::bigint, idx desc
   on conflict (account, id) do update set
@@ -45,13 +46,13 @@ closed_versions as (
   -- History ($5): the open version of each replaced record ends now, when the next begins.
   -- The ids as an array: the planner probes the primary key for the few changed records.
   update ${history} as h set valid_to = statement_timestamp()
-  where $5::boolean
+  where $5::boolean and h.account = $6::text
     and h.id = any(array(select s.id from upserted as s where s.replaced))
     and h.valid_to is null
 ),
 new_versions as (
-  insert into ${history} (id, valid_from, run_id, deleted, data)
-  select s.id, statement_timestamp(), $3::bigint, false, s.rec
+  insert into ${history} (account, id, valid_from, run_id, deleted, data)
+  select $6::text, s.id, statement_timestamp(), $3::bigint, false, s.rec
   from upserted as s where $5::boolean and s.changed
 )
 select count(*)::int as written, max(id)::text as max_id, min(id)::text as min_id from upserted`;

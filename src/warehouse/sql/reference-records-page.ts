@@ -1,4 +1,5 @@
 import { quoteIdentifier } from './quote-identifier.js';
+import { sharedRelation } from './shared-relation.js';
 
 /** A column of a reference table and the key of the list's record it holds. */
 export type ReferenceColumn = readonly [column: string, key: string];
@@ -20,10 +21,11 @@ export const REFERENCE_COLUMNS: Readonly<Record<string, readonly ReferenceColumn
 
 /**
  * The page statement of a reference list (`/v3/job_boards`, `/v3/sources`,
- * `/v3/referrers`): one row per id in `table` (the same table the objects
- * nested in tracking links fill), the record as sent in `raw`, and a version
- * in `history` for each row that changed. Its parameters `$1` to `$5` are
- * those of every page statement (see pageParameters).
+ * `/v3/referrers`): one row per id in the account's rows of the shared
+ * table of `table` (the same table the objects nested in tracking links
+ * fill), the record as sent in `raw`, and a version in that of `history` for
+ * each row that changed. Its parameters `$1` to `$6` (the account) are those
+ * of every page statement (see pageParameters).
  *
  * The newest copy served wins: a list's record always replaces the row's
  * values (a nested copy written later replaces them again, see
@@ -37,8 +39,8 @@ export function referenceRecordsPage(tables: {
   history: string;
   columns: readonly ReferenceColumn[];
 }): string {
-  const table = quoteIdentifier(tables.table);
-  const history = quoteIdentifier(tables.history);
+  const table = sharedRelation(tables.table);
+  const history = sharedRelation(tables.history);
   const names = tables.columns.map(([column]) => quoteIdentifier(column));
   const values = tables.columns.map(([, key]) => `r ->> '${key.replaceAll("'", "''")}'`);
   const sets = tables.columns.map(
@@ -60,11 +62,11 @@ upserted as (
   -- One row per id: the page's last record of that id. changed_at moves when the record
   -- differs from the one stored, or the row comes back from a deletion.
   insert into ${table} as t (
-    id, ${names.join(', ')}, raw, source_run_id, source_updated_at,
+    account, id, ${names.join(', ')}, raw, source_run_id, source_updated_at,
     deleted_at, synced_at, last_seen_run_id, changed_at
   )
   select distinct on ((r ->> 'id')::bigint)
-    (r ->> 'id')::bigint, ${values.join(', ')}, r, $3::bigint, null::timestamptz,
+    $6::text, (r ->> 'id')::bigint, ${values.join(', ')}, r, $3::bigint, null::timestamptz,
     null::timestamptz, now(), $3::bigint, statement_timestamp()
   from good
   order by (r ->> 'id')::bigint, idx desc
@@ -85,13 +87,13 @@ upserted as (
 closed_versions as (
   -- History ($5): the open version of each replaced row ends now, when the next begins.
   update ${history} as h set valid_to = statement_timestamp()
-  where $5::boolean
+  where $5::boolean and h.account = $6::text
     and h.id = any(array(select s.id from upserted as s where s.replaced))
     and h.valid_to is null
 ),
 new_versions as (
-  insert into ${history} (id, valid_from, run_id, deleted, raw)
-  select s.id, statement_timestamp(), $3::bigint, false, s.rec
+  insert into ${history} (account, id, valid_from, run_id, deleted, raw)
+  select $6::text, s.id, statement_timestamp(), $3::bigint, false, s.rec
   from upserted as s where $5::boolean and s.changed
 )
 select count(*)::int as written, max(id)::text as max_id, min(id)::text as min_id from upserted`;

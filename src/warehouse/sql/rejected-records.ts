@@ -1,4 +1,5 @@
 import { quoteIdentifier } from './quote-identifier.js';
+import { sharedRelation } from './shared-relation.js';
 
 /**
  * Stores the rejected records of a page in rejected_records, with their
@@ -25,7 +26,8 @@ import { quoteIdentifier } from './quote-identifier.js';
  * - `$5` more ids whose rows to mark seen (bigint[]);
  * - `$6` the resource's name, `$7` the run's id (bigint), `$8` the page's
  *   number (int);
- * - `$9` whether to record versions in `history` (HIRESYNC_HISTORY).
+ * - `$9` whether to record versions in `history` (HIRESYNC_HISTORY);
+ * - `$10` the account (text): the key of every shared table it writes.
  *
  * Returns one row: `seen`, the rows marked.
  */
@@ -34,8 +36,8 @@ export function rejectedRecords(tables: {
   history: string;
   record: string;
 }): string {
-  const table = quoteIdentifier(tables.table);
-  const history = quoteIdentifier(tables.history);
+  const table = sharedRelation(tables.table);
+  const history = sharedRelation(tables.history);
   const record = quoteIdentifier(tables.record);
   return `-- Rejected records of a page, stored; the rows of ${table} whose records they are, marked as seen.
 with page as (
@@ -44,8 +46,8 @@ with page as (
     with ordinality as e(value, ord)
 ),
 rejected as (
-  insert into rejected_records (resource, run_id, page, raw, record_key, reason)
-  select $6::text, $7::bigint, $8::int, p.r,
+  insert into ${sharedRelation('rejected_records')} (account, resource, run_id, page, raw, record_key, reason)
+  select $10::text, $6::text, $7::bigint, $8::int, p.r,
     concat_ws(':', $8::int, p.idx, md5(p.r::text)), x.reason
   from page p
   join unnest($3::int[], $4::text[]) as x(idx, reason) on x.idx = p.idx
@@ -65,20 +67,20 @@ seen as (
   set synced_at = now(), deleted_at = null,
     changed_at = case when t.deleted_at is not null then statement_timestamp() else t.changed_at end
   from ids s
-  where t.id = s.id
+  where t.account = $10::text and t.id = s.id
   returning t.id, t.changed_at = statement_timestamp() as changed,
     t.changed_at = statement_timestamp() as replaced,
     case when t.changed_at = statement_timestamp() then t.${record} end as rec
 ),
 closed_versions as (
   update ${history} as h set valid_to = statement_timestamp()
-  where $9::boolean
+  where $9::boolean and h.account = $10::text
     and h.id = any(array(select s.id from seen as s where s.replaced))
     and h.valid_to is null
 ),
 new_versions as (
-  insert into ${history} (id, valid_from, run_id, deleted, ${record})
-  select s.id, statement_timestamp(), $7::bigint, false, s.rec
+  insert into ${history} (account, id, valid_from, run_id, deleted, ${record})
+  select $10::text, s.id, statement_timestamp(), $7::bigint, false, s.rec
   from seen as s where $9::boolean and s.changed
 )
 select count(*)::int as seen from seen`;

@@ -1,46 +1,56 @@
 import { quoteIdentifier } from './quote-identifier.js';
+import { sharedRelation } from './shared-relation.js';
 
 /** How a storage kind tells that a record is stored as it is (see {@link unchangedRecords}). */
 export type UnchangedTest = 'json' | 'tracking_links' | 'reference';
 
 /**
  * For each test, the CTE `kept`: the ids of `latest` (columns `id`, `r`,
- * `positions`) whose record `table` holds as it is, so that its page
- * statement would change no content and add no version, with their positions.
+ * `positions`) whose record the account's (`$8`) rows of `table` (the
+ * shared table, qualified) hold as it is, so that its page statement would
+ * change no content and add no version, with their positions.
  */
 const KEPT: Readonly<Record<UnchangedTest, (table: string) => string>> = {
   // Records stored as sent: the row holds the record, live.
   json: (table) => `kept as (
   select l.id, l.positions from latest l
-  join ${table} t on t.id = l.id and t.deleted_at is null and t.data = l.r
+  join ${table} t on t.account = $8::text and t.id = l.id and t.deleted_at is null
+    and t.data = l.r
 )`,
   // A tracking link: the row holds the record, live, and each nested object with an id is
   // its row's copy as it is (a bare id of the flat shape: its row exists).
   tracking_links: (table) => `kept as (
   select l.id, l.positions from latest l
-  join ${table} t on t.id = l.id and t.deleted_at is null and t.raw = l.r
+  join ${table} t on t.account = $8::text and t.id = l.id and t.deleted_at is null
+    and t.raw = l.r
   where (jsonb_typeof(l.r -> 'job_board' -> 'id') is distinct from 'number'
-      or exists (select 1 from job_boards b
-        where b.id = (l.r -> 'job_board' ->> 'id')::bigint and b.raw = l.r -> 'job_board'))
+      or exists (select 1 from ${sharedRelation('job_boards')} b
+        where b.account = $8::text and b.id = (l.r -> 'job_board' ->> 'id')::bigint
+          and b.raw = l.r -> 'job_board'))
     and (l.r ->> 'job_board_id' is null
-      or exists (select 1 from job_boards b where b.id = (l.r ->> 'job_board_id')::bigint))
+      or exists (select 1 from ${sharedRelation('job_boards')} b
+        where b.account = $8::text and b.id = (l.r ->> 'job_board_id')::bigint))
     and (jsonb_typeof(l.r -> 'credited_to' -> 'id') is distinct from 'number'
-      or exists (select 1 from referrers p
-        where p.id = (l.r -> 'credited_to' ->> 'id')::bigint and p.raw = l.r -> 'credited_to'))
+      or exists (select 1 from ${sharedRelation('referrers')} p
+        where p.account = $8::text and p.id = (l.r -> 'credited_to' ->> 'id')::bigint
+          and p.raw = l.r -> 'credited_to'))
     and (l.r ->> 'referrer_id' is null
-      or exists (select 1 from referrers p where p.id = (l.r ->> 'referrer_id')::bigint))
+      or exists (select 1 from ${sharedRelation('referrers')} p
+        where p.account = $8::text and p.id = (l.r ->> 'referrer_id')::bigint))
     and (jsonb_typeof(l.r -> 'source' -> 'id') is distinct from 'number'
-      or exists (select 1 from sources o
-        where o.id = (l.r -> 'source' ->> 'id')::bigint and o.raw = l.r -> 'source'))
+      or exists (select 1 from ${sharedRelation('sources')} o
+        where o.account = $8::text and o.id = (l.r -> 'source' ->> 'id')::bigint
+          and o.raw = l.r -> 'source'))
     and (l.r ->> 'source_id' is null
-      or exists (select 1 from sources o where o.id = (l.r ->> 'source_id')::bigint))
+      or exists (select 1 from ${sharedRelation('sources')} o
+        where o.account = $8::text and o.id = (l.r ->> 'source_id')::bigint))
 )`,
   // A reference list's record: the row holds it, live, as the list's copy (a nested copy
   // written since is replaced by the list's: see reference-records-page.ts).
   reference: (table) => `kept as (
   select l.id, l.positions from latest l
-  join ${table} t on t.id = l.id and t.deleted_at is null and t.raw = l.r
-    and t.source_run_id = t.last_seen_run_id
+  join ${table} t on t.account = $8::text and t.id = l.id and t.deleted_at is null
+    and t.raw = l.r and t.source_run_id = t.last_seen_run_id
 )`,
 };
 
@@ -62,7 +72,8 @@ const KEPT: Readonly<Record<UnchangedTest, (table: string) => string>> = {
  *   rejected (int[]); `$5` the page's number (int);
  * - `$6` and `$7` the API's clock at the run's first response
  *   (`api_started_at`, timestamptz, and `api_clock_skew_ms`, bigint), or
- *   nulls: kept only if the run has none yet.
+ *   nulls: kept only if the run has none yet;
+ * - `$8` the account (text): the key of every shared table it reads or writes.
  *
  * Returns one row: `unchanged` (int[], the positions of the records left
  * alone), `nothing_to_write` (boolean), and `max_id` and `min_id` (text) of
@@ -84,7 +95,7 @@ latest as (
   select distinct on (id) id, r, array_agg(idx) over (partition by id) as positions
   from good order by id, idx desc
 ),
-${KEPT[test](quoteIdentifier(table))},
+${KEPT[test](sharedRelation(table))},
 verdict as (
   select
     coalesce((select array_agg(p order by p) from kept, unnest(kept.positions) as p), '{}')
@@ -95,11 +106,12 @@ verdict as (
 ),
 progress as (
   -- Nothing to write: the page counts as read, as a written page's transaction would count it.
-  update sync_runs set pages = $5::int,
-    max_id = greatest(max_id, (select max_id from verdict)::bigint),
-    api_started_at = coalesce(api_started_at, $6::timestamptz),
-    api_clock_skew_ms = coalesce(api_clock_skew_ms, $7::bigint)
-  where id = $3::bigint and pages < $5::int and (select nothing_to_write from verdict)
+  update ${sharedRelation('sync_runs')} as s set pages = $5::int,
+    max_id = greatest(s.max_id, (select max_id from verdict)::bigint),
+    api_started_at = coalesce(s.api_started_at, $6::timestamptz),
+    api_clock_skew_ms = coalesce(s.api_clock_skew_ms, $7::bigint)
+  where s.account = $8::text and s.id = $3::bigint and s.pages < $5::int
+    and (select nothing_to_write from verdict)
 )
 select unchanged, nothing_to_write, max_id, min_id from verdict`;
 }

@@ -45,7 +45,7 @@ import {
 import { REFERENCE_COLUMNS } from '../../../src/warehouse/sql/reference-records-page.js';
 import { webhookDeletion } from '../../../src/warehouse/sql/webhook-deletion.js';
 import { applyWebhookDeletion } from '../../../src/warehouse/webhook-deletions.js';
-import { type CannedRows, recordingDatabase } from '../../support/recording-database.js';
+import { type CannedRows, recordingDatabase } from '../../support/recording-kysely.js';
 
 type Statement = { name: string; sql: string };
 

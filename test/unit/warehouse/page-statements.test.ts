@@ -50,14 +50,15 @@ describe('page statements', () => {
     });
     expect(scorecards).toBe(
       pageStatementText(jobs)
-        .replaceAll('"jobs_history"', '"scorecards_history"')
-        .replaceAll('"jobs"', '"scorecards"'),
+        .replaceAll('"data_jobs_history"', '"data_scorecards_history"')
+        .replaceAll('"data_jobs"', '"data_scorecards"'),
     );
     expect(quoteIdentifier('we"ird')).toBe('"we""ird"');
   });
 
   it('take their optional parts as parameters: an empty array, a boolean', () => {
     const input = {
+      account: 'acme',
       resource: 'jobs',
       runId: '7',
       pageNumber: 3,
@@ -67,13 +68,21 @@ describe('page statements', () => {
       distinctIds: true,
       history: false,
     };
-    expect(pageParameters(input, 'json')).toEqual(['[]', null, '7', [], false]);
-    expect(pageParameters(input, 'tracking_links')).toEqual(['[]', null, '7', [], false, true]);
+    expect(pageParameters(input, 'json')).toEqual(['[]', null, '7', [], false, 'acme']);
+    expect(pageParameters(input, 'tracking_links')).toEqual([
+      '[]',
+      null,
+      '7',
+      [],
+      false,
+      'acme',
+      true,
+    ]);
     const used = (text: string) =>
       [...new Set([...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))].sort((a, b) => a - b);
-    expect(used(pageStatementText(jobs))).toEqual([1, 2, 3, 4, 5]);
-    expect(used(pageStatementText(trackingLinks))).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(pageParameters(input, 'sources')).toEqual(['[]', null, '7', [], false]);
-    expect(used(pageStatementText(sources))).toEqual([1, 2, 3, 4, 5]);
+    expect(used(pageStatementText(jobs))).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(used(pageStatementText(trackingLinks))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(pageParameters(input, 'sources')).toEqual(['[]', null, '7', [], false, 'acme']);
+    expect(used(pageStatementText(sources))).toEqual([1, 2, 3, 4, 5, 6]);
   });
 });

@@ -1,4 +1,4 @@
--- A page of a reference list, in "job_boards", with their versions in "job_boards_history".
+-- A page of a reference list, in "hiresync"."data_job_boards", with their versions in "hiresync"."data_job_boards_history".
 with page as (
   -- The page's records, parsed once by Postgres from the body as received.
   select e.value as r, (e.ord - 1)::int as idx
@@ -12,12 +12,12 @@ good as (
 upserted as (
   -- One row per id: the page's last record of that id. changed_at moves when the record
   -- differs from the one stored, or the row comes back from a deletion.
-  insert into "job_boards" as t (
-    id, "company_name", "url_token", raw, source_run_id, source_updated_at,
+  insert into "hiresync"."data_job_boards" as t (
+    account, id, "company_name", "url_token", raw, source_run_id, source_updated_at,
     deleted_at, synced_at, last_seen_run_id, changed_at
   )
   select distinct on ((r ->> 'id')::bigint)
-    (r ->> 'id')::bigint, r ->> 'company_name', r ->> 'url_token', r, $3::bigint, null::timestamptz,
+    $6::text, (r ->> 'id')::bigint, r ->> 'company_name', r ->> 'url_token', r, $3::bigint, null::timestamptz,
     null::timestamptz, now(), $3::bigint, statement_timestamp()
   from good
   order by (r ->> 'id')::bigint, idx desc
@@ -38,14 +38,14 @@ upserted as (
 ),
 closed_versions as (
   -- History ($5): the open version of each replaced row ends now, when the next begins.
-  update "job_boards_history" as h set valid_to = statement_timestamp()
-  where $5::boolean
+  update "hiresync"."data_job_boards_history" as h set valid_to = statement_timestamp()
+  where $5::boolean and h.account = $6::text
     and h.id = any(array(select s.id from upserted as s where s.replaced))
     and h.valid_to is null
 ),
 new_versions as (
-  insert into "job_boards_history" (id, valid_from, run_id, deleted, raw)
-  select s.id, statement_timestamp(), $3::bigint, false, s.rec
+  insert into "hiresync"."data_job_boards_history" (account, id, valid_from, run_id, deleted, raw)
+  select $6::text, s.id, statement_timestamp(), $3::bigint, false, s.rec
   from upserted as s where $5::boolean and s.changed
 )
 select count(*)::int as written, max(id)::text as max_id, min(id)::text as min_id from upserted

@@ -1,4 +1,4 @@
--- A page of records stored as sent, in "jobs", with their versions in "jobs_history".
+-- A page of records stored as sent, in "hiresync"."data_jobs", with their versions in "hiresync"."data_jobs_history".
 with page as (
   -- The page's records, parsed once by Postgres from the body as received.
   select e.value as r, (e.ord - 1)::int as idx
@@ -13,9 +13,9 @@ upserted as (
   -- One row per id: the page's last record of that id (in id order, the rows go into the
   -- primary key at its right edge). changed_at moves when the record differs from the one
   -- stored, or the row comes back from a deletion.
-  insert into "jobs" as t (id, data, deleted_at, synced_at, last_seen_run_id, changed_at)
+  insert into "hiresync"."data_jobs" as t (account, id, data, deleted_at, synced_at, last_seen_run_id, changed_at)
   select distinct on ((r ->> 'id')::bigint)
-    (r ->> 'id')::bigint, r, null::timestamptz, now(), $3::bigint, statement_timestamp()
+    $6::text, (r ->> 'id')::bigint, r, null::timestamptz, now(), $3::bigint, statement_timestamp()
   from good
   order by (r ->> 'id')::bigint, idx desc
   on conflict (account, id) do update set
@@ -33,14 +33,14 @@ upserted as (
 closed_versions as (
   -- History ($5): the open version of each replaced record ends now, when the next begins.
   -- The ids as an array: the planner probes the primary key for the few changed records.
-  update "jobs_history" as h set valid_to = statement_timestamp()
-  where $5::boolean
+  update "hiresync"."data_jobs_history" as h set valid_to = statement_timestamp()
+  where $5::boolean and h.account = $6::text
     and h.id = any(array(select s.id from upserted as s where s.replaced))
     and h.valid_to is null
 ),
 new_versions as (
-  insert into "jobs_history" (id, valid_from, run_id, deleted, data)
-  select s.id, statement_timestamp(), $3::bigint, false, s.rec
+  insert into "hiresync"."data_jobs_history" (account, id, valid_from, run_id, deleted, data)
+  select $6::text, s.id, statement_timestamp(), $3::bigint, false, s.rec
   from upserted as s where $5::boolean and s.changed
 )
 select count(*)::int as written, max(id)::text as max_id, min(id)::text as min_id from upserted

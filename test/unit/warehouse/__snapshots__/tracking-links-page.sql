@@ -1,4 +1,4 @@
--- A page of tracking links, in "tracking_links" and their nested tables, with their versions in "tracking_links_history".
+-- A page of tracking links, in "hiresync"."data_tracking_links" and their nested tables, with their versions in "hiresync"."data_tracking_links_history".
 with page as (
   -- The page's records, parsed once by Postgres from the body as received.
   select e.value as r, (e.ord - 1)::int as idx
@@ -20,10 +20,10 @@ decoded as (
 ),
 boards as (
   -- job_board objects, and the bare job_board_id of the flat shape.
-  insert into job_boards as t (
-    id, company_name, url_token, raw, source_run_id, source_updated_at, changed_at
+  insert into "hiresync"."data_job_boards" as t (
+    account, id, company_name, url_token, raw, source_run_id, source_updated_at, changed_at
   )
-  select distinct on (id) id, company_name, url_token, raw, $3::bigint, updated_at, statement_timestamp()
+  select distinct on (id) $6::text, id, company_name, url_token, raw, $3::bigint, updated_at, statement_timestamp()
   from (
     select (job_board ->> 'id')::bigint as id, job_board ->> 'company_name' as company_name,
       job_board ->> 'url_token' as url_token, job_board as raw, updated_at, idx
@@ -57,10 +57,10 @@ boards as (
 ),
 people as (
   -- credited_to objects, and the bare referrer_id of the flat shape.
-  insert into referrers as t (
-    id, name, employee_id, raw, source_run_id, source_updated_at, changed_at
+  insert into "hiresync"."data_referrers" as t (
+    account, id, name, employee_id, raw, source_run_id, source_updated_at, changed_at
   )
-  select distinct on (id) id, name, employee_id, raw, $3::bigint, updated_at, statement_timestamp()
+  select distinct on (id) $6::text, id, name, employee_id, raw, $3::bigint, updated_at, statement_timestamp()
   from (
     select (credited_to ->> 'id')::bigint as id, credited_to ->> 'name' as name,
       credited_to ->> 'employee_id' as employee_id, credited_to as raw, updated_at, idx
@@ -94,8 +94,8 @@ people as (
 ),
 origins as (
   -- source objects, and the bare source_id of the flat shape.
-  insert into sources as t (id, public_name, raw, source_run_id, source_updated_at, changed_at)
-  select distinct on (id) id, public_name, raw, $3::bigint, updated_at, statement_timestamp()
+  insert into "hiresync"."data_sources" as t (account, id, public_name, raw, source_run_id, source_updated_at, changed_at)
+  select distinct on (id) $6::text, id, public_name, raw, $3::bigint, updated_at, statement_timestamp()
   from (
     select (source ->> 'id')::bigint as id, source ->> 'public_name' as public_name,
       source as raw, updated_at, idx
@@ -128,17 +128,17 @@ origins as (
     deleted_at is not null as deleted, raw as rec
 ),
 links as (
-  -- One row per id: the page's last link of that id, unless $6 says the ids are distinct.
+  -- One row per id: the page's last link of that id, unless $7 says the ids are distinct.
   -- A nested object's id wins over the flat shape's bare id; credited_to's name and
   -- employee_id are kept on the link only when it has no id (an anonymous referrer).
   -- changed_at moves when the record differs from the one stored, or the row comes back
   -- from a deletion.
-  insert into "tracking_links" as t (
-    id, token, job_id, job_post_id, job_board_id, related_post_id, related_post_type,
+  insert into "hiresync"."data_tracking_links" as t (
+    account, id, token, job_id, job_post_id, job_board_id, related_post_id, related_post_type,
     credited_to_id, credited_to_name, credited_to_employee_id, source_id,
     created_at, updated_at, raw, deleted_at, synced_at, last_seen_run_id, changed_at
   )
-  select id, token, job_id, job_post_id,
+  select $6::text, id, token, job_id, job_post_id,
     coalesce((job_board ->> 'id')::bigint, job_board_id),
     related_post_id, related_post_type,
     coalesce((credited_to ->> 'id')::bigint, referrer_id),
@@ -147,7 +147,7 @@ links as (
     coalesce((source ->> 'id')::bigint, source_id),
     created_at, updated_at, r, null::timestamptz, now(), $3::bigint, statement_timestamp()
   from decoded
-  where $6::boolean or idx in (select max(d.idx) from decoded d group by d.id)
+  where $7::boolean or idx in (select max(d.idx) from decoded d group by d.id)
   on conflict (account, id) do update set
     token = excluded.token, job_id = excluded.job_id, job_post_id = excluded.job_post_id,
     job_board_id = excluded.job_board_id, related_post_id = excluded.related_post_id,
@@ -168,51 +168,51 @@ links as (
 ),
 boards_closed as (
   -- History ($5) of job_boards: the open version of each replaced row ends now.
-  update job_boards_history as h set valid_to = statement_timestamp()
-  where $5::boolean
+  update "hiresync"."data_job_boards_history" as h set valid_to = statement_timestamp()
+  where $5::boolean and h.account = $6::text
     and h.id = any(array(select s.id from boards as s where s.changed and s.replaced))
     and h.valid_to is null
 ),
 boards_versions as (
-  insert into job_boards_history (id, valid_from, run_id, deleted, raw)
-  select s.id, statement_timestamp(), $3::bigint, s.deleted, s.rec
+  insert into "hiresync"."data_job_boards_history" (account, id, valid_from, run_id, deleted, raw)
+  select $6::text, s.id, statement_timestamp(), $3::bigint, s.deleted, s.rec
   from boards as s where $5::boolean and s.changed
 ),
 people_closed as (
   -- History ($5) of referrers: the open version of each replaced row ends now.
-  update referrers_history as h set valid_to = statement_timestamp()
-  where $5::boolean
+  update "hiresync"."data_referrers_history" as h set valid_to = statement_timestamp()
+  where $5::boolean and h.account = $6::text
     and h.id = any(array(select s.id from people as s where s.changed and s.replaced))
     and h.valid_to is null
 ),
 people_versions as (
-  insert into referrers_history (id, valid_from, run_id, deleted, raw)
-  select s.id, statement_timestamp(), $3::bigint, s.deleted, s.rec
+  insert into "hiresync"."data_referrers_history" (account, id, valid_from, run_id, deleted, raw)
+  select $6::text, s.id, statement_timestamp(), $3::bigint, s.deleted, s.rec
   from people as s where $5::boolean and s.changed
 ),
 origins_closed as (
   -- History ($5) of sources: the open version of each replaced row ends now.
-  update sources_history as h set valid_to = statement_timestamp()
-  where $5::boolean
+  update "hiresync"."data_sources_history" as h set valid_to = statement_timestamp()
+  where $5::boolean and h.account = $6::text
     and h.id = any(array(select s.id from origins as s where s.changed and s.replaced))
     and h.valid_to is null
 ),
 origins_versions as (
-  insert into sources_history (id, valid_from, run_id, deleted, raw)
-  select s.id, statement_timestamp(), $3::bigint, s.deleted, s.rec
+  insert into "hiresync"."data_sources_history" (account, id, valid_from, run_id, deleted, raw)
+  select $6::text, s.id, statement_timestamp(), $3::bigint, s.deleted, s.rec
   from origins as s where $5::boolean and s.changed
 ),
 closed_versions as (
   -- History ($5): the open version of each replaced link ends now, when the next begins.
   -- The ids as an array: the planner probes the primary key for the few changed links.
-  update "tracking_links_history" as h set valid_to = statement_timestamp()
-  where $5::boolean
+  update "hiresync"."data_tracking_links_history" as h set valid_to = statement_timestamp()
+  where $5::boolean and h.account = $6::text
     and h.id = any(array(select s.id from links as s where s.replaced))
     and h.valid_to is null
 ),
 new_versions as (
-  insert into "tracking_links_history" (id, valid_from, run_id, deleted, raw)
-  select s.id, statement_timestamp(), $3::bigint, false, s.rec
+  insert into "hiresync"."data_tracking_links_history" (account, id, valid_from, run_id, deleted, raw)
+  select $6::text, s.id, statement_timestamp(), $3::bigint, false, s.rec
   from links as s where $5::boolean and s.changed
 )
 select count(*)::int as written, max(id)::text as max_id, min(id)::text as min_id from links
