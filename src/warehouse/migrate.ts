@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import { HiresyncError } from '../errors.js';
-import { inSchema, PUBLIC_SCHEMA } from './database.js';
+import { PUBLIC_SCHEMA } from './database.js';
 import { lockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
 
@@ -110,36 +110,37 @@ export async function migrateToLatest(
   const migrations = await migrationsIn(folder);
   let current: string | undefined;
   try {
-    const applied = await inSchema(db, schema)
-      .transaction()
-      .execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(${sql.lit(KYSELY_MIGRATION_LOCK)}::bigint)`.execute(
-          trx,
-        );
-        await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
-        await sql`create table if not exists ${sql.id(schema, 'kysely_migration')} (
+    if (folder === MIGRATIONS_FOLDER) await refuseForeignRoutines(db, schema);
+    const applied = await db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${sql.lit(KYSELY_MIGRATION_LOCK)}::bigint)`.execute(
+        trx,
+      );
+      await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
+      await sql`create table if not exists ${sql.id(schema, 'kysely_migration')} (
           name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(trx);
-        await sql`create table if not exists ${sql.id(schema, 'kysely_migration_lock')} (
+      await sql`create table if not exists ${sql.id(schema, 'kysely_migration_lock')} (
           id varchar(255) not null primary key, is_locked integer not null default 0)`.execute(trx);
-        await sql`insert into ${sql.id(schema, 'kysely_migration_lock')} (id, is_locked)
+      await sql`insert into ${sql.id(schema, 'kysely_migration_lock')} (id, is_locked)
           values ('migration_lock', 0) on conflict do nothing`.execute(trx);
-        const { rows } = await sql<{ name: string }>`
+      const { rows } = await sql<{ name: string }>`
           select name from ${sql.id(schema, 'kysely_migration')}`.execute(trx);
-        const done = new Set(rows.map((r) => r.name));
-        const pending = Object.keys(migrations)
-          .sort()
-          .filter(
-            (name) => !done.has(name) && (options.upTo === undefined || name <= options.upTo),
-          );
-        for (const name of pending) {
-          current = name;
-          await sql`select set_config('search_path', ${`"${schema}"`}, true)`.execute(trx);
-          await migrations[name]?.up(trx);
-          await sql`insert into ${sql.id(schema, 'kysely_migration')} (name, timestamp)
+      const done = new Set(rows.map((r) => r.name));
+      const pending = Object.keys(migrations)
+        .sort()
+        .filter((name) => !done.has(name) && (options.upTo === undefined || name <= options.upTo));
+      for (const name of pending) {
+        current = name;
+        // The one place hiresync points a connection elsewhere: migrations
+        // are frozen in time and name their tables without a schema. For
+        // this transaction only (set_config's `true`), and only after
+        // refuseForeignRoutines found no other role's function there.
+        await sql`select set_config('search_path', ${`"${schema}"`}, true)`.execute(trx);
+        await migrations[name]?.up(trx);
+        await sql`insert into ${sql.id(schema, 'kysely_migration')} (name, timestamp)
             values (${name}, ${new Date().toISOString()})`.execute(trx);
-        }
-        return pending;
-      });
+      }
+      return pending;
+    });
     return { schema, applied };
   } catch (error) {
     throw migrationFailed(schema, current, error);
@@ -202,4 +203,34 @@ async function inSharedStorage(db: Kysely<Database>, schema: string): Promise<bo
 /** Names of the migrations in `folder` (as Kysely names them: the file name without extension). */
 export async function migrationNames(folder = MIGRATIONS_FOLDER): Promise<string[]> {
   return Object.keys(await migrationsIn(folder)).sort();
+}
+
+/**
+ * Refuses to run the warehouse migrations of the earlier per-account layout
+ * (which name their tables without a schema, so run with `search_path` set to
+ * `schema`) while `schema` or `public` holds a function, procedure or
+ * operator of a role other than hiresync's user and the superusers: with the
+ * schema on the search path, such an object with exact argument types would
+ * win over pg_catalog's and run with hiresync's privileges (CVE-2018-1058).
+ */
+async function refuseForeignRoutines(db: Kysely<Database>, schema: string): Promise<void> {
+  const { rows } = await sql<{ object: string; owner: string }>`
+    select format('%I.%s', n.nspname, o.signature) as object, r.rolname::text as owner
+    from (
+      select pronamespace as ns, proowner as owner, oid::regprocedure::text as signature from pg_catalog.pg_proc
+      union all
+      select oprnamespace, oprowner, oid::regoperator::text from pg_catalog.pg_operator
+    ) o
+    join pg_catalog.pg_namespace n on n.oid = o.ns
+    join pg_catalog.pg_roles r on r.oid = o.owner
+    where n.nspname = any(${[schema, PUBLIC_SCHEMA]}::text[])
+      and r.rolname <> current_user and not r.rolsuper`.execute(db);
+  if (rows.length === 0) return;
+  throw new HiresyncError(
+    `schema ${schema} holds the earlier per-account layout, whose migrations run with it on the search path, and ${rows
+      .map((r) => `${r.object} (owned by ${r.owner})`)
+      .join(
+        ', ',
+      )} could then run with hiresync's privileges: drop ${rows.length === 1 ? 'it' : 'them'} (or move ${rows.length === 1 ? 'it' : 'them'} to another schema), then run 'hiresync migrate' again`,
+  );
 }

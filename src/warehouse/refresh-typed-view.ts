@@ -56,12 +56,8 @@ export interface TypedViewTarget {
   view: string;
   /** `jobs`, …: the account's relation; its rows are read from hiresync.data_<table>. */
   table: string;
-  /**
-   * The account whose view it is (its schema: see schemaOf). Left out, the
-   * account of the schema `db` points at (a caller still handing a pointed
-   * instance); every statement binds it either way.
-   */
-  account?: string;
+  /** The account whose view it is (its schema: see schemaOf); every statement binds it. */
+  account: string;
 }
 
 /** A target whose account is known. */
@@ -123,8 +119,8 @@ export async function refreshTypedView(
   runId?: string,
   options: RefreshOptions = {},
 ): Promise<TypedViewChange> {
-  const account = target.account ?? (await accountOfConnection(db));
-  const view: AccountView = { ...target, account, schema: schemaOf(account) };
+  const { account } = target;
+  const view: AccountView = { ...target, schema: schemaOf(account) };
   const { schema } = view;
   try {
     return await db.transaction().execute((trx) => rebuildTypedView(trx, view, runId, options));
@@ -145,19 +141,6 @@ export async function refreshTypedView(
     }
     throw error;
   }
-}
-
-/**
- * The account of the schema `db` points at (search_path), for a caller that
- * names no account: only an instance pointed at an account's schema has one.
- */
-async function accountOfConnection(db: Kysely<Database>): Promise<string> {
-  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
-  const schema = rows[0]?.schema;
-  if (schema === undefined || schema === 'pg_catalog' || schema === 'hiresync') {
-    throw new Error('refreshTypedView needs the account (TypedViewTarget.account)');
-  }
-  return accountOfSchema(schema);
 }
 
 /** The command whose run refreshes `schema.view`. */

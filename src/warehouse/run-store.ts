@@ -13,7 +13,6 @@ import type {
   RunTotals,
   TypedViewRefresh,
 } from '../sync/ports.js';
-import { inSchema } from './database.js';
 import type { StoredResource } from './page-statement.js';
 import { refreshTypedView } from './refresh-typed-view.js';
 import type { ResourceLock } from './resource-lock.js';
@@ -240,13 +239,9 @@ export class KyselyRunStore implements RunStore {
   ): Promise<TypedViewRefresh | undefined> {
     const stored = this.#resource(resource);
     if (stored.typedView === undefined) return undefined;
-    // Bridge while refresh-typed-view.ts still reads the account's schema
-    // from its connection's search_path (being converted; removed at merge):
-    // the pool's instance pointed there, as before.
-    const db = this.#options.root ?? this.#db;
     return refreshTypedView(
-      inSchema(db, schemaOf(this.#account)),
-      { view: stored.typedView, table: stored.table },
+      this.#options.root ?? this.#db,
+      { view: stored.typedView, table: stored.table, account: this.#account },
       runId,
     );
   }

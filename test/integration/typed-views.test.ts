@@ -388,7 +388,7 @@ describe('typed view timestamps', () => {
     url.searchParams.set('options', '-c TimeZone=America/Los_Angeles -c DateStyle=SQL,DMY');
     const elsewhere = createDatabase(url.href, { max: 1 });
     try {
-      await refreshTypedView(elsewhere, jobsFlat);
+      await refreshTypedView(elsewhere, { ...jobsFlat, account: 'default' });
     } finally {
       await elsewhere.destroy();
     }

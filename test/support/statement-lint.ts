@@ -9,13 +9,17 @@ import { parse } from 'libpg-query';
  */
 export const PG_CATALOG_FUNCTIONS: ReadonlySet<string> = new Set([
   'array_agg',
+  'btrim',
   'cardinality',
   'concat_ws',
   'count',
   'current_database',
+  'current_setting',
   'format',
+  'format_type',
   'hashtext',
   'jsonb_array_elements',
+  'jsonb_each',
   'jsonb_to_record',
   'jsonb_typeof',
   'make_interval',
@@ -27,10 +31,14 @@ export const PG_CATALOG_FUNCTIONS: ReadonlySet<string> = new Set([
   'pg_advisory_unlock',
   'pg_advisory_xact_lock',
   'pg_backend_pid',
+  'pg_identify_object',
   'pg_try_advisory_lock',
+  'pg_try_advisory_xact_lock',
+  'set_config',
   'statement_timestamp',
   'strpos',
   'substr',
+  'sum',
   'to_char',
   'to_jsonb',
   'to_regclass',
@@ -124,9 +132,11 @@ function fromItems(items: unknown, relations: RangeVar[], conditions: unknown[])
  * `<alias>.account = $n` (or `= any($n)`) among the top-level conjuncts of
  * its WHERE or a join's ON, or by `<alias>.account = <other>.account` with
  * `<other>` bound. An unqualified `account` counts when the query names one
- * relation.
+ * relation. `outer`: the references bound by construction anywhere in the
+ * statement (see {@link boundByConstruction}), which a correlated subquery
+ * may join on (`s.account = a.account`, `a` being `unnest($1::text[]) a`).
  */
-function unboundIn(query: Node, kind: string): string[] {
+function unboundIn(query: Node, kind: string, outer: ReadonlySet<string>): string[] {
   const relations: RangeVar[] = [];
   const conditions: unknown[] = [query.whereClause];
   if (kind === 'SelectStmt') fromItems(query.fromClause, relations, conditions);
@@ -146,7 +156,7 @@ function unboundIn(query: Node, kind: string): string[] {
     if (column.length === 2) return column[0];
     return column.length === 1 && names.length === 1 ? names[0] : undefined;
   };
-  const bound = new Set<string>();
+  const bound = new Set<string>(outer);
   const joins: Array<[string, string]> = [];
   for (const term of conditions.flatMap(conjuncts)) {
     const expr = term.A_Expr;
@@ -184,6 +194,32 @@ function unboundIn(query: Node, kind: string): string[] {
       (relation) =>
         `R1: hiresync.${relation.relname}${relation.alias ? ` as ${relation.alias.aliasname}` : ''} is read or written without its account bound (${nameOf(relation)}.account = $n in its WHERE or ON)`,
     );
+}
+
+/**
+ * The references of a statement whose rows are bound by construction: a
+ * function of parameters only in FROM (`unnest($1::text[]) a(account)`: the
+ * accounts asked for), and a CTE's (its body's reads are linted as any
+ * query's). One set for the whole statement: an alias is taken to mean the
+ * same relation wherever it is used, as hiresync's statements use them.
+ */
+function boundByConstruction(stmt: Node, ctes: ReadonlySet<string>): Set<string> {
+  const bound = new Set<string>();
+  for (const [key, node] of walk(stmt)) {
+    if (key === 'RangeVar') {
+      const relation = node as unknown as RangeVar;
+      if (relation.schemaname === undefined && ctes.has(relation.relname))
+        bound.add(nameOf(relation));
+    }
+    if (key === 'RangeFunction' && isObject(node.alias)) {
+      const calls = [...walk(node.functions)].filter(([k]) => k === 'FuncCall');
+      const ofParams = calls.every(
+        ([, call]) => Array.isArray(call.args) && call.args.every(isParam),
+      );
+      if (calls.length > 0 && ofParams) bound.add(String(node.alias.aliasname));
+    }
+  }
+  return bound;
 }
 
 /** Rule R1 for an insert: into a shared table, it lists `account` with a `$n` value. */
@@ -242,6 +278,7 @@ export async function lintStatement(text: string): Promise<string[]> {
     for (const [key, node] of walk(stmt)) {
       if (key === 'CommonTableExpr') ctes.add(String(node.ctename));
     }
+    const outer = boundByConstruction(stmt, ctes);
     for (const [key, node] of walk(stmt)) {
       const relation =
         rangeVarOf(key, node) ??
@@ -261,7 +298,7 @@ export async function lintStatement(text: string): Promise<string[]> {
       }
       if (DML.has(top)) {
         if (key === 'SelectStmt' || key === 'UpdateStmt' || key === 'DeleteStmt') {
-          problems.push(...unboundIn(node, key));
+          problems.push(...unboundIn(node, key, outer));
         }
         if (key === 'InsertStmt') problems.push(...unboundInsert(node));
       }
