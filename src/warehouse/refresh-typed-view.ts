@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { accountOfSchema, schemaOf } from '../account-name.js';
+import { schemaOf } from '../account-name.js';
 import { rebuildTypedUnion } from './all-accounts-typed-views.js';
 import { ALL_ACCOUNTS_SCHEMA } from './migrate.js';
 import { LOCK_SPACE, lockKey } from './resource-lock.js';
