@@ -42,14 +42,8 @@ export const PUBLIC_SCHEMA = 'public';
  */
 export const SEARCH_PATH = 'pg_catalog,pg_temp';
 
-/** Schema names hiresync creates: account names (see src/account-name.ts), `public`, `hiresync`, `all_accounts`. */
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
-/** The pool behind a root instance, and the deprecated instances made over it. */
-const pools = new WeakMap<
-  Kysely<Database>,
-  { pool: pg.Pool; schemas: Map<string, Kysely<Database>> }
->();
+/** The pool behind each instance {@link createDatabase} made. */
+const pools = new WeakMap<Kysely<Database>, { pool: pg.Pool }>();
 
 /**
  * The pool's connection settings: `connectionString` with `-c
@@ -101,7 +95,7 @@ export function createDatabase(
     client.query('set datestyle to iso').catch(() => {});
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingPool(pool) }) });
-  pools.set(db, { pool, schemas: new Map() });
+  pools.set(db, { pool });
   return db;
 }
 
@@ -147,66 +141,6 @@ function droppingPool(pool: pg.Pool): PostgresPool {
       return client;
     },
   };
-}
-
-/**
- * `pool` handing out connections whose `search_path` is `schema` while
- * checked out, reset to {@link SEARCH_PATH} as they go back.
- */
-function pointedPool(pool: pg.Pool, schema: string): PostgresPool {
-  return {
-    Client: pg.Client,
-    options: pool.options,
-    end: () => pool.end(),
-    connect: async () => {
-      const client = await pool.connect();
-      try {
-        await client.query(`set search_path to "${schema}"`);
-      } catch (error) {
-        client.release(error instanceof Error ? error : true);
-        throw error;
-      }
-      const release = client.release.bind(client);
-      client.release = ((error?: Error | boolean) => {
-        client.release = release;
-        // Queued before any statement of its next holder: pg runs a client's queries in order.
-        if (!error) client.query('reset search_path').catch(() => {});
-        return release(error);
-      }) as typeof client.release;
-      return client;
-    },
-  };
-}
-
-/**
- * @deprecated — for files still being converted; removed at merge. Every
- * statement names its relations qualified and binds the account (see
- * sharedRelation); nothing points a connection at a schema.
- *
- * An instance over the pool of `db` whose connections search `schema` alone
- * while checked out.
- */
-export function inSchema(db: Kysely<Database>, schema: string): Kysely<Database> {
-  const root = pools.get(db);
-  if (!root) throw new Error('inSchema needs an instance made by createDatabase');
-  if (!SCHEMA_NAME.test(schema)) throw new Error(`not a schema name: ${JSON.stringify(schema)}`);
-  let scoped = root.schemas.get(schema);
-  if (!scoped) {
-    scoped = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: pointedPool(root.pool, schema) }),
-    });
-    root.schemas.set(schema, scoped);
-    pools.set(scoped, root);
-  }
-  return scoped;
-}
-
-/**
- * @deprecated — for files still being converted; removed at merge. Every
- * connection is as `db`'s now: use `db`.
- */
-export function unpointed(db: Kysely<Database>): Kysely<Database> {
-  return db;
 }
 
 /** How many connections the pool of `db` holds now (idle or in use): the bench's figure. */

@@ -5,7 +5,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { eraseRecords } from '../../src/warehouse/erase-records.js';
 import { createRun } from '../../src/warehouse/sync-runs.js';
 import { useEmptyWarehouse } from '../support/warehouse-fixture.js';
@@ -30,8 +29,7 @@ describe('erasing the rejected records kept as JSON text', () => {
       expect.stringContaining('Alan'),
     ]);
 
-    // eraseRecords still reads the account's schema from its connection (being converted).
-    const erased = await eraseRecords(inSchema(fx.db, 'public'), {
+    const erased = await eraseRecords(fx.db, {
       account: 'default',
       resource: jobs,
       waitMs: 1000,

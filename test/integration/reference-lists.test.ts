@@ -2,10 +2,10 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { FileMigrationProvider, Migrator } from 'kysely/migration';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { ResourceName } from '../../src/config.js';
-import { inSchema } from '../../src/warehouse/database.js';
 import { MIGRATIONS_FOLDER, migrateToLatest } from '../../src/warehouse/migrate.js';
+import { legacyLayoutDatabase } from '../support/legacy-layout.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
 const LISTS: ResourceName[] = ['job_boards', 'sources', 'referrers'];
@@ -254,7 +254,8 @@ describe('migrate', () => {
     const schema = 'before_reference_lists';
     await sql`create schema ${sql.id(schema)}`.execute(t.database.db);
     // The earlier layout's migrations name their tables unqualified (see migrate.ts).
-    const db = inSchema(t.database.db, schema);
+    const db = legacyLayoutDatabase(t.database.url, schema);
+    onTestFinished(() => db.destroy());
     const migrator = new Migrator({
       db,
       provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_FOLDER }),
