@@ -165,6 +165,18 @@ export function trackingLinksFlatSelect(
 export const TRACKING_LINKS_FLAT_COMMENT =
   "Analysts' entry point: one row per tracking link with its job board, referrer and source names joined in. Rows with deleted_at set are links the API no longer lists.";
 
+/**
+ * Registers `account`'s first typed views (those {@link derivedViewsText}
+ * makes) in the shared table of typed views, the account bound.
+ */
+export async function registerFirstTypedViews(db: Db, account: string): Promise<void> {
+  await sql`insert into hiresync.data_typed_views (account, view, source_table)
+    select ${account}, v.view, v.source_table
+    from pg_catalog.unnest(${FIRST_TYPED_VIEWS.map(([view]) => view)}::text[],
+      ${FIRST_TYPED_VIEWS.map(([, table]) => table)}::text[]) as v(view, source_table)
+    on conflict (account, view) do nothing`.execute(db);
+}
+
 /** The typed views a new account starts with, and the relation each reads (see refresh-typed-view.ts). */
 const FIRST_TYPED_VIEWS: ReadonlyArray<[view: string, table: string]> = [
   ['jobs_flat', 'jobs'],
@@ -175,7 +187,7 @@ const FIRST_TYPED_VIEWS: ReadonlyArray<[view: string, table: string]> = [
  * The statements that make a new account's derived views in `schema` (whose
  * table views {@link accountViewsText} made): `tracking_links_flat`, and the
  * typed views `jobs_flat` and `job_posts_flat` (id and deleted_at until the
- * first full run fills them), registered in its `typed_views`.
+ * first full run fills them); {@link registerFirstTypedViews} registers them.
  */
 export function derivedViewsText(schema: string): string {
   const s = ident(schema);
@@ -190,7 +202,6 @@ export function derivedViewsText(schema: string): string {
   ];
   for (const [view, table] of FIRST_TYPED_VIEWS) {
     statements.push(
-      `insert into ${s}.typed_views (view, source_table) values (${literal(view)}, ${literal(table)}) on conflict (account, view) do nothing`,
       `create view ${s}.${ident(view)} as select id, deleted_at from ${s}.${ident(table)}`,
       `comment on view ${s}.${ident(view)} is ${literal(`${table} with one typed column per top-level key of the records, filled at the end of the first full run.`)}`,
     );

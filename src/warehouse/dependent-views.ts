@@ -54,23 +54,20 @@ export async function captureDependentViews(
 ): Promise<CapturedView[]> {
   if (relations.length === 0) return [];
   await refuseOtherDependents(trx, relations, what);
-  // pg_get_viewdef names a relation with its schema unless the search_path finds it.
-  const { rows: path } = await sql<{ path: string }>`
-    select current_setting('search_path') as path, set_config('search_path', '', true)`.execute(
-    trx,
-  );
-  try {
-    const { rows } = await sql<{
-      oid: number;
-      schema: string;
-      name: string;
-      kind: string;
-      definition: string;
-      options: string[] | null;
-      owner: string;
-      comment: string | null;
-      depth: number;
-    }>`
+  // pg_get_viewdef names a relation with its schema unless the search_path
+  // finds it: hiresync's connections search pg_catalog only, so every
+  // relation of a captured definition is named with its schema.
+  const { rows } = await sql<{
+    oid: number;
+    schema: string;
+    name: string;
+    kind: string;
+    definition: string;
+    options: string[] | null;
+    owner: string;
+    comment: string | null;
+    depth: number;
+  }>`
       with recursive deps (oid, depth) as (
         select r.ev_class, 1 from pg_depend d join pg_rewrite r on r.oid = d.objid
         where d.classid = 'pg_rewrite'::regclass and d.refclassid = 'pg_class'::regclass
@@ -89,47 +86,44 @@ export async function captureDependentViews(
       where not (c.oid = any(${relations}::oid[]))
       group by c.oid, n.nspname, c.relname
       order by depth, n.nspname, c.relname`.execute(trx);
-    const captured: CapturedView[] = [];
-    for (const row of rows) {
-      const { rows: comments } = await sql<{ column: string; comment: string }>`
+  const captured: CapturedView[] = [];
+  for (const row of rows) {
+    const { rows: comments } = await sql<{ column: string; comment: string }>`
         select a.attname as column, col_description(a.attrelid, a.attnum) as comment
         from pg_attribute a where a.attrelid = ${row.oid}::oid and a.attnum > 0
           and col_description(a.attrelid, a.attnum) is not null`.execute(trx);
-      const { rows: defaults } = await sql<{ column: string; expression: string }>`
+    const { rows: defaults } = await sql<{ column: string; expression: string }>`
         select a.attname as column, pg_get_expr(d.adbin, d.adrelid) as expression
         from pg_attrdef d join pg_attribute a on a.attrelid = d.adrelid and a.attnum = d.adnum
         where d.adrelid = ${row.oid}::oid`.execute(trx);
-      const { rows: grants } = await sql<{
-        grantee: string;
-        privilege: string;
-        grantable: boolean;
-      }>`
+    const { rows: grants } = await sql<{
+      grantee: string;
+      privilege: string;
+      grantable: boolean;
+    }>`
         select case when x.grantee = 0 then 'public' else quote_ident(pg_get_userbyid(x.grantee)) end as grantee,
           x.privilege_type as privilege, x.is_grantable as grantable
         from pg_class c, aclexplode(c.relacl) x
         where c.oid = ${row.oid}::oid and x.grantee <> c.relowner`.execute(trx);
-      const { rows: indexes } = await sql<{ definition: string }>`
+    const { rows: indexes } = await sql<{ definition: string }>`
         select pg_get_indexdef(i.indexrelid) as definition from pg_index i
         where i.indrelid = ${row.oid}::oid`.execute(trx);
-      captured.push({
-        schema: row.schema,
-        name: row.name,
-        materialized: row.kind === 'm',
-        definition: row.definition,
-        options: row.options ?? [],
-        owner: row.owner,
-        comment: row.comment,
-        columnComments: comments,
-        defaults,
-        grants,
-        indexes: indexes.map((i) => i.definition),
-        depth: row.depth,
-      });
-    }
-    return captured;
-  } finally {
-    await sql`select set_config('search_path', ${path[0]?.path ?? ''}, true)`.execute(trx);
+    captured.push({
+      schema: row.schema,
+      name: row.name,
+      materialized: row.kind === 'm',
+      definition: row.definition,
+      options: row.options ?? [],
+      owner: row.owner,
+      comment: row.comment,
+      columnComments: comments,
+      defaults,
+      grants,
+      indexes: indexes.map((i) => i.definition),
+      depth: row.depth,
+    });
   }
+  return captured;
 }
 
 /** Throws naming the objects other than views built on `relations`. */

@@ -1,8 +1,8 @@
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
-import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
+import { DEFAULT_ACCOUNT, runKey, schemaOf } from '../account-name.js';
 import { HiresyncError } from '../errors.js';
 import { carriedId } from './record-texts.js';
-import { isReferenceTable, referenceLocksText, runLockKey } from './resource-lock.js';
+import { accountReferenceLocksText, isReferenceTable, runLockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
 import { eraseRecords as eraseRecordsText } from './sql/erase-records.js';
 
@@ -71,14 +71,14 @@ const LOCK_NOT_AVAILABLE = '55P03';
  * on its own connection from its start to its end (ResourceLock), taken
  * here as a transaction lock on the same key; and for a reference table
  * (job_boards, referrers, sources), also its write lock, which the pages of
- * tracking links (nested copies) take too (referenceLocksText). Both are
+ * tracking links (nested copies) take too (accountReferenceLocksText). Both are
  * taken before any statement reads the target's rows, so no page or sweep
  * of a run writes them between the erasure's reads and its deletes, and the
  * run's next page sees them gone. A run in progress holds its lock until it
  * ends: the wait is bounded by `waitMs` (lock_timeout, for these two locks
  * only), then {@link ResourceBusyError}.
  *
- * The reference lock is taken as the pages take it (referenceLocksText).
+ * The reference lock is taken as the pages take it (accountReferenceLocksText).
  */
 async function lockForErasure(trx: Transaction<Database>, target: ErasureTarget): Promise<void> {
   const name = runKey(target.account, target.resource.name);
@@ -90,7 +90,11 @@ async function lockForErasure(trx: Transaction<Database>, target: ErasureTarget)
   try {
     await sql`select pg_advisory_xact_lock(${runLockKey(name).toString()}::bigint)`.execute(trx);
     if (isReferenceTable(target.resource.table)) {
-      await trx.executeQuery(CompiledQuery.raw(referenceLocksText([target.resource.table])));
+      await trx.executeQuery(
+        CompiledQuery.raw(accountReferenceLocksText([target.resource.table]), [
+          schemaOf(target.account),
+        ]),
+      );
     }
   } catch (error) {
     if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;

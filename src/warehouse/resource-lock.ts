@@ -200,7 +200,7 @@ export class ResourceLock {
 /**
  * The reference tables: the lists job_boards, referrers and sources, which the
  * nested objects of tracking links write too. Listed in the one order every
- * writer takes their locks in (see {@link referenceLocksText}).
+ * writer takes their locks in (see {@link accountReferenceLocksText}).
  */
 export const REFERENCE_TABLES = ['job_boards', 'referrers', 'sources'] as const;
 
@@ -210,43 +210,6 @@ export type ReferenceTable = (typeof REFERENCE_TABLES)[number];
 /** Whether `table` is one of the {@link REFERENCE_TABLES}. */
 export function isReferenceTable(table: string): table is ReferenceTable {
   return (REFERENCE_TABLES as readonly string[]).includes(table);
-}
-
-const referenceLockTexts = new Map<string, string>();
-
-/**
- * @deprecated — for files still being converted; removed at merge: use
- * {@link accountReferenceLocksText}, which takes the same locks with the
- * account's schema bound rather than read from the connection.
- *
- * The statement that takes, for the rest of the transaction, the write lock of
- * each of `tables` in the current account schema: an advisory lock keyed
- * (LOCK_SPACE, hashtext of `schema.table`), so two accounts never wait on each
- * other (a hash collision only makes them wait, never write wrong).
- *
- * Why: a tracking-links page (nested copies) and a reference list's page or
- * sweep of one account can write the same id at once. Under read committed
- * the second statement waits on the first's row lock, with its snapshot taken
- * before the wait: it then fails to close the version the first opened and
- * opens its own, two open versions of one id. Run as a statement of its own
- * BEFORE the writing statement, the lock is held before that statement's
- * snapshot is taken, so the second writer sees the first's versions. One
- * cheap statement per page (no row is read). Locks are taken in the order of
- * {@link REFERENCE_TABLES} (select-list items are evaluated left to right),
- * so two writers of several tables never deadlock.
- */
-export function referenceLocksText(tables: readonly ReferenceTable[]): string {
-  const ordered = REFERENCE_TABLES.filter((table) => tables.includes(table));
-  const key = ordered.join(',');
-  let text = referenceLockTexts.get(key);
-  if (text === undefined) {
-    const locks = ordered.map(
-      (table) => `pg_advisory_xact_lock(${LOCK_SPACE}, hashtext(current_schema() || '.${table}'))`,
-    );
-    text = `select ${locks.join(', ')}`;
-    referenceLockTexts.set(key, text);
-  }
-  return text;
 }
 
 const accountLockTexts = new Map<string, string>();

@@ -8,6 +8,7 @@ import {
   layoutEntry,
   layoutOf,
   recordLayout,
+  registerFirstTypedViews,
   type SharedTable,
   sharedTables,
 } from './account-views.js';
@@ -128,7 +129,10 @@ export async function migrateSchema(
               );
         await sql.raw(accountViewsText(schema, account, changed, existing)).execute(trx);
       }
-      if (kind === null) await sql.raw(derivedViewsText(schema)).execute(trx);
+      if (kind === null) {
+        await registerFirstTypedViews(trx, account);
+        await sql.raw(derivedViewsText(schema)).execute(trx);
+      }
       applied.push(VIEWS_MADE);
     }
     await recordLayout(trx, schema, account, layout);

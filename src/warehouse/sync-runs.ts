@@ -130,7 +130,7 @@ export async function sweepDeletions(
     await options.assertLocked?.(trx, run.resource);
     // A reference list's sweep and a tracking-links page of the account may
     // version one row at once: serialised like the page writers (see
-    // referenceLocksText), before the statements below take their snapshots.
+    // accountReferenceLocksText), before the statements below take their snapshots.
     if (isReferenceTable(table)) {
       await trx.executeQuery(
         CompiledQuery.raw(accountReferenceLocksText([table]), [schemaOf(account)]),

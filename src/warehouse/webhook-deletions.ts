@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { schemaOf } from '../account-name.js';
 import type { HistoryTarget } from './history.js';
-import { isReferenceTable, referenceLocksText, runLockKey } from './resource-lock.js';
+import { accountReferenceLocksText, isReferenceTable, runLockKey } from './resource-lock.js';
 import type { Database } from './schema.js';
 import { webhookDeletion } from './sql/webhook-deletion.js';
 
@@ -76,7 +76,9 @@ export async function applyWebhookDeletion(
       if (ids.length === 0) return { outcome: 'applied', deleted: 0 };
       // A reference list is written by tracking-links pages too: their lock, as the sweep takes it.
       if (isReferenceTable(target.table)) {
-        await sql.raw(referenceLocksText([target.table])).execute(trx);
+        await trx.executeQuery(
+          CompiledQuery.raw(accountReferenceLocksText([target.table]), [schemaOf(options.account)]),
+        );
       }
       const text = webhookDeletion({
         table: target.table,

@@ -103,7 +103,7 @@ const REFERENCE_TABLES_WRITTEN: Readonly<Record<StorageKind, readonly ReferenceT
 
 /**
  * Takes the account's write locks of the reference tables the page writes, as
- * a statement of its own before the page statement: see referenceLocksText
+ * a statement of its own before the page statement: see accountReferenceLocksText
  * for why (two open versions of one id otherwise). Pages of other resources
  * take none.
  */

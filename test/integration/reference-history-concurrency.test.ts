@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobBoards } from '../../src/resources/reference-lists.js';
 import { trackingLinks } from '../../src/resources/tracking-links.js';
 import { pageStatementText } from '../../src/warehouse/page-statement.js';
-import { referenceLocksText } from '../../src/warehouse/resource-lock.js';
+import { accountReferenceLocksText } from '../../src/warehouse/resource-lock.js';
 import { createRun } from '../../src/warehouse/sync-runs.js';
 import { writePage } from '../../src/warehouse/write-page.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
@@ -54,16 +54,16 @@ describe('job_boards history under concurrent writers', () => {
         await a.query(`insert into sync_runs (resource, mode) values ($1, 'full')`, [r]);
       const ids = (await a.query('select id from sync_runs order by id')).rows.map((r) => r.id);
       // The list's first version.
-      await a.query(boardsSql, [listBody('Acme v1'), null, ids[0], [], true]);
+      await a.query(boardsSql, [listBody('Acme v1'), null, ids[0], [], true, 'default']);
       // A tracking-links page (nested copy) and a later job_boards page race.
       // Each takes its locks first, as writePage does, in a statement of its own.
       await a.query('begin');
-      await a.query(referenceLocksText(['job_boards', 'referrers', 'sources']));
-      await a.query(linksSql, [linkBody('Acme v2'), null, ids[1], [], true, true]);
+      await a.query(accountReferenceLocksText(['job_boards', 'referrers', 'sources']), ['public']);
+      await a.query(linksSql, [linkBody('Acme v2'), null, ids[1], [], true, 'default', true]);
       await b.query('begin');
       const racing = b
-        .query(referenceLocksText(['job_boards']))
-        .then(() => b.query(boardsSql, [listBody('Acme v3'), null, ids[2], [], true]))
+        .query(accountReferenceLocksText(['job_boards']), ['public'])
+        .then(() => b.query(boardsSql, [listBody('Acme v3'), null, ids[2], [], true, 'default']))
         .then(() => b.query('commit'));
       await new Promise((r) => setTimeout(r, 300));
       await a.query('commit');
@@ -87,7 +87,7 @@ describe('job_boards history under concurrent writers', () => {
     try {
       // Another page of this account is writing job_boards: its lock is held.
       await holder.query('begin');
-      await holder.query(referenceLocksText(['job_boards']));
+      await holder.query(accountReferenceLocksText(['job_boards']), ['public']);
       const order: string[] = [];
       const pages = [
         { resource: jobBoards, body: listBody('Acme v4') },

@@ -8,8 +8,8 @@
 // The three reads of src/latest-runs.ts bind the accounts as `$1` through
 // `unnest($1::text[]) a(account)` joined on account, not `account = any($1)`
 // in each probe (200 times slower at 2,000 accounts: see that file).
-// Left out: referenceLocksText's lock statement (src/warehouse/resource-lock.ts,
-// the run path's; it names no relation) and begin/commit/rollback/savepoints.
+// Left out: the reference tables' lock statement (accountReferenceLocksText,
+// in the run path's corpus; it names no relation) and begin/commit/rollback/savepoints.
 import type { Kysely } from 'kysely';
 import { readAccountSeries } from '../../../src/account-series.js';
 import { recordPolicyOf } from '../../../src/config.js';
