@@ -172,7 +172,7 @@ export const TRACKING_LINKS_FLAT_COMMENT =
 export async function registerFirstTypedViews(db: Db, account: string): Promise<void> {
   await sql`insert into hiresync.data_typed_views (account, view, source_table)
     select ${account}, v.view, v.source_table
-    from pg_catalog.unnest(${FIRST_TYPED_VIEWS.map(([view]) => view)}::text[],
+    from unnest(${FIRST_TYPED_VIEWS.map(([view]) => view)}::text[],
       ${FIRST_TYPED_VIEWS.map(([, table]) => table)}::text[]) as v(view, source_table)
     on conflict (account, view) do nothing`.execute(db);
 }
