@@ -45,7 +45,10 @@ import {
 import { REFERENCE_COLUMNS } from '../../../src/warehouse/sql/reference-records-page.js';
 import { webhookDeletion } from '../../../src/warehouse/sql/webhook-deletion.js';
 import { applyWebhookDeletion } from '../../../src/warehouse/webhook-deletions.js';
-import { type CannedRows, recordingDatabase } from '../../support/recording-kysely.js';
+import { recordingDatabase } from '../../support/recording-database.js';
+
+/** The rows a statement of the corpus is answered with, by its text. */
+type CannedRows = (sql: string) => ReadonlyArray<Record<string, unknown>>;
 
 type Statement = { name: string; sql: string };
 
@@ -138,7 +141,7 @@ async function sent(
   path: (db: Kysely<Database>) => Promise<unknown>,
   rows: CannedRows = answer(),
 ): Promise<Statement[]> {
-  const { db, recorded } = recordingDatabase(rows);
+  const { db, statements: recorded } = recordingDatabase((statement) => rows(statement.sql));
   await path(db).catch(() => {});
   return recorded
     .filter(
