@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
@@ -11,7 +11,11 @@ import {
 } from '../../src/resources/index.js';
 import { defineJsonResource } from '../../src/resources/json-resource.js';
 import { migrateSchemas } from '../../src/warehouse/migrate-all.js';
+import { closeSearchingDatabases, searchingDatabase } from '../support/searching-database.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
+
+// The test's own SQL names the account's relations unqualified, as an analyst's session would.
+afterAll(closeSearchingDatabases);
 
 // A resource this test declares for itself: one small declaration...
 const scorecards = defineJsonResource({
@@ -49,8 +53,8 @@ describe('a resource stored as JSON, declared once', () => {
       env: { HIRESYNC_PER_PAGE: '100' },
     });
     h = harness;
-    await CREATE_TABLE.execute(h.database.db);
-    await migrateSchemas(h.database.db, ['public']);
+    await CREATE_TABLE.execute(searchingDatabase(h.database.url));
+    await migrateSchemas(searchingDatabase(h.database.url), ['public']);
     const config = loadConfig({ ...h.env, HIRESYNC_RESOURCES: 'scorecards' }, [...catalog.keys()]);
     expect(config.resources).toEqual(['scorecards']);
     const sync = async () => {
@@ -70,7 +74,9 @@ describe('a resource stored as JSON, declared once', () => {
     const ds = h.sim.dataset;
     const served = [...ds.presentIndexes('scorecards')].map((i) => ds.record('scorecards', i));
     const { rows } = await sql<{ data: unknown }>`
-      select data from scorecards where deleted_at is null order by id desc`.execute(h.database.db);
+      select data from scorecards where deleted_at is null order by id desc`.execute(
+      searchingDatabase(h.database.url),
+    );
     expect(rows.map((r) => r.data)).toEqual(served);
     expect(h.sim.stats.receivedTargets.some((t) => t.startsWith('/v3/scorecards?'))).toBe(true);
 
@@ -78,7 +84,9 @@ describe('a resource stored as JSON, declared once', () => {
     const [second] = await sync();
     expect(second).toMatchObject({ ok: true, summary: { deleted: 1 } });
     const gone = await sql<{ id: string }>`
-      select id::text from scorecards where deleted_at is not null`.execute(h.database.db);
+      select id::text from scorecards where deleted_at is not null`.execute(
+      searchingDatabase(h.database.url),
+    );
     expect(gone.rows.map((r) => r.id)).toEqual([String(ds.idOf('scorecards', 5))]);
   });
 

@@ -7,7 +7,7 @@ import { jobs } from '../../src/resources/jobs.js';
 import { MIGRATIONS_FOLDER, migrateToLatest } from '../../src/warehouse/migrate.js';
 import { sweepDeletions } from '../../src/warehouse/sync-runs.js';
 import { createTestDatabase } from '../support/databases.js';
-import { legacyLayoutDatabase } from '../support/legacy-layout.js';
+import { closeSearchingDatabases, searchingDatabase } from '../support/searching-database.js';
 import { useEmptyWarehouse } from '../support/warehouse-fixture.js';
 
 const warehouse = useEmptyWarehouse();
@@ -83,7 +83,7 @@ describe('history in the warehouse', () => {
       // A schema of the earlier layout (its own tables), as a deployment before shared storage had.
       await migrateToLatest(t.db, { schema: 'legacy' });
       // The earlier layout's migrations name their tables unqualified (see migrate.ts).
-      const legacy = legacyLayoutDatabase(t.url, 'legacy');
+      const legacy = searchingDatabase(t.url, 'legacy');
       const migrator = new Migrator({
         db: legacy,
         provider: new FileMigrationProvider({
@@ -95,7 +95,7 @@ describe('history in the warehouse', () => {
         migrationTableSchema: 'legacy',
       });
       const down = await migrator.migrateTo('0004_drop_reference_constraints');
-      await legacy.destroy();
+      await closeSearchingDatabases();
       expect(down.error).toBeUndefined();
       await sql`insert into legacy.jobs (id, data, deleted_at, synced_at, last_seen_run_id) values
         (1, '{"id": 1}', null, '2026-01-02T03:04:05.123456Z', 7),

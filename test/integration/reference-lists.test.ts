@@ -5,7 +5,7 @@ import { FileMigrationProvider, Migrator } from 'kysely/migration';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { ResourceName } from '../../src/config.js';
 import { MIGRATIONS_FOLDER, migrateToLatest } from '../../src/warehouse/migrate.js';
-import { legacyLayoutDatabase } from '../support/legacy-layout.js';
+import { closeSearchingDatabases, searchingDatabase } from '../support/searching-database.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
 const LISTS: ResourceName[] = ['job_boards', 'sources', 'referrers'];
@@ -254,8 +254,8 @@ describe('migrate', () => {
     const schema = 'before_reference_lists';
     await sql`create schema ${sql.id(schema)}`.execute(t.database.db);
     // The earlier layout's migrations name their tables unqualified (see migrate.ts).
-    const db = legacyLayoutDatabase(t.database.url, schema);
-    onTestFinished(() => db.destroy());
+    const db = searchingDatabase(t.database.url, schema);
+    onTestFinished(closeSearchingDatabases);
     const migrator = new Migrator({
       db,
       provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_FOLDER }),

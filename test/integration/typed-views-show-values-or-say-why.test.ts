@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { Metrics } from '../../src/metrics.js';
 import { ALL_ACCOUNTS_LOCK } from '../../src/warehouse/migrate.js';
@@ -9,6 +9,10 @@ import { refreshTypedView } from '../../src/warehouse/refresh-typed-view.js';
 import { LOCK_SPACE } from '../../src/warehouse/resource-lock.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
+import { closeSearchingDatabases, searchingDatabase } from '../support/searching-database.js';
+
+// The test's own SQL names the account's relations unqualified, as an analyst's session would.
+afterAll(closeSearchingDatabases);
 
 // The rule these tests hold hiresync to: a value an analyst reads through a
 // typed view or an all_accounts union is the value the API sent, or visibly
@@ -92,7 +96,7 @@ async function buildUnderOldRule(db: Db): Promise<void> {
 describe('a column named under the earlier naming rule', () => {
   it("keeps its values under an analyst's view at every later refresh of the account's view", async () => {
     const t = await start();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await buildUnderOldRule(db);
     await sql`create view my_people as select id, firstname from jobs_flat`.execute(db);
     const read = async () =>
@@ -116,7 +120,7 @@ describe('a column named under the earlier naming rule', () => {
 
   it("keeps its values under an analyst's view on the union, through migrate and the account's renaming refreshes", async () => {
     const t = await start();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await buildUnderOldRule(db);
     await sql`create view public.my_union as
       select account, firstname from all_accounts.jobs_flat`.execute(db);
@@ -136,7 +140,7 @@ describe('a column named under the earlier naming rule', () => {
 
   it('that maps to no key any more is signalled, in the account view and the union, never a silent null', async () => {
     const t = await start();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "firstName": "Ada"}')`.execute(db);
     await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     // Views whose column `firstname` no record of hiresync's ties to a key.
@@ -175,7 +179,7 @@ describe('a column named under the earlier naming rule', () => {
 describe('a typed view refresh that cannot finish', () => {
   it("is signalled in the run, status and the metric when an analyst's open transaction holds its lock, and cleared by the next full run", async () => {
     const t = await start();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await t.sync([{ account: 'default', resource: 'jobs' }], 'full');
     await sql`insert into jobs (id, data) values (100001, '{"id": 100001, "headcount": 1}')`.execute(
       db,
@@ -217,7 +221,7 @@ describe('a typed view refresh that cannot finish', () => {
 
   it("still rebuilds the account's own view when a long query holds the union, signals the union, and rebuilds it at the next full run", async () => {
     const t = await start();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await t.sync([{ account: 'default', resource: 'jobs' }], 'full');
     await sql`insert into jobs (id, data) values (100001, '{"id": 100001, "headcount": 1}')`.execute(
       db,
@@ -253,7 +257,7 @@ describe('a typed view refresh that cannot finish', () => {
 
   it('never waits on the union lock when the union already has its columns: first syncs of many accounts run in parallel', async () => {
     const t = await start();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await sql`insert into alpha.jobs (id, data) values (1, '{"id": 1, "office": "Berlin"}')`.execute(
       db,
     );
@@ -288,7 +292,7 @@ describe('a typed view refresh that cannot finish', () => {
 describe("an analyst's SQL function", () => {
   it('on a union never makes migrate fail, and keeps working', async () => {
     const t = await start();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await t.sync([{ account: 'alpha', resource: 'jobs' }]);
     await sql`create function public.job_count() returns bigint language sql
       begin atomic select count(*) from all_accounts.jobs; end`.execute(db);
@@ -300,7 +304,7 @@ describe("an analyst's SQL function", () => {
 
   it("on an account's typed view never makes its refresh fail, and keeps working", async () => {
     const t = await start();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "office": "Berlin"}')`.execute(db);
     await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     await sql`create function public.offices() returns bigint language sql
@@ -320,7 +324,7 @@ describe("an analyst's SQL function", () => {
 describe('a release that changes a shared table', () => {
   it("leaves the unions an analyst's view depends on with every row, and the account's views with the new column", async () => {
     const t = await start();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await t.sync([
       { account: 'default', resource: 'jobs' },
       { account: 'alpha', resource: 'jobs' },
@@ -342,7 +346,7 @@ describe('a release that changes a shared table', () => {
 describe('typed view timestamps', () => {
   it('built before the UTC reading read offset-less values as UTC right after migrate, under any TimeZone', async () => {
     const t = await start();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "local_at": "2024-03-01T10:00:00"}')`.execute(
       db,
     );
@@ -371,7 +375,7 @@ describe('typed view timestamps', () => {
 
   it('read a zone abbreviation as the same instant under any timezone_abbreviations', async () => {
     const t = await start();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "posted_at": "2024-01-01 10:00:00 EST", "seen_at": "2024-01-01 10:00:00 EST"}')`.execute(
       db,
     );
@@ -399,7 +403,7 @@ describe('typed view timestamps', () => {
 describe('a union column kept at a wider type than it needs', () => {
   it('is not reported blocked: every value shows', async () => {
     const t = await start();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "score": 3}')`.execute(db);
     await sql`insert into alpha.jobs (id, data) values (1, '{"id": 1, "score": 2.5}')`.execute(db);
     await refreshTypedView(db, { ...jobsFlat, account: 'default' });
@@ -430,7 +434,7 @@ describe('a union column kept at a wider type than it needs', () => {
 describe('the typed view signal of a removed account', () => {
   it('leaves status and the metric once the account is removed without --drop-data', async () => {
     const t = await start();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await sql`insert into alpha.jobs (id, data) values (1, '{"id": 1, "headcount": 1}')`.execute(
       db,
     );

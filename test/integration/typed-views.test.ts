@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { Metrics } from '../../src/metrics.js';
 import { Secret } from '../../src/secret.js';
@@ -8,7 +8,11 @@ import { migrateAll } from '../../src/warehouse/migrate-all.js';
 import { MAX_TYPED_COLUMNS, refreshTypedView } from '../../src/warehouse/refresh-typed-view.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
+import { closeSearchingDatabases, searchingDatabase } from '../support/searching-database.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
+
+// The test's own SQL names the account's relations unqualified, as an analyst's session would.
+afterAll(closeSearchingDatabases);
 
 const harnesses: Array<SyncHarness | AccountsHarness> = [];
 afterEach(async () => {
@@ -39,12 +43,12 @@ async function startApplications(): Promise<SyncHarness> {
 describe('typed views', () => {
   it('give each top-level key a column typed from its values, after the first full run', async () => {
     const t = await startApplications();
-    expect(await columnsOf(t.database.db, 'jobs_flat')).toEqual([
+    expect(await columnsOf(searchingDatabase(t.database.url), 'jobs_flat')).toEqual([
       ['id', 'bigint'],
       ['deleted_at', 'timestamp with time zone'],
     ]);
     await t.sync(['applications', 'jobs']);
-    expect(await columnsOf(t.database.db, 'applications_flat')).toEqual([
+    expect(await columnsOf(searchingDatabase(t.database.url), 'applications_flat')).toEqual([
       ['id', 'bigint'],
       ['applied_at', 'timestamp with time zone'],
       ['attachment_count', 'bigint'],
@@ -64,15 +68,9 @@ describe('typed views', () => {
       ['updated_at', 'timestamp with time zone'],
       ['deleted_at', 'timestamp with time zone'],
     ]);
-    expect((await columnsOf(t.database.db, 'jobs_flat')).map(([name]) => name)).toEqual([
-      'id',
-      'created_at',
-      'name',
-      'requisition_id',
-      'status',
-      'updated_at',
-      'deleted_at',
-    ]);
+    expect(
+      (await columnsOf(searchingDatabase(t.database.url), 'jobs_flat')).map(([name]) => name),
+    ).toEqual(['id', 'created_at', 'name', 'requisition_id', 'status', 'updated_at', 'deleted_at']);
     // The values are the records' own, at the precision sent.
     const { rows } = await sql<{ same: boolean }>`
       select bool_and(
@@ -82,13 +80,15 @@ describe('typed views', () => {
         and f.prospect = (a.data -> 'prospect')::boolean
         and f.source is not distinct from a.data -> 'source'
         and f.external_ref is not distinct from a.data ->> 'external_ref') as same
-      from applications_flat f join applications a using (id)`.execute(t.database.db);
+      from applications_flat f join applications a using (id)`.execute(
+      searchingDatabase(t.database.url),
+    );
     expect(rows[0]?.same).toBe(true);
     // Every column says which key it shows.
     const { rows: comments } = await sql<{ name: string; comment: string | null }>`
       select a.attname as name, col_description(a.attrelid, a.attnum) as comment
       from pg_attribute a where a.attrelid = 'applications_flat'::regclass and a.attnum > 0`.execute(
-      t.database.db,
+      searchingDatabase(t.database.url),
     );
     expect(comments.find((c) => c.name === 'score')?.comment).toBe(
       'Key "score" of the record as sent (data -> "score"), as numeric.',
@@ -99,18 +99,18 @@ describe('typed views', () => {
   it('add a column for a key that appears later, at the next full run, and log it', async () => {
     const t = await startApplications();
     await t.sync(['applications']);
-    expect((await columnsOf(t.database.db, 'applications_flat')).map(([n]) => n)).not.toContain(
-      'location',
-    );
+    expect(
+      (await columnsOf(searchingDatabase(t.database.url), 'applications_flat')).map(([n]) => n),
+    ).not.toContain('location');
     // Applications created from now on carry a location.
     t.sim.dataset.grow('applications', 10);
     await t.sync(['applications']);
     // An incremental run stores them, and leaves the view alone.
-    expect((await columnsOf(t.database.db, 'applications_flat')).map(([n]) => n)).not.toContain(
-      'location',
-    );
+    expect(
+      (await columnsOf(searchingDatabase(t.database.url), 'applications_flat')).map(([n]) => n),
+    ).not.toContain('location');
     await t.sync(['applications'], 'full');
-    expect(await columnsOf(t.database.db, 'applications_flat')).toContainEqual([
+    expect(await columnsOf(searchingDatabase(t.database.url), 'applications_flat')).toContainEqual([
       'location',
       'jsonb',
     ]);
@@ -128,12 +128,16 @@ describe('typed views', () => {
     // decimal count, a date that is not one.
     await sql`update applications_data
       set data = data || '{"attachment_count": 2.5, "applied_at": "soon"}', changed_at = clock_timestamp()
-      where id = (select min(id) from applications_data)`.execute(t.database.db);
+      where id = (select min(id) from applications_data)`.execute(
+      searchingDatabase(t.database.url),
+    );
     const { rows } = await sql<{ attachment_count: string | null; applied_at: string | null }>`
       select attachment_count, applied_at from applications_flat
-      where id = (select min(id) from applications_data)`.execute(t.database.db);
+      where id = (select min(id) from applications_data)`.execute(
+      searchingDatabase(t.database.url),
+    );
     expect(rows).toEqual([{ attachment_count: null, applied_at: null }]);
-    const change = await refreshTypedView(t.database.db, {
+    const change = await refreshTypedView(searchingDatabase(t.database.url), {
       account: 'default',
       view: 'applications_flat',
       table: 'applications_data',
@@ -144,7 +148,9 @@ describe('typed views', () => {
     });
     const { rows: after } = await sql<{ attachment_count: string; applied_at: string }>`
       select attachment_count::text, applied_at from applications_flat
-      where id = (select min(id) from applications_data)`.execute(t.database.db);
+      where id = (select min(id) from applications_data)`.execute(
+      searchingDatabase(t.database.url),
+    );
     expect(after).toEqual([{ attachment_count: '2.5', applied_at: 'soon' }]);
   });
 
@@ -153,21 +159,23 @@ describe('typed views', () => {
     await t.sync(['applications']);
     // The API stops sending the key (as pages would write the records).
     await sql`update applications_data set data = data - 'prospect', changed_at = clock_timestamp()`.execute(
-      t.database.db,
+      searchingDatabase(t.database.url),
     );
     expect(
-      await refreshTypedView(t.database.db, {
+      await refreshTypedView(searchingDatabase(t.database.url), {
         account: 'default',
         view: 'applications_flat',
         table: 'applications_data',
       }),
     ).toEqual({ added: [], retyped: [] });
-    expect(await columnsOf(t.database.db, 'applications_flat')).toContainEqual([
+    expect(await columnsOf(searchingDatabase(t.database.url), 'applications_flat')).toContainEqual([
       'prospect',
       'boolean',
     ]);
     const { rows } = await sql<{ n: string }>`
-      select count(prospect) as n from applications_flat`.execute(t.database.db);
+      select count(prospect) as n from applications_flat`.execute(
+      searchingDatabase(t.database.url),
+    );
     expect(rows[0]?.n).toBe('0');
   });
 
@@ -175,23 +183,18 @@ describe('typed views', () => {
     const t = await startApplications();
     await sql`insert into jobs (id, data) values
       (1, '{"id": 1, "Weird Key": 1, "deleted_at": "x", "2nd": true, "id ": null}')`.execute(
-      t.database.db,
+      searchingDatabase(t.database.url),
     );
     const target = { view: 'jobs_flat', table: 'jobs', account: 'default' };
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     expect(await refreshTypedView(db, target)).toEqual({
       added: ['2nd', 'Weird Key', 'deleted_at', 'id '],
       retyped: [],
     });
-    expect((await columnsOf(t.database.db, 'jobs_flat')).map(([n]) => n)).toEqual([
-      'id',
-      'k_2nd__1',
-      'weird_key__1',
-      'deleted_at__1',
-      'id__1',
-      'deleted_at',
-    ]);
-    const { rows } = await sql`select * from jobs_flat`.execute(t.database.db);
+    expect(
+      (await columnsOf(searchingDatabase(t.database.url), 'jobs_flat')).map(([n]) => n),
+    ).toEqual(['id', 'k_2nd__1', 'weird_key__1', 'deleted_at__1', 'id__1', 'deleted_at']);
+    const { rows } = await sql`select * from jobs_flat`.execute(searchingDatabase(t.database.url));
     expect(rows).toEqual([
       {
         id: '1',
@@ -214,9 +217,9 @@ describe('typed views', () => {
       ]),
     );
     await sql`insert into jobs (id, data) values (1, ${JSON.stringify({ id: 1, ...record })}::jsonb)`.execute(
-      t.database.db,
+      searchingDatabase(t.database.url),
     );
-    const change = await refreshTypedView(t.database.db, {
+    const change = await refreshTypedView(searchingDatabase(t.database.url), {
       account: 'default',
       view: 'jobs_flat',
       table: 'jobs',
@@ -225,37 +228,46 @@ describe('typed views', () => {
     expect(change.warning).toMatch(
       /has 1000 key columns, the most it gets: 5 more key\(s\) stay in jobs\.data only/,
     );
-    expect(await columnsOf(t.database.db, 'jobs_flat')).toHaveLength(MAX_TYPED_COLUMNS + 2);
+    expect(await columnsOf(searchingDatabase(t.database.url), 'jobs_flat')).toHaveLength(
+      MAX_TYPED_COLUMNS + 2,
+    );
   });
 
   it("keep an analyst's own view on them, appending a column for a key that appears", async () => {
     const t = await startApplications();
     await t.sync(['jobs']);
-    await sql`create view my_report as select id, status from jobs_flat`.execute(t.database.db);
-    await sql`update jobs set data = data || '{"office": "Berlin"}', changed_at = clock_timestamp()`.execute(
-      t.database.db,
+    await sql`create view my_report as select id, status from jobs_flat`.execute(
+      searchingDatabase(t.database.url),
     );
-    const change = await refreshTypedView(t.database.db, {
+    await sql`update jobs set data = data || '{"office": "Berlin"}', changed_at = clock_timestamp()`.execute(
+      searchingDatabase(t.database.url),
+    );
+    const change = await refreshTypedView(searchingDatabase(t.database.url), {
       account: 'default',
       view: 'jobs_flat',
       table: 'jobs',
     });
     expect(change).toEqual({ added: ['office'], retyped: [] });
-    expect((await columnsOf(t.database.db, 'jobs_flat')).map(([n]) => n).slice(-2)).toEqual([
-      'deleted_at',
-      'office',
-    ]);
+    expect(
+      (await columnsOf(searchingDatabase(t.database.url), 'jobs_flat')).map(([n]) => n).slice(-2),
+    ).toEqual(['deleted_at', 'office']);
     const { rows } = await sql<{ n: string }>`select count(*) as n from my_report`.execute(
-      t.database.db,
+      searchingDatabase(t.database.url),
     );
     expect(Number(rows[0]?.n)).toBeGreaterThan(0);
     // Once it is gone, the next change puts the columns back in key order.
-    await sql`drop view my_report`.execute(t.database.db);
+    await sql`drop view my_report`.execute(searchingDatabase(t.database.url));
     await sql`update jobs set data = data || '{"floor": 3}', changed_at = clock_timestamp()`.execute(
-      t.database.db,
+      searchingDatabase(t.database.url),
     );
-    await refreshTypedView(t.database.db, { account: 'default', view: 'jobs_flat', table: 'jobs' });
-    expect((await columnsOf(t.database.db, 'jobs_flat')).map(([n]) => n).at(-1)).toBe('deleted_at');
+    await refreshTypedView(searchingDatabase(t.database.url), {
+      account: 'default',
+      view: 'jobs_flat',
+      table: 'jobs',
+    });
+    expect(
+      (await columnsOf(searchingDatabase(t.database.url), 'jobs_flat')).map(([n]) => n).at(-1),
+    ).toBe('deleted_at');
   });
 
   it('are unioned across accounts with every column any account has', async () => {
@@ -267,10 +279,18 @@ describe('typed views', () => {
     ]);
     // A key named like the union's own first column, and one only alpha has.
     await sql`update alpha.jobs set data = data || '{"office": "Berlin", "account": "x"}', changed_at = clock_timestamp()`.execute(
-      t.database.db,
+      searchingDatabase(t.database.url),
     );
-    await refreshTypedView(t.database.db, { account: 'alpha', view: 'jobs_flat', table: 'jobs' });
-    expect((await columnsOf(t.database.db, 'jobs_flat', 'all_accounts')).map(([n]) => n)).toEqual([
+    await refreshTypedView(searchingDatabase(t.database.url), {
+      account: 'alpha',
+      view: 'jobs_flat',
+      table: 'jobs',
+    });
+    expect(
+      (await columnsOf(searchingDatabase(t.database.url), 'jobs_flat', 'all_accounts')).map(
+        ([n]) => n,
+      ),
+    ).toEqual([
       'account',
       'id',
       'account__1',
@@ -284,7 +304,9 @@ describe('typed views', () => {
     ]);
     const { rows } = await sql<{ account: string; offices: string; rows: string }>`
       select account, count(office) as offices, count(*) as rows
-      from all_accounts.jobs_flat group by account order by account`.execute(t.database.db);
+      from all_accounts.jobs_flat group by account order by account`.execute(
+      searchingDatabase(t.database.url),
+    );
     expect(rows.map((r) => [r.account, Number(r.offices) > 0, Number(r.rows) > 0])).toEqual([
       ['alpha', true, true],
       ['default', false, true],
@@ -298,7 +320,7 @@ describe('typed view column names', () => {
   it('give a plain key its own name, and a key that must change a suffixed one, the same in every account and every refresh', async () => {
     const t = await startAccountsHarness({ accounts: ['alpha'] });
     harnesses.push(t);
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     // alpha meets the changed keys first, alone.
     await sql`insert into alpha.jobs (id, data) values
       (1, '{"id": 1, "Name": "upper", "first-name": "dash", "account": "acc"}')`.execute(db);
@@ -356,7 +378,7 @@ describe('typed view column names', () => {
 
   it('rename a column named under the old rule at the next refresh, and say so', async () => {
     const t = await startApplications();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "Name": "upper"}')`.execute(db);
     await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     // As the old rule left it: the changed key Name took the bare name.
@@ -378,7 +400,7 @@ describe('typed view column names', () => {
 describe('typed view timestamps', () => {
   it('read _at values without an offset as UTC, the same under any TimeZone and DateStyle', async () => {
     const t = await startApplications();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await sql`insert into jobs (id, data) values
       (1, '{"id": 1, "local_at": "2024-03-01T10:00:00", "day_at": "2024-03-01", "zulu_at": "2024-03-01T10:00:00Z", "spaced_at": "2024-03-01 10:00:00.123456"}')`.execute(
       db,
@@ -422,7 +444,7 @@ describe('typed view timestamps', () => {
 describe("typed views an analyst's view depends on", () => {
   it('add new columns at the end, and name the widening it blocks in status, the run and the metric', async () => {
     const t = await startApplications();
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await t.sync(['jobs']);
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "headcount": 1}')`.execute(db);
     await refreshTypedView(db, { ...jobsFlat, account: 'default' });
@@ -478,7 +500,7 @@ describe('all_accounts typed views', () => {
   it('take the widest common type of the accounts columns', async () => {
     const t = await startAccountsHarness({ accounts: ['alpha'] });
     harnesses.push(t);
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "score": 3}')`.execute(db);
     await sql`insert into alpha.jobs (id, data) values (1, '{"id": 1, "score": 2.5}')`.execute(db);
     await refreshTypedView(db, { ...jobsFlat, account: 'default' });
@@ -499,7 +521,7 @@ describe('all_accounts typed views', () => {
   it("never make migrate, accounts add or a run fail, and keep the analyst's view on them", async () => {
     const t = await startAccountsHarness({ accounts: ['alpha'] });
     harnesses.push(t);
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await t.sync([
       { account: 'default', resource: 'jobs' },
       { account: 'alpha', resource: 'jobs' },
@@ -550,7 +572,7 @@ describe('all_accounts typed views', () => {
   it('keep the old union and say why when a column must widen under an analyst view', async () => {
     const t = await startAccountsHarness({ accounts: ['alpha'] });
     harnesses.push(t);
-    const db = t.database.db;
+    const db = searchingDatabase(t.database.url);
     await sql`insert into jobs (id, data) values (1, '{"id": 1, "score": 3}')`.execute(db);
     await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     await sql`create view public.my_scores as select account, score from all_accounts.jobs_flat`.execute(
