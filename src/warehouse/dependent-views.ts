@@ -12,6 +12,8 @@ export interface CapturedView {
   readonly schema: string;
   readonly name: string;
   readonly materialized: boolean;
+  /** A materialized view that held data (refreshed again, as its owner); false for a view. */
+  readonly populated: boolean;
   /** Its query, every relation named with its schema. */
   readonly definition: string;
   readonly options: readonly string[];
@@ -66,6 +68,7 @@ export async function captureDependentViews(
     options: string[] | null;
     owner: string;
     comment: string | null;
+    populated: boolean;
     depth: number;
   }>`
       with recursive deps (oid, depth) as (
@@ -81,7 +84,7 @@ export async function captureDependentViews(
       select c.oid::int as oid, n.nspname as schema, c.relname as name, c.relkind as kind,
         pg_get_viewdef(c.oid) as definition, c.reloptions as options,
         pg_get_userbyid(c.relowner) as owner, obj_description(c.oid, 'pg_class') as comment,
-        max(deps.depth)::int as depth
+        c.relkind = 'm' and c.relispopulated as populated, max(deps.depth)::int as depth
       from deps join pg_class c on c.oid = deps.oid join pg_namespace n on n.oid = c.relnamespace
       where not (c.oid = any(${relations}::oid[]))
       group by c.oid, n.nspname, c.relname
@@ -112,6 +115,7 @@ export async function captureDependentViews(
       schema: row.schema,
       name: row.name,
       materialized: row.kind === 'm',
+      populated: row.populated,
       definition: row.definition,
       options: row.options ?? [],
       owner: row.owner,
@@ -168,7 +172,11 @@ export async function dropCapturedViews(trx: Trx, views: readonly CapturedView[]
  * Makes `views` again, the least dependent first, each with its options,
  * owner, comments, column defaults, grants and (materialized) indexes. A
  * definition that no longer fits the new relations fails the transaction
- * with Postgres's message, naming the view.
+ * with Postgres's message, naming the view. A materialized view is made
+ * `with no data` and handed to its owner first, then refreshed if it held
+ * data: Postgres runs a refresh (and its indexes' expressions) as the
+ * view's owner, so another role's query never runs with hiresync's
+ * privileges (`create … with data` would run it as hiresync).
  */
 export async function restoreCapturedViews(
   trx: Trx,
@@ -179,7 +187,7 @@ export async function restoreCapturedViews(
     const options = view.options.length > 0 ? ` with (${view.options.join(', ')})` : '';
     const statements = view.materialized
       ? [
-          `create materialized view ${name}${options} as ${stripSemicolon(view.definition)} with data`,
+          `create materialized view ${name}${options} as ${stripSemicolon(view.definition)} with no data`,
         ]
       : [`create view ${name}${options} as ${stripSemicolon(view.definition)}`];
     statements.push(
@@ -202,6 +210,7 @@ export async function restoreCapturedViews(
       );
     }
     statements.push(...view.indexes);
+    if (view.populated) statements.push(`refresh materialized view ${name}`);
     try {
       await sql.raw(`${statements.join(';\n')};`).execute(trx);
     } catch (error) {

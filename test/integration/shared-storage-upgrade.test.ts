@@ -270,4 +270,40 @@ describe('an upgrade from per-account tables to shared storage', () => {
     await migrateAll(db);
     expect(await snapshot(db, 'select * from acme.jobs order by id')).toEqual(before);
   });
+  it("makes another role's materialized views again as that role: its query never runs with hiresync's privileges", async () => {
+    const { db, drop } = await earlierLayout();
+    drops.push(drop);
+    await seed(db);
+    const role = `planter_${randomBytes(4).toString('hex')}`;
+    drops.push(() => adminQuery(inject('databaseUrl'), [`drop role if exists ${role}`]));
+    await sql
+      .raw(`create role ${role} nologin; grant usage, create on schema public to ${role};
+      grant select on public.jobs to ${role}`)
+      .execute(db);
+    await db.connection().execute(async (conn) => {
+      await sql.raw(`set role ${role}`).execute(conn);
+      // One the role filled itself, and one it left empty (so it never ran its query).
+      await sql
+        .raw(`create materialized view public.filled as
+        select current_user::text as who, (select count(*) from public.jobs) as jobs with data;
+        create materialized view public.empty as
+        select current_user::text as who, (select count(*) from public.jobs) as jobs with no data`)
+        .execute(conn);
+      await sql.raw('reset role').execute(conn);
+    });
+
+    await migrateAll(db);
+
+    const { rows } = await sql<{ name: string; owner: string; populated: boolean }>`
+      select c.relname as name, pg_catalog.pg_get_userbyid(c.relowner)::text as owner,
+        c.relispopulated as populated
+      from pg_catalog.pg_class c where c.oid in ('public.filled'::regclass, 'public.empty'::regclass)
+      order by 1`.execute(db);
+    expect(rows).toEqual([
+      { name: 'empty', owner: role, populated: false },
+      { name: 'filled', owner: role, populated: true },
+    ]);
+    const filled = await sql<{ who: string }>`select who from public.filled`.execute(db);
+    expect(filled.rows).toEqual([{ who: role }]);
+  });
 });
