@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import { DEFAULT_ACCOUNT, schemaOf } from '../account-name.js';
 import { HiresyncError } from '../errors.js';
 import { ident } from './account-views.js';
+import { PUBLIC_SCHEMA } from './database.js';
 import type { Database } from './schema.js';
 
 /**
@@ -57,8 +58,11 @@ export interface AccountGrant {
  * `usage` on the account's schema and on its analytics schema when there is
  * one, `select` on every relation in them, and the same on the relations
  * hiresync makes there later (default privileges of hiresync's role: a new
- * list resource's views, a typed view made again). Nothing else: never a
- * shared table, never `all_accounts`. The boundary itself is the views' (see
+ * list resource's views, a typed view made again). In `public` (default's
+ * schema, and the database's), only the relations built on hiresync's shared
+ * tables: a table of the DBA's there stays as it was, granted or not, and
+ * `--revoke` leaves `usage` on public alone. Nothing else: never a shared
+ * table, never `all_accounts`. The boundary itself is the views' (see
  * ACCOUNT_BOUNDARY in account-views.ts). Idempotent, in one transaction.
  * Throws {@link MissingRoleError} when `role` does not exist.
  */
@@ -88,21 +92,61 @@ export async function grantAccount(
     }
     const schemas = [schemaOf(account), ...(found.analytics ? [analyticsSchemaOf(account)] : [])];
     const r = ident(role);
-    const statements = schemas.flatMap((schema) => {
+    const statements: string[] = [];
+    for (const schema of schemas) {
       const s = ident(schema);
-      return revoke
-        ? [
-            `alter default privileges in schema ${s} revoke select on tables from ${r}`,
-            `revoke select on all tables in schema ${s} from ${r}`,
-            `revoke usage on schema ${s} from ${r}`,
-          ]
-        : [
-            `grant usage on schema ${s} to ${r}`,
-            `grant select on all tables in schema ${s} to ${r}`,
-            `alter default privileges in schema ${s} grant select on tables to ${r}`,
-          ];
-    });
+      // public is the database's, not only default's: only the relations
+      // built on hiresync's shared tables there, never a table of the DBA's.
+      const relations =
+        schema === PUBLIC_SCHEMA
+          ? (await hiresyncRelationsIn(trx, schema)).join(', ')
+          : `all tables in schema ${s}`;
+      statements.push(
+        ...(revoke
+          ? [
+              `alter default privileges in schema ${s} revoke select on tables from ${r}`,
+              ...(relations === '' ? [] : [`revoke select on ${relations} from ${r}`]),
+              ...(schema === PUBLIC_SCHEMA ? [] : [`revoke usage on schema ${s} from ${r}`]),
+            ]
+          : [
+              `grant usage on schema ${s} to ${r}`,
+              ...(relations === '' ? [] : [`grant select on ${relations} to ${r}`]),
+              `alter default privileges in schema ${s} grant select on tables to ${r}`,
+            ]),
+      );
+    }
     await sql.raw(`${statements.join(';\n')};`).execute(trx);
     return { schemas };
   });
+}
+
+/**
+ * The relations of `schema` built, directly or through other views, on
+ * hiresync's shared tables (`hiresync.data_*`): the account's views, its
+ * typed views, `tracking_links_flat` and views made on them. Quoted, with
+ * their schema.
+ */
+async function hiresyncRelationsIn(db: Kysely<Database>, schema: string): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    with recursive deps (oid) as (
+      select r.ev_class from pg_catalog.pg_depend d
+      join pg_catalog.pg_rewrite r on r.oid = d.objid
+      join pg_catalog.pg_class t on t.oid = d.refobjid
+      join pg_catalog.pg_namespace tn on tn.oid = t.relnamespace
+      where d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+        and d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+        and tn.nspname = 'hiresync' and pg_catalog.starts_with(t.relname, 'data_')
+      union
+      select r.ev_class from deps
+      join pg_catalog.pg_depend d on d.refobjid = deps.oid
+        and d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+        and d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+      join pg_catalog.pg_rewrite r on r.oid = d.objid and r.ev_class <> deps.oid
+    )
+    select pg_catalog.format('%I.%I', n.nspname, c.relname) as name
+    from deps join pg_catalog.pg_class c on c.oid = deps.oid
+    join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${schema}
+    order by 1`.execute(db);
+  return rows.map((row) => row.name);
 }

@@ -148,6 +148,34 @@ describe('hiresync accounts grant', () => {
     });
   });
 
+  it("grants in public only hiresync's relations: a table of the DBA's there stays closed, and --revoke leaves the DBA's own grants", async () => {
+    const h = await accounts({ accounts: ['globex'], records: 5 });
+    const { role, drop } = await testRole(h.database.db);
+    defer(drop);
+    await sql`create table public.payroll (id int, salary int)`.execute(h.database.db);
+    await sql`create table public.payroll_terms (id int)`.execute(h.database.db);
+    const env = { DATABASE_URL: h.database.url };
+    expect((await runAccounts(env, ['grant', 'default', role])).code).toBe(0);
+    expect(
+      await readAs(h.database.url, role, [
+        'public.jobs',
+        'public.tracking_links_flat',
+        'public.payroll',
+      ]),
+    ).toEqual({
+      'public.jobs': 'read 0',
+      'public.tracking_links_flat': 'read 0',
+      'public.payroll': 'permission denied',
+    });
+    // The DBA opens one table of theirs; taking the account back leaves it open.
+    await sql.raw(`grant select on public.payroll_terms to ${role}`).execute(h.database.db);
+    expect((await runAccounts(env, ['grant', 'default', role, '--revoke'])).code).toBe(0);
+    expect(await readAs(h.database.url, role, ['public.jobs', 'public.payroll_terms'])).toEqual({
+      'public.jobs': 'permission denied',
+      'public.payroll_terms': 'read 0',
+    });
+  });
+
   it('exits 1 for an unknown account, 2 for a role that does not exist (with the line that makes it), 2 for bad names before connecting', async () => {
     const h = await accounts({ accounts: ['globex'], records: 5 });
     const env = { DATABASE_URL: h.database.url };
