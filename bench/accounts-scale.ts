@@ -27,15 +27,15 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { schemaOf } from '../src/account-name.js';
 import { AccountStore } from '../src/accounts/account-store.js';
+import { loadConfig, type ResourceName } from '../src/config/load-config.js';
 import type { Config } from '../src/config/types.js';
-import { loadConfig, type ResourceName } from '../src/config.js';
 import { createSyncQueue, enqueueRun } from '../src/queue/sync-job.js';
 import { RESOURCE_NAMES, validateRecord } from '../src/resources/index.js';
 import { Secret } from '../src/secret.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
 import { simulatedAccounts } from '../src/simulator/simulated-accounts.js';
 import { createDatabase } from '../src/warehouse/database.js';
-import { migrateAll, migrateSchemas } from '../src/warehouse/migrate-all.js';
+import { migrateAll, migrateSchemas } from '../src/warehouse/layout/migrate-all.js';
 import { clearPrefix, HEAP_FLAGS } from './end-to-end.js';
 import { ADMIN_URL, cpuSeconds, machineTicks, REDIS_URL } from './support.js';
 

@@ -70,11 +70,11 @@ import { registryOf } from '../src/commands/account-options.js';
 import { add } from '../src/commands/accounts/add.js';
 import { disable } from '../src/commands/accounts/state.js';
 import type { Subcommand } from '../src/commands/accounts/subcommand.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/load-config.js';
 import { createLogger } from '../src/logger.js';
-import { Metrics } from '../src/metrics.js';
 import { runOnce } from '../src/queue/run-once.js';
 import { RESOURCE_NAMES } from '../src/resources/index.js';
+import { Metrics } from '../src/status/metrics.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import {
   CROSS_ACCOUNT_QUERIES,

@@ -8,7 +8,7 @@
  */
 import { createApp } from '../src/app.js';
 import { registryOf } from '../src/commands/account-options.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/load-config.js';
 import { createLogger } from '../src/logger.js';
 import { RESOURCE_NAMES } from '../src/resources/index.js';
 

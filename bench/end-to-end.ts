@@ -16,7 +16,7 @@ import { Redis } from 'ioredis';
 import { firstPageUrl } from '../src/api/api-page-source.js';
 import { createApiClient } from '../src/api/create-api-client.js';
 import { fetchPages, type Page } from '../src/api/fetch-pages.js';
-import { loadConfig, withEnvironmentCredentials } from '../src/config.js';
+import { loadConfig, withEnvironmentCredentials } from '../src/config/load-config.js';
 import { createLogger } from '../src/logger.js';
 import { deletePrefix } from '../src/queue/redis.js';
 import { RESOURCE_NAMES } from '../src/resources/index.js';

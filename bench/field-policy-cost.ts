@@ -19,7 +19,7 @@
  */
 
 import type { Kysely } from 'kysely';
-import { recordPolicyOf } from '../src/config.js';
+import { recordPolicyOf } from '../src/config/load-config.js';
 import { catalogFor } from '../src/resources/index.js';
 import { Dataset } from '../src/simulator/dataset.js';
 import type { Page } from '../src/sync/ports.js';
@@ -29,10 +29,10 @@ import {
   migrateAll,
   migrateControl,
   migrateSchemas,
-} from '../src/warehouse/migrate-all.js';
-import { KyselyRunStore } from '../src/warehouse/run-store.js';
-import type { Database } from '../src/warehouse/schema.js';
-import { createRun } from '../src/warehouse/sync-runs.js';
+} from '../src/warehouse/layout/migrate-all.js';
+import { KyselyRunStore } from '../src/warehouse/runs/run-store.js';
+import { createRun } from '../src/warehouse/runs/sync-runs.js';
+import type { Database } from '../src/warehouse/tables.js';
 import { childSync, clearPrefix, startSimulatorProcess, syncEnv } from './end-to-end.js';
 import { fmt, freshDatabase } from './support.js';
 

@@ -18,10 +18,10 @@ import { jobs } from '../src/resources/jobs.js';
 import { trackingLinks } from '../src/resources/tracking-links.js';
 import { Dataset } from '../src/simulator/dataset.js';
 import { createDatabase } from '../src/warehouse/database.js';
-import type { StoredResource } from '../src/warehouse/page-statement.js';
-import type { Database } from '../src/warehouse/schema.js';
-import { createRun } from '../src/warehouse/sync-runs.js';
-import { writePage } from '../src/warehouse/write-page.js';
+import type { StoredResource } from '../src/warehouse/pages/page-statement.js';
+import { writePage } from '../src/warehouse/pages/write-page.js';
+import { createRun } from '../src/warehouse/runs/sync-runs.js';
+import type { Database } from '../src/warehouse/tables.js';
 import { fmt, freshDatabase } from './support.js';
 
 const PAGE = 500;

@@ -9,7 +9,7 @@
  *   node dist/bench/incremental-updates.js [records]
  */
 import { createApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/load-config.js';
 import { createLogger } from '../src/logger.js';
 import { deletePrefix } from '../src/queue/redis.js';
 import { runOnce } from '../src/queue/run-once.js';

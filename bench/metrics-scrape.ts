@@ -11,8 +11,8 @@
  * success as a run sets it.
  */
 import { gzipSync } from 'node:zlib';
-import type { ResourceName } from '../src/config.js';
-import { Metrics } from '../src/metrics.js';
+import type { ResourceName } from '../src/config/load-config.js';
+import { Metrics } from '../src/status/metrics.js';
 
 const BUILT_IN: ResourceName[] = [
   'jobs',

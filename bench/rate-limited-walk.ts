@@ -14,7 +14,7 @@ import { firstPageUrl } from '../src/api/api-page-source.js';
 import { createApiClient } from '../src/api/create-api-client.js';
 import { fetchPages } from '../src/api/fetch-pages.js';
 import { TokenCipher } from '../src/api/token-cipher.js';
-import { loadConfig, withEnvironmentCredentials } from '../src/config.js';
+import { loadConfig, withEnvironmentCredentials } from '../src/config/load-config.js';
 import { createLogger } from '../src/logger.js';
 import { deletePrefix } from '../src/queue/redis.js';
 import { RESOURCE_NAMES } from '../src/resources/index.js';

@@ -13,7 +13,7 @@
  * over records already policed.
  */
 
-import { recordPolicyOf } from '../src/config.js';
+import { recordPolicyOf } from '../src/config/load-config.js';
 import { resolvePolicy } from '../src/privacy/policy-targets.js';
 import { BUILT_IN_RESOURCES, catalogFor } from '../src/resources/index.js';
 import { defineListResource } from '../src/resources/json-resource.js';
@@ -23,10 +23,10 @@ import {
   ensureListResources,
   migrateControl,
   migrateSchemas,
-} from '../src/warehouse/migrate-all.js';
-import { reapplyResource } from '../src/warehouse/policy-reapply.js';
-import { KyselyRunStore } from '../src/warehouse/run-store.js';
-import { createRun } from '../src/warehouse/sync-runs.js';
+} from '../src/warehouse/layout/migrate-all.js';
+import { KyselyRunStore } from '../src/warehouse/runs/run-store.js';
+import { createRun } from '../src/warehouse/runs/sync-runs.js';
+import { reapplyResource } from '../src/warehouse/upkeep/policy-reapply.js';
 import { HASH_KEY, POLICY } from './field-policy-cost.js';
 import { fmt, freshDatabase } from './support.js';
 

@@ -11,8 +11,8 @@
  * - B. shared tables hiresync.data_<table> keyed by (account, id),
  *   hash-partitioned on account into 8 partitions, each account's schema
  *   holding views of its rows (as `accounts add` makes them, through
- *   src/warehouse/account-views.ts) and all_accounts views over the shared
- *   tables (as migrations/hiresync/0009 and src/warehouse/all-accounts-views.ts
+ *   src/warehouse/layout/account-views.ts) and all_accounts views over the shared
+ *   tables (as migrations/hiresync/0009 and src/warehouse/layout/all-accounts-views.ts
  *   make them): the layout chosen;
  * - C. the same with 16 hash partitions; F. with 64;
  * - D. the same shared tables LIST-partitioned, one partition per account;
@@ -55,7 +55,7 @@ import {
   literal,
   type SharedTable,
   trackingLinksFlatSelect,
-} from '../src/warehouse/account-views.js';
+} from '../src/warehouse/layout/account-views.js';
 import { CROSS_ACCOUNT_QUERIES } from './accounts-layout.js';
 import { PrivatePostgres } from './private-servers.js';
 import { fmt, freshDatabase, median } from './support.js';
@@ -217,7 +217,7 @@ function sharedTablesDdl(partitioning: Partitioning): string {
   return statements.join(';\n');
 }
 
-/** The shared tables as an account's views see them (src/warehouse/account-views.ts). */
+/** The shared tables as an account's views see them (src/warehouse/layout/account-views.ts). */
 const SHARED: SharedTable[] = TABLES.map((table) => ({
   table,
   comment: null,

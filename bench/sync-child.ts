@@ -4,7 +4,7 @@
  * { seconds, pages, records, maxRssMb, outcomes }.
  */
 import { createApp } from '../src/app.js';
-import { loadConfig, type ResourceName } from '../src/config.js';
+import { loadConfig, type ResourceName } from '../src/config/load-config.js';
 import { createLogger } from '../src/logger.js';
 import { runOnce } from '../src/queue/run-once.js';
 import { RESOURCE_NAMES } from '../src/resources/index.js';

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/load-config.js';
 import { createSyncQueue, enqueueRun } from '../src/queue/sync-job.js';
 import { RESOURCE_NAMES } from '../src/resources/index.js';
 import { createDatabase } from '../src/warehouse/database.js';

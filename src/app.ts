@@ -13,12 +13,11 @@ import { ApiPageSource } from './api/api-page-source.js';
 import { createApiClient } from './api/create-api-client.js';
 import { createHttp } from './api/http.js';
 import { type AccountSettings, effectiveSettings } from './config/account-settings.js';
+import type { ResourceName } from './config/load-config.js';
 import { resourceNameProblem } from './config/resource-names.js';
 import type { Config } from './config/types.js';
-import type { ResourceName } from './config.js';
 import { ConfigError } from './errors.js';
 import type { Logger } from './logger.js';
-import { Metrics } from './metrics.js';
 import type { RecordPolicy } from './privacy/police-page.js';
 import { resolvePolicy } from './privacy/policy-targets.js';
 import { closeRedis, createQueueRedis, createRedis } from './queue/redis.js';
@@ -36,12 +35,13 @@ import {
   type ResourceDeclaration,
 } from './resources/index.js';
 import { defineListResource } from './resources/json-resource.js';
+import { Metrics } from './status/metrics.js';
 import type { RunProgress } from './sync/run-resource.js';
 import { createDatabase } from './warehouse/database.js';
-import { ensureListResources } from './warehouse/migrate-all.js';
-import { ResourceLock } from './warehouse/resource-lock.js';
-import { KyselyRunStore } from './warehouse/run-store.js';
-import type { Database } from './warehouse/schema.js';
+import { ensureListResources } from './warehouse/layout/migrate-all.js';
+import { ResourceLock } from './warehouse/runs/resource-lock.js';
+import { KyselyRunStore } from './warehouse/runs/run-store.js';
+import type { Database } from './warehouse/tables.js';
 
 /** Options of {@link createApp}. */
 export interface AppOptions {

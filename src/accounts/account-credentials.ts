@@ -10,7 +10,7 @@ import { DEFAULT_ACCOUNT, schemaOf } from '../account-name.js';
 import type { AuthConfig, PartnerConfig } from '../config/types.js';
 import { ConfigError, CredentialsRefusedError, HiresyncError } from '../errors.js';
 import { Secret } from '../secret.js';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
 import type { Account } from './account.js';
 import { credentialRefusals } from './credential-refusals.js';
 import {

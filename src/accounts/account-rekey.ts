@@ -4,7 +4,7 @@
  * again with the first key of HIRESYNC_SECRET_KEY, all or none.
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
 import { secretPurpose } from './account-credentials.js';
 import { refreshTokenPurpose } from './refresh-token-vault.js';
 import type { SecretBox } from './secret-box.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { effectiveSettings } from '../config/account-settings.js';
 import type { Config } from '../config/types.js';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
 import type { Account } from './account.js';
 import { AccountSettingsStore } from './account-settings-store.js';
 

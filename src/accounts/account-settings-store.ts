@@ -1,6 +1,6 @@
 import { type ColumnType, type Generated, type Kysely, sql } from 'kysely';
 import type { AccountSettings, AccountSettingsChange } from '../config/account-settings.js';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
 import { isUndefinedTable, UnknownAccountError } from './stored-account.js';
 
 /** A row of hiresync.account_settings (migrations/hiresync/0006_account_settings.ts). */

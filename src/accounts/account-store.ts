@@ -5,7 +5,7 @@ import type { SecretKeys } from '../config/secret-keys.js';
 import type { PartnerConfig } from '../config/types.js';
 import { HiresyncError, RunInterruptedError } from '../errors.js';
 import type { Secret } from '../secret.js';
-import type { AccountRow, Database } from '../warehouse/schema.js';
+import type { AccountRow, Database } from '../warehouse/tables.js';
 import { type Account, type AccountDirectory, AccountUnavailableError } from './account.js';
 import {
   type AccountsContext,

@@ -5,7 +5,7 @@
 import { TokenCipher } from '../api/token-cipher.js';
 import { HiresyncError } from '../errors.js';
 import { Secret } from '../secret.js';
-import type { AccountRow } from '../warehouse/schema.js';
+import type { AccountRow } from '../warehouse/tables.js';
 import {
   type AccountsContext,
   authConfig,

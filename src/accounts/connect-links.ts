@@ -12,7 +12,7 @@ import { accountNameProblem } from '../account-name.js';
 import type { SecretKeys } from '../config/secret-keys.js';
 import type { PartnerConfig } from '../config/types.js';
 import { ConfigError, HiresyncError } from '../errors.js';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
 import { AccountStore } from './account-store.js';
 import { newConnectToken } from './connect-token.js';
 import { checkNewAccount, type FreeSchema } from './register-account.js';

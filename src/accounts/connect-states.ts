@@ -7,7 +7,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import { newPkce } from '../api/pkce.js';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
 import { type ConnectLinkTables, connectVerifierPurpose } from './connect-links.js';
 import { connectTokenHash, newConnectState, verifyConnectToken } from './connect-token.js';
 import { SecretBox } from './secret-box.js';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { CredentialRefusals } from '../api/credential-refusal.js';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
 
 /**
  * Where the token endpoint's refusal of registered account `name`'s

@@ -3,7 +3,7 @@ import { type Generated, type Kysely, sql } from 'kysely';
 import type { GrantAnswer, RefreshTokenVault } from '../api/refresh-token-port.js';
 import { HiresyncError, ReauthorizationRequiredError, RefreshRefusedError } from '../errors.js';
 import { redactSecrets, registerSecret } from '../secret.js';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
 import { AccountUnavailableError } from './account.js';
 import type { SecretBox } from './secret-box.js';
 

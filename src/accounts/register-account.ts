@@ -2,16 +2,20 @@ import type { Kysely } from 'kysely';
 import { schemaOf } from '../account-name.js';
 import { type AccountSettingsChange, changesSettings } from '../config/account-settings.js';
 import { coerceError, HiresyncError } from '../errors.js';
+import { PUBLIC_SCHEMA } from '../warehouse/database.js';
 import {
   claimAccountSchema,
   ForeignSchemaError,
   schemaOwner,
-} from '../warehouse/account-schema-owner.js';
-import { ensureAllAccountsViews } from '../warehouse/all-accounts-views.js';
-import { PUBLIC_SCHEMA } from '../warehouse/database.js';
-import { ensureListResources, migrateSchemas } from '../warehouse/migrate-all.js';
-import type { Database } from '../warehouse/schema.js';
-import { describeStoredRows, type StoredRows, storedRowsOf } from '../warehouse/stored-rows.js';
+} from '../warehouse/layout/account-schema-owner.js';
+import { ensureAllAccountsViews } from '../warehouse/layout/all-accounts-views.js';
+import { ensureListResources, migrateSchemas } from '../warehouse/layout/migrate-all.js';
+import {
+  describeStoredRows,
+  type StoredRows,
+  storedRowsOf,
+} from '../warehouse/layout/stored-rows.js';
+import type { Database } from '../warehouse/tables.js';
 import { AccountSettingsStore } from './account-settings-store.js';
 import type { AccountStore } from './account-store.js';
 import { AccountExistsError, type AccountInfo } from './stored-account.js';

@@ -7,7 +7,7 @@
 import { schemaOf } from '../account-name.js';
 import { HiresyncError } from '../errors.js';
 import type { Secret } from '../secret.js';
-import type { AccountRow, AccountsTable } from '../warehouse/schema.js';
+import type { AccountRow, AccountsTable } from '../warehouse/tables.js';
 import { AccountUnavailableError } from './account.js';
 
 /**

@@ -4,7 +4,7 @@ import { effectiveSettings } from '../config/account-settings.js';
 import type { SecretKeys } from '../config/secret-keys.js';
 import type { Config } from '../config/types.js';
 import type { Secret } from '../secret.js';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
 import { AccountSettingsStore } from './account-settings-store.js';
 import { WebhookSecretStore } from './webhook-secrets.js';
 

@@ -11,7 +11,7 @@ import type { SecretKeys } from '../config/secret-keys.js';
 import { webhookSecretProblem } from '../config/webhook-secret.js';
 import { ConfigError, HiresyncError } from '../errors.js';
 import { Secret } from '../secret.js';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
 import { SecretBox } from './secret-box.js';
 import {
   isUndefinedTable,

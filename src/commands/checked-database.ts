@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { HiresyncError } from '../errors.js';
 import { createDatabase } from '../warehouse/database.js';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
 import { describeConnectionError } from './connection-error.js';
 
 /**

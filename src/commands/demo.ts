@@ -1,4 +1,4 @@
-import { loadDemoConfig } from '../config.js';
+import { loadDemoConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { whenParentGone } from '../local-services/processes.js';
 import { createLogger } from '../logger.js';

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { BUILT_IN_RESOURCES, type ResourceDeclaration } from '../resources/index.js';
 import { defineListResource } from '../resources/json-resource.js';
-import { listResourcesIn } from '../warehouse/list-resource-tables.js';
-import type { Database } from '../warehouse/schema.js';
+import { listResourcesIn } from '../warehouse/layout/list-resource-tables.js';
+import type { Database } from '../warehouse/tables.js';
 
 /**
  * The resources whose records an account's schema holds: the built-in ones

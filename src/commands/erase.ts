@@ -1,17 +1,17 @@
 import { type Kysely, sql } from 'kysely';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { formatDuration } from '../config/fields.js';
-import { loadDatabaseConfig } from '../config.js';
+import { loadDatabaseConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { BUILT_IN_RESOURCES } from '../resources/index.js';
-import { deletionCutoff, eraseDeletedRecords } from '../warehouse/erase-deleted.js';
+import type { Database } from '../warehouse/tables.js';
+import { deletionCutoff, eraseDeletedRecords } from '../warehouse/upkeep/erase-deleted.js';
 import {
   assertErasureLog,
   type ErasedRecord,
   eraseRecords,
   ResourceBusyError,
-} from '../warehouse/erase-records.js';
-import type { Database } from '../warehouse/schema.js';
+} from '../warehouse/upkeep/erase-records.js';
 import { openCheckedDatabase } from './checked-database.js';
 import { defineCommand, EXIT, type Output } from './command.js';
 import { erasableResourcesOf } from './erasable-resources.js';

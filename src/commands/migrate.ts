@@ -1,10 +1,10 @@
-import { loadMigrateConfig } from '../config.js';
+import { loadMigrateConfig } from '../config/load-config.js';
 import { coerceError, HiresyncError } from '../errors.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
 import { createDatabase } from '../warehouse/database.js';
-import type { MigrateOutcome } from '../warehouse/migrate.js';
-import { migrateAll, SchemaMigrationError } from '../warehouse/migrate-all.js';
-import { MOVED_TO_SHARED, VIEWS_MADE } from '../warehouse/schema-layout.js';
+import type { MigrateOutcome } from '../warehouse/layout/migrate.js';
+import { migrateAll, SchemaMigrationError } from '../warehouse/layout/migrate-all.js';
+import { MOVED_TO_SHARED, VIEWS_MADE } from '../warehouse/layout/schema-layout.js';
 import { defineCommand, EXIT } from './command.js';
 import { describeConnectionError } from './connection-error.js';
 import type { OptionTable } from './options.js';

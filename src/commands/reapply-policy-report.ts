@@ -1,6 +1,6 @@
-import type { RelationReport } from '../warehouse/policy-reapply.js';
-import type { RelationId } from '../warehouse/reapply-progress.js';
-import type { PassProgress } from '../warehouse/reapply-relation.js';
+import type { RelationReport } from '../warehouse/upkeep/policy-reapply.js';
+import type { RelationId } from '../warehouse/upkeep/reapply-progress.js';
+import type { PassProgress } from '../warehouse/upkeep/reapply-relation.js';
 import type { Output } from './command.js';
 
 /** `N thing(s)`. */

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { accountNameProblem, DEFAULT_ACCOUNT } from '../account-name.js';
 import { formatDuration } from '../config/fields.js';
+import { loadDatabaseConfig, recordPolicyOf } from '../config/load-config.js';
 import { resourceNameProblem } from '../config/resource-names.js';
-import { loadDatabaseConfig, recordPolicyOf } from '../config.js';
 import { parseDuration } from '../duration.js';
 import {
   ConfigError,
@@ -14,11 +14,11 @@ import {
 import type { RecordPolicy } from '../privacy/police-page.js';
 import { resolvePolicy } from '../privacy/policy-targets.js';
 import { BUILT_IN_RESOURCES, RESOURCE_NAMES } from '../resources/index.js';
-import { type ErasableAccount, erasableAccounts } from '../warehouse/erase-deleted.js';
-import { reapplyResource, rulesOf } from '../warehouse/policy-reapply.js';
-import { RunWritingError, waitForRuns } from '../warehouse/reapply-guard.js';
-import { assertReapplyProgress } from '../warehouse/reapply-progress.js';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
+import { type ErasableAccount, erasableAccounts } from '../warehouse/upkeep/erase-deleted.js';
+import { reapplyResource, rulesOf } from '../warehouse/upkeep/policy-reapply.js';
+import { RunWritingError, waitForRuns } from '../warehouse/upkeep/reapply-guard.js';
+import { assertReapplyProgress } from '../warehouse/upkeep/reapply-progress.js';
 import { openCheckedDatabase } from './checked-database.js';
 import { type CommandContext, defineCommand, EXIT } from './command.js';
 import { erasableResourcesOf } from './erasable-resources.js';

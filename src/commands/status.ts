@@ -1,12 +1,12 @@
 import { Redis } from 'ioredis';
 import { AccountStore } from '../accounts/account-store.js';
-import { loadStatusConfig } from '../config.js';
+import { loadStatusConfig } from '../config/load-config.js';
 import { coerceError, HiresyncError, UsageError } from '../errors.js';
-import { checkConnections } from '../preflight.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
 import { redactSecrets } from '../secret.js';
-import { defaultAccountShown } from '../status.js';
-import { readStatusReport, reportAccounts } from '../status-report.js';
+import { checkConnections } from '../status/preflight.js';
+import { defaultAccountShown } from '../status/read-status.js';
+import { readStatusReport, reportAccounts } from '../status/report.js';
 import { createDatabase } from '../warehouse/database.js';
 import { parseAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';

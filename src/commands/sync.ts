@@ -1,16 +1,16 @@
 import { DEFAULT_ACCOUNT, NO_DEFAULT_ACCOUNT } from '../account-name.js';
 import { createApp, withResolvedPolicy } from '../app.js';
 import { type AccountSettings, effectiveSettings } from '../config/account-settings.js';
+import { loadConfig, type ResourceName } from '../config/load-config.js';
 import { resourceNameProblem } from '../config/resource-names.js';
 import type { Config } from '../config/types.js';
-import { loadConfig, type ResourceName } from '../config.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
-import { checkConnections, confirmRedisDatabase } from '../preflight.js';
 import { accountTargets } from '../queue/account-targets.js';
 import { runOnce } from '../queue/run-once.js';
 import type { ScheduleTarget } from '../queue/upsert-schedules.js';
 import { catalogFor, RESOURCE_NAMES } from '../resources/index.js';
+import { checkConnections, confirmRedisDatabase } from '../status/preflight.js';
 import type { RunProgress } from '../sync/run-resource.js';
 import { parseAccounts, registryOf, resolveAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';

@@ -6,8 +6,8 @@ import type { Config } from '../config/types.js';
 import type { ConsoleLinks, ConsoleOptions } from '../console/serve-console.js';
 import { HiresyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { readStatusReport, reportAccounts } from '../status-report.js';
-import type { Database } from '../warehouse/schema.js';
+import { readStatusReport, reportAccounts } from '../status/report.js';
+import type { Database } from '../warehouse/tables.js';
 
 /** What keeps this deployment from making connect links (what to set), or undefined. */
 function linksUnavailable(config: Config): string | undefined {

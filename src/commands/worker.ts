@@ -1,11 +1,10 @@
 import { AccountStore } from '../accounts/account-store.js';
 import { type App, createApp, withResolvedPolicy } from '../app.js';
 import { formatDuration } from '../config/fields.js';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/load-config.js';
 import { connectRoutes } from '../http/connect-routes.js';
-import { startHttpServer } from '../http-server.js';
+import { startHttpServer } from '../http/server.js';
 import { createLogger } from '../logger.js';
-import { checkConnections, confirmRedisDatabase } from '../preflight.js';
 import { accountTargets } from '../queue/account-targets.js';
 import { startEraseSchedule } from '../queue/erase-schedule.js';
 import { startKeepalive } from '../queue/keepalive.js';
@@ -14,10 +13,11 @@ import { ScheduleKeeper } from '../queue/schedule-keeper.js';
 import { settlesBy } from '../queue/settles-by.js';
 import type { ScheduleTarget } from '../queue/upsert-schedules.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
+import { checkConnections, confirmRedisDatabase } from '../status/preflight.js';
 import {
   foreignCreatorWarnings,
   refuseForeignCreatorsOfControl,
-} from '../warehouse/schema-creators.js';
+} from '../warehouse/layout/schema-creators.js';
 import { registryOf, resolveAccounts } from './account-options.js';
 import { authorizeEndpoint } from './accounts/partner-app.js';
 import { defineCommand, EXIT } from './command.js';

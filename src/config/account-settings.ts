@@ -9,8 +9,8 @@ import type { ConfigProblem } from '../errors.js';
 import type { ResourceName } from '../sync/ports.js';
 import { formatDuration } from './fields.js';
 import { resourceList } from './resource-names.js';
-import { fullFields } from './schema.js';
 import type { Config } from './types.js';
+import { fullFields } from './variables.js';
 
 /** An account's own settings; undefined: the deployment's. */
 export interface AccountSettings {

@@ -1,5 +1,5 @@
 /**
- * The shapes of hiresync's configuration: what the loaders of src/config.ts
+ * The shapes of hiresync's configuration: what the loaders of src/config/load-config.ts
  * return, frozen, and hand to the rest of hiresync.
  */
 import type { RecordPolicy } from '../privacy/police-page.js';

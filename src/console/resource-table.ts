@@ -1,4 +1,4 @@
-import type { AccountReport, ResourceReport, ResourceState, RunReport } from '../status-report.js';
+import type { AccountReport, ResourceReport, ResourceState, RunReport } from '../status/report.js';
 import { html, type SafeHtml } from './html.js';
 import { when } from './when.js';
 

@@ -30,7 +30,7 @@ import type { PartnerConfig } from '../config/types.js';
 import { coerceError, HiresyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { redactSecrets, registerSecret } from '../secret.js';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
 import {
   browserNonceHash,
   type ConnectCookieOptions,

@@ -4,14 +4,14 @@ import type { Kysely } from 'kysely';
 import { formatDuration } from '../config/fields.js';
 import { HiresyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { Database } from '../warehouse/tables.js';
 import {
   type DeletedErasure,
   deletionCutoff,
   type ErasableAccount,
   eraseDeletedRecords,
-} from '../warehouse/erase-deleted.js';
-import type { ErasableResource } from '../warehouse/erase-records.js';
-import type { Database } from '../warehouse/schema.js';
+} from '../warehouse/upkeep/erase-deleted.js';
+import type { ErasableResource } from '../warehouse/upkeep/erase-records.js';
 import { throttledWarn } from './throttled-warn.js';
 
 /** The queue of the erasure of records deleted upstream: one job scheduler, one job a day. */

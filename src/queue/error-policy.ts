@@ -66,7 +66,7 @@ export function jobBehaviourOf(
 
 /** Errors a retry cannot cure: the run fails at once. */
 export function isUnrecoverable(error: unknown): boolean {
-  // The deletion guard (src/warehouse/sync-runs.ts) will say the same on every attempt.
+  // The deletion guard (src/warehouse/runs/sync-runs.ts) will say the same on every attempt.
   if (error instanceof DeletionGuardError) return true;
   // Sealed credentials no configured HIRESYNC_SECRET_KEY opens: the same on every attempt.
   if (error instanceof SecretKeyError) return true;

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
-import type { ResourceName } from '../config.js';
+import type { ResourceName } from '../config/load-config.js';
 import type { Checkpoint, CheckpointStore } from '../sync/ports.js';
 
 /**

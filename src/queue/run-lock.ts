@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { RedisLock } from '../redis/redis-lock.js';
-import type { HeldResourceLock, ResourceLock } from '../warehouse/resource-lock.js';
-import type { Database } from '../warehouse/schema.js';
+import type { HeldResourceLock, ResourceLock } from '../warehouse/runs/resource-lock.js';
+import type { Database } from '../warehouse/tables.js';
 
 /** A run lock this process holds. */
 export interface HeldRunLock {

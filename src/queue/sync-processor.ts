@@ -7,7 +7,7 @@ import { redactError, redactSecrets } from '../secret.js';
 import { NotPermittedSkip } from '../sync/not-permitted.js';
 import type { CheckpointStore, PageSource, RunStore } from '../sync/ports.js';
 import { type RunMetrics, type RunProgress, runResource } from '../sync/run-resource.js';
-import type { Database } from '../warehouse/schema.js';
+import type { Database } from '../warehouse/tables.js';
 import { busyDelayMs } from './busy-delay.js';
 import { jobBehaviourOf } from './error-policy.js';
 import type { RunLock } from './run-lock.js';

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
+import type { ResourceName } from '../config/load-config.js';
 import type { Config } from '../config/types.js';
-import type { ResourceName } from '../config.js';
 import { cronFiresAt, fullOffsetMs, incrementalOffsetMs } from './schedule-offsets.js';
 import { runJobOptions, type SyncJobData } from './sync-job.js';
 

@@ -3,9 +3,9 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { runKey } from '../account-name.js';
 import type { Logger } from '../logger.js';
-import type { HistoryTarget } from '../warehouse/history.js';
-import type { Database } from '../warehouse/schema.js';
-import { applyWebhookDeletion } from '../warehouse/webhook-deletions.js';
+import type { HistoryTarget } from '../warehouse/pages/history.js';
+import type { Database } from '../warehouse/tables.js';
+import { applyWebhookDeletion } from '../warehouse/upkeep/webhook-deletions.js';
 import {
   WEBHOOK_QUEUE_NAME,
   type WebhookDeleteJob,

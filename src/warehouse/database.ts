@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
-import type { Database } from './schema.js';
+import type { Database } from './tables.js';
 
 const TIMESTAMPTZ_OID = 1184;
 const TIMESTAMP_OID = 1114;
@@ -37,7 +37,7 @@ export const PUBLIC_SCHEMA = 'public';
  * account's schema can plant one that hiresync runs with its privileges
  * (CVE-2018-1058). Every relation hiresync names is therefore qualified: the
  * shared tables `hiresync.data_<table>` (the account a bound parameter, see
- * src/warehouse/sql/shared-relation.ts), hiresync's control tables, an
+ * src/warehouse/shared-relation.ts), hiresync's control tables, an
  * account's schema for its views.
  */
 export const SEARCH_PATH = 'pg_catalog,pg_temp';

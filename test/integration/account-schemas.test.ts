@@ -5,19 +5,19 @@ import { AccountStore } from '../../src/accounts/account-store.js';
 import { SecretKeys } from '../../src/config/secret-keys.js';
 import { main } from '../../src/main.js';
 import { Secret } from '../../src/secret.js';
+import { createDatabase } from '../../src/warehouse/database.js';
 import {
   ALL_ACCOUNTS_VIEWS,
   refreshAllAccountsViews,
-} from '../../src/warehouse/all-accounts-views.js';
-import { createDatabase } from '../../src/warehouse/database.js';
-import { dropSchema } from '../../src/warehouse/drop-account-schema.js';
+} from '../../src/warehouse/layout/all-accounts-views.js';
+import { dropSchema } from '../../src/warehouse/layout/drop-account-schema.js';
 import {
   migrateAll,
   migrateControl,
   migrateSchema,
   migrateSchemas,
-} from '../../src/warehouse/migrate-all.js';
-import type { Database } from '../../src/warehouse/schema.js';
+} from '../../src/warehouse/layout/migrate-all.js';
+import type { Database } from '../../src/warehouse/tables.js';
 import { captureIo } from '../support/capture-io.js';
 import {
   adminQuery,

@@ -9,7 +9,7 @@ import { SecretKeyError } from '../../src/accounts/secret-box.js';
 import { AccountDisabledError, UnknownAccountError } from '../../src/accounts/stored-account.js';
 import { main } from '../../src/main.js';
 import { deletePrefix } from '../../src/queue/redis.js';
-import type { Database } from '../../src/warehouse/schema.js';
+import type { Database } from '../../src/warehouse/tables.js';
 import { keysOf, runAccounts } from '../support/accounts-cli.js';
 import { captureIo } from '../support/capture-io.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';

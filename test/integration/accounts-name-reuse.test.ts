@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { AccountStore } from '../../src/accounts/account-store.js';
-import { storedRowsOf } from '../../src/warehouse/stored-rows.js';
+import { storedRowsOf } from '../../src/warehouse/layout/stored-rows.js';
 import { runAccounts } from '../support/accounts-cli.js';
 import {
   type AccountsHarness,

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
 import type { Page } from '../../src/sync/ports.js';
-import { KyselyRunStore } from '../../src/warehouse/run-store.js';
+import { KyselyRunStore } from '../../src/warehouse/runs/run-store.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 let t: TestDatabase;

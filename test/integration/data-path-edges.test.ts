@@ -3,7 +3,12 @@ import { runOnce } from '../../src/queue/run-once.js';
 import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
 import { jobs } from '../../src/resources/jobs.js';
 import { trackingLinks } from '../../src/resources/tracking-links.js';
-import { createRun, finishRun, getRun, sweepDeletions } from '../../src/warehouse/sync-runs.js';
+import {
+  createRun,
+  finishRun,
+  getRun,
+  sweepDeletions,
+} from '../../src/warehouse/runs/sync-runs.js';
 import { startSyncHarness } from '../support/sync-harness.js';
 import { useEmptyWarehouse } from '../support/warehouse-fixture.js';
 

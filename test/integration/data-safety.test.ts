@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { DeletionGuardError } from '../../src/errors.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { runOnce } from '../../src/queue/run-once.js';
@@ -11,9 +11,14 @@ import { jobs } from '../../src/resources/jobs.js';
 import { defineListResource } from '../../src/resources/json-resource.js';
 import { trackingLinks } from '../../src/resources/tracking-links.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import { ResourceLock, ResourceLockLostError } from '../../src/warehouse/resource-lock.js';
-import { KyselyRunStore } from '../../src/warehouse/run-store.js';
-import { createRun, finishRun, getRun, sweepDeletions } from '../../src/warehouse/sync-runs.js';
+import { ResourceLock, ResourceLockLostError } from '../../src/warehouse/runs/resource-lock.js';
+import { KyselyRunStore } from '../../src/warehouse/runs/run-store.js';
+import {
+  createRun,
+  finishRun,
+  getRun,
+  sweepDeletions,
+} from '../../src/warehouse/runs/sync-runs.js';
 import { startSyncHarness } from '../support/sync-harness.js';
 import { useEmptyWarehouse } from '../support/warehouse-fixture.js';
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import {
   BUILT_IN_RESOURCES,
@@ -10,7 +10,7 @@ import {
   RESOURCE_NAMES,
 } from '../../src/resources/index.js';
 import { defineJsonResource } from '../../src/resources/json-resource.js';
-import { migrateSchemas } from '../../src/warehouse/migrate-all.js';
+import { migrateSchemas } from '../../src/warehouse/layout/migrate-all.js';
 import { closeSearchingDatabases, searchingDatabase } from '../support/searching-database.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 

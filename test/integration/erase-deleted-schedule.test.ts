@@ -13,8 +13,8 @@ import {
   eraseDeletedOnce,
   startEraseSchedule,
 } from '../../src/queue/erase-schedule.js';
-import { ResourceLock } from '../../src/warehouse/resource-lock.js';
-import type { Database } from '../../src/warehouse/schema.js';
+import { ResourceLock } from '../../src/warehouse/runs/resource-lock.js';
+import type { Database } from '../../src/warehouse/tables.js';
 import { type AccountsHarness, targetsOf } from '../support/accounts-harness.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';

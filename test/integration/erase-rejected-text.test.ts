@@ -5,8 +5,8 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
-import { eraseRecords } from '../../src/warehouse/erase-records.js';
-import { createRun } from '../../src/warehouse/sync-runs.js';
+import { createRun } from '../../src/warehouse/runs/sync-runs.js';
+import { eraseRecords } from '../../src/warehouse/upkeep/erase-records.js';
 import { useEmptyWarehouse } from '../support/warehouse-fixture.js';
 
 const fx = useEmptyWarehouse();

@@ -6,8 +6,8 @@
 import { type Kysely, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
-import { ResourceLock } from '../../src/warehouse/resource-lock.js';
-import type { Database } from '../../src/warehouse/schema.js';
+import { ResourceLock } from '../../src/warehouse/runs/resource-lock.js';
+import type { Database } from '../../src/warehouse/tables.js';
 import { secretOf, targetsOf } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';

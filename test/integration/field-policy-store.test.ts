@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { recordPolicyOf } from '../../src/config.js';
+import { recordPolicyOf } from '../../src/config/load-config.js';
 import { FieldHasher } from '../../src/privacy/field-hasher.js';
 import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
 import type { Page } from '../../src/sync/ports.js';
-import { KyselyRunStore } from '../../src/warehouse/run-store.js';
-import { createRun } from '../../src/warehouse/sync-runs.js';
+import { KyselyRunStore } from '../../src/warehouse/runs/run-store.js';
+import { createRun } from '../../src/warehouse/runs/sync-runs.js';
 import { useEmptyWarehouse } from '../support/warehouse-fixture.js';
 
 const fx = useEmptyWarehouse();

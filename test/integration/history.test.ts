@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ResourceName } from '../../src/config.js';
+import type { ResourceName } from '../../src/config/load-config.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
 const harnesses: SyncHarness[] = [];

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { migrateToLatest } from '../../src/warehouse/migrate.js';
+import { migrateToLatest } from '../../src/warehouse/layout/migrate.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 // The earlier per-account layout's migrations name their tables unqualified,

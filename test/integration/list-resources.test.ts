@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { schemaOf } from '../../src/account-name.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import type { ConfigError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
@@ -9,7 +9,7 @@ import { defineListResource } from '../../src/resources/json-resource.js';
 import { Secret } from '../../src/secret.js';
 import type { Dataset } from '../../src/simulator/dataset.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import { ensureListResources, migrateAll } from '../../src/warehouse/migrate-all.js';
+import { ensureListResources, migrateAll } from '../../src/warehouse/layout/migrate-all.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { migrateToLatest } from '../../src/warehouse/migrate.js';
+import { migrateToLatest } from '../../src/warehouse/layout/migrate.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 /** The advisory lock Kysely's Postgres adapter (and migrateToLatest) takes around a run. */

@@ -2,12 +2,12 @@ import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import type { ResourceName } from '../../src/config.js';
+import type { ResourceName } from '../../src/config/load-config.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import type { SyncJob } from '../../src/queue/sync-job.js';
 import { createSyncProcessor } from '../../src/queue/sync-processor.js';
 import type { ScheduleTarget } from '../../src/queue/upsert-schedules.js';
-import type { Database } from '../../src/warehouse/schema.js';
+import type { Database } from '../../src/warehouse/tables.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 
 const { harness, accounts, defer } = cleanupAfterEach();

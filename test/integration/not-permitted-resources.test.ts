@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 // permitted with the scope to ask for, its scheduled incremental runs are
 // skipped until a full run succeeds, and the account's other resources go on.
 import { describe, expect, it } from 'vitest';
-import type { ResourceName } from '../../src/config.js';
+import type { ResourceName } from '../../src/config/load-config.js';
 import { main } from '../../src/main.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { enqueueRun, type SyncJobResult } from '../../src/queue/sync-job.js';

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TokenCipher } from '../../src/api/token-cipher.js';
 import { createApp } from '../../src/app.js';
-import { withEnvironmentCredentials } from '../../src/config.js';
+import { withEnvironmentCredentials } from '../../src/config/load-config.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import type { RateLimitResetFormat } from '../../src/simulator/rate-limiter.js';
 import { captureLogger } from '../support/capture-logger.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
 import type { Page } from '../../src/sync/ports.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import { KyselyRunStore } from '../../src/warehouse/run-store.js';
+import { KyselyRunStore } from '../../src/warehouse/runs/run-store.js';
 import {
   type AccountsHarness,
   startAccountsHarness,

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { createDatabase, poolSize } from '../../src/warehouse/database.js';
-import type { Database } from '../../src/warehouse/schema.js';
+import type { Database } from '../../src/warehouse/tables.js';
 import { createTestDatabase } from '../support/databases.js';
 
 /** Runs `select 1`: 'ok', or 'error' when it fails. */

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { FileMigrationProvider, Migrator } from 'kysely/migration';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import type { ResourceName } from '../../src/config.js';
-import { MIGRATIONS_FOLDER, migrateToLatest } from '../../src/warehouse/migrate.js';
+import type { ResourceName } from '../../src/config/load-config.js';
+import { MIGRATIONS_FOLDER, migrateToLatest } from '../../src/warehouse/layout/migrate.js';
 import { closeSearchingDatabases, searchingDatabase } from '../support/searching-database.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
 import { runKey } from '../../src/account-name.js';
-import { ResourceLock } from '../../src/warehouse/resource-lock.js';
+import { ResourceLock } from '../../src/warehouse/runs/resource-lock.js';
 import { createTestDatabase } from '../support/databases.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 

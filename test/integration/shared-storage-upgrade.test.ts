@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { claimAccountSchema } from '../../src/warehouse/account-schema-owner.js';
 import { createDatabase } from '../../src/warehouse/database.js';
+import { claimAccountSchema } from '../../src/warehouse/layout/account-schema-owner.js';
 import {
   CONTROL_MIGRATIONS_FOLDER,
   CONTROL_SCHEMA,
   migrateToLatest,
-} from '../../src/warehouse/migrate.js';
-import { migrateAll, SchemaMigrationError } from '../../src/warehouse/migrate-all.js';
-import type { Database } from '../../src/warehouse/schema.js';
+} from '../../src/warehouse/layout/migrate.js';
+import { migrateAll, SchemaMigrationError } from '../../src/warehouse/layout/migrate-all.js';
+import type { Database } from '../../src/warehouse/tables.js';
 import { adminQuery, databaseUrl, TEST_DATABASE_PREFIX } from '../support/databases.js';
 import { leakyReader } from '../support/leaky-reader.js';
 

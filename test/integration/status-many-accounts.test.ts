@@ -8,9 +8,9 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runKey } from '../../src/account-name.js';
-import { readAccountSeries } from '../../src/account-series.js';
 import { main } from '../../src/main.js';
-import { readStatusReport, reportAccounts, type StatusReport } from '../../src/status-report.js';
+import { readAccountSeries } from '../../src/status/account-series.js';
+import { readStatusReport, reportAccounts, type StatusReport } from '../../src/status/report.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 

@@ -1,11 +1,14 @@
 import { sql } from 'kysely';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
-import { Metrics } from '../../src/metrics.js';
 import { Secret } from '../../src/secret.js';
+import { Metrics } from '../../src/status/metrics.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import { migrateAll } from '../../src/warehouse/migrate-all.js';
-import { MAX_TYPED_COLUMNS, refreshTypedView } from '../../src/warehouse/refresh-typed-view.js';
+import { migrateAll } from '../../src/warehouse/layout/migrate-all.js';
+import {
+  MAX_TYPED_COLUMNS,
+  refreshTypedView,
+} from '../../src/warehouse/typed-views/refresh-typed-view.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 import { closeSearchingDatabases, searchingDatabase } from '../support/searching-database.js';

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { jobs } from '../../src/resources/jobs.js';
 import { jobBoards } from '../../src/resources/reference-lists.js';
 import { trackingLinks } from '../../src/resources/tracking-links.js';
-import type { StoredResource } from '../../src/warehouse/page-statement.js';
-import { createRun } from '../../src/warehouse/sync-runs.js';
-import { writePage } from '../../src/warehouse/write-page.js';
+import type { StoredResource } from '../../src/warehouse/pages/page-statement.js';
+import { writePage } from '../../src/warehouse/pages/write-page.js';
+import { createRun } from '../../src/warehouse/runs/sync-runs.js';
 import { useEmptyWarehouse } from '../support/warehouse-fixture.js';
 
 const w = useEmptyWarehouse();

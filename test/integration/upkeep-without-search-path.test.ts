@@ -6,16 +6,16 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { recordPolicyOf } from '../../src/config.js';
-import { readLatestRuns } from '../../src/latest-runs.js';
+import { recordPolicyOf } from '../../src/config/load-config.js';
 import { resolvePolicy } from '../../src/privacy/policy-targets.js';
 import { BUILT_IN_RESOURCES, RESOURCE_NAMES } from '../../src/resources/index.js';
-import { defaultAccountShown } from '../../src/status.js';
-import { eraseRecords } from '../../src/warehouse/erase-records.js';
-import { reapplyResource } from '../../src/warehouse/policy-reapply.js';
-import { refreshTypedView } from '../../src/warehouse/refresh-typed-view.js';
-import type { Database } from '../../src/warehouse/schema.js';
-import { applyWebhookDeletion } from '../../src/warehouse/webhook-deletions.js';
+import { readLatestRuns } from '../../src/status/latest-runs.js';
+import { defaultAccountShown } from '../../src/status/read-status.js';
+import type { Database } from '../../src/warehouse/tables.js';
+import { refreshTypedView } from '../../src/warehouse/typed-views/refresh-typed-view.js';
+import { eraseRecords } from '../../src/warehouse/upkeep/erase-records.js';
+import { reapplyResource } from '../../src/warehouse/upkeep/policy-reapply.js';
+import { applyWebhookDeletion } from '../../src/warehouse/upkeep/webhook-deletions.js';
 import { targetsOf } from '../support/accounts-harness.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 

@@ -3,9 +3,14 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobs as jobsResource } from '../../src/resources/jobs.js';
 import { trackingLinks } from '../../src/resources/tracking-links.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import { migrateToLatest } from '../../src/warehouse/migrate.js';
-import { createRun, finishRun, getRun, sweepDeletions } from '../../src/warehouse/sync-runs.js';
-import { writePage } from '../../src/warehouse/write-page.js';
+import { migrateToLatest } from '../../src/warehouse/layout/migrate.js';
+import { writePage } from '../../src/warehouse/pages/write-page.js';
+import {
+  createRun,
+  finishRun,
+  getRun,
+  sweepDeletions,
+} from '../../src/warehouse/runs/sync-runs.js';
 import {
   adminQuery,
   createTestDatabase,

@@ -12,7 +12,7 @@ import {
   loadConfig,
   type ResourceName,
   withEnvironmentCredentials,
-} from '../../src/config.js';
+} from '../../src/config/load-config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { BUILT_IN_RESOURCES, declarationOf, RESOURCE_NAMES } from '../../src/resources/index.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';

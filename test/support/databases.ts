@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { createDatabase } from '../../src/warehouse/database.js';
-import type { Database } from '../../src/warehouse/schema.js';
+import type { Database } from '../../src/warehouse/tables.js';
 
 // HIRESYNC_TEST_TAG keeps test runs that share one server apart (several
 // checkouts at once): each run drops and clones only databases of its own tag.

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
-import type { Database } from '../../src/warehouse/schema.js';
+import type { Database } from '../../src/warehouse/tables.js';
 
 /**
  * A role of the test's own (roles are the server's, not the database's):

@@ -5,14 +5,14 @@ import { TokenProvider, type TokenProviderOptions } from '../../src/api/token-pr
 import type { TokenStore } from '../../src/api/token-store.js';
 import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { registryOf } from '../../src/commands/account-options.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/types.js';
-import { loadConfig } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
-import { migrateAll } from '../../src/warehouse/migrate-all.js';
+import { migrateAll } from '../../src/warehouse/layout/migrate-all.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { grantRefreshToken } from './partner-grant.js';

@@ -1,9 +1,9 @@
-import { reportOfAccount } from '../../src/account-report.js';
-import type { ResourceStatus } from '../../src/status.js';
-import { checkReport } from '../../src/status-check.js';
-import { overviewOf } from '../../src/status-overview.js';
-import type { AccountReport, ReportAccount, StatusReport } from '../../src/status-report.js';
-import type { SyncRun } from '../../src/warehouse/schema.js';
+import { reportOfAccount } from '../../src/status/account-report.js';
+import { checkReport } from '../../src/status/check.js';
+import { overviewOf } from '../../src/status/overview.js';
+import type { ResourceStatus } from '../../src/status/read-status.js';
+import type { AccountReport, ReportAccount, StatusReport } from '../../src/status/report.js';
+import type { SyncRun } from '../../src/warehouse/tables.js';
 
 /** A sync_runs row as Postgres returns it (timestamps as text in a UTC session). */
 export function run(fields: Partial<SyncRun> & Pick<SyncRun, 'id' | 'outcome'>): SyncRun {

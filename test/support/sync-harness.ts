@@ -1,7 +1,7 @@
 import { inject } from 'vitest';
 import { type App, type AppOptions, createApp } from '../../src/app.js';
+import { loadConfig, type ResourceName } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/types.js';
-import { loadConfig, type ResourceName } from '../../src/config.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { RESOURCE_NAMES, validateRecord } from '../../src/resources/index.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';

@@ -1,8 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
-import type { StoredResource } from '../../src/warehouse/page-statement.js';
-import type { Database } from '../../src/warehouse/schema.js';
-import { writePage } from '../../src/warehouse/write-page.js';
+import type { StoredResource } from '../../src/warehouse/pages/page-statement.js';
+import { writePage } from '../../src/warehouse/pages/write-page.js';
+import type { Database } from '../../src/warehouse/tables.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 
 /** A database of the file's own whose tables are emptied before each test, and helpers on it. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { loadAccountsConfig } from '../../src/config.js';
+import { loadAccountsConfig } from '../../src/config/load-config.js';
 
 const DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/hiresync';
 const HIRESYNC_SECRET_KEY = randomBytes(32).toString('base64');

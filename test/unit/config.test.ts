@@ -5,7 +5,7 @@ import {
   loadDatabaseConfig,
   loadStatusConfig,
   withEnvironmentCredentials,
-} from '../../src/config.js';
+} from '../../src/config/load-config.js';
 import { ConfigError } from '../../src/errors.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { redactSecrets } from '../../src/secret.js';

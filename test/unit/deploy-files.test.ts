@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { METRIC_LABEL_VALUES } from '../../src/metric-label-values.js';
-import { Metrics } from '../../src/metrics.js';
-import type { Database } from '../../src/warehouse/schema.js';
+import { METRIC_LABEL_VALUES } from '../../src/status/metric-label-values.js';
+import { Metrics } from '../../src/status/metrics.js';
+import type { Database } from '../../src/warehouse/tables.js';
 
 /** How the dashboard names its data source: Grafana's `${datasource}` variable. */
 const DATASOURCE_VARIABLE = ['$', '{datasource}'].join('');
@@ -168,7 +168,7 @@ const anchored = (value: string) => new RegExp(`^(?:${value})$`);
  * What is wrong with the metrics and labels an expression selects: a metric
  * hiresync does not export (by name or by a `__name__` matcher), a label the
  * metric does not have, or a value hiresync never gives one of its enumerated
- * labels (src/metric-label-values.ts). Empty when nothing is.
+ * labels (src/status/metric-label-values.ts). Empty when nothing is.
  */
 function selectorProblems(expr: string, exported: Map<string, ExportedSeries>): string[] {
   const problems = metricNamesIn(expr)

@@ -1,15 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 
-/** Every environment variable the configuration (src/config.ts and src/config/) reads. */
+/** Every environment variable the configuration (src/config/load-config.ts and src/config/) reads. */
 function variablesRead(): string[] {
   const folder = new URL('../../src/config/', import.meta.url);
   const source = [
-    read('src/config.ts'),
+    read('src/config/load-config.ts'),
     ...readdirSync(folder)
       .filter((name) => name.endsWith('.ts'))
       .map((name) => read(`src/config/${name}`)),

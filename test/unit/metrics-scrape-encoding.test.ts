@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { Metrics } from '../../src/metrics.js';
+import { Metrics } from '../../src/status/metrics.js';
 
 describe('a scrape of /metrics', () => {
   const metrics = new Metrics({ defaultMetrics: false });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkReport } from '../../src/status-check.js';
+import { checkReport } from '../../src/status/check.js';
 import { accountOf, resource, run } from '../support/status-fixture.js';
 
 const ok = (id: string) => run({ id, outcome: 'succeeded' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STALEST_SHOWN } from '../../src/status-overview.js';
+import { STALEST_SHOWN } from '../../src/status/overview.js';
 import { accountOf, reportOf, resource, run } from '../support/status-fixture.js';
 
 const ENABLED = { authMode: 'client_credentials', state: 'enabled' };

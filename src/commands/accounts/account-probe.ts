@@ -4,16 +4,16 @@ import { accountResources } from '../../accounts/account-resources.js';
 import { type App, createApp } from '../../app.js';
 import type { Config } from '../../config/types.js';
 import type { Logger } from '../../logger.js';
-import { checkPrefixOwner, confirmRedisDatabase } from '../../preflight.js';
 import type { AccountContext } from '../../queue/sync-processor.js';
 import { redactSecrets } from '../../secret.js';
+import { checkPrefixOwner, confirmRedisDatabase } from '../../status/preflight.js';
 import {
   probeResources,
   probeToken,
   type ResourceProbe,
   type TokenProbe,
 } from '../../sync/probe-account.js';
-import type { Database } from '../../warehouse/schema.js';
+import type { Database } from '../../warehouse/tables.js';
 
 /** A test asks for one record per page: the page says all it has to say. */
 const PROBE_PER_PAGE = 1;

@@ -13,8 +13,8 @@ import { newPkce } from '../../api/pkce.js';
 import { authUrlSetting } from '../../api/url-setting.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { MAX_TIMER_MS } from '../../config/fields.js';
+import { loadAccountsConfig } from '../../config/load-config.js';
 import type { PartnerConfig } from '../../config/types.js';
-import { loadAccountsConfig } from '../../config.js';
 import { parseDuration } from '../../duration.js';
 import {
   ConfigError,
@@ -25,8 +25,8 @@ import {
   UsageError,
 } from '../../errors.js';
 import { createLogger, type Logger } from '../../logger.js';
-import { migrateControl } from '../../warehouse/migrate-all.js';
-import type { Database } from '../../warehouse/schema.js';
+import { migrateControl } from '../../warehouse/layout/migrate-all.js';
+import type { Database } from '../../warehouse/tables.js';
 import { EXIT, type Signals } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { type CallbackOutcome, listenForCallback } from './callback-server.js';

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { HiresyncError } from '../../errors.js';
 import { createDatabase } from '../../warehouse/database.js';
-import type { Database } from '../../warehouse/schema.js';
+import type { Database } from '../../warehouse/tables.js';
 import { describeConnectionError } from '../connection-error.js';
 
 /** A connection error's code and message, for a message that names its cause. */

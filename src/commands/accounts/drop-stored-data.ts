@@ -2,12 +2,15 @@ import type { Kysely } from 'kysely';
 import { schemaOf } from '../../account-name.js';
 import { UnknownAccountError } from '../../accounts/stored-account.js';
 import { coerceError, HiresyncError, UsageError } from '../../errors.js';
-import { schemaOwner } from '../../warehouse/account-schema-owner.js';
-import { allAccountsViewNames } from '../../warehouse/all-accounts-views.js';
-import { DependentObjectsError, dropStoredData } from '../../warehouse/drop-account-schema.js';
-import type { Database } from '../../warehouse/schema.js';
-import { dependentsOutside } from '../../warehouse/schema-dependents.js';
-import { describeStoredRows, storedRowsOf } from '../../warehouse/stored-rows.js';
+import { schemaOwner } from '../../warehouse/layout/account-schema-owner.js';
+import { allAccountsViewNames } from '../../warehouse/layout/all-accounts-views.js';
+import {
+  DependentObjectsError,
+  dropStoredData,
+} from '../../warehouse/layout/drop-account-schema.js';
+import { dependentsOutside } from '../../warehouse/layout/schema-dependents.js';
+import { describeStoredRows, storedRowsOf } from '../../warehouse/layout/stored-rows.js';
+import type { Database } from '../../warehouse/tables.js';
 import { EXIT, type Input, type Output } from '../command.js';
 import { readLine } from './read-secret.js';
 

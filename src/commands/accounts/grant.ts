@@ -1,13 +1,13 @@
 import { accountNameProblem, DEFAULT_ACCOUNT } from '../../account-name.js';
 import { UnknownAccountError } from '../../accounts/stored-account.js';
-import { loadDatabaseConfig } from '../../config.js';
+import { loadDatabaseConfig } from '../../config/load-config.js';
 import { UsageError } from '../../errors.js';
 import {
   grantAccount,
   grantRoleProblem,
   isRegistered,
   MissingRoleError,
-} from '../../warehouse/account-grants.js';
+} from '../../warehouse/layout/account-grants.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase } from './connections.js';

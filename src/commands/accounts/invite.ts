@@ -5,12 +5,12 @@ import {
   withdrawnNotice,
 } from '../../accounts/connect-links.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
+import { loadAccountsConfig } from '../../config/load-config.js';
 import { readPublicUrl } from '../../config/public-url.js';
 import type { Env } from '../../config/types.js';
-import { loadAccountsConfig } from '../../config.js';
 import { parseDuration } from '../../duration.js';
 import { ConfigError, type ConfigProblem, collectProblems, UsageError } from '../../errors.js';
-import { migrateControl } from '../../warehouse/migrate-all.js';
+import { migrateControl } from '../../warehouse/layout/migrate-all.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase } from './connections.js';

@@ -1,6 +1,6 @@
 import { DEFAULT_ACCOUNT } from '../../account-name.js';
+import { loadConfig } from '../../config/load-config.js';
 import type { Config, Env } from '../../config/types.js';
-import { loadConfig } from '../../config.js';
 import { RESOURCE_NAMES } from '../../resources/index.js';
 
 /** The variables of the environment's own credentials (account `default`) and its URLs. */

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { HiresyncError } from '../../errors.js';
-import { checkRedisDatabase } from '../../preflight.js';
+import { checkRedisDatabase } from '../../status/preflight.js';
 import { connectionReason } from './connections.js';
 
 const CONNECT_TIMEOUT_MS = 5000;

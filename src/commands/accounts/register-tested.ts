@@ -14,7 +14,7 @@ import { coerceError, HiresyncError, ReauthorizationRequiredError } from '../../
 import type { Logger } from '../../logger.js';
 import type { Secret } from '../../secret.js';
 import type { TokenProbe } from '../../sync/probe-account.js';
-import type { Database } from '../../warehouse/schema.js';
+import type { Database } from '../../warehouse/tables.js';
 import {
   type AccountProbe,
   mintAccountToken,

@@ -1,5 +1,5 @@
 import { AccountStore } from '../../accounts/account-store.js';
-import { loadAccountsConfig } from '../../config.js';
+import { loadAccountsConfig } from '../../config/load-config.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase } from './connections.js';

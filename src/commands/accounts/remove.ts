@@ -12,14 +12,17 @@ import { AccountStore } from '../../accounts/account-store.js';
 import { withdrawConnectLinks } from '../../accounts/connect-links.js';
 import { UnknownAccountError } from '../../accounts/stored-account.js';
 import { TokenCipher } from '../../api/token-cipher.js';
-import { loadAccountsConfig, loadDefaultAuth } from '../../config.js';
+import { loadAccountsConfig, loadDefaultAuth } from '../../config/load-config.js';
 import { coerceError, HiresyncError, UsageError } from '../../errors.js';
 import { createSyncQueue } from '../../queue/sync-job.js';
-import { schemaOwner } from '../../warehouse/account-schema-owner.js';
-import { allAccountsViewNames } from '../../warehouse/all-accounts-views.js';
-import { DependentObjectsError, unregisterAccount } from '../../warehouse/drop-account-schema.js';
-import { dependentsOutside, schemaContents } from '../../warehouse/schema-dependents.js';
-import { describeStoredRows, storedRowsOf } from '../../warehouse/stored-rows.js';
+import { schemaOwner } from '../../warehouse/layout/account-schema-owner.js';
+import { allAccountsViewNames } from '../../warehouse/layout/all-accounts-views.js';
+import {
+  DependentObjectsError,
+  unregisterAccount,
+} from '../../warehouse/layout/drop-account-schema.js';
+import { dependentsOutside, schemaContents } from '../../warehouse/layout/schema-dependents.js';
+import { describeStoredRows, storedRowsOf } from '../../warehouse/layout/stored-rows.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase } from './connections.js';

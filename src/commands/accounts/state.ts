@@ -1,6 +1,6 @@
 import { removeAccountSchedulers } from '../../accounts/account-keys.js';
 import { AccountStore } from '../../accounts/account-store.js';
-import { loadAccountsConfig } from '../../config.js';
+import { loadAccountsConfig } from '../../config/load-config.js';
 import { createSyncQueue } from '../../queue/sync-job.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';

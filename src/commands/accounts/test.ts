@@ -2,7 +2,7 @@ import { accountNameProblem, DEFAULT_ACCOUNT } from '../../account-name.js';
 import { AccountStore } from '../../accounts/account-store.js';
 import { ConfigError, UsageError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
-import { checkConnections } from '../../preflight.js';
+import { checkConnections } from '../../status/preflight.js';
 import { probePassed } from '../../sync/probe-account.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, recordPolicyOf } from '../../../src/config.js';
+import { loadConfig, recordPolicyOf } from '../../../src/config/load-config.js';
 import { ConfigError } from '../../../src/errors.js';
 import { resolvePolicy } from '../../../src/privacy/policy-targets.js';
 import { BUILT_IN_RESOURCES, RESOURCE_NAMES } from '../../../src/resources/index.js';

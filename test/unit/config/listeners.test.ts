@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/load-config.js';
 import { ConfigError } from '../../../src/errors.js';
 import { main } from '../../../src/main.js';
 import { RESOURCE_NAMES } from '../../../src/resources/index.js';

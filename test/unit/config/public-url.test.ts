@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseExpires } from '../../../src/commands/accounts/invite.js';
+import { loadConfig } from '../../../src/config/load-config.js';
 import { readPublicUrl } from '../../../src/config/public-url.js';
-import { loadConfig } from '../../../src/config.js';
 import { ConfigError } from '../../../src/errors.js';
 
 const base = {

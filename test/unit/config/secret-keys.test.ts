@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { loadStatusConfig } from '../../../src/config/load-config.js';
 import { parseSecretKeys, SecretKeys } from '../../../src/config/secret-keys.js';
-import { loadStatusConfig } from '../../../src/config.js';
 import { RESOURCE_NAMES } from '../../../src/resources/index.js';
 
 const OLD = randomBytes(32);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadAccountsConfig, loadConfig } from '../../../src/config.js';
+import { loadAccountsConfig, loadConfig } from '../../../src/config/load-config.js';
 import { ConfigError } from '../../../src/errors.js';
 import { RESOURCE_NAMES } from '../../../src/resources/index.js';
 import { redactSecrets } from '../../../src/secret.js';

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { renderConsolePage } from '../../../src/console/console-page.js';
-import { checkReport } from '../../../src/status-check.js';
-import { overviewOf } from '../../../src/status-overview.js';
+import { checkReport } from '../../../src/status/check.js';
+import { overviewOf } from '../../../src/status/overview.js';
 import type {
   AccountReport,
   ResourceReport,
   RunReport,
   StatusReport,
-} from '../../../src/status-report.js';
+} from '../../../src/status/report.js';
 
 function run(overrides: Partial<RunReport> = {}): RunReport {
   return {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { BUILT_IN_RESOURCES, declarationOf } from '../../../src/resources/index.js';
 import { defineListResource } from '../../../src/resources/json-resource.js';
 import { recordGeneratorOf } from '../../../src/simulator/simulated-records.js';
-import { listResourceTable } from '../../../src/warehouse/list-resource-tables.js';
+import { listResourceTable } from '../../../src/warehouse/layout/list-resource-tables.js';
 
 /** Every module specifier the .ts files of `src/<dir>` import. */
 function specifiersIn(dir: string): string[] {
@@ -26,7 +26,10 @@ describe('resource declarations', () => {
   });
 
   it('are not imported by the configuration, which gets the known names from its caller', () => {
-    const config = readFileSync(new URL('../../../src/config.ts', import.meta.url), 'utf8');
+    const config = readFileSync(
+      new URL('../../../src/config/load-config.ts', import.meta.url),
+      'utf8',
+    );
     expect(config).not.toMatch(/from '\.\/resources\//);
   });
 

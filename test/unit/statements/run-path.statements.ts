@@ -1,10 +1,10 @@
 import { BUILT_IN_RESOURCES, catalogOf } from '../../../src/resources/index.js';
 import { defineListResource } from '../../../src/resources/json-resource.js';
 import type { ResourceDeclaration } from '../../../src/resources/resource.js';
-import { ResourceLock } from '../../../src/warehouse/resource-lock.js';
-import { KyselyRunStore } from '../../../src/warehouse/run-store.js';
-import { createSharedListTables } from '../../../src/warehouse/shared-list-tables.js';
-import { writePage } from '../../../src/warehouse/write-page.js';
+import { createSharedListTables } from '../../../src/warehouse/layout/shared-list-tables.js';
+import { writePage } from '../../../src/warehouse/pages/write-page.js';
+import { ResourceLock } from '../../../src/warehouse/runs/resource-lock.js';
+import { KyselyRunStore } from '../../../src/warehouse/runs/run-store.js';
 import {
   type RecordedStatement,
   type Respond,

@@ -2,49 +2,49 @@
 // statement names shared tables qualified and binds the account
 // (test/unit/statements-bind-the-account.test.ts): typed-view refreshes,
 // webhook deletions, erasure, reapply-policy, status and metrics reads. The
-// written-out texts of src/warehouse/sql and src/latest-runs.ts, and what
+// written-out texts of src/warehouse/sql and src/status/latest-runs.ts, and what
 // the real functions send, captured on a recording Kysely (every Kysely
 // query compiled by the Postgres compiler, every `sql` template as sent).
-// The three reads of src/latest-runs.ts bind the accounts as `$1` through
+// The three reads of src/status/latest-runs.ts bind the accounts as `$1` through
 // `unnest($1::text[]) a(account)` joined on account, not `account = any($1)`
 // in each probe (200 times slower at 2,000 accounts: see that file).
 // Left out: the reference tables' lock statement (accountReferenceLocksText,
 // in the run path's corpus; it names no relation) and begin/commit/rollback/savepoints.
 import type { Kysely } from 'kysely';
-import { readAccountSeries } from '../../../src/account-series.js';
-import { recordPolicyOf } from '../../../src/config.js';
+import { recordPolicyOf } from '../../../src/config/load-config.js';
+import { resolvePolicy } from '../../../src/privacy/policy-targets.js';
+import { BUILT_IN_RESOURCES, RESOURCE_NAMES } from '../../../src/resources/index.js';
+import { defineListResource } from '../../../src/resources/json-resource.js';
+import { readAccountSeries } from '../../../src/status/account-series.js';
 import {
   LAST_SUCCESSES_TEXT,
   LATEST_OUTCOMES_TEXT,
   LATEST_RUNS_TEXT,
-} from '../../../src/latest-runs.js';
-import { checkConnections } from '../../../src/preflight.js';
-import { resolvePolicy } from '../../../src/privacy/policy-targets.js';
-import { BUILT_IN_RESOURCES, RESOURCE_NAMES } from '../../../src/resources/index.js';
-import { defineListResource } from '../../../src/resources/json-resource.js';
-import { defaultAccountShown, readTypedViewBlocks } from '../../../src/status.js';
+} from '../../../src/status/latest-runs.js';
+import { checkConnections } from '../../../src/status/preflight.js';
+import { defaultAccountShown, readTypedViewBlocks } from '../../../src/status/read-status.js';
+import { REFERENCE_COLUMNS } from '../../../src/warehouse/pages/sql/reference-records-page.js';
+import type { Database } from '../../../src/warehouse/tables.js';
+import { refreshTypedView } from '../../../src/warehouse/typed-views/refresh-typed-view.js';
 import {
   deletionCutoff,
   erasableAccounts,
   eraseDeletedOf,
-} from '../../../src/warehouse/erase-deleted.js';
-import { assertErasureLog, eraseRecords } from '../../../src/warehouse/erase-records.js';
-import { reapplyResource, rulesOf } from '../../../src/warehouse/policy-reapply.js';
-import { waitForRuns } from '../../../src/warehouse/reapply-guard.js';
-import { saveProgress } from '../../../src/warehouse/reapply-progress.js';
-import { refreshTypedView } from '../../../src/warehouse/refresh-typed-view.js';
-import type { Database } from '../../../src/warehouse/schema.js';
-import { eraseRecords as eraseRecordsText } from '../../../src/warehouse/sql/erase-records.js';
+} from '../../../src/warehouse/upkeep/erase-deleted.js';
+import { assertErasureLog, eraseRecords } from '../../../src/warehouse/upkeep/erase-records.js';
+import { reapplyResource, rulesOf } from '../../../src/warehouse/upkeep/policy-reapply.js';
+import { waitForRuns } from '../../../src/warehouse/upkeep/reapply-guard.js';
+import { saveProgress } from '../../../src/warehouse/upkeep/reapply-progress.js';
+import { eraseRecords as eraseRecordsText } from '../../../src/warehouse/upkeep/sql/erase-records.js';
 import {
   type ReapplyShape,
   reapplyCount,
   reapplyLock,
   reapplyRead,
   reapplyWrite,
-} from '../../../src/warehouse/sql/reapply-policy.js';
-import { REFERENCE_COLUMNS } from '../../../src/warehouse/sql/reference-records-page.js';
-import { webhookDeletion } from '../../../src/warehouse/sql/webhook-deletion.js';
-import { applyWebhookDeletion } from '../../../src/warehouse/webhook-deletions.js';
+} from '../../../src/warehouse/upkeep/sql/reapply-policy.js';
+import { webhookDeletion } from '../../../src/warehouse/upkeep/sql/webhook-deletion.js';
+import { applyWebhookDeletion } from '../../../src/warehouse/upkeep/webhook-deletions.js';
 import { recordingDatabase } from '../../support/recording-database.js';
 
 /** The rows a statement of the corpus is answered with, by its text. */

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { jobs } from '../../../src/resources/jobs.js';
 import { jobBoards, referrers, sources } from '../../../src/resources/reference-lists.js';
 import { trackingLinks } from '../../../src/resources/tracking-links.js';
-import { pageParameters, pageStatementText } from '../../../src/warehouse/page-statement.js';
-import { quoteIdentifier } from '../../../src/warehouse/sql/quote-identifier.js';
-import { rejectedRecords } from '../../../src/warehouse/sql/rejected-records.js';
+import { pageParameters, pageStatementText } from '../../../src/warehouse/pages/page-statement.js';
+import { rejectedRecords } from '../../../src/warehouse/pages/sql/rejected-records.js';
+import { quoteIdentifier } from '../../../src/warehouse/quote-identifier.js';
 
 // The statements as Postgres receives them: a change to the SQL shows here as
 // a diff of these files.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FieldHasher } from '../../../src/privacy/field-hasher.js';
 import { parseFieldPolicy } from '../../../src/privacy/field-policy.js';
 import { RecordPolicy } from '../../../src/privacy/police-page.js';
-import { type RowPolice, rewriteOf } from '../../../src/warehouse/reapply-rows.js';
+import { type RowPolice, rewriteOf } from '../../../src/warehouse/upkeep/reapply-rows.js';
 import { expectedHash } from '../../support/field-policy.js';
 
 const KEY = Buffer.alloc(32, 3);

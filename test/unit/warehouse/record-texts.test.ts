@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { carriedId, recordTexts, topLevelId } from '../../../src/warehouse/record-texts.js';
+import { carriedId, recordTexts, topLevelId } from '../../../src/warehouse/pages/record-texts.js';
 
 describe('recordTexts', () => {
   it('cuts each record exactly as sent: big ids, decimals, escapes and nesting kept', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { columnNameFor } from '../../../src/warehouse/typed-column-names.js';
+import { columnNameFor } from '../../../src/warehouse/typed-views/column-names.js';
 
 describe('typed view column names', () => {
   it('uses a plain key as it is', () => {

@@ -4,7 +4,7 @@ import {
   type KeyProfile,
   typeOf,
   widen,
-} from '../../../src/warehouse/typed-column-types.js';
+} from '../../../src/warehouse/typed-views/column-types.js';
 
 const none = {
   values: 0,

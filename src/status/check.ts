@@ -1,0 +1,63 @@
+import { isNotPermitted, scopeOfRun } from '../sync/not-permitted.js';
+import type { AccountReport, CheckProblem, ResourceReport, StatusReport } from './report.js';
+
+/**
+ * The rule of `hiresync status --check`: every account that is not disabled
+ * passes unless it needs re-authorizing, its credentials were refused, or a resource's last run failed or
+ * was refused 403 (not permitted). A disabled account, a resource never run,
+ * a resource the account no longer syncs (its last run stays as it was) and
+ * a last run that succeeded never fail the check. A run in flight has no
+ * outcome yet: the last run that finished before it stands (a resource that
+ * fails at every run must not pass while its next run is under way, nor while
+ * that run waits, interrupted, for a worker).
+ */
+export function checkReport(accounts: readonly AccountReport[]): StatusReport['check'] {
+  const problems: CheckProblem[] = [];
+  for (const account of accounts) {
+    if (account.state === 'disabled') continue;
+    if (account.reauthorization) {
+      problems.push({
+        account: account.name,
+        resource: null,
+        kind: 'needs_reauthorization',
+        message: `${account.name}: needs re-authorizing: ${account.reauthorization.reason}; ${account.reauthorization.action}`,
+      });
+    }
+    if (account.credentialsRefused) {
+      problems.push({
+        account: account.name,
+        resource: null,
+        kind: 'credentials_refused',
+        message: `${account.name}: credentials refused: ${account.credentialsRefused.reason}; ${account.credentialsRefused.action}`,
+      });
+    }
+    for (const r of account.resources) {
+      if (!r.synced) continue;
+      const where = `${account.name}/${r.resource}`;
+      const finished = r.lastFinished;
+      const inFlight =
+        r.state === 'running' && finished ? ` (run ${r.lastRun?.id ?? '?'} in flight)` : '';
+      if (r.state === 'not_permitted' || (inFlight && isNotPermitted(finished ?? undefined))) {
+        problems.push({
+          account: account.name,
+          resource: r.resource,
+          kind: 'not_permitted',
+          message: `${where}: not permitted: ask for scope ${scopeOf(r)} (run ${finished?.id ?? '?'}: ${finished?.error ?? ''})${inFlight}`,
+        });
+      } else if (r.state === 'failed' || (inFlight && finished?.outcome === 'failed')) {
+        problems.push({
+          account: account.name,
+          resource: r.resource,
+          kind: 'failed',
+          message: `${where}: last run ${finished?.id ?? '?'} failed: ${finished?.error ?? 'no error recorded'}${inFlight}`,
+        });
+      }
+    }
+  }
+  return { passed: problems.length === 0, problems };
+}
+
+/** The scope a resource refused 403 lacks, from its report or its last finished run's error. */
+function scopeOf(r: ResourceReport): string {
+  return r.notPermitted?.scope ?? scopeOfRun(r.resource, r.lastFinished?.error ?? null);
+}

@@ -1,0 +1,126 @@
+/**
+ * The overview of a status report: where many accounts stand, in a few
+ * lines whatever their number (accounts per state, resources per state, the
+ * resources that fail, the accounts that need action, the stalest). Pure
+ * shaping of the accounts' reports, no I/O.
+ */
+import type { AccountReport, AccountSummary, StatusReport } from './report.js';
+
+/** How many stalest accounts an overview names. */
+export const STALEST_SHOWN = 10;
+
+/** One account that `status --check` fails, or whose runs cannot be read. */
+export interface AccountNeedingAction {
+  account: string;
+  state: string;
+  /** Why, in a few words: `needs re-authorizing`, `failed: jobs, users`, `not permitted: users`, …; `;`-separated. */
+  why: string;
+}
+
+/** `hiresync status --json`'s `overview`: the summary a deployment of many accounts is read by first. */
+export interface StatusOverview {
+  /** Accounts in the report. */
+  accounts: number;
+  /** Accounts per state (`enabled`, `disabled`, `needs_reauthorization`, …), states with none left out. */
+  accountStates: Record<string, number>;
+  /** The resources the accounts sync now, by where they stand: the sum of the accounts' `summary`. */
+  resources: AccountSummary;
+  /**
+   * Each resource whose last run failed or was refused 403 in an account
+   * that is not disabled: in how many accounts; the most first.
+   */
+  failingResources: Array<{ resource: string; failed: number; notPermitted: number }>;
+  /** Every account that fails `status --check` or whose runs cannot be read, in report order. */
+  needingAction: AccountNeedingAction[];
+  /**
+   * The accounts that are not disabled whose last success is oldest, at most
+   * {@link STALEST_SHOWN}: those that never succeeded first, then oldest first.
+   */
+  stalest: Array<{ account: string; state: string; lastSuccess: string | null }>;
+}
+
+/** The overview of `accounts`, whose `status --check` verdict is `check`. */
+export function overviewOf(
+  accounts: readonly AccountReport[],
+  check: StatusReport['check'],
+): StatusOverview {
+  const accountStates: Record<string, number> = {};
+  const resources: AccountSummary = {
+    succeeded: 0,
+    failed: 0,
+    notPermitted: 0,
+    neverRun: 0,
+    running: 0,
+  };
+  const failing = new Map<string, { resource: string; failed: number; notPermitted: number }>();
+  for (const account of accounts) {
+    accountStates[account.state] = (accountStates[account.state] ?? 0) + 1;
+    for (const key of Object.keys(resources) as Array<keyof AccountSummary>) {
+      resources[key] += account.summary[key];
+    }
+  }
+  for (const problem of check.problems) {
+    if (problem.resource === null) continue;
+    const entry = failing.get(problem.resource) ?? {
+      resource: problem.resource,
+      failed: 0,
+      notPermitted: 0,
+    };
+    failing.set(problem.resource, entry);
+    if (problem.kind === 'failed') entry.failed += 1;
+    else entry.notPermitted += 1;
+  }
+  const failingResources = [...failing.values()].sort(
+    (a, b) =>
+      b.failed + b.notPermitted - (a.failed + a.notPermitted) ||
+      a.resource.localeCompare(b.resource),
+  );
+  return {
+    accounts: accounts.length,
+    accountStates,
+    resources,
+    failingResources,
+    needingAction: needingAction(accounts, check),
+    stalest: stalest(accounts),
+  };
+}
+
+/** The accounts `check` names, and those whose runs cannot be read, with why in a few words. */
+function needingAction(
+  accounts: readonly AccountReport[],
+  check: StatusReport['check'],
+): AccountNeedingAction[] {
+  const problems = new Map<string, StatusReport['check']['problems']>();
+  for (const problem of check.problems) {
+    problems.set(problem.account, [...(problems.get(problem.account) ?? []), problem]);
+  }
+  return accounts.flatMap((account) => {
+    const own = problems.get(account.name) ?? [];
+    const resourcesOf = (kind: string) =>
+      own.flatMap((p) => (p.kind === kind && p.resource !== null ? [p.resource] : []));
+    const failed = resourcesOf('failed');
+    const refused = resourcesOf('not_permitted');
+    const why = [
+      ...(own.some((p) => p.kind === 'needs_reauthorization') ? ['needs re-authorizing'] : []),
+      ...(own.some((p) => p.kind === 'credentials_refused') ? ['credentials refused'] : []),
+      ...(failed.length > 0 ? [`failed: ${failed.join(', ')}`] : []),
+      ...(refused.length > 0 ? [`not permitted: ${refused.join(', ')}`] : []),
+      ...(account.problem ? ['runs cannot be read'] : []),
+    ];
+    return why.length === 0
+      ? []
+      : [{ account: account.name, state: account.state, why: why.join('; ') }];
+  });
+}
+
+/** The accounts that are not disabled with the oldest last success (never first), at most {@link STALEST_SHOWN}. */
+function stalest(accounts: readonly AccountReport[]): StatusOverview['stalest'] {
+  const at = (a: AccountReport) =>
+    a.lastSuccess === null ? Number.NEGATIVE_INFINITY : Date.parse(a.lastSuccess);
+  return accounts
+    .filter((a) => a.state !== 'disabled')
+    .map((a, index) => ({ a, index, at: at(a) }))
+    .sort((x, y) => x.at - y.at || x.index - y.index)
+    .slice(0, STALEST_SHOWN)
+    .map(({ a }) => ({ account: a.name, state: a.state, lastSuccess: a.lastSuccess }));
+}

@@ -1,0 +1,226 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { quoteIdentifier } from '../quote-identifier.js';
+import type { Database } from '../tables.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Shared storage (migration hiresync/0009): every account's rows live in
+ * tables `hiresync.data_<table>`, keyed by account; an account's schema
+ * (public for `default`) holds a view of each, named `<table>` as the table it
+ * used to hold, showing that account's rows only (see {@link accountViewsText}).
+ */
+export const SHARED_PREFIX = 'data_';
+
+/**
+ * Why every view that reads a shared table is a security barrier (the rule;
+ * docs/shared-storage.md, "An account's schema is a boundary"): a role given
+ * only `usage` on an account's schema and `select` on its relations reads
+ * that account's rows and nothing else. A plain view's filter `account = …`
+ * is merged into the reader's query, and the planner may run a cheap
+ * function of the reader's WHERE (any role can make one in pg_temp) on every
+ * row of the shared partition before it; a `security_barrier` view's filter
+ * runs first, and only leakproof operators of the reader's query (`=`, `<`
+ * on ids and timestamps: what indexes need) are evaluated with it. Views
+ * built on these views (tracking_links_flat, the typed views) inherit the
+ * boundary: a qualifier pushed into them stops at the barrier.
+ */
+export const ACCOUNT_BOUNDARY = 'security_barrier';
+
+/** The schema of the shared tables: hiresync's own. */
+const CONTROL_SCHEMA = 'hiresync';
+
+/** The shared table behind an account's relation `table`. */
+export function sharedTable(table: string): string {
+  return `${SHARED_PREFIX}${table}`;
+}
+
+/** A shared table: the relation name an account's view takes, and its columns after `account`. */
+export interface SharedTable {
+  /** The name of the account's view (the shared table's name without {@link SHARED_PREFIX}). */
+  readonly table: string;
+  /** The shared table's comment, whose first paragraph the view takes. */
+  readonly comment: string | null;
+  readonly columns: ReadonlyArray<{ name: string; comment: string | null }>;
+}
+
+/** The shared tables with their columns (`account` left out), by name. */
+export async function sharedTables(db: Db): Promise<SharedTable[]> {
+  const { rows } = await sql<{
+    table: string;
+    comment: string | null;
+    name: string;
+    column_comment: string | null;
+  }>`
+    select substr(c.relname, ${SHARED_PREFIX.length + 1}) as table,
+      obj_description(c.oid, 'pg_class') as comment,
+      a.attname as name, col_description(c.oid, a.attnum) as column_comment
+    from pg_class c
+    join pg_namespace n on n.oid = c.relnamespace
+    join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+    where n.nspname = ${CONTROL_SCHEMA} and c.relname like ${`${SHARED_PREFIX.replace('_', '\\_')}%`}
+      and c.relkind in ('r', 'p') and not c.relispartition and a.attname <> 'account'
+    order by c.relname, a.attnum`.execute(db);
+  const tables = new Map<
+    string,
+    SharedTable & { columns: Array<{ name: string; comment: string | null }> }
+  >();
+  for (const row of rows) {
+    const table = tables.get(row.table) ?? { table: row.table, comment: row.comment, columns: [] };
+    tables.set(row.table, table);
+    table.columns.push({ name: row.name, comment: row.column_comment });
+  }
+  return [...tables.values()];
+}
+
+/**
+ * The layout of the account views {@link accountViewsText} makes from
+ * `tables`: a fingerprint of their names and columns. A schema whose recorded
+ * layout (hiresync.schema_layouts) differs gets its views made again.
+ */
+export function layoutOf(tables: readonly SharedTable[]): string {
+  return tables.map(layoutEntry).sort().join(';');
+}
+
+/** One table's part of {@link layoutOf}: its name and columns. */
+export function layoutEntry(table: SharedTable): string {
+  return `${table.table}(${table.columns.map((c) => c.name).join(',')})`;
+}
+
+/** `"name"`, quoted for SQL. */
+export const ident = quoteIdentifier;
+
+/** `'text'`, quoted for SQL (standard_conforming_strings is on from Postgres 9.1). */
+export function literal(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/**
+ * The statements (one text, no parameters) that make `schema` hold, for each
+ * of `tables`, the view `<table>`: the shared table's rows of `account`, its
+ * columns in their order, then `account` (default `account`, so a row
+ * written through the view is the account's; `with local check option`, so
+ * no row of another account is ever written through it; `security_barrier`,
+ * so the account filter runs before any function of the reader's query: see
+ * {@link ACCOUNT_BOUNDARY} and docs/shared-storage.md). Writes go through
+ * these views as they went to tables: hiresync's statements name relations
+ * without a schema, and Postgres rewrites an insert, update, delete or
+ * `on conflict (account, id)` on the view into one on the shared table,
+ * pruned to the account's partition. `create or replace`: a view that exists
+ * keeps its identity (objects built on it survive) and gains new columns.
+ */
+export function accountViewsText(
+  schema: string,
+  account: string,
+  tables: readonly SharedTable[],
+  existing: ReadonlyMap<string, readonly string[]> = new Map(),
+): string {
+  const statements: string[] = [];
+  for (const { table, comment, columns } of tables) {
+    const view = `${ident(schema)}.${ident(table)}`;
+    // A view made again keeps its columns where they are (`create or replace`
+    // only appends): the shared table's new columns come after them.
+    const names = [...columns.map((c) => c.name), 'account'];
+    const kept = (existing.get(table) ?? []).filter((name) => names.includes(name));
+    const list = [...kept, ...names.filter((name) => !kept.includes(name))].map(ident).join(', ');
+    statements.push(
+      `create or replace view ${view} with (${ACCOUNT_BOUNDARY}) as select ${list} from ${ident(CONTROL_SCHEMA)}.${ident(sharedTable(table))} where account = ${literal(account)} with local check option`,
+      `alter view ${view} alter column account set default ${literal(account)}`,
+      `comment on view ${view} is ${literal(`${(comment ?? table).split('\n\n')[0]} (Account ${account}'s rows of ${CONTROL_SCHEMA}.${sharedTable(table)}.)`)}`,
+      `comment on column ${view}.account is ${literal(`Always ${account}: this schema's account (the key of ${CONTROL_SCHEMA}.${sharedTable(table)}).`)}`,
+    );
+    for (const column of columns) {
+      if (column.comment === null) continue;
+      statements.push(
+        `comment on column ${view}.${ident(column.name)} is ${literal(column.comment)}`,
+      );
+    }
+  }
+  return `${statements.join(';\n')};`;
+}
+
+/** The select of `tracking_links_flat` over relations `tl`, `jb`, `r` and `s`, joined on `on`. */
+export function trackingLinksFlatSelect(
+  from: { links: string; boards: string; referrers: string; sources: string },
+  account?: { column: string },
+): string {
+  const join = (alias: string, column: string) =>
+    account === undefined
+      ? `${alias}.id = tl.${column}`
+      : `${alias}.account = tl.account and ${alias}.id = tl.${column}`;
+  return `select ${account === undefined ? '' : 'tl.account, '}tl.id, tl.token, tl.job_id, tl.job_post_id, tl.job_board_id,
+      jb.company_name as job_board_company_name, jb.url_token as job_board_url_token,
+      tl.related_post_id, tl.related_post_type, tl.credited_to_id,
+      coalesce(r.name, tl.credited_to_name) as credited_to_name,
+      coalesce(r.employee_id, tl.credited_to_employee_id) as credited_to_employee_id,
+      tl.source_id, s.public_name as source_public_name,
+      tl.created_at, tl.updated_at, tl.deleted_at, tl.synced_at, tl.last_seen_run_id
+    from ${from.links} tl
+    left join ${from.boards} jb on ${join('jb', 'job_board_id')}
+    left join ${from.referrers} r on ${join('r', 'credited_to_id')}
+    left join ${from.sources} s on ${join('s', 'source_id')}`;
+}
+
+/** The analysts' entry point's comment. */
+export const TRACKING_LINKS_FLAT_COMMENT =
+  "Analysts' entry point: one row per tracking link with its job board, referrer and source names joined in. Rows with deleted_at set are links the API no longer lists.";
+
+/**
+ * Registers `account`'s first typed views (those {@link derivedViewsText}
+ * makes) in the shared table of typed views, the account bound.
+ */
+export async function registerFirstTypedViews(db: Db, account: string): Promise<void> {
+  await sql`insert into hiresync.data_typed_views (account, view, source_table)
+    select ${account}, v.view, v.source_table
+    from unnest(${FIRST_TYPED_VIEWS.map(([view]) => view)}::text[],
+      ${FIRST_TYPED_VIEWS.map(([, table]) => table)}::text[]) as v(view, source_table)
+    on conflict (account, view) do nothing`.execute(db);
+}
+
+/** The typed views a new account starts with, and the relation each reads (see refresh-typed-view.ts). */
+const FIRST_TYPED_VIEWS: ReadonlyArray<[view: string, table: string]> = [
+  ['jobs_flat', 'jobs'],
+  ['job_posts_flat', 'job_posts'],
+];
+
+/**
+ * The statements that make a new account's derived views in `schema` (whose
+ * table views {@link accountViewsText} made): `tracking_links_flat`, and the
+ * typed views `jobs_flat` and `job_posts_flat` (id and deleted_at until the
+ * first full run fills them); {@link registerFirstTypedViews} registers them.
+ */
+export function derivedViewsText(schema: string): string {
+  const s = ident(schema);
+  const statements = [
+    `create view ${s}.tracking_links_flat as ${trackingLinksFlatSelect({
+      links: `${s}.tracking_links`,
+      boards: `${s}.job_boards`,
+      referrers: `${s}.referrers`,
+      sources: `${s}.sources`,
+    })}`,
+    `comment on view ${s}.tracking_links_flat is ${literal(TRACKING_LINKS_FLAT_COMMENT)}`,
+  ];
+  for (const [view, table] of FIRST_TYPED_VIEWS) {
+    statements.push(
+      `create view ${s}.${ident(view)} as select id, deleted_at from ${s}.${ident(table)}`,
+      `comment on view ${s}.${ident(view)} is ${literal(`${table} with one typed column per top-level key of the records, filled at the end of the first full run.`)}`,
+    );
+  }
+  return `${statements.join(';\n')};`;
+}
+
+/**
+ * Records that `schema` holds the views of `account` at `layout` (see
+ * {@link layoutOf}).
+ */
+export async function recordLayout(
+  db: Db,
+  schema: string,
+  account: string,
+  layout: string,
+): Promise<void> {
+  await sql`insert into hiresync.schema_layouts (schema, account, layout) values (${schema}, ${account}, ${layout})
+    on conflict (schema) do update set account = excluded.account, layout = excluded.layout, updated_at = now()`.execute(
+    db,
+  );
+}

@@ -1,0 +1,248 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { HiresyncError } from '../../errors.js';
+import type { Database } from '../tables.js';
+
+/** First key of every hiresync advisory lock ('hire'), so they never meet another app's. */
+export const LOCK_SPACE = 0x68697265;
+
+/** A stable non-negative int4 for a lock name (FNV-1a), the second advisory-lock key. */
+export function lockKey(name: string): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(name, 'utf8')) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash & 0x7fffffff;
+}
+
+/**
+ * The advisory-lock key of a run's lock: 64 bits of SHA-256 of its name, in
+ * Postgres's single-bigint key space, so the runs of thousands of
+ * (account, resource) pairs never share a key by chance (31 bits would:
+ * the birthday bound is reached around 50,000 names).
+ */
+export function runLockKey(name: string): bigint {
+  return createHash('sha256').update(`hiresync run lock\n${name}`).digest().readBigInt64BE(0);
+}
+
+/** The run no longer holds its resource's Postgres lock (its connection was lost). */
+export class ResourceLockLostError extends HiresyncError {}
+
+interface Held {
+  pid: number;
+  release: () => void;
+  done: Promise<void>;
+}
+
+/**
+ * One run per resource per database, whatever Redis says: a session-level
+ * advisory lock held on one pooled connection for the whole run. Two
+ * deployments on different Redis instances (or a Redis that lost its keys)
+ * still cannot run one resource twice against the same tables. A process that
+ * dies releases its locks with its connections.
+ */
+/** A Postgres resource lock this process holds. */
+export interface HeldResourceLock {
+  /** Aborted (reason: a ResourceLockLostError) once the lock's connection fails its heartbeat. */
+  lost: AbortSignal;
+  /** Releases the lock; bounded in time, never throws. */
+  release: () => Promise<void>;
+  /**
+   * The connection that holds the lock, until `release`: the run's
+   * statements may go through it, one connection per run, no checkout each,
+   * and a write committed on it was made under the lock (a session's
+   * advisory lock lives as long as its connection). Its heartbeat waits for
+   * the statement or transaction in hand. Nothing about the run's account
+   * lives in it: every statement binds the account itself.
+   */
+  session: Kysely<Database>;
+}
+
+/** How long a release may wait for the unlock before giving the connection up. */
+const RELEASE_TIMEOUT_MS = 5000;
+
+/**
+ * One run per resource per database, whatever Redis says: a session-level
+ * advisory lock held on one pooled connection for the whole run. Two
+ * deployments on different Redis instances (or a Redis that lost its keys)
+ * still cannot run one resource twice against the same tables. A process that
+ * dies releases its locks with its connections.
+ *
+ * The held connection is pinged every `heartbeatMs` (which also keeps it from
+ * counting as idle): should it fail (a Postgres restart, pg_terminate_backend,
+ * a proxy cutting it), the lock is gone and `lost` aborts, so the run stops
+ * after the page in hand instead of running beside another deployment's.
+ * Session advisory locks need a session: not pgbouncer's transaction mode.
+ */
+export class ResourceLock {
+  readonly #db: Kysely<Database>;
+  readonly #heartbeatMs: number;
+  readonly #held = new Map<string, Held>();
+
+  constructor(db: Kysely<Database>, options: { heartbeatMs?: number } = {}) {
+    this.#db = db;
+    this.#heartbeatMs = options.heartbeatMs ?? 5000;
+  }
+
+  /** Takes the lock of `name` if it is free; undefined when another session holds it. */
+  async tryAcquire(name: string): Promise<HeldResourceLock | undefined> {
+    if (this.#held.has(name)) return undefined;
+    const key = runLockKey(name).toString();
+    const lost = new AbortController();
+    let settle!: (pid: number | undefined) => void;
+    const acquired = new Promise<number | undefined>((resolve) => {
+      settle = resolve;
+    });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let session: Kysely<Database> | undefined;
+    const done = this.#db
+      .connection()
+      .execute(async (conn) => {
+        const { rows } = await sql<{ ok: boolean; pid: number }>`
+          select pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid`.execute(conn);
+        const row = rows[0];
+        if (!row?.ok) {
+          settle(undefined);
+          return;
+        }
+        session = conn;
+        settle(row.pid);
+        // Release cancels the sleep in progress: a timer left running would
+        // keep the process alive up to a heartbeat after the run ended.
+        const stop = new AbortController();
+        void released.then(() => stop.abort());
+        while (!stop.signal.aborted) {
+          await sleep(this.#heartbeatMs, undefined, { signal: stop.signal }).catch(() => {});
+          if (stop.signal.aborted) break;
+          try {
+            await sql`select 1`.execute(conn);
+          } catch (error) {
+            lost.abort(
+              new ResourceLockLostError(
+                `the run of ${name} lost its Postgres lock (its connection failed); it stops after the page in hand and resumes from its checkpoint`,
+                { cause: error },
+              ),
+            );
+            return;
+          }
+        }
+        // A broken connection has released the lock already.
+        await sql`select pg_advisory_unlock(${key}::bigint)`.execute(conn).catch(() => {});
+      })
+      .catch((error: unknown) => {
+        settle(undefined);
+        if (!lost.signal.aborted) {
+          lost.abort(
+            new ResourceLockLostError(`the run of ${name} lost its Postgres lock`, {
+              cause: error,
+            }),
+          );
+        }
+        throw error;
+      });
+    // Failures to lock come through `acquired`; later ones abort `lost`.
+    done.catch(() => {});
+    const pid = await acquired;
+    if (pid === undefined || session === undefined) {
+      await done.catch(() => {});
+      return undefined;
+    }
+    this.#held.set(name, { pid, release, done });
+    return {
+      session,
+      lost: lost.signal,
+      release: async () => {
+        this.#held.delete(name);
+        release();
+        // An unlock stuck on a half-open connection must not hold the run's
+        // end; once the unlock is done, the timeout is cancelled.
+        const unlocked = new AbortController();
+        await Promise.race([
+          done.catch(() => {}),
+          sleep(RELEASE_TIMEOUT_MS, undefined, { signal: unlocked.signal }).catch(() => {}),
+        ]);
+        unlocked.abort();
+      },
+    };
+  }
+
+  /**
+   * Throws ResourceLockLostError unless this process still holds the lock of
+   * `name` on a live connection; run inside the transaction it protects.
+   */
+  async assertHeld(name: string, trx: Transaction<Database>): Promise<void> {
+    const held = this.#held.get(name);
+    if (!held)
+      throw new ResourceLockLostError(`the run of ${name} does not hold its Postgres lock`);
+    // pg_locks shows a bigint key as its high (classid) and low (objid) halves.
+    const key = BigInt.asUintN(64, runLockKey(name));
+    const { rows } = await sql<{ held: boolean }>`
+      select exists (
+        select 1 from pg_catalog.pg_locks
+        where locktype = 'advisory' and classid = ${String(key >> 32n)}::bigint::oid
+          and objid = ${String(key & 0xffffffffn)}::bigint::oid and objsubid = 1
+          and pid = ${held.pid}::int and granted
+          and database = (select d.oid from pg_catalog.pg_database d where d.datname = current_database())
+      ) as held`.execute(trx);
+    if (!rows[0]?.held) {
+      throw new ResourceLockLostError(
+        `the run of ${name} lost its Postgres lock (its connection was closed); the run will be retried from its checkpoint`,
+      );
+    }
+  }
+}
+
+/**
+ * The reference tables: the lists job_boards, referrers and sources, which the
+ * nested objects of tracking links write too. Listed in the one order every
+ * writer takes their locks in (see {@link accountReferenceLocksText}).
+ */
+export const REFERENCE_TABLES = ['job_boards', 'referrers', 'sources'] as const;
+
+/** One of the {@link REFERENCE_TABLES}. */
+export type ReferenceTable = (typeof REFERENCE_TABLES)[number];
+
+/** Whether `table` is one of the {@link REFERENCE_TABLES}. */
+export function isReferenceTable(table: string): table is ReferenceTable {
+  return (REFERENCE_TABLES as readonly string[]).includes(table);
+}
+
+const accountLockTexts = new Map<string, string>();
+
+/**
+ * The statement that takes, for the rest of the transaction, the write lock of
+ * each of `tables` of an account, its schema bound as `$1` (text): an
+ * advisory lock keyed (LOCK_SPACE, hashtext of `schema.table`), so two
+ * accounts never wait on each other (a hash collision only makes them wait,
+ * never write wrong). The same keys as ever: `public.job_boards` for
+ * `default`, `acme.job_boards` for acme.
+ *
+ * Why: a tracking-links page (nested copies) and a reference list's page or
+ * sweep of one account can write the same id at once. Under read committed
+ * the second statement waits on the first's row lock, with its snapshot taken
+ * before the wait: it then fails to close the version the first opened and
+ * opens its own, two open versions of one id. Run as a statement of its own
+ * BEFORE the writing statement, the lock is held before that statement's
+ * snapshot is taken, so the second writer sees the first's versions. One
+ * cheap statement per page (no row is read). Locks are taken in the order of
+ * {@link REFERENCE_TABLES} (select-list items are evaluated left to right),
+ * so two writers of several tables never deadlock.
+ */
+export function accountReferenceLocksText(tables: readonly ReferenceTable[]): string {
+  const ordered = REFERENCE_TABLES.filter((table) => tables.includes(table));
+  const key = ordered.join(',');
+  let text = accountLockTexts.get(key);
+  if (text === undefined) {
+    const locks = ordered.map(
+      (table) => `pg_advisory_xact_lock(${LOCK_SPACE}, hashtext($1::text || '.${table}'))`,
+    );
+    text = `select ${locks.join(', ')}`;
+    accountLockTexts.set(key, text);
+  }
+  return text;
+}
