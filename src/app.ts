@@ -31,10 +31,12 @@ import { throttledWarn } from './queue/throttled-warn.js';
 import {
   BUILT_IN_RESOURCES,
   catalogFor,
+  declarationOf,
   type ResourceCatalog,
   type ResourceDeclaration,
 } from './resources/index.js';
 import { defineListResource } from './resources/json-resource.js';
+import { planRead } from './resources/read-plan.js';
 import { Metrics } from './status/metrics.js';
 import type { RunProgress } from './sync/run-resource.js';
 import { createDatabase } from './warehouse/database.js';
@@ -281,6 +283,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     });
     const context = Promise.resolve<AccountContext>({
       source: new ApiPageSource(client, api, resources),
+      plan: (resource) => planRead(declarationOf(resources, resource), config, account),
       store,
       pinned: { over: (session) => store.over(session) },
       checkpoints: checkpointsOf(name),
@@ -299,12 +302,6 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     shutdown: shutdown.signal,
     onProgress: options.onProgress,
     maxSlotWaitMs: config.maxSlotWaitMs,
-    updatedFilter:
-      config.updatedFilter === undefined
-        ? undefined
-        : { template: config.updatedFilter, lookbackMs: config.updatedLookbackMs },
-    maxClockSkewMs: config.updatedLookbackMs,
-    extraWalks: config.extraWalks,
   };
   const workers: ReturnType<typeof createSyncWorker>[] = [];
   const running = new Map<string | undefined, string>();

@@ -1,24 +1,20 @@
 import type { ApiConfig, ApiSettings } from '../config/types.js';
 import type { ResourceCatalog, ResourceDeclaration } from '../resources/index.js';
+import { listUrl } from '../resources/read-plan.js';
 import type { Page, PageSource, PageWalkOptions, ResourceName } from '../sync/ports.js';
 import type { ApiClient } from './api-client.js';
-import { buildListUrl, fetchPages } from './fetch-pages.js';
+import { fetchPages } from './fetch-pages.js';
 
 /**
- * The first-page URL of a resource's list: its path, its filters and
- * `per_page`, never a cursor. An extra walk's `walkQuery` (`active=false`)
- * goes beside `per_page`; a key it shares with the filters replaces theirs.
+ * The first-page URL of a resource's list under `config`: its path, its
+ * filters and `per_page`, and an extra walk's `walkQuery` (see listUrl).
  */
 export function firstPageUrl(
   config: ApiSettings,
   resource: ResourceDeclaration,
   walkQuery?: string,
 ): string {
-  return buildListUrl(config.baseUrl, resource.path(config), {
-    ...resource.query(config),
-    per_page: config.perPage,
-    ...Object.fromEntries(new URLSearchParams(walkQuery ?? '')),
-  });
+  return listUrl(config, resource, walkQuery);
 }
 
 /** The sync engine's view of the API: pages of the declared resources. */
@@ -43,11 +39,6 @@ export class ApiPageSource implements PageSource {
     const url = firstPageUrl(this.#config, this.#declaration(resource), walkQuery);
     // The updated filter goes as configured, only {since} percent-encoded.
     return extraQuery ? `${url}${url.includes('?') ? '&' : '?'}${extraQuery}` : url;
-  }
-
-  filterOf(resource: ResourceName): string | undefined {
-    const filters = this.#declaration(resource).query(this.#config);
-    return Object.keys(filters).length === 0 ? undefined : new URLSearchParams(filters).toString();
   }
 
   pages(startUrl: string, startPage: number, options: PageWalkOptions = {}): AsyncIterable<Page> {

@@ -40,19 +40,6 @@ export interface FetchPagesOptions {
   requestLog?: PageWalkOptions['requestLog'];
 }
 
-/** Builds the first-page URL of a list: the filters and `per_page`, never a cursor. */
-export function buildListUrl(
-  baseUrl: string,
-  path: string,
-  query: Record<string, string | number | undefined>,
-): string {
-  const url = new URL(`${baseUrl}${path}`);
-  for (const [name, value] of Object.entries(query)) {
-    if (value !== undefined) url.searchParams.set(name, String(value));
-  }
-  return url.href;
-}
-
 /**
  * Parses a list body into its records, failing clearly on any other shape.
  * `baseUrlSetting` names where the base URL is set (default HIRESYNC_BASE_URL).

@@ -36,7 +36,6 @@ export class SlotYield {
     return {
       firstPageUrl: (resource, extraQuery, walkQuery) =>
         source.firstPageUrl(resource, extraQuery, walkQuery),
-      filterOf: (resource) => source.filterOf(resource),
       pages: (startUrl, startPage, options) =>
         source.pages(startUrl, startPage, {
           ...options,

@@ -5,7 +5,13 @@ import { coerceError, HiresyncError, ReauthorizationRequiredError } from '../err
 import type { Logger } from '../logger.js';
 import { redactError, redactSecrets } from '../secret.js';
 import { NotPermittedSkip } from '../sync/not-permitted.js';
-import type { CheckpointStore, PageSource, RunStore } from '../sync/ports.js';
+import type {
+  CheckpointStore,
+  PageSource,
+  ReadPlan,
+  ResourceName,
+  RunStore,
+} from '../sync/ports.js';
 import { type RunMetrics, type RunProgress, runResource } from '../sync/run-resource.js';
 import type { Database } from '../warehouse/tables.js';
 import { busyDelayMs } from './busy-delay.js';
@@ -14,9 +20,11 @@ import type { RunLock } from './run-lock.js';
 import { SlotYield } from './slot-yield.js';
 import { accountOf, type SyncJob, type SyncJobResult } from './sync-job.js';
 
-/** What a run of one account runs on: its API, its store, its checkpoints. */
+/** What a run of one account runs on: its API, its store, its checkpoints, its reads. */
 export interface AccountContext {
   source: PageSource;
+  /** What a run of `resource` reads for this account (planRead), planned once per run. */
+  plan: (resource: ResourceName) => ReadPlan;
   store: RunStore;
   /**
    * The store over the connection of a run's Postgres lock (see
@@ -76,12 +84,131 @@ export interface SyncProcessorDeps {
   onProgress?: (progress: RunProgress & { account: string }) => void;
   /** HIRESYNC_MAX_SLOT_WAIT: a longer rate-limit wait gives the slot up (see SlotYield). */
   maxSlotWaitMs?: number;
-  /** Incremental runs' updated filter (HIRESYNC_UPDATED_FILTER, _LOOKBACK), if configured. */
-  updatedFilter?: { template: string; lookbackMs: number } | undefined;
-  /** `HIRESYNC_EXTRA_WALKS`: per resource, the queries of the walks read after its default one. */
-  extraWalks?: Readonly<Record<string, readonly string[]>> | undefined;
-  /** `HIRESYNC_UPDATED_LOOKBACK`: a larger skew of the API's clock is logged as a warning (see RunResourceOptions). */
-  maxClockSkewMs?: number | undefined;
+}
+
+/**
+ * The context of the job's account, or the job's end: skipped for an account
+ * that runs nothing now, failed at once when it cannot be prepared; any other
+ * error (Postgres away) is thrown, to be retried like any attempt.
+ */
+async function contextOf(
+  deps: SyncProcessorDeps,
+  account: string,
+  logger: Logger,
+): Promise<AccountContext | { skipped: string }> {
+  try {
+    return await deps.accounts(account);
+  } catch (error) {
+    const behaviour = jobBehaviourOf(error);
+    if (behaviour.action === 'skip') {
+      const reason = coerceError(error).message;
+      logger.info({ reason }, 'account runs nothing now; skipping this job');
+      return { skipped: reason };
+    }
+    if (behaviour.action !== 'fail') throw error;
+    const message = redactSecrets(coerceError(error).message);
+    logger.error({ err: error }, 'run failed: the account cannot be prepared');
+    throw new UnrecoverableError(message);
+  }
+}
+
+/**
+ * Another process runs the resource: a scheduled incremental run is skipped,
+ * as the running one covers it; any other job waits, delayed with backoff.
+ */
+async function whileBusy(
+  job: SyncJob,
+  token: string | undefined,
+  key: string,
+  logger: Logger,
+): Promise<SyncJobResult> {
+  if (job.data.origin === 'schedule' && job.data.requested === 'auto') {
+    logger.info('resource already running elsewhere; skipping this scheduled incremental run');
+    return { skipped: 'already running' };
+  }
+  // A long run elsewhere would otherwise wake this job, and the log, every 2 s for hours.
+  const waits = job.data.busyWaits ?? 0;
+  const delayMs = busyDelayMs(waits);
+  if (waits === 0) logger.info({ delayMs }, 'resource already running elsewhere; waiting');
+  else logger.debug({ delayMs, waits }, 'resource still running elsewhere; waiting');
+  await job.updateData({ ...job.data, busyWaits: waits + 1 });
+  await job.moveToDelayed(Date.now() + delayMs, token);
+  throw new DelayedError(`${key} is already running`);
+}
+
+/** A job's attempt at its run, as its failure is settled. */
+interface Attempt {
+  job: SyncJob;
+  token: string | undefined;
+  logger: Logger;
+  /** The run's signal: shutdown, the run lock lost, or the slot given up. */
+  signal: AbortSignal;
+  /**
+   * Records the run as failed (the run of this attempt, else the one its
+   * checkpoint names) and clears its checkpoint: no attempt will follow.
+   */
+  failRun: (error: unknown, message: string) => Promise<void>;
+}
+
+/** The job is gone from Redis: the run ends failed, and the job with it. */
+async function failLost(error: unknown, { failRun }: Attempt): Promise<never> {
+  await failRun(error, QUEUE_STATE_LOST);
+  throw new UnrecoverableError(QUEUE_STATE_LOST);
+}
+
+/** What becomes of a job whose run threw `error`, as the error policy says (see createSyncProcessor). */
+async function settleFailure(error: unknown, attempt: Attempt): Promise<SyncJobResult> {
+  const { job, token, logger, signal, failRun } = attempt;
+  if (error instanceof NotPermittedSkip) {
+    logger.info(
+      { scope: error.scope },
+      'not permitted (its last run was answered 403); skipping this scheduled incremental run until a full run succeeds',
+    );
+    return { skipped: error.message };
+  }
+  const behaviour = jobBehaviourOf(error, signal.aborted ? signal.reason : undefined);
+  if (behaviour.action === 'resume-later') {
+    const { message } = coerceError(error);
+    if (!(await putBack(job, behaviour.at, token))) return await failLost(error, attempt);
+    logger.info({ reason: message }, 'run interrupted; checkpoint kept, job back in the queue');
+    throw new DelayedError(message);
+  }
+  if (behaviour.action === 'skip') {
+    // Disabled or removed while the run was in flight: it stopped before
+    // writing the page in hand; a disabled account's checkpoint stays.
+    const reason = coerceError(error).message;
+    logger.info({ reason }, 'account runs nothing now; run stopped');
+    return { skipped: reason };
+  }
+  if (behaviour.action === 'yield-slot') {
+    // The account's rate limit, not this worker, holds the run up: its
+    // slot goes to other accounts' runs, and it resumes from its checkpoint.
+    const { wait } = behaviour;
+    if (!(await putBack(job, behaviour.at, token))) return await failLost(wait, attempt);
+    logger.info(
+      { reason: wait.message, resumeInMs: Math.max(0, behaviour.at - Date.now()) },
+      'run waiting for its rate limit off the worker slot; checkpoint kept',
+    );
+    throw new DelayedError(wait.message);
+  }
+  const unrecoverable = behaviour.action === 'fail';
+  const final = unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+  // A retry needs the job: gone from Redis, nothing would ever retry or finish the run.
+  if (!final && (await jobGone(job))) return await failLost(error, attempt);
+  // The API may echo a token or credential in its error text: nothing stored
+  // (sync_runs.error, the job's failedReason and stacktrace) may carry it.
+  const message = redactSecrets(coerceError(error).message);
+  if (final) {
+    await failRun(error, message);
+  } else {
+    logger.warn({ err: error }, 'run attempt failed; retrying from its checkpoint');
+  }
+  if (unrecoverable) {
+    const thrown = new UnrecoverableError(message);
+    thrown.stack = redactSecrets(thrown.stack ?? message);
+    throw thrown;
+  }
+  throw error instanceof Error ? redactError(error) : new HiresyncError(message);
 }
 
 /**
@@ -121,36 +248,10 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       jobId: job.id,
       attempt: job.attemptsMade + 1,
     });
-    let context: AccountContext;
-    try {
-      context = await deps.accounts(account);
-    } catch (error) {
-      const behaviour = jobBehaviourOf(error);
-      if (behaviour.action === 'skip') {
-        const reason = coerceError(error).message;
-        logger.info({ reason }, 'account runs nothing now; skipping this job');
-        return { skipped: reason };
-      }
-      if (behaviour.action !== 'fail') throw error; // Postgres away: retried like any attempt
-      const message = redactSecrets(coerceError(error).message);
-      logger.error({ err: error }, 'run failed: the account cannot be prepared');
-      throw new UnrecoverableError(message);
-    }
+    const context = await contextOf(deps, account, logger);
+    if ('skipped' in context) return context;
     const lock = await deps.runLock.acquire(runKey(account, resource));
-    if (!lock) {
-      if (origin === 'schedule' && requested === 'auto') {
-        logger.info('resource already running elsewhere; skipping this scheduled incremental run');
-        return { skipped: 'already running' };
-      }
-      // A long run elsewhere would otherwise wake this job, and the log, every 2 s for hours.
-      const waits = job.data.busyWaits ?? 0;
-      const delayMs = busyDelayMs(waits);
-      if (waits === 0) logger.info({ delayMs }, 'resource already running elsewhere; waiting');
-      else logger.debug({ delayMs, waits }, 'resource still running elsewhere; waiting');
-      await job.updateData({ ...job.data, busyWaits: waits + 1 });
-      await job.moveToDelayed(Date.now() + delayMs, token);
-      throw new DelayedError(`${runKey(account, resource)} is already running`);
-    }
+    if (!lock) return await whileBusy(job, token, runKey(account, resource), logger);
     const onLost = () =>
       logger.warn(
         { reason: coerceError(lock.lost.reason).message },
@@ -160,10 +261,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     const { checkpoints, store, metrics } = context;
     /** The run of this attempt, once a page of it is committed. */
     let runId: string | undefined;
-    /**
-     * Records the run as failed (the run of this attempt, else the one its
-     * checkpoint names) and clears its checkpoint: no attempt will follow.
-     */
+    /** See {@link Attempt.failRun}. */
     const failRun = async (error: unknown, message: string) => {
       const pending = await checkpoints.load(resource);
       const failed = runId ?? pending?.runId;
@@ -174,11 +272,6 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       metrics?.onRunFinished?.(resource, pending?.mode ?? 'full', 'failed', seconds);
       if (error instanceof ReauthorizationRequiredError) metrics?.onNeedsReauthorization?.(true);
       logger.error({ err: error, runId: failed }, 'run failed');
-    };
-    /** The job is gone from Redis: the run ends failed, and the job with it. */
-    const failLost = async (error: unknown): Promise<never> => {
-      await failRun(error, QUEUE_STATE_LOST);
-      throw new UnrecoverableError(QUEUE_STATE_LOST);
     };
     const slot = new SlotYield(deps.maxSlotWaitMs);
     // A lost lock stops the run as a shutdown does (another worker may hold it
@@ -199,8 +292,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const onProgress = deps.onProgress;
       // The run's statements go through its lock's connection, one per run.
       const pinned = lock.session && context.pinned?.over(lock.session);
-      const summary = await runResource({
-        resource,
+      const summary = await runResource(context.plan(resource), {
         requested,
         source: slot.watch(context.source),
         store: pinned ?? store,
@@ -217,62 +309,10 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         // (its cron, or sync by hand) tries again, not every incremental tick
         // nor every webhook event.
         skipNotPermitted: (origin === 'schedule' || origin === 'webhook') && requested === 'auto',
-        updatedFilter: deps.updatedFilter,
-        extraWalks: deps.extraWalks?.[resource],
-        maxClockSkewMs: deps.maxClockSkewMs,
       });
       return { ...summary, account };
     } catch (error) {
-      if (error instanceof NotPermittedSkip) {
-        logger.info(
-          { scope: error.scope },
-          'not permitted (its last run was answered 403); skipping this scheduled incremental run until a full run succeeds',
-        );
-        return { skipped: error.message };
-      }
-      const behaviour = jobBehaviourOf(error, signal.aborted ? signal.reason : undefined);
-      if (behaviour.action === 'resume-later') {
-        const { message } = coerceError(error);
-        if (!(await putBack(job, behaviour.at, token))) return await failLost(error);
-        logger.info({ reason: message }, 'run interrupted; checkpoint kept, job back in the queue');
-        throw new DelayedError(message);
-      }
-      if (behaviour.action === 'skip') {
-        // Disabled or removed while the run was in flight: it stopped before
-        // writing the page in hand; a disabled account's checkpoint stays.
-        const reason = coerceError(error).message;
-        logger.info({ reason }, 'account runs nothing now; run stopped');
-        return { skipped: reason };
-      }
-      if (behaviour.action === 'yield-slot') {
-        // The account's rate limit, not this worker, holds the run up: its
-        // slot goes to other accounts' runs, and it resumes from its checkpoint.
-        const { wait } = behaviour;
-        if (!(await putBack(job, behaviour.at, token))) return await failLost(wait);
-        logger.info(
-          { reason: wait.message, resumeInMs: Math.max(0, behaviour.at - Date.now()) },
-          'run waiting for its rate limit off the worker slot; checkpoint kept',
-        );
-        throw new DelayedError(wait.message);
-      }
-      const unrecoverable = behaviour.action === 'fail';
-      const final = unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      // A retry needs the job: gone from Redis, nothing would ever retry or finish the run.
-      if (!final && (await jobGone(job))) return await failLost(error);
-      // The API may echo a token or credential in its error text: nothing stored
-      // (sync_runs.error, the job's failedReason and stacktrace) may carry it.
-      const message = redactSecrets(coerceError(error).message);
-      if (final) {
-        await failRun(error, message);
-      } else {
-        logger.warn({ err: error }, 'run attempt failed; retrying from its checkpoint');
-      }
-      if (unrecoverable) {
-        const thrown = new UnrecoverableError(message);
-        thrown.stack = redactSecrets(thrown.stack ?? message);
-        throw thrown;
-      }
-      throw error instanceof Error ? redactError(error) : new HiresyncError(message);
+      return await settleFailure(error, { job, token, logger, signal, failRun });
     } finally {
       lock.lost.removeEventListener('abort', onLost);
       await lock.release();

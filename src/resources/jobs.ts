@@ -4,5 +4,5 @@ import { defineJsonResource } from './json-resource.js';
 export const jobs = defineJsonResource({
   name: 'jobs',
   description: 'jobs, stored as sent (the spec shows only the status filter)',
-  query: (settings) => ({ status: settings.jobsStatus }),
+  read: { params: { status: 'HIRESYNC_JOBS_STATUS' } },
 });

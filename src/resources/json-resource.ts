@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { PathSetting, ResourceSettings } from '../sync/ports.js';
-import { defineResource, type ResourceDeclaration } from './resource.js';
+import type { PathSetting } from '../sync/ports.js';
+import { defineResource, type ReadDeclaration, type ResourceDeclaration } from './resource.js';
 import { bigintId } from './validate-record.js';
 
 /** Records whose fields the spec does not show: only the id is checked. */
@@ -16,8 +16,8 @@ export interface JsonResourceOptions {
   defaultPath?: string;
   /** The setting that may override the path, if one does. */
   pathVariable?: PathSetting;
-  /** First-page query parameters (filters) from the settings; default none. */
-  query?: (settings: ResourceSettings) => Readonly<Record<string, string | undefined>>;
+  /** What its read changes of DEFAULT_READ (params, extra walks, incremental filter); default nothing. */
+  read?: Partial<ReadDeclaration>;
   /** Default: an object with an integer id. */
   schema?: z.ZodType;
   /** Its tables are made on demand, not by a migration. Default false. */
@@ -52,7 +52,7 @@ export function defineJsonResource(options: JsonResourceOptions): ResourceDeclar
     table: options.table ?? options.name,
     defaultPath: options.defaultPath ?? `/v3/${options.name}`,
     pathVariable: options.pathVariable,
-    query: options.query,
+    read: options.read,
     schema: options.schema ?? jsonRecordSchema,
     storage: 'json',
     onDemand: options.onDemand,

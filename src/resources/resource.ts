@@ -25,10 +25,12 @@ export interface ResourceDeclaration {
   path(settings: ResourceSettings): string;
   /**
    * Query parameters of the first request besides `per_page` (filters such as
-   * `status`), unset ones left out. A run with a filter marks no deletions:
-   * it does not see everything.
+   * `status`, from {@link read}'s params), unset ones left out. A run with a
+   * filter marks no deletions: it does not see everything.
    */
   query(settings: ResourceSettings): Readonly<Record<string, string>>;
+  /** How it is read: {@link DEFAULT_READ} with what its definition overrides. */
+  readonly read: ReadDeclaration;
   /** How one record is checked before it is stored. */
   readonly schema: z.ZodType;
   /** Undefined when the record can be stored, else every reason it cannot (from {@link schema}). */
@@ -56,8 +58,8 @@ export interface ResourceDefinition {
   defaultPath: string;
   /** The setting that may override the path, if one does. */
   pathVariable?: PathSetting;
-  /** First-page query parameters from the settings; undefined values are left out. Default none. */
-  query?: (settings: ResourceSettings) => Readonly<Record<string, string | undefined>>;
+  /** What differs from {@link DEFAULT_READ}: its params, extra walks, incremental filter. */
+  read?: Partial<ReadDeclaration>;
   schema: z.ZodType;
   storage: StorageKind;
   /** The column of `table` holding the record as sent: `data` (default) or `raw`. */
@@ -68,6 +70,53 @@ export interface ResourceDefinition {
   onDemand?: boolean;
   /** Its typed view over `data` (`jobs_flat`, …); default none. */
   typedView?: string;
+}
+
+/** The settings a query parameter may be bound to, by name. */
+export type QuerySetting = 'HIRESYNC_JOBS_STATUS';
+
+/**
+ * How incremental runs ask for the records changed since the last run:
+ * `parameter` compared with `operator` in the API's pipe-delimited form
+ * (`updated_at=gte|{since}`), `parameter` alone (`updated_after={since}`), or
+ * a template holding `{since}` as HIRESYNC_UPDATED_FILTER takes it.
+ */
+export type IncrementalFilter =
+  | { readonly parameter: string; readonly operator?: string | undefined }
+  | { readonly template: string };
+
+/** A resource's read, as data (see {@link DEFAULT_READ}). */
+export interface ReadDeclaration {
+  /**
+   * First-request query parameters bound to settings by name
+   * (`{ status: 'HIRESYNC_JOBS_STATUS' }`); an unset setting sends none.
+   */
+  readonly params: Readonly<Record<string, QuerySetting>>;
+  /**
+   * The queries of the walks a run reads after its default walk, as one run
+   * (`['active=false']`); HIRESYNC_EXTRA_WALKS naming the resource replaces them.
+   */
+  readonly extraWalks: readonly string[];
+  /**
+   * Incremental runs' filter by update time; HIRESYNC_UPDATED_FILTER, when
+   * set, replaces it. Undefined: incremental runs stop by id.
+   */
+  readonly incremental: IncrementalFilter | undefined;
+}
+
+/** The read of every resource, unless its declaration says otherwise: no params, the default walk only, no incremental filter. */
+export const DEFAULT_READ: ReadDeclaration = Object.freeze({
+  params: Object.freeze({}),
+  extraWalks: Object.freeze([]),
+  incremental: undefined,
+});
+
+/** The value of setting `name`. */
+function settingValue(name: QuerySetting, settings: ResourceSettings): string | undefined {
+  switch (name) {
+    case 'HIRESYNC_JOBS_STATUS':
+      return settings.jobsStatus;
+  }
 }
 
 /** The path a setting gives resource `name`, if it gives one. */
@@ -86,9 +135,10 @@ function settingPath(
   }
 }
 
-/** Builds a declaration: the validator comes from the schema; the query drops unset values; sweeps by default; history in `<name>_history`. */
+/** Builds a declaration: the validator comes from the schema; the read is DEFAULT_READ's but what it overrides; the query drops unset values; sweeps by default; history in `<name>_history`. */
 export function defineResource(definition: ResourceDefinition): ResourceDeclaration {
   const { name, defaultPath, pathVariable } = definition;
+  const read: ReadDeclaration = Object.freeze({ ...DEFAULT_READ, ...definition.read });
   return Object.freeze({
     name,
     description: definition.description,
@@ -98,11 +148,13 @@ export function defineResource(definition: ResourceDefinition): ResourceDeclarat
     path: (settings: ResourceSettings) => settingPath(pathVariable, name, settings) ?? defaultPath,
     query: (settings: ResourceSettings) => {
       const out: Record<string, string> = {};
-      for (const [key, value] of Object.entries(definition.query?.(settings) ?? {})) {
+      for (const [key, setting] of Object.entries(read.params)) {
+        const value = settingValue(setting, settings);
         if (value !== undefined) out[key] = value;
       }
       return out;
     },
+    read,
     schema: definition.schema,
     validate: validatorFor(definition.schema),
     storage: definition.storage,

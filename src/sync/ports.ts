@@ -33,6 +33,39 @@ export interface ResourceSettings {
   readonly jobsStatus?: string | undefined;
 }
 
+/** One walk of a run: its query (undefined for the default walk) and its first page. */
+export interface PlannedWalk {
+  /** Sent beside `per_page` on the walk's first request (`active=false`); undefined: the default walk. */
+  readonly query: string | undefined;
+  /** The walk's first-page URL: the list path, the filters, `per_page` and the walk's query. */
+  readonly firstUrl: string;
+}
+
+/**
+ * What every run of one resource of one account reads, merged once per run
+ * from the resource's declaration, the deployment's settings and the
+ * account's (see planRead in src/resources/read-plan.ts).
+ */
+export interface ReadPlan {
+  readonly resource: ResourceName;
+  /** The walks of a run, in order: the default walk, then each extra walk. */
+  readonly walks: readonly [PlannedWalk, ...PlannedWalk[]];
+  /** The filters every walk sends, as `sync_runs.filter` records them (`status=open`); undefined: none, a full run sweeps. */
+  readonly filter: string | undefined;
+  /**
+   * Incremental runs' updated filter: the template (holding `{since}`) sent
+   * on each walk's first request, and the lookback subtracted from `{since}`.
+   * Undefined: incremental runs stop by id.
+   */
+  readonly updated: { readonly template: string; readonly lookbackMs: number } | undefined;
+  /**
+   * A skew between the API's clock and this worker's larger than this (beyond
+   * the `Date` header's one-second resolution) is logged as a warning at the
+   * run's first response. Undefined: not checked.
+   */
+  readonly maxClockSkewMs: number | undefined;
+}
+
 /** `full` reads every page and sweeps deletions; `incremental` reads new records only. */
 export type RunMode = 'full' | 'incremental';
 
@@ -170,8 +203,6 @@ export interface PageSource {
    * (`active=false`) beside them, plus `extraQuery` (the updated filter) verbatim.
    */
   firstPageUrl(resource: ResourceName, extraQuery?: string, walkQuery?: string): string;
-  /** The status filter of a resource's list, if any (a filtered full run marks no deletions). */
-  filterOf(resource: ResourceName): string | undefined;
   /** With `prefetch`, the next page is fetched while the current one is written. */
   pages(startUrl: string, startPage: number, options?: PageWalkOptions): AsyncIterable<Page>;
 }

@@ -8,11 +8,12 @@ import type {
   Page,
   PageSource,
   PreparedPage,
+  ReadPlan,
   ResourceName,
   RunMode,
   RunStore,
 } from './ports.js';
-import { atFirstPageOfWalk, atWalkStart, walkIndexOf, walksOf } from './walks.js';
+import { atFirstPageOfWalk, atWalkStart, walkFirstUrl, walkIndexOf } from './walks.js';
 
 /** What the caller asks for: a full run, or whatever is due (incremental once a full run has completed). */
 export type RequestedMode = 'full' | 'auto';
@@ -28,9 +29,8 @@ export interface RunMetrics {
   ): void;
 }
 
-/** Options of {@link runResource}. */
+/** Options of {@link runResource}: what runs the read, and how this run was asked for. */
 export interface RunResourceOptions {
-  resource: ResourceName;
   requested: RequestedMode;
   source: PageSource;
   store: RunStore;
@@ -41,26 +41,6 @@ export interface RunResourceOptions {
   metrics?: RunMetrics;
   /** Called after each committed page (progress output). */
   onProgress?: (progress: RunProgress) => void;
-  /**
-   * `HIRESYNC_UPDATED_FILTER` and `HIRESYNC_UPDATED_LOOKBACK`: the filter
-   * template (holding `{since}`) that incremental runs send on their first
-   * request. Unset: incremental runs stop by id.
-   */
-  updatedFilter?: { template: string; lookbackMs: number } | undefined;
-  /**
-   * `HIRESYNC_EXTRA_WALKS` of this resource: the queries (`active=false`) of
-   * the walks read after the default one, in order, as part of the same run.
-   * Each is sent beside `per_page` (and the updated filter) on its walk's
-   * first request; an incremental run stops each walk by id on its own.
-   */
-  extraWalks?: readonly string[] | undefined;
-  /**
-   * `HIRESYNC_UPDATED_LOOKBACK`: a skew between the API's clock (its `Date`)
-   * and this worker's larger than this (beyond the header's one-second
-   * resolution) is logged as a warning at the run's first response.
-   * Undefined: not checked.
-   */
-  maxClockSkewMs?: number | undefined;
   /**
    * The operator confirmed that this full run may soft-delete more than
    * HIRESYNC_MAX_DELETE_FRACTION of the live rows (`--allow-mass-delete`).
@@ -103,11 +83,19 @@ function now(): string {
   return new Date().toISOString();
 }
 
+/** The run in hand: its checkpoint, moved on page by page, and the records this process wrote. */
+interface RunState {
+  checkpoint: Checkpoint;
+  records: number;
+}
+
 /** Decides whether to resume a checkpoint, and otherwise which mode a new run takes. */
-async function planRun(
+async function openRun(
+  plan: ReadPlan,
   options: RunResourceOptions,
 ): Promise<{ checkpoint: Checkpoint; resumed: boolean }> {
-  const { resource, requested, store, checkpoints, source, logger } = options;
+  const { resource, updated: updatedFilter } = plan;
+  const { requested, store, checkpoints, logger } = options;
   const pending = await checkpoints.load(resource);
   if (pending) {
     const outcome = await store.runOutcome(pending.runId);
@@ -134,13 +122,12 @@ async function planRun(
       return { checkpoint: pending, resumed: true };
     }
   }
-  const template = options.updatedFilter?.template;
   // One statement: full run done, stop id, last run, where the updated filter starts.
   const completed = await store.completedRuns(
     resource,
-    options.updatedFilter && {
-      lookbackMs: options.updatedFilter.lookbackMs,
-      filterPrefix: options.updatedFilter.template.split('{since}')[0] ?? '',
+    updatedFilter && {
+      lookbackMs: updatedFilter.lookbackMs,
+      filterPrefix: updatedFilter.template.split('{since}')[0] ?? '',
     },
   );
   if (options.skipNotPermitted && isNotPermitted(completed.lastRun)) {
@@ -148,20 +135,20 @@ async function planRun(
   }
   const mode: RunMode = requested === 'full' || !completed.fullRunDone ? 'full' : 'incremental';
   let stopAtId = mode === 'incremental' ? completed.highestId : null;
-  let filter = source.filterOf(resource);
+  let filter = plan.filter;
   let updated: string | undefined;
-  if (mode === 'incremental' && template !== undefined) {
+  if (mode === 'incremental' && updatedFilter !== undefined) {
     // Updates too: the records changed since the last successful run began
     // (less the lookback), every page the API returns; no stop by id.
     const since = completed.updatedSince;
     if (since !== undefined) {
-      updated = template.replaceAll('{since}', encodeURIComponent(since));
+      updated = updatedFilter.template.replaceAll('{since}', encodeURIComponent(since));
       filter = filter === undefined ? updated : `${filter}&${updated}`;
       stopAtId = null;
     }
   }
   const runId = await store.createRun({ resource, mode, filter });
-  const firstUrl = source.firstPageUrl(resource, updated);
+  const firstUrl = walkFirstUrl(plan, 0, updated);
   const checkpoint: Checkpoint = {
     runId,
     resource,
@@ -188,161 +175,169 @@ function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
 }
 
 /**
- * One run of one resource, to its end: pages are read from the checkpoint on
- * (or the first page), each is written in one transaction, and only after the
- * commit is the next URL checkpointed. The default walk is read first, then
- * each extra walk (`extraWalks`), all in the same run: pages are counted
- * across walks, and the checkpoint says which walk its `next` URL belongs to.
- * A full run then marks deletions: ids that no walk returned.
+ * One run of one resource, to its end, as `plan` says (see planRead): pages
+ * are read from the checkpoint on (or the first page), each is written in one
+ * transaction, and only after the commit is the next URL checkpointed. The
+ * default walk is read first, then each extra walk of the plan, all in the
+ * same run: pages are counted across walks, and the checkpoint says which
+ * walk its `next` URL belongs to. A full run then marks deletions: ids that
+ * no walk returned.
  *
  * A stale checkpointed cursor (422) restarts the run from its first page once.
  * On abort the run stops after its last checkpoint and throws
  * RunInterruptedError; any other error leaves the checkpoint in place for the
  * caller to retry or to fail the run.
  */
-export async function runResource(options: RunResourceOptions): Promise<RunSummary> {
+export async function runResource(
+  plan: ReadPlan,
+  options: RunResourceOptions,
+): Promise<RunSummary> {
   const started = performance.now();
-  const { resource, source, store, checkpoints, signal, metrics } = options;
-  let { checkpoint, resumed } = await planRun(options);
+  const { checkpoint, resumed } = await openRun(plan, options);
+  const run: RunState = { checkpoint, records: 0 };
   const logger = options.logger.child({ runId: checkpoint.runId, mode: checkpoint.mode });
   let restarted = false;
-  let recordsThisTime = 0;
-  const walks = walksOf(options.extraWalks);
-
   for (;;) {
     try {
-      let reachedStop = false;
-      // The walk ended and the checkpoint is at the next walk's first page.
-      let nextWalk = false;
-      // A full run reads every page, so the next one is fetched while this one
-      // is written; an incremental run stops early and would waste that request.
-      const prefetch = checkpoint.stopAtId === null;
-      // Each page is validated as soon as it arrives: a prefetched page while
-      // the one before it is still being written.
-      const prepared = new WeakMap<Page, PreparedPage>();
-      for await (const page of source.pages(checkpoint.nextUrl, checkpoint.pagesDone + 1, {
-        signal,
-        prefetch,
-        // Past a walk's first page the start URL is a checkpointed cursor, which may go stale.
-        fromCheckpoint: !atFirstPageOfWalk(checkpoint, walks, source),
-        prepare: (p) => prepared.set(p, store.preparePage(resource, p)),
-        requestLog: { resource, runId: checkpoint.runId },
-      })) {
-        // The run's first response: its API clock is recorded with the page.
-        const apiClock = page.number === 1 ? page.apiClock : undefined;
-        if (apiClock) warnOfClockSkew(options, apiClock, logger);
-        const result = await store.writePage(resource, checkpoint.runId, page, prepared.get(page), {
-          // An incremental run rewrites no record stored as it is; a full run
-          // marks every row it sees, for its sweep.
-          skipUnchanged: checkpoint.mode === 'incremental',
-          apiClock,
-        });
-        for (const r of result.rejected) {
-          logger.warn({ page: page.number, index: r.index, reason: r.reason }, 'record rejected');
-        }
-        metrics?.onPage?.(resource, result.written, result.rejected.length);
-        recordsThisTime += result.written;
-        reachedStop =
-          checkpoint.stopAtId !== null &&
-          result.minId !== null &&
-          BigInt(result.minId) <= BigInt(checkpoint.stopAtId);
-        logger.info(
-          {
-            page: page.number,
-            records: result.written,
-            rejected: result.rejected.length,
-            ...(result.unchanged === undefined ? {} : { unchanged: result.unchanged }),
-          },
-          'page committed',
-        );
-        // A walk ends at its last page, or (incremental) at the page reaching the stop id.
-        const next = reachedStop ? undefined : page.nextUrl;
-        const walkEnded = next === undefined;
-        const walk = walkIndexOf(checkpoint, walks);
-        if (walkEnded && walk + 1 >= walks.length) {
-          checkpoint = { ...checkpoint, pagesDone: page.number, updatedAt: now() };
-          break;
-        }
-        checkpoint = walkEnded
-          ? { ...atWalkStart(checkpoint, walk + 1, walks, source), pagesDone: page.number }
-          : { ...checkpoint, nextUrl: next, pagesDone: page.number, updatedAt: now() };
-        await checkpoints.save(checkpoint);
-        options.onProgress?.({
-          resource,
-          runId: checkpoint.runId,
-          mode: checkpoint.mode,
-          pages: page.number,
-          records: recordsThisTime,
-        });
-        if (signal?.aborted)
-          throw new RunInterruptedError(
-            `run ${checkpoint.runId} of ${resource} stopped after page ${page.number}`,
-          );
-        if (walkEnded) {
-          logger.info(
-            { nextWalk: checkpoint.walk, query: checkpoint.walkQuery },
-            'walk finished; reading the next walk',
-          );
-          nextWalk = true;
-          break;
-        }
-      }
-      if (nextWalk) continue;
-      break;
+      if (await readWalk(plan, options, run, logger)) break;
     } catch (error) {
       if (error instanceof RunInterruptedError) throw error;
-      if (isAbort(error, signal)) {
+      if (isAbort(error, options.signal)) {
         throw new RunInterruptedError(
-          `run ${checkpoint.runId} of ${resource} stopped after page ${checkpoint.pagesDone}`,
+          `run ${run.checkpoint.runId} of ${plan.resource} stopped after page ${run.checkpoint.pagesDone}`,
           { cause: error },
         );
       }
-      if (error instanceof CursorRejectedError && checkpoint.pagesDone > 0 && !restarted) {
-        logger.warn(
-          { err: error, page: checkpoint.pagesDone + 1 },
-          'checkpointed cursor rejected by the API; restarting the run from its first page',
-        );
-        restarted = true;
-        await store.resetProgress(checkpoint.runId);
-        // The whole run again, from its default walk's first page.
-        checkpoint = {
-          ...atWalkStart(
-            checkpoint,
-            0,
-            walks,
-            source,
-            checkpoint.firstUrl ?? source.firstPageUrl(resource, checkpoint.updatedQuery),
-          ),
-          pagesDone: 0,
-        };
-        await checkpoints.save(checkpoint);
-        continue;
-      }
-      throw error;
+      if (!(error instanceof CursorRejectedError) || run.checkpoint.pagesDone === 0 || restarted)
+        throw error;
+      logger.warn(
+        { err: error, page: run.checkpoint.pagesDone + 1 },
+        'checkpointed cursor rejected by the API; restarting the run from its first page',
+      );
+      restarted = true;
+      await options.store.resetProgress(run.checkpoint.runId);
+      // The whole run again, from its default walk's first page.
+      run.checkpoint = {
+        ...atWalkStart(run.checkpoint, 0, plan, run.checkpoint.firstUrl),
+        pagesDone: 0,
+      };
+      await options.checkpoints.save(run.checkpoint);
     }
   }
+  return await finishRun(plan, options, run.checkpoint, logger, {
+    resumed,
+    seconds: () => (performance.now() - started) / 1000,
+  });
+}
 
-  if (checkpoint.mode === 'full') {
+/**
+ * Reads the walk the run's checkpoint is in, from its `next` URL on, moving
+ * the checkpoint on after each committed page. True when the run has read its
+ * last walk; false when the checkpoint is at the next walk's first page.
+ */
+async function readWalk(
+  plan: ReadPlan,
+  options: RunResourceOptions,
+  run: RunState,
+  logger: Logger,
+): Promise<boolean> {
+  const { resource } = plan;
+  const { source, store, checkpoints, signal, metrics } = options;
+  // Each page is validated as soon as it arrives: a prefetched page while
+  // the one before it is still being written.
+  const prepared = new WeakMap<Page, PreparedPage>();
+  for await (const page of source.pages(run.checkpoint.nextUrl, run.checkpoint.pagesDone + 1, {
+    signal,
+    // A full run reads every page, so the next one is fetched while this one
+    // is written; an incremental run stops early and would waste that request.
+    prefetch: run.checkpoint.stopAtId === null,
+    // Past a walk's first page the start URL is a checkpointed cursor, which may go stale.
+    fromCheckpoint: !atFirstPageOfWalk(run.checkpoint, plan),
+    prepare: (p) => prepared.set(p, store.preparePage(resource, p)),
+    requestLog: { resource, runId: run.checkpoint.runId },
+  })) {
+    const { checkpoint } = run;
+    // The run's first response: its API clock is recorded with the page.
+    const apiClock = page.number === 1 ? page.apiClock : undefined;
+    if (apiClock) warnOfClockSkew(plan.maxClockSkewMs, apiClock, logger);
+    const result = await store.writePage(resource, checkpoint.runId, page, prepared.get(page), {
+      // An incremental run rewrites no record stored as it is; a full run
+      // marks every row it sees, for its sweep.
+      skipUnchanged: checkpoint.mode === 'incremental',
+      apiClock,
+    });
+    for (const r of result.rejected) {
+      logger.warn({ page: page.number, index: r.index, reason: r.reason }, 'record rejected');
+    }
+    metrics?.onPage?.(resource, result.written, result.rejected.length);
+    run.records += result.written;
+    const reachedStop =
+      checkpoint.stopAtId !== null &&
+      result.minId !== null &&
+      BigInt(result.minId) <= BigInt(checkpoint.stopAtId);
+    logger.info(
+      {
+        page: page.number,
+        records: result.written,
+        rejected: result.rejected.length,
+        ...(result.unchanged === undefined ? {} : { unchanged: result.unchanged }),
+      },
+      'page committed',
+    );
+    // A walk ends at its last page, or (incremental) at the page reaching the stop id.
+    const next = reachedStop ? undefined : page.nextUrl;
+    const walk = walkIndexOf(checkpoint, plan);
+    if (next === undefined && walk + 1 >= plan.walks.length) {
+      run.checkpoint = { ...checkpoint, pagesDone: page.number, updatedAt: now() };
+      return true;
+    }
+    run.checkpoint =
+      next === undefined
+        ? { ...atWalkStart(checkpoint, walk + 1, plan), pagesDone: page.number }
+        : { ...checkpoint, nextUrl: next, pagesDone: page.number, updatedAt: now() };
+    await checkpoints.save(run.checkpoint);
+    const { runId, mode } = run.checkpoint;
+    options.onProgress?.({ resource, runId, mode, pages: page.number, records: run.records });
+    if (signal?.aborted)
+      throw new RunInterruptedError(
+        `run ${runId} of ${resource} stopped after page ${page.number}`,
+      );
+    if (next === undefined) {
+      logger.info(
+        { nextWalk: run.checkpoint.walk, query: run.checkpoint.walkQuery },
+        'walk finished; reading the next walk',
+      );
+      return false;
+    }
+  }
+  return true;
+}
+
+/** A run that read its last page: the sweep and typed view of a full run, then the run completed and its checkpoint cleared. */
+async function finishRun(
+  plan: ReadPlan,
+  options: RunResourceOptions,
+  checkpoint: Checkpoint,
+  logger: Logger,
+  { resumed, seconds: elapsed }: { resumed: boolean; seconds: () => number },
+): Promise<RunSummary> {
+  const { resource } = plan;
+  const { store, checkpoints, metrics } = options;
+  const { runId, mode } = checkpoint;
+  if (mode === 'full') {
     // The sweep counts what it marks in its own transaction (sync_runs.deleted).
-    await store.sweepDeletions(resource, checkpoint.runId, {
+    await store.sweepDeletions(resource, runId, {
       // Confirmed for this run when it started, or by the job resuming it.
       allowMassDelete: options.allowMassDelete === true || checkpoint.allowMassDelete === true,
     });
+    await refreshTypedView(store, resource, runId, logger);
   }
-  if (checkpoint.mode === 'full') await refreshTypedView(store, resource, checkpoint.runId, logger);
-  const totals = await store.completeRun(resource, checkpoint.runId);
+  const totals = await store.completeRun(resource, runId);
   await checkpoints.clear(resource);
-  const seconds = (performance.now() - started) / 1000;
-  metrics?.onRunFinished?.(resource, checkpoint.mode, 'succeeded', seconds);
+  const seconds = elapsed();
+  metrics?.onRunFinished?.(resource, mode, 'succeeded', seconds);
   logger.info({ ...totals, seconds }, 'run succeeded');
-  return {
-    runId: checkpoint.runId,
-    resource,
-    mode: checkpoint.mode,
-    resumed,
-    ...totals,
-    seconds,
-  };
+  return { runId, resource, mode, resumed, ...totals, seconds };
 }
 
 /** How far a skew may pass the limit before it counts: the `Date` header names a whole second. */
@@ -354,11 +349,10 @@ const DATE_RESOLUTION_MS = 1000;
  * from this worker's than the lookback.
  */
 function warnOfClockSkew(
-  options: RunResourceOptions,
+  limit: number | undefined,
   reading: ApiClockReading,
   logger: Logger,
 ): void {
-  const limit = options.maxClockSkewMs;
   if (limit === undefined || Math.abs(reading.skewMs) <= limit + DATE_RESOLUTION_MS) return;
   logger.warn(
     {

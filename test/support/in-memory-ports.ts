@@ -89,10 +89,6 @@ export class MemoryPageSource implements PageSource {
     return extraQuery ? `${url}&${extraQuery}` : url;
   }
 
-  filterOf(): string | undefined {
-    return undefined;
-  }
-
   async *pages(
     startUrl: string,
     startPage: number,

@@ -8,7 +8,6 @@ function sourceOf(errors: Record<string, Error> = {}) {
   const read: string[] = [];
   const source: PageSource = {
     firstPageUrl: (resource) => `https://api.test/v3/${resource}?per_page=1`,
-    filterOf: () => undefined,
     pages: async function* (startUrl) {
       const resource = new URL(startUrl).pathname.split('/').at(-1) ?? '';
       for (const number of [1, 2]) {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CursorRejectedError, RunInterruptedError } from '../../../src/errors.js';
+import { BUILT_IN_RESOURCES, declarationOf } from '../../../src/resources/index.js';
+import { planRead } from '../../../src/resources/read-plan.js';
 import { type RunResourceOptions, runResource } from '../../../src/sync/run-resource.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import {
@@ -9,6 +11,24 @@ import {
   recordsFrom,
 } from '../../support/in-memory-ports.js';
 
+/** A run's options, and the deployment settings its read is planned from. */
+type RunOptions = Partial<RunResourceOptions> & {
+  /** HIRESYNC_UPDATED_FILTER and HIRESYNC_UPDATED_LOOKBACK. */
+  updatedFilter?: { template: string; lookbackMs: number };
+  /** HIRESYNC_EXTRA_WALKS of jobs. */
+  extraWalks?: readonly string[];
+};
+
+/** The read of `jobs` from the in-memory API (MEMORY_API, 100 a page) under those settings. */
+function jobsPlan({ updatedFilter, extraWalks }: RunOptions = {}) {
+  return planRead(declarationOf(BUILT_IN_RESOURCES, 'jobs'), {
+    api: { baseUrl: 'https://api.test', perPage: 100 },
+    updatedFilter: updatedFilter?.template,
+    updatedLookbackMs: updatedFilter?.lookbackMs,
+    extraWalks: extraWalks && { jobs: extraWalks },
+  });
+}
+
 /** An API serving `jobs` ids 9..1, three a page, and an empty warehouse. */
 function setup() {
   const source = new MemoryPageSource();
@@ -16,9 +36,8 @@ function setup() {
   const store = new MemoryRunStore();
   const checkpoints = new MemoryCheckpointStore();
   const log = captureLogger();
-  const run = (options: Partial<RunResourceOptions> = {}) =>
-    runResource({
-      resource: 'jobs',
+  const run = ({ updatedFilter, extraWalks, ...options }: RunOptions = {}) =>
+    runResource(jobsPlan({ updatedFilter, extraWalks }), {
       requested: 'auto',
       source,
       store,
@@ -223,8 +242,7 @@ describe('runResource with in-memory ports', () => {
     const source = new MemoryPageSource();
     source.serve('jobs', [{ id: 2 }, { id: 1.5 }, { id: 1 }], 3);
     const store = new MemoryRunStore();
-    const summary = await runResource({
-      resource: 'jobs',
+    const summary = await runResource(jobsPlan(), {
       requested: 'full',
       source,
       store,
@@ -245,7 +263,7 @@ describe('runResource with extra walks', () => {
       2,
       'active=false',
     );
-    const run = (options: Partial<RunResourceOptions> = {}) =>
+    const run = (options: RunOptions = {}) =>
       base.run({ extraWalks: ['active=false'], ...options });
     return { ...base, walkUrls, run };
   }
