@@ -123,8 +123,10 @@ const LAYERS: Record<string, { may: readonly string[]; packagesNot?: readonly st
     ],
   },
   // Status, metrics and the health checks: what `status`, /metrics, /healthz
-  // and the console report, read through the warehouse and Redis.
+  // and the console report, read through the warehouse (every SQL read in
+  // src/warehouse/reports) and Redis.
   'status/': {
+    packagesNot: ['kysely', 'pg'],
     may: [
       'account-name.ts',
       'accounts/',
@@ -363,13 +365,15 @@ const ROOM_IMPORTS = IMPORTS.flatMap((i) => {
  * writes; runs, which write pages and refresh typed views; `setup`, which
  * brings every schema and the all_accounts views (typed unions included) up
  * to date; `upkeep` (erase, reapply-policy, webhook deletions) on the rest.
- * No room imports one above it.
+ * `reports` holds the reads of status, metrics and the health checks, on the
+ * root alone. No room imports one above it.
  */
 const ROOMS: Record<string, readonly string[]> = {
   './': [],
   'layout/': ['./'],
   'typed-views/': ['./', 'layout/'],
   'pages/': ['./'],
+  'reports/': ['./'],
   'runs/': ['./', 'pages/', 'typed-views/'],
   'setup/': ['./', 'layout/', 'typed-views/'],
   'upkeep/': ['./', 'layout/', 'pages/', 'typed-views/'],
