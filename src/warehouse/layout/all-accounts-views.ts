@@ -60,7 +60,8 @@ async function columnsOf(
  * account's rows (see {@link SHOWN_ACCOUNTS}), with a first column `account`, then the
  * columns of each account's view of that name. Each reads the shared table
  * (`hiresync.data_<relation>`; tracking_links_flat joins four of them on
- * account and id) once, whatever the number of accounts. A view keeps its
+ * account and id) once, whatever the number of accounts: a query across
+ * accounts touches a fixed number of relations and locks. A view keeps its
  * identity (see placeView) so objects others built on it survive. The
  * unions of the typed views are not built here (see setup/all-accounts-refresh.ts).
  */

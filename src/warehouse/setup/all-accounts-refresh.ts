@@ -5,18 +5,11 @@ import type { Database } from '../tables.js';
 import { rebuildTypedUnion } from '../typed-views/all-accounts-typed-views.js';
 
 /**
- * Rebuilds schema `all_accounts`: for each relation of ALL_ACCOUNTS_VIEWS
- * and each list resource, a view `all_accounts.<relation>` of every
- * account's rows (see rebuildUnionViews), then the union of each typed view
- * any account has (see rebuildTypedUnion). Each reads the shared table
- * (`hiresync.data_<relation>`; tracking_links_flat joins four of them on
- * account and id) once, whatever the number of accounts: a query across
- * accounts touches a fixed number of relations and locks, and an account
- * added or removed changes no view. So it runs when what the views select
- * changes (`migrate`, a list resource's first tables), not per account.
- *
- * In one transaction, under a transaction-level advisory lock: a view keeps
- * its identity (see placeView) so objects others built on it survive.
+ * Rebuilds schema `all_accounts` in one transaction: the views of every
+ * account's rows (see rebuildUnionViews), then the unions of the typed views
+ * (see rebuildTypedUnion). An account added or removed changes no view, so it
+ * runs when what the views select changes (`migrate`, a list resource's first
+ * tables), not per account.
  */
 export function refreshAllAccountsViews(db: Kysely<Database>): Promise<{ warnings: string[] }> {
   return db.transaction().execute((trx) => rebuildViews(trx));

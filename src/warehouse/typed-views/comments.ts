@@ -2,17 +2,10 @@ import { sql, type Transaction } from 'kysely';
 import type { ViewColumn } from '../layout/view-placement.js';
 import type { Database } from '../tables.js';
 
-/** A typed view in an account's schema, and the relation it shows. */
-interface CommentedView {
-  schema: string;
-  view: string;
-  table: string;
-}
-
 /** Comments the view and each of its columns with the key it shows. */
 export async function commentView(
   trx: Transaction<Database>,
-  target: CommentedView,
+  target: { schema: string; view: string; table: string },
   layout: readonly ViewColumn[],
   keyOf: ReadonlyMap<string, string>,
 ): Promise<void> {
