@@ -15,7 +15,7 @@
  */
 import pg from 'pg';
 import { createDatabase } from '../src/warehouse/database.js';
-import { migrateSchema } from '../src/warehouse/layout/migrate-all.js';
+import { migrateSchema } from '../src/warehouse/setup/migrate-all.js';
 import { freshDatabase } from './support.js';
 
 const ROUNDS = 6;

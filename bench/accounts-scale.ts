@@ -35,7 +35,7 @@ import { Secret } from '../src/secret.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
 import { simulatedAccounts } from '../src/simulator/simulated-accounts.js';
 import { createDatabase } from '../src/warehouse/database.js';
-import { migrateAll, migrateSchemas } from '../src/warehouse/layout/migrate-all.js';
+import { migrateAll, migrateSchemas } from '../src/warehouse/setup/migrate-all.js';
 import { clearPrefix, HEAP_FLAGS } from './end-to-end.js';
 import { ADMIN_URL, cpuSeconds, machineTicks, REDIS_URL } from './support.js';
 

@@ -24,14 +24,14 @@ import { catalogFor } from '../src/resources/index.js';
 import { Dataset } from '../src/simulator/dataset.js';
 import type { Page } from '../src/sync/ports.js';
 import { createDatabase } from '../src/warehouse/database.js';
+import { KyselyRunStore } from '../src/warehouse/runs/run-store.js';
+import { createRun } from '../src/warehouse/runs/sync-runs.js';
 import {
   ensureListResources,
   migrateAll,
   migrateControl,
   migrateSchemas,
-} from '../src/warehouse/layout/migrate-all.js';
-import { KyselyRunStore } from '../src/warehouse/runs/run-store.js';
-import { createRun } from '../src/warehouse/runs/sync-runs.js';
+} from '../src/warehouse/setup/migrate-all.js';
 import type { Database } from '../src/warehouse/tables.js';
 import { childSync, clearPrefix, startSimulatorProcess, syncEnv } from './end-to-end.js';
 import { fmt, freshDatabase } from './support.js';

@@ -19,13 +19,13 @@ import { BUILT_IN_RESOURCES, catalogFor } from '../src/resources/index.js';
 import { defineListResource } from '../src/resources/json-resource.js';
 import { Dataset } from '../src/simulator/dataset.js';
 import { createDatabase } from '../src/warehouse/database.js';
+import { KyselyRunStore } from '../src/warehouse/runs/run-store.js';
+import { createRun } from '../src/warehouse/runs/sync-runs.js';
 import {
   ensureListResources,
   migrateControl,
   migrateSchemas,
-} from '../src/warehouse/layout/migrate-all.js';
-import { KyselyRunStore } from '../src/warehouse/runs/run-store.js';
-import { createRun } from '../src/warehouse/runs/sync-runs.js';
+} from '../src/warehouse/setup/migrate-all.js';
 import { reapplyResource } from '../src/warehouse/upkeep/policy-reapply.js';
 import { HASH_KEY, POLICY } from './field-policy-cost.js';
 import { fmt, freshDatabase } from './support.js';

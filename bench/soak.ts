@@ -51,7 +51,7 @@ import { grantRefreshToken } from '../src/simulator/partner-browser.js';
 import { simulatedAccounts } from '../src/simulator/simulated-accounts.js';
 import { PARTNER_CLIENT_ID, PARTNER_CLIENT_SECRET } from '../src/simulator/simulator-options.js';
 import { createDatabase } from '../src/warehouse/database.js';
-import { migrateAll } from '../src/warehouse/layout/migrate-all.js';
+import { migrateAll } from '../src/warehouse/setup/migrate-all.js';
 import type { Database } from '../src/warehouse/tables.js';
 import { PrivatePostgres, PrivateRedis } from './private-servers.js';
 import { freshDatabase, REDIS_URL } from './support.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { createDatabase } from '../src/warehouse/database.js';
-import { migrateAll } from '../src/warehouse/layout/migrate-all.js';
+import { migrateAll } from '../src/warehouse/setup/migrate-all.js';
 
 /** The Postgres server benchmarks use: DATABASE_URL, else the local one. */
 export const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -35,7 +35,7 @@ import {
   type WebhookEventBody,
 } from '../src/simulator/webhook-sender.js';
 import { createDatabase } from '../src/warehouse/database.js';
-import { migrateAll } from '../src/warehouse/layout/migrate-all.js';
+import { migrateAll } from '../src/warehouse/setup/migrate-all.js';
 import { clearPrefix, syncEnv } from './end-to-end.js';
 import { freePort } from './ports.js';
 import { fmt, freshDatabase } from './support.js';

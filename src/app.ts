@@ -40,9 +40,9 @@ import { planRead } from './resources/read-plan.js';
 import { Metrics } from './status/metrics.js';
 import type { RunProgress } from './sync/run-resource.js';
 import { createDatabase } from './warehouse/database.js';
-import { ensureListResources } from './warehouse/layout/migrate-all.js';
 import { ResourceLock } from './warehouse/runs/resource-lock.js';
 import { KyselyRunStore } from './warehouse/runs/run-store.js';
+import { ensureListResources } from './warehouse/setup/migrate-all.js';
 import type { Database } from './warehouse/tables.js';
 
 /** Options of {@link createApp}. */

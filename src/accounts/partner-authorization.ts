@@ -3,7 +3,7 @@ import { schemaOf } from '../account-name.js';
 import { coerceError } from '../errors.js';
 import type { Secret } from '../secret.js';
 import { PUBLIC_SCHEMA } from '../warehouse/database.js';
-import { migrateSchemas } from '../warehouse/layout/migrate-all.js';
+import { migrateSchemas } from '../warehouse/setup/migrate-all.js';
 import type { Database } from '../warehouse/tables.js';
 import type { AccountStore } from './account-store.js';
 import { AccountNotReadyError, type FreeSchema, registerAccount } from './register-account.js';

@@ -8,13 +8,13 @@ import {
   ForeignSchemaError,
   schemaOwner,
 } from '../warehouse/layout/account-schema-owner.js';
-import { ensureAllAccountsViews } from '../warehouse/layout/all-accounts-views.js';
-import { ensureListResources, migrateSchemas } from '../warehouse/layout/migrate-all.js';
 import {
   describeStoredRows,
   type StoredRows,
   storedRowsOf,
 } from '../warehouse/layout/stored-rows.js';
+import { ensureAllAccountsViews } from '../warehouse/setup/all-accounts-refresh.js';
+import { ensureListResources, migrateSchemas } from '../warehouse/setup/migrate-all.js';
 import type { Database } from '../warehouse/tables.js';
 import { AccountSettingsStore } from './account-settings-store.js';
 import type { AccountStore } from './account-store.js';

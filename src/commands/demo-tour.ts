@@ -16,7 +16,7 @@ import { RESOURCE_NAMES } from '../resources/index.js';
 import { defineListResource } from '../resources/json-resource.js';
 import { Secret } from '../secret.js';
 import { ApiSimulator } from '../simulator/api-simulator.js';
-import { migrateAll } from '../warehouse/layout/migrate-all.js';
+import { migrateAll } from '../warehouse/setup/migrate-all.js';
 import type { Database } from '../warehouse/tables.js';
 import { eraseRecords } from '../warehouse/upkeep/erase-records.js';
 import { registryOf } from './account-options.js';

@@ -1,5 +1,5 @@
 import { DEFAULT_ACCOUNT } from '../account-name.js';
-import type { AccountReport, StatusReport } from '../status/report.js';
+import type { AccountReport, StatusReport } from '../status/report-types.js';
 import { formatTable } from './format-table.js';
 
 /**

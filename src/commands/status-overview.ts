@@ -1,4 +1,4 @@
-import type { StatusReport } from '../status/report.js';
+import type { StatusReport } from '../status/report-types.js';
 import { formatTable } from './format-table.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { AccountReport, StatusReport } from '../status/report.js';
+import type { AccountReport, StatusReport } from '../status/report-types.js';
 import { formatTable } from './format-table.js';
 import { credentialNotes } from './status-detail.js';
 import { OVERVIEW_ABOVE } from './status-overview.js';

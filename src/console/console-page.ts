@@ -1,4 +1,4 @@
-import type { AccountReport, CheckProblem, StatusReport } from '../status/report.js';
+import type { AccountReport, CheckProblem, StatusReport } from '../status/report-types.js';
 import { html, type SafeHtml } from './html.js';
 import { consoleDocument } from './page-shell.js';
 import { resourceProblems, resourceTable } from './resource-table.js';

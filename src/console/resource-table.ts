@@ -1,4 +1,9 @@
-import type { AccountReport, ResourceReport, ResourceState, RunReport } from '../status/report.js';
+import type {
+  AccountReport,
+  ResourceReport,
+  ResourceState,
+  RunReport,
+} from '../status/report-types.js';
 import { html, type SafeHtml } from './html.js';
 import { when } from './when.js';
 

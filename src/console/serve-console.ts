@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { coerceError } from '../errors.js';
 import { redactSecrets, type Secret } from '../secret.js';
-import type { StatusReport } from '../status/report.js';
+import type { StatusReport } from '../status/report-types.js';
 import { CONSOLE_CHALLENGE, isConsoleLogin } from './basic-auth.js';
 import { renderConsolePage } from './console-page.js';
 import { checkFormToken, createFormToken, formTokenKeys } from './form-token.js';

@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { ListenAddress } from '../config/listeners.js';
 import { type ConsoleOptions, isConsolePath, serveConsole } from '../console/serve-console.js';
 import type { Metrics } from '../status/metrics.js';
+import { pingDatabase } from '../warehouse/reports/status-reads.js';
 import type { Database } from '../warehouse/tables.js';
 
 /** Options of {@link startHttpServer}. */
@@ -116,7 +117,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const split = options.publicListener !== undefined;
   const healthz = async (res: ServerResponse) => {
     const [postgres, redis] = await Promise.all([
-      probe(() => sql`select 1`.execute(options.db)),
+      probe(() => pingDatabase(options.db)),
       probe(() => options.redis.ping()),
     ]);
     const schedules = redis === 'ok' && options.schedules ? await options.schedules() : undefined;

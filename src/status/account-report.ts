@@ -15,7 +15,7 @@ import type {
   ResourceState,
   RunReport,
   StatusReportOptions,
-} from './report.js';
+} from './report-types.js';
 
 /**
  * What to do about an account that needs re-authorizing: a connect link

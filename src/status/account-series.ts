@@ -1,7 +1,8 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
+import { readLatestOutcomes } from '../warehouse/reports/latest-runs.js';
+import { readEnabledAccounts } from '../warehouse/reports/status-reads.js';
 import type { Database } from '../warehouse/tables.js';
-import { readLatestOutcomes } from './latest-runs.js';
 
 /** What a scrape reads of the accounts in Postgres. */
 export interface AccountSeries {
@@ -28,7 +29,7 @@ export interface AccountSeriesOptions {
  * Reads, in a constant number of statements whatever the number of accounts,
  * when each enabled account's resources last succeeded and whether their
  * latest finished run failed (hiresync.data_sync_runs, in one statement: see
- * src/status/latest-runs.ts), which partner accounts need re-authorizing and whose
+ * src/warehouse/reports/latest-runs.ts), which partner accounts need re-authorizing and whose
  * credentials were refused (hiresync.accounts). Disabled accounts, and
  * resources without a finished run, are left out. Nothing before hiresync's
  * schema exists, no runs before its shared tables do; undefined when
@@ -39,10 +40,7 @@ export async function readAccountSeries(
   options: AccountSeriesOptions = {},
 ): Promise<AccountSeries | undefined> {
   try {
-    const { rows: accounts } = await sql<{ name: string; partner: boolean; state: string }>`
-      select name, auth_mode = 'partner' as partner, state
-      from hiresync.accounts where state <> 'disabled'
-      order by name`.execute(db);
+    const accounts = await readEnabledAccounts(db);
     const withRuns = [
       ...((options.withDefault ?? true) ? [DEFAULT_ACCOUNT] : []),
       ...accounts.map((a) => a.name),

@@ -1,5 +1,5 @@
 import { isNotPermitted, scopeOfRun } from '../sync/not-permitted.js';
-import type { AccountReport, CheckProblem, ResourceReport, StatusReport } from './report.js';
+import type { AccountReport, CheckProblem, ResourceReport, StatusReport } from './report-types.js';
 
 /**
  * The rule of `hiresync status --check`: every account that is not disabled

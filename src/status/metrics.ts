@@ -1,12 +1,13 @@
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { Counter, collectDefaultMetrics, Gauge, Registry, Summary } from 'prom-client';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
 import type { ApiClientMetrics } from '../api/api-client.js';
 import type { ResourceName } from '../config/load-config.js';
 import type { RunMetrics } from '../sync/run-resource.js';
 import { readVersion } from '../version.js';
+import { readTypedViewBlockStates } from '../warehouse/reports/status-reads.js';
 import type { Database } from '../warehouse/tables.js';
 import { type AccountSeries, readAccountSeries } from './account-series.js';
 import { QUEUE_JOB_STATES, TOKEN_REQUEST_OUTCOMES } from './metric-label-values.js';
@@ -259,9 +260,7 @@ export class Metrics {
         labelNames: ['account', 'view'],
         registers: [this.registry],
         async collect() {
-          const blocks = await within(() =>
-            readTypedViewBlockStates(db, options.withDefault ?? true),
-          );
+          const blocks = await within(() => typedViewBlockStates(db, options.withDefault ?? true));
           // Postgres unreachable: the last values read stay.
           if (blocks === undefined) return;
           this.reset();
@@ -341,16 +340,12 @@ function acceptsGzip(header: string | undefined): boolean {
  * `default`, a registered account or the all_accounts unions; none
  * before the table exists; undefined when Postgres cannot be read.
  */
-async function readTypedViewBlockStates(
+async function typedViewBlockStates(
   db: Kysely<Database>,
   withDefault: boolean,
 ): Promise<Array<{ account: string; view: string; blocked: boolean }> | undefined> {
   try {
-    const { rows } = await sql<{ schema: string; view: string; blocked: boolean }>`
-      select schema, view, message is not null as blocked from hiresync.typed_view_blocks b
-      where schema = 'all_accounts' or (schema = 'public' and ${withDefault})
-        or exists (select 1 from hiresync.accounts a where a.name = b.schema)
-      order by schema, view`.execute(db);
+    const rows = await readTypedViewBlockStates(db, withDefault);
     return rows.map((r) => ({
       account: r.schema === 'public' ? DEFAULT_ACCOUNT : r.schema,
       view: r.view,

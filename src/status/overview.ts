@@ -4,40 +4,16 @@
  * resources that fail, the accounts that need action, the stalest). Pure
  * shaping of the accounts' reports, no I/O.
  */
-import type { AccountReport, AccountSummary, StatusReport } from './report.js';
+import type {
+  AccountNeedingAction,
+  AccountReport,
+  AccountSummary,
+  StatusOverview,
+  StatusReport,
+} from './report-types.js';
 
 /** How many stalest accounts an overview names. */
 export const STALEST_SHOWN = 10;
-
-/** One account that `status --check` fails, or whose runs cannot be read. */
-export interface AccountNeedingAction {
-  account: string;
-  state: string;
-  /** Why, in a few words: `needs re-authorizing`, `failed: jobs, users`, `not permitted: users`, …; `;`-separated. */
-  why: string;
-}
-
-/** `hiresync status --json`'s `overview`: the summary a deployment of many accounts is read by first. */
-export interface StatusOverview {
-  /** Accounts in the report. */
-  accounts: number;
-  /** Accounts per state (`enabled`, `disabled`, `needs_reauthorization`, …), states with none left out. */
-  accountStates: Record<string, number>;
-  /** The resources the accounts sync now, by where they stand: the sum of the accounts' `summary`. */
-  resources: AccountSummary;
-  /**
-   * Each resource whose last run failed or was refused 403 in an account
-   * that is not disabled: in how many accounts; the most first.
-   */
-  failingResources: Array<{ resource: string; failed: number; notPermitted: number }>;
-  /** Every account that fails `status --check` or whose runs cannot be read, in report order. */
-  needingAction: AccountNeedingAction[];
-  /**
-   * The accounts that are not disabled whose last success is oldest, at most
-   * {@link STALEST_SHOWN}: those that never succeeded first, then oldest first.
-   */
-  stalest: Array<{ account: string; state: string; lastSuccess: string | null }>;
-}
 
 /** The overview of `accounts`, whose `status --check` verdict is `check`. */
 export function overviewOf(

@@ -1,7 +1,11 @@
 import { Redis } from 'ioredis';
-import { type Kysely, sql } from 'kysely';
-import { DEFAULT_ACCOUNT } from '../account-name.js';
+import type { Kysely } from 'kysely';
 import { HiresyncError } from '../errors.js';
+import {
+  type DatabaseIdentity,
+  databaseIdentity,
+  probeSyncRuns,
+} from '../warehouse/reports/status-reads.js';
 import type { Database } from '../warehouse/tables.js';
 
 async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -51,13 +55,7 @@ export async function checkConnections(
 ): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 5000;
   try {
-    await within(
-      sql`select 1 from hiresync.data_sync_runs where account = ${DEFAULT_ACCOUNT} limit 1`.execute(
-        db,
-      ),
-      timeoutMs,
-      'Postgres',
-    );
+    await within(probeSyncRuns(db), timeoutMs, 'Postgres');
   } catch (error) {
     const missing = (error as { code?: string }).code === '42P01';
     throw new HiresyncError(
@@ -81,28 +79,6 @@ export async function checkConnections(
       timeoutMs,
       'Redis',
     );
-  }
-}
-
-/** Which database a Redis prefix belongs to: the Postgres cluster's system identifier and the database's name. */
-export interface DatabaseIdentity {
-  /** `system_identifier` of pg_control_system(); null where the role may not read it. */
-  system: string | null;
-  database: string;
-}
-
-/** The identity of the database `db` is connected to. No credentials: a name and a number. */
-export async function databaseIdentity(db: Kysely<Database>): Promise<DatabaseIdentity> {
-  const database = (await sql<{ name: string }>`select current_database() as name`.execute(db))
-    .rows[0]?.name as string;
-  try {
-    const { rows } = await sql<{
-      system: string;
-    }>`select system_identifier::text as system from pg_control_system()`.execute(db);
-    return { system: rows[0]?.system ?? null, database };
-  } catch {
-    // Executable by every role by default, but a server may have revoked it.
-    return { system: null, database };
   }
 }
 

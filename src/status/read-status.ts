@@ -1,13 +1,18 @@
 import type { Redis } from 'ioredis';
-import { type Kysely, sql } from 'kysely';
-import { DEFAULT_ACCOUNT, schemaOf } from '../account-name.js';
+import type { Kysely } from 'kysely';
+import { schemaOf } from '../account-name.js';
 import type { ResourceName } from '../config/load-config.js';
 import { loadCheckpoints } from '../queue/redis-checkpoint-store.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
 import { redactSecrets } from '../secret.js';
 import type { Checkpoint } from '../sync/ports.js';
+import { type LatestRuns, readLatestRuns } from '../warehouse/reports/latest-runs.js';
+import {
+  defaultAccountRan,
+  readTypedViewBlockRows,
+  schemasWithoutRuns,
+} from '../warehouse/reports/status-reads.js';
 import type { Database, SyncRun } from '../warehouse/tables.js';
-import { type LatestRuns, readLatestRuns } from './latest-runs.js';
 
 export interface ResourceStatus {
   account: string;
@@ -30,7 +35,7 @@ export interface ResourceStatus {
  *
  * A constant number of round trips whatever the number of accounts: the
  * runs of every account in one statement over hiresync.data_sync_runs
- * (src/status/latest-runs.ts), the accounts whose schema lacks its views in one
+ * (src/warehouse/reports/latest-runs.ts), the accounts whose schema lacks its views in one
  * more, and every checkpoint in one pipelined read of Redis.
  */
 export async function readStatus(
@@ -100,18 +105,6 @@ export async function readStatus(
   });
 }
 
-/** Which of `accounts` have no view sync_runs in their schema (an add that could not make them), in one statement. */
-async function schemasWithoutRuns(
-  db: Kysely<Database>,
-  accounts: readonly string[],
-): Promise<Set<string>> {
-  if (accounts.length === 0) return new Set();
-  const { rows } = await sql<{ account: string }>`
-    select a.account from unnest(${accounts}::text[], ${accounts.map(schemaOf)}::text[]) a(account, schema)
-    where to_regclass(format('%I.sync_runs', a.schema)) is null`.execute(db);
-  return new Set(rows.map((r) => r.account));
-}
-
 /**
  * Whether `default` is an account to show: the environment sets its
  * credentials (`configured`), or runs of it are stored (a deployment whose
@@ -122,14 +115,7 @@ export async function defaultAccountShown(
   configured: boolean,
 ): Promise<boolean> {
   if (configured) return true;
-  const { rows: found } = await sql<{ present: boolean }>`
-    select to_regclass('hiresync.data_sync_runs') is not null as present`.execute(db);
-  if (!found[0]?.present) return false;
-  const { rows } = await sql<{ ran: boolean }>`
-    select exists (select 1 from hiresync.data_sync_runs where account = ${DEFAULT_ACCOUNT}) as ran`.execute(
-    db,
-  );
-  return rows[0]?.ran === true;
+  return defaultAccountRan(db);
 }
 
 /** A typed view whose rebuild objects of others block (hiresync.typed_view_blocks). */
@@ -152,14 +138,8 @@ export async function readTypedViewBlocks(
   db: Kysely<Database>,
   accounts: readonly string[],
 ): Promise<TypedViewBlock[]> {
-  const { rows: found } = await sql<{ present: boolean }>`
-    select to_regclass('hiresync.typed_view_blocks') is not null as present`.execute(db);
-  if (!found[0]?.present) return [];
   const schemas = [...accounts.map(schemaOf), 'all_accounts'];
-  const { rows } = await sql<{ schema: string; view: string; message: string; since: string }>`
-    select schema, view, message, blocked_since::text as since from hiresync.typed_view_blocks
-    where message is not null and schema = any(${schemas}::text[])
-    order by schema, view`.execute(db);
+  const rows = await readTypedViewBlockRows(db, schemas);
   return rows.map((r) => ({
     account: accounts.find((a) => schemaOf(a) === r.schema) ?? r.schema,
     view: `${r.schema}.${r.view}`,

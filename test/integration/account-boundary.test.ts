@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { schemaOf } from '../../src/account-name.js';
-import { migrateControl } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateControl } from '../../src/warehouse/setup/migrate-all.js';
 import type { AccountsHarness } from '../support/accounts-harness.js';
 import { leakyReader, relationsOf, testRole } from '../support/leaky-reader.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';

@@ -6,17 +6,15 @@ import { SecretKeys } from '../../src/config/secret-keys.js';
 import { main } from '../../src/main.js';
 import { Secret } from '../../src/secret.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import {
-  ALL_ACCOUNTS_VIEWS,
-  refreshAllAccountsViews,
-} from '../../src/warehouse/layout/all-accounts-views.js';
+import { ALL_ACCOUNTS_VIEWS } from '../../src/warehouse/layout/all-accounts-views.js';
 import { dropSchema } from '../../src/warehouse/layout/drop-account-schema.js';
+import { refreshAllAccountsViews } from '../../src/warehouse/setup/all-accounts-refresh.js';
 import {
   migrateAll,
   migrateControl,
   migrateSchema,
   migrateSchemas,
-} from '../../src/warehouse/layout/migrate-all.js';
+} from '../../src/warehouse/setup/migrate-all.js';
 import type { Database } from '../../src/warehouse/tables.js';
 import { captureIo } from '../support/capture-io.js';
 import {

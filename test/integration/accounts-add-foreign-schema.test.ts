@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, inject, it } from 'vitest';
 import { main } from '../../src/main.js';
-import { migrateAll } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import { captureIo } from '../support/capture-io.js';
 import { createTestDatabase } from '../support/databases.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';

@@ -3,7 +3,7 @@
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { ensureListResources } from '../../src/warehouse/layout/migrate-all.js';
+import { ensureListResources } from '../../src/warehouse/setup/migrate-all.js';
 import type { Database } from '../../src/warehouse/tables.js';
 import { runAccounts } from '../support/accounts-cli.js';
 import { leakyReader, testRole } from '../support/leaky-reader.js';

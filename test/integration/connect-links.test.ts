@@ -8,7 +8,7 @@ import { SecretBox } from '../../src/accounts/secret-box.js';
 import { connectRoutes } from '../../src/http/connect-routes.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { Secret } from '../../src/secret.js';
-import { migrateAll } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import { type ConnectHarness, startConnectHarness } from '../support/connect-harness.js';
 import { freePort } from '../support/free-port.js';
 import { waitFor } from '../support/lifecycle.js';

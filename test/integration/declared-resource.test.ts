@@ -10,7 +10,7 @@ import {
   RESOURCE_NAMES,
 } from '../../src/resources/index.js';
 import { defineJsonResource } from '../../src/resources/json-resource.js';
-import { migrateSchemas } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateSchemas } from '../../src/warehouse/setup/migrate-all.js';
 import { closeSearchingDatabases, searchingDatabase } from '../support/searching-database.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 

@@ -10,7 +10,7 @@ import { consoleOptionsOf } from '../../src/commands/worker-console.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { main } from '../../src/main.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
-import type { StatusReport } from '../../src/status/report.js';
+import type { StatusReport } from '../../src/status/report-types.js';
 import { targetsOf } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 import { captureLogger } from '../support/capture-logger.js';

@@ -9,7 +9,7 @@ import { defineListResource } from '../../src/resources/json-resource.js';
 import { Secret } from '../../src/secret.js';
 import type { Dataset } from '../../src/simulator/dataset.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import { ensureListResources, migrateAll } from '../../src/warehouse/layout/migrate-all.js';
+import { ensureListResources, migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';

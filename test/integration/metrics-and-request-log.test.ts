@@ -9,7 +9,7 @@ import { enqueueRun } from '../../src/queue/sync-job.js';
 import { Secret } from '../../src/secret.js';
 import { Metrics } from '../../src/status/metrics.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import { migrateAll } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import type { Database } from '../../src/warehouse/tables.js';
 import { targetsOf } from '../support/accounts-harness.js';
 import { captureLogger } from '../support/capture-logger.js';

@@ -20,7 +20,7 @@ import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import { migrateAll } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import type { Database } from '../../src/warehouse/tables.js';
 import { runAccounts } from '../support/accounts-cli.js';
 import { captureIo } from '../support/capture-io.js';

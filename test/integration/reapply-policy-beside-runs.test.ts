@@ -7,7 +7,7 @@ import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
-import { runLockKey } from '../../src/warehouse/runs/resource-lock.js';
+import { runLockKey } from '../../src/warehouse/lock-keys.js';
 import type { Database } from '../../src/warehouse/tables.js';
 import type { AccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';

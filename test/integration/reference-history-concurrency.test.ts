@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jobBoards } from '../../src/resources/reference-lists.js';
 import { trackingLinks } from '../../src/resources/tracking-links.js';
 import { pageStatementText } from '../../src/warehouse/pages/page-statement.js';
+import { accountReferenceLocksText } from '../../src/warehouse/pages/sql/reference-locks.js';
 import { writePage } from '../../src/warehouse/pages/write-page.js';
-import { accountReferenceLocksText } from '../../src/warehouse/runs/resource-lock.js';
 import { createRun } from '../../src/warehouse/runs/sync-runs.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 

@@ -4,7 +4,7 @@ import { PrivatePostgres, PrivateRedis } from '../../bench/private-servers.js';
 import { RedisCheckpointStore } from '../../src/queue/redis-checkpoint-store.js';
 import type { Checkpoint } from '../../src/sync/ports.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import { migrateAll } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
 import type { SyncHarness } from '../support/sync-harness.js';
 

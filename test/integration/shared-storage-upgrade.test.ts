@@ -8,7 +8,7 @@ import {
   CONTROL_SCHEMA,
   migrateToLatest,
 } from '../../src/warehouse/layout/migrate.js';
-import { migrateAll, SchemaMigrationError } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateAll, SchemaMigrationError } from '../../src/warehouse/setup/migrate-all.js';
 import type { Database } from '../../src/warehouse/tables.js';
 import { adminQuery, databaseUrl, TEST_DATABASE_PREFIX } from '../support/databases.js';
 import { leakyReader } from '../support/leaky-reader.js';

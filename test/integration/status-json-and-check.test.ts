@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { CommandIo } from '../../src/commands/command.js';
 import { main } from '../../src/main.js';
 import { enqueueRun } from '../../src/queue/sync-job.js';
-import type { StatusReport } from '../../src/status/report.js';
+import type { StatusReport } from '../../src/status/report-types.js';
 import type { SyncRun } from '../../src/warehouse/tables.js';
 import { type AccountsHarness, targetsOf } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';

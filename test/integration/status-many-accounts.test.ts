@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runKey } from '../../src/account-name.js';
 import { main } from '../../src/main.js';
 import { readAccountSeries } from '../../src/status/account-series.js';
-import { readStatusReport, reportAccounts, type StatusReport } from '../../src/status/report.js';
+import { readStatusReport, reportAccounts } from '../../src/status/report.js';
+import type { StatusReport } from '../../src/status/report-types.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 

@@ -5,7 +5,7 @@
 // rules) do.
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
-import type { StatusReport } from '../../src/status/report.js';
+import type { StatusReport } from '../../src/status/report-types.js';
 import { type AccountsHarness, targetsOf } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';

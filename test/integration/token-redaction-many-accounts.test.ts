@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
-import { migrateAll, migrateSchemas } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateAll, migrateSchemas } from '../../src/warehouse/setup/migrate-all.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase } from '../support/databases.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';

@@ -4,7 +4,7 @@ import { main } from '../../src/main.js';
 import { Secret } from '../../src/secret.js';
 import { Metrics } from '../../src/status/metrics.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import { migrateAll } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import {
   MAX_TYPED_COLUMNS,
   refreshTypedView,

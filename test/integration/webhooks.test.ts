@@ -15,7 +15,7 @@ import {
   type WebhookDelivery,
   type WebhookEventBody,
 } from '../../src/simulator/webhook-sender.js';
-import { runLockKey } from '../../src/warehouse/runs/resource-lock.js';
+import { runLockKey } from '../../src/warehouse/lock-keys.js';
 import { type AccountsHarness, startAccountsHarness } from '../support/accounts-harness.js';
 import { captureIo } from '../support/capture-io.js';
 import { freePort } from '../support/free-port.js';

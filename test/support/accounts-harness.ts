@@ -13,7 +13,7 @@ import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import type { RequestedMode } from '../../src/sync/run-resource.js';
-import { migrateAll } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { clearRedisPrefix, DEFAULT_CLIENT_SECRET, servicesEnv, simulatorEnv } from './test-env.js';

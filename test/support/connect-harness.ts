@@ -13,7 +13,7 @@ import { ScheduleKeeper } from '../../src/queue/schedule-keeper.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
-import { migrateAll } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import { captureIo } from './capture-io.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';

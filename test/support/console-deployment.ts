@@ -1,6 +1,6 @@
 import { runOnce } from '../../src/queue/run-once.js';
 import { Secret } from '../../src/secret.js';
-import { migrateAll } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import { freePort } from './free-port.js';
 import { waitFor } from './lifecycle.js';
 

@@ -8,7 +8,7 @@ import {
   TEST_CHAIN,
 } from '../../src/local-services/service-plan.js';
 import { createDatabase } from '../../src/warehouse/database.js';
-import { migrateControl, migrateSchemas } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateControl, migrateSchemas } from '../../src/warehouse/setup/migrate-all.js';
 import { adminQuery, databaseUrl, TEMPLATE_DATABASE, TEST_DATABASE_PREFIX } from './databases.js';
 
 declare module 'vitest' {

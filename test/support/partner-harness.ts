@@ -12,7 +12,7 @@ import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
-import { migrateAll } from '../../src/warehouse/layout/migrate-all.js';
+import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { grantRefreshToken } from './partner-grant.js';

@@ -2,7 +2,7 @@ import { reportOfAccount } from '../../src/status/account-report.js';
 import { checkReport } from '../../src/status/check.js';
 import { overviewOf } from '../../src/status/overview.js';
 import type { ResourceStatus } from '../../src/status/read-status.js';
-import type { AccountReport, ReportAccount, StatusReport } from '../../src/status/report.js';
+import type { AccountReport, ReportAccount, StatusReport } from '../../src/status/report-types.js';
 import type { SyncRun } from '../../src/warehouse/tables.js';
 
 /** A sync_runs row as Postgres returns it (timestamps as text in a UTC session). */

@@ -123,8 +123,10 @@ const LAYERS: Record<string, { may: readonly string[]; packagesNot?: readonly st
     ],
   },
   // Status, metrics and the health checks: what `status`, /metrics, /healthz
-  // and the console report, read through the warehouse and Redis.
+  // and the console report, read through the warehouse (every SQL read in
+  // src/warehouse/reports) and Redis.
   'status/': {
+    packagesNot: ['kysely', 'pg'],
     may: [
       'account-name.ts',
       'accounts/',
@@ -170,12 +172,11 @@ const LAYERS: Record<string, { may: readonly string[]; packagesNot?: readonly st
   },
 };
 
-/** The folders' runtime imports, as a graph; then its cycles (strongly connected parts). */
-function folderCycles(): string[][] {
+/** The cycles (strongly connected parts of more than one node) of a graph given as its arrows. */
+function cyclesOf(arrows: ReadonlyArray<readonly [string, string]>): string[][] {
   const edges = new Map<string, Set<string>>();
-  for (const i of IMPORTS) {
-    if (i.typeOnly || i.from === i.to || !(i.to.endsWith('/') || i.to.endsWith('.ts'))) continue;
-    edges.set(i.from, (edges.get(i.from) ?? new Set()).add(i.to));
+  for (const [from, to] of arrows) {
+    if (from !== to) edges.set(from, (edges.get(from) ?? new Set()).add(to));
   }
   const index = new Map<string, number>();
   const low = new Map<string, number>();
@@ -204,6 +205,15 @@ function folderCycles(): string[][] {
   };
   for (const v of edges.keys()) if (!index.has(v)) visit(v);
   return cycles;
+}
+
+/** The folders' runtime imports, as a graph; then its cycles. */
+function folderCycles(): string[][] {
+  return cyclesOf(
+    IMPORTS.filter((i) => !i.typeOnly && (i.to.endsWith('/') || i.to.endsWith('.ts'))).map(
+      (i) => [i.from, i.to] as const,
+    ),
+  );
 }
 
 describe('dependencies point one way', () => {
@@ -330,5 +340,69 @@ describe('the shape of src', () => {
       .filter((f) => f.lines > 400)
       .map((f) => `${relative(SRC, f.path)}: ${f.lines} lines`);
     expect(long).toEqual([]);
+  });
+});
+
+/** The room of src/warehouse that a file of src/ is in: `pages/` for warehouse/pages/**, `./` for a file at warehouse's root. */
+function roomOf(file: string): string | undefined {
+  const parts = file.split('/');
+  if (parts[0] !== 'warehouse') return undefined;
+  return parts.length > 2 ? `${parts[1]}/` : './';
+}
+
+/** The imports from one room of src/warehouse to another. */
+const ROOM_IMPORTS = IMPORTS.flatMap((i) => {
+  const from = roomOf(i.file);
+  const to = roomOf(i.target);
+  return from !== undefined && to !== undefined && from !== to ? [{ ...i, from, to }] : [];
+});
+
+/**
+ * What each room of src/warehouse may import of the others, from the bottom
+ * up: at the root the pool, the row types, relation names and lock keys that
+ * every room stands on; `layout` (schemas, shared tables, views, migrations
+ * of one schema) on them; typed views placed as layout places views; page
+ * writes; runs, which write pages and refresh typed views; `setup`, which
+ * brings every schema and the all_accounts views (typed unions included) up
+ * to date; `upkeep` (erase, reapply-policy, webhook deletions) on the rest.
+ * `reports` holds the reads of status, metrics and the health checks, on the
+ * root alone. No room imports one above it.
+ */
+const ROOMS: Record<string, readonly string[]> = {
+  './': [],
+  'layout/': ['./'],
+  'typed-views/': ['./', 'layout/'],
+  'pages/': ['./'],
+  'reports/': ['./'],
+  'runs/': ['./', 'pages/', 'typed-views/'],
+  'setup/': ['./', 'layout/', 'typed-views/'],
+  'upkeep/': ['./', 'layout/', 'pages/', 'typed-views/'],
+};
+
+describe('the rooms of src/warehouse', () => {
+  it('reads the imports between the rooms', () => {
+    expect(ROOM_IMPORTS.length).toBeGreaterThan(20);
+  });
+
+  it('no runtime import cycle runs between the rooms of src/warehouse', () => {
+    expect(
+      cyclesOf(ROOM_IMPORTS.filter((i) => !i.typeOnly).map((i) => [i.from, i.to] as const)),
+    ).toEqual([]);
+  });
+
+  it('every room of src/warehouse has its rule', () => {
+    const rooms = new Set(
+      sourceFiles(join(SRC, 'warehouse')).map((path) => roomOf(relative(SRC, path)) ?? ''),
+    );
+    expect([...rooms].filter((room) => !(room in ROOMS))).toEqual([]);
+  });
+
+  it.each(Object.keys(ROOMS))('src/warehouse/%s imports only the rooms below it', (room) => {
+    const may = ROOMS[room] ?? [];
+    expect(
+      ROOM_IMPORTS.filter((i) => i.from === room && !may.includes(i.to)).map(
+        (i) => `${i.file} -> ${i.target}`,
+      ),
+    ).toEqual([]);
   });
 });

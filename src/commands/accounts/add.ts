@@ -6,7 +6,7 @@ import { loadAccountUrls } from '../../config/account-urls.js';
 import { loadAccountsConfig } from '../../config/load-config.js';
 import { UsageError } from '../../errors.js';
 import { Secret } from '../../secret.js';
-import { migrateControl } from '../../warehouse/layout/migrate-all.js';
+import { migrateControl } from '../../warehouse/setup/migrate-all.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { describeAuthMode } from './auth-mode.js';

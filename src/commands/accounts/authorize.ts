@@ -25,7 +25,7 @@ import {
   UsageError,
 } from '../../errors.js';
 import { createLogger, type Logger } from '../../logger.js';
-import { migrateControl } from '../../warehouse/layout/migrate-all.js';
+import { migrateControl } from '../../warehouse/setup/migrate-all.js';
 import type { Database } from '../../warehouse/tables.js';
 import { EXIT, type Signals } from '../command.js';
 import type { OptionTable } from '../options.js';

@@ -10,7 +10,7 @@ import { readPublicUrl } from '../../config/public-url.js';
 import type { Env } from '../../config/types.js';
 import { parseDuration } from '../../duration.js';
 import { ConfigError, type ConfigProblem, collectProblems, UsageError } from '../../errors.js';
-import { migrateControl } from '../../warehouse/layout/migrate-all.js';
+import { migrateControl } from '../../warehouse/setup/migrate-all.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase } from './connections.js';

@@ -10,7 +10,7 @@ import { readPartner } from '../../config/partner.js';
 import { webhookSecretProblem } from '../../config/webhook-secret.js';
 import { coerceError, UsageError } from '../../errors.js';
 import { Secret } from '../../secret.js';
-import { ensureListResources } from '../../warehouse/layout/migrate-all.js';
+import { ensureListResources } from '../../warehouse/setup/migrate-all.js';
 import { EXIT, type Input, type Output } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase } from './connections.js';

@@ -1,8 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { PUBLIC_SCHEMA } from '../database.js';
-import { LOCK_SPACE } from '../runs/resource-lock.js';
+import { LOCK_SPACE } from '../lock-keys.js';
 import type { Database } from '../tables.js';
-import { rebuildTypedUnion } from '../typed-views/all-accounts-typed-views.js';
 import { sharedTable, trackingLinksFlatSelect } from './account-views.js';
 import { ACCOUNT_COLUMN, type Column, SHOWN_ACCOUNTS } from './all-accounts-members.js';
 import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA, CONTROL_SCHEMA } from './migrate.js';
@@ -55,41 +54,20 @@ async function columnsOf(
 }
 
 /**
- * Rebuilds schema `all_accounts`: for each relation of {@link ALL_ACCOUNTS_VIEWS}
+ * Rebuilds, in the caller's transaction and under the views' advisory lock,
+ * schema `all_accounts`: for each relation of {@link ALL_ACCOUNTS_VIEWS}
  * and each list resource, a view `all_accounts.<relation>` of every
  * account's rows (see {@link SHOWN_ACCOUNTS}), with a first column `account`, then the
  * columns of each account's view of that name. Each reads the shared table
  * (`hiresync.data_<relation>`; tracking_links_flat joins four of them on
  * account and id) once, whatever the number of accounts: a query across
- * accounts touches a fixed number of relations and locks, and an account
- * added or removed changes no view. So it runs when what the views select
- * changes (`migrate`, a list resource's first tables), not per account.
- *
- * In one transaction, under a transaction-level advisory lock: a view keeps
- * its identity (see placeView) so objects others built on it survive.
+ * accounts touches a fixed number of relations and locks. A view keeps its
+ * identity (see placeView) so objects others built on it survive. The
+ * unions of the typed views are not built here (see setup/all-accounts-refresh.ts).
  */
-export function refreshAllAccountsViews(db: Kysely<Database>): Promise<{ warnings: string[] }> {
-  return db.transaction().execute((trx) => rebuildViews(trx));
-}
-
-/**
- * Builds the all_accounts views when they are not there yet (a deployment
- * whose accounts are added before any `hiresync migrate`): one statement
- * when they are. They read the shared tables, so an account added needs no
- * rebuild.
- */
-export async function ensureAllAccountsViews(
-  db: Kysely<Database>,
+export async function rebuildUnionViews(
+  trx: Transaction<Database>,
 ): Promise<{ warnings: string[] }> {
-  const { rows } = await sql<{ present: boolean }>`
-    select to_regclass(${`${ALL_ACCOUNTS_SCHEMA}.tracking_links_flat`}) is not null as present`.execute(
-    db,
-  );
-  return rows[0]?.present ? { warnings: [] } : refreshAllAccountsViews(db);
-}
-
-/** The body of {@link refreshAllAccountsViews}, in the caller's transaction. */
-export async function rebuildViews(trx: Transaction<Database>): Promise<{ warnings: string[] }> {
   await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${ALL_ACCOUNTS_LOCK}::int)`.execute(
     trx,
   );
@@ -176,10 +154,6 @@ export async function rebuildViews(trx: Transaction<Database>): Promise<{ warnin
       )}`.execute(trx);
     }
   }
-  for (const view of await typedViewsOf(trx)) {
-    const { warning } = await rebuildTypedUnion(trx, view);
-    if (warning) warnings.push(warning);
-  }
   return { warnings };
 }
 
@@ -204,7 +178,7 @@ async function sharedListResources(db: Kysely<Database>): Promise<string[]> {
   return rows.map((r) => r.name).filter((name): name is string => name !== null);
 }
 
-/** The relations {@link rebuildViews} unions: ALL_ACCOUNTS_VIEWS and the list resources public holds, each with its view and its history. */
+/** The relations {@link rebuildUnionViews} unions: ALL_ACCOUNTS_VIEWS and the list resources public holds, each with its view and its history. */
 async function unionRelations(db: Kysely<Database>): Promise<string[]> {
   return [
     ...ALL_ACCOUNTS_VIEWS,
@@ -214,7 +188,7 @@ async function unionRelations(db: Kysely<Database>): Promise<string[]> {
 
 /**
  * The names of the views of schema `all_accounts` that hiresync builds and
- * rebuilds with the registered accounts (what {@link refreshAllAccountsViews}
+ * rebuilds with the registered accounts (what refreshAllAccountsViews
  * makes: {@link ALL_ACCOUNTS_VIEWS}, the list resources' views and histories,
  * the unions of public's typed views). Anything else there is someone else's.
  */
@@ -223,7 +197,7 @@ export async function allAccountsViewNames(db: Kysely<Database>): Promise<string
 }
 
 /** The typed views any account has (jobs_flat, job_posts_flat, each list resource's NAME_flat). */
-async function typedViewsOf(trx: Kysely<Database>): Promise<string[]> {
+export async function typedViewsOf(trx: Kysely<Database>): Promise<string[]> {
   const { rows } = await sql<{ view: string }>`
     select distinct view from hiresync.data_typed_views order by view`.execute(trx);
   return rows.map((r) => r.view);

@@ -2,7 +2,6 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { accountNameProblem, accountOfSchema, schemaOf } from '../../account-name.js';
 import { HiresyncError } from '../../errors.js';
 import type { Database } from '../tables.js';
-import { forgetTypedViewBlocks } from '../typed-views/null-blocks.js';
 import { schemaOwner } from './account-schema-owner.js';
 import { sharedTable, sharedTables } from './account-views.js';
 import { dependentsOutside } from './schema-dependents.js';
@@ -193,5 +192,14 @@ async function deleteSharedRows(trx: Transaction<Database>, account: string): Pr
     await sql`delete from ${sql.id('hiresync', sharedTable(table))} where account = ${account}`.execute(
       trx,
     );
+  }
+}
+
+/** Deletes the hiresync.typed_view_blocks rows of the typed views of `schema`. */
+async function forgetTypedViewBlocks(trx: Transaction<Database>, schema: string): Promise<void> {
+  const { rows: blocks } = await sql<{ present: boolean }>`
+    select to_regclass('hiresync.typed_view_blocks') is not null as present`.execute(trx);
+  if (blocks[0]?.present) {
+    await sql`delete from hiresync.typed_view_blocks where schema = ${schema}`.execute(trx);
   }
 }

@@ -5,7 +5,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import { HiresyncError } from '../../errors.js';
 import { PUBLIC_SCHEMA } from '../database.js';
-import { lockKey } from '../runs/resource-lock.js';
+import { lockKey } from '../lock-keys.js';
 import type { Database } from '../tables.js';
 
 /**

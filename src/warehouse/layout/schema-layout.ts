@@ -2,7 +2,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { accountNameProblem, accountOfSchema } from '../../account-name.js';
 import { coerceError, HiresyncError } from '../../errors.js';
 import { PUBLIC_SCHEMA } from '../database.js';
-import { LOCK_SPACE, lockKey } from '../runs/resource-lock.js';
+import { LOCK_SPACE, lockKey } from '../lock-keys.js';
 import type { Database } from '../tables.js';
 import { claimAccountSchema } from './account-schema-owner.js';
 import {

@@ -1,5 +1,5 @@
 import { sql, type Transaction } from 'kysely';
-import { LOCK_SPACE, lockKey } from '../runs/resource-lock.js';
+import { LOCK_SPACE, lockKey } from '../lock-keys.js';
 import { sharedRelation } from '../shared-relation.js';
 import type { Database } from '../tables.js';
 import { accountViewsText, ident, literal, sharedTable, sharedTables } from './account-views.js';

@@ -64,7 +64,7 @@ export interface StoredResource extends HistoryTarget {
   readonly pathVariable?: string | undefined;
 }
 
-/** The statement of each storage kind, written out in src/warehouse/sql. */
+/** The statement of each storage kind, written out in src/warehouse/pages/sql. */
 const STATEMENTS: Readonly<
   Record<StorageKind, (tables: { table: string; history: string }) => string>
 > = {

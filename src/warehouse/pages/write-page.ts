@@ -13,7 +13,6 @@ import type {
   RejectedRecord,
   StorageKind,
 } from '../../sync/ports.js';
-import { accountReferenceLocksText, type ReferenceTable } from '../runs/resource-lock.js';
 import { sharedRelation } from '../shared-relation.js';
 import type { Database } from '../tables.js';
 import {
@@ -25,6 +24,7 @@ import {
   type WrittenRow,
 } from './page-statement.js';
 import { recordTexts, topLevelId } from './record-texts.js';
+import { accountReferenceLocksText, type ReferenceTable } from './sql/reference-locks.js';
 import { findUnchanged, type UnchangedRecords } from './unchanged-page.js';
 
 /** A page to store: the body exactly as received, and its records parsed. */

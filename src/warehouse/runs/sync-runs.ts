@@ -3,9 +3,9 @@ import { schemaOf } from '../../account-name.js';
 import { DeletionGuardError, type DeletionGuardHint } from '../../errors.js';
 import type { CompletedRuns, ResourceName, RunMode, RunTotals } from '../../sync/ports.js';
 import { type HistoryTarget, versionCtes } from '../pages/history.js';
+import { accountReferenceLocksText, isReferenceTable } from '../pages/sql/reference-locks.js';
 import { sharedRelation } from '../shared-relation.js';
 import type { Database, SyncRun } from '../tables.js';
-import { accountReferenceLocksText, isReferenceTable } from './resource-lock.js';
 
 /**
  * Every statement here names the shared tables (hiresync.data_<table>) and

@@ -8,7 +8,7 @@ import {
 } from '../layout/all-accounts-members.js';
 import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA } from '../layout/migrate.js';
 import { dependentsOf, emptyView, placeView, type ViewColumn } from '../layout/view-placement.js';
-import { LOCK_SPACE } from '../runs/resource-lock.js';
+import { LOCK_SPACE } from '../lock-keys.js';
 import type { Database } from '../tables.js';
 import { columnNamesOf } from './column-names.js';
 import { type ColumnType, holdsType, PG_TYPES, widen } from './column-types.js';

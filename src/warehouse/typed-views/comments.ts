@@ -1,12 +1,11 @@
 import { sql, type Transaction } from 'kysely';
 import type { ViewColumn } from '../layout/view-placement.js';
 import type { Database } from '../tables.js';
-import type { AccountView } from './refresh-typed-view.js';
 
 /** Comments the view and each of its columns with the key it shows. */
 export async function commentView(
   trx: Transaction<Database>,
-  target: AccountView,
+  target: { schema: string; view: string; table: string },
   layout: readonly ViewColumn[],
   keyOf: ReadonlyMap<string, string>,
 ): Promise<void> {

@@ -138,15 +138,3 @@ export async function isBlocked(
       where schema = ${schema} and view = ${view} and message is not null) as blocked`.execute(trx);
   return rows[0]?.blocked === true;
 }
-
-/** Deletes the hiresync.typed_view_blocks rows of the typed views of `schema`. */
-export async function forgetTypedViewBlocks(
-  trx: Transaction<Database>,
-  schema: string,
-): Promise<void> {
-  const { rows: blocks } = await sql<{ present: boolean }>`
-    select to_regclass('hiresync.typed_view_blocks') is not null as present`.execute(trx);
-  if (blocks[0]?.present) {
-    await sql`delete from hiresync.typed_view_blocks where schema = ${schema}`.execute(trx);
-  }
-}

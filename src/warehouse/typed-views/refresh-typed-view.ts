@@ -2,7 +2,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { schemaOf } from '../../account-name.js';
 import { ALL_ACCOUNTS_SCHEMA } from '../layout/migrate.js';
 import { placeView, type ViewColumn, viewColumns } from '../layout/view-placement.js';
-import { LOCK_SPACE, lockKey } from '../runs/resource-lock.js';
+import { LOCK_SPACE, lockKey } from '../lock-keys.js';
 import type { Database } from '../tables.js';
 import { rebuildTypedUnion } from './all-accounts-typed-views.js';
 import { columnNamesOf } from './column-names.js';

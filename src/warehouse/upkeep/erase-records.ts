@@ -1,8 +1,9 @@
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import { DEFAULT_ACCOUNT, runKey, schemaOf } from '../../account-name.js';
 import { HiresyncError } from '../../errors.js';
+import { runLockKey } from '../lock-keys.js';
 import { carriedId } from '../pages/record-texts.js';
-import { accountReferenceLocksText, isReferenceTable, runLockKey } from '../runs/resource-lock.js';
+import { accountReferenceLocksText, isReferenceTable } from '../pages/sql/reference-locks.js';
 import type { Database } from '../tables.js';
 import { eraseRecords as eraseRecordsText } from './sql/erase-records.js';
 

@@ -1,7 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import { runKey } from '../../account-name.js';
 import { HiresyncError } from '../../errors.js';
-import { isReferenceTable, runLockKey } from '../runs/resource-lock.js';
+import { runLockKey } from '../lock-keys.js';
+import { isReferenceTable } from '../pages/sql/reference-locks.js';
 import type { Database } from '../tables.js';
 
 /**

@@ -1,7 +1,8 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { schemaOf } from '../../account-name.js';
+import { runLockKey } from '../lock-keys.js';
 import type { HistoryTarget } from '../pages/history.js';
-import { accountReferenceLocksText, isReferenceTable, runLockKey } from '../runs/resource-lock.js';
+import { accountReferenceLocksText, isReferenceTable } from '../pages/sql/reference-locks.js';
 import type { Database } from '../tables.js';
 import { webhookDeletion } from './sql/webhook-deletion.js';
 

@@ -5,7 +5,7 @@ import {
   refusalReason,
 } from '../../../src/accounts/refresh-token-vault.js';
 import { registerSecret } from '../../../src/secret.js';
-import { runLockKey } from '../../../src/warehouse/runs/resource-lock.js';
+import { runLockKey } from '../../../src/warehouse/lock-keys.js';
 
 const REFUSAL =
   "token request to /oauth/token was refused (400): refresh token already used (rotated); the refresh token of account acme was refused (revoked, expired unused, or already used), or the partner app's HIRESYNC_PARTNER_CLIENT_ID/HIRESYNC_PARTNER_CLIENT_SECRET are wrong";

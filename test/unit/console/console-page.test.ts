@@ -7,7 +7,7 @@ import type {
   ResourceReport,
   RunReport,
   StatusReport,
-} from '../../../src/status/report.js';
+} from '../../../src/status/report-types.js';
 
 function run(overrides: Partial<RunReport> = {}): RunReport {
   return {

@@ -2,10 +2,10 @@
 // statement names shared tables qualified and binds the account
 // (test/unit/statements-bind-the-account.test.ts): typed-view refreshes,
 // webhook deletions, erasure, reapply-policy, status and metrics reads. The
-// written-out texts of src/warehouse/sql and src/status/latest-runs.ts, and what
+// written-out texts of src/warehouse/upkeep/sql and src/warehouse/reports/latest-runs.ts, and what
 // the real functions send, captured on a recording Kysely (every Kysely
 // query compiled by the Postgres compiler, every `sql` template as sent).
-// The three reads of src/status/latest-runs.ts bind the accounts as `$1` through
+// The three reads of src/warehouse/reports/latest-runs.ts bind the accounts as `$1` through
 // `unnest($1::text[]) a(account)` joined on account, not `account = any($1)`
 // in each probe (200 times slower at 2,000 accounts: see that file).
 // Left out: the reference tables' lock statement (accountReferenceLocksText,
@@ -16,14 +16,14 @@ import { resolvePolicy } from '../../../src/privacy/policy-targets.js';
 import { BUILT_IN_RESOURCES, RESOURCE_NAMES } from '../../../src/resources/index.js';
 import { defineListResource } from '../../../src/resources/json-resource.js';
 import { readAccountSeries } from '../../../src/status/account-series.js';
+import { checkConnections } from '../../../src/status/preflight.js';
+import { defaultAccountShown, readTypedViewBlocks } from '../../../src/status/read-status.js';
+import { REFERENCE_COLUMNS } from '../../../src/warehouse/pages/sql/reference-records-page.js';
 import {
   LAST_SUCCESSES_TEXT,
   LATEST_OUTCOMES_TEXT,
   LATEST_RUNS_TEXT,
-} from '../../../src/status/latest-runs.js';
-import { checkConnections } from '../../../src/status/preflight.js';
-import { defaultAccountShown, readTypedViewBlocks } from '../../../src/status/read-status.js';
-import { REFERENCE_COLUMNS } from '../../../src/warehouse/pages/sql/reference-records-page.js';
+} from '../../../src/warehouse/reports/latest-runs.js';
 import type { Database } from '../../../src/warehouse/tables.js';
 import { refreshTypedView } from '../../../src/warehouse/typed-views/refresh-typed-view.js';
 import {

@@ -8,7 +8,7 @@
  * at 5,000 (the table and its indexes, not an account's views).
  */
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
-import type { Database, SyncRun } from '../warehouse/tables.js';
+import type { Database, SyncRun } from '../tables.js';
 
 /** The newest runs of one (account, resource). */
 export interface LatestRuns {

@@ -2,23 +2,26 @@ import { type Kysely, sql } from 'kysely';
 import { schemaOf } from '../../account-name.js';
 import { coerceError } from '../../errors.js';
 import { PUBLIC_SCHEMA } from '../database.js';
-import { LOCK_SPACE } from '../runs/resource-lock.js';
-import type { Database } from '../tables.js';
-import { registeredAccounts } from './all-accounts-members.js';
-import { rebuildViews, refreshAllAccountsViews } from './all-accounts-views.js';
-import { createListResourceTables, listResourcesIn } from './list-resource-tables.js';
+import { registeredAccounts } from '../layout/all-accounts-members.js';
+import { createListResourceTables, listResourcesIn } from '../layout/list-resource-tables.js';
 import {
   CONTROL_MIGRATIONS_FOLDER,
   CONTROL_SCHEMA,
   type MigrateOutcome,
   migrateToLatest,
-} from './migrate.js';
-import { resourcesOfRegisteredAccounts } from './registered-resources.js';
-import { foreignCreatorWarnings, refuseForeignCreatorsOfControl } from './schema-creators.js';
-import { migrateSchemas, SchemaMigrationError } from './schema-layout.js';
-import { LIST_RESOURCES_LOCK } from './shared-list-tables.js';
+} from '../layout/migrate.js';
+import { resourcesOfRegisteredAccounts } from '../layout/registered-resources.js';
+import {
+  foreignCreatorWarnings,
+  refuseForeignCreatorsOfControl,
+} from '../layout/schema-creators.js';
+import { migrateSchemas, SchemaMigrationError } from '../layout/schema-layout.js';
+import { LIST_RESOURCES_LOCK } from '../layout/shared-list-tables.js';
+import { LOCK_SPACE } from '../lock-keys.js';
+import type { Database } from '../tables.js';
+import { rebuildViews, refreshAllAccountsViews } from './all-accounts-refresh.js';
 
-export { migrateSchema, migrateSchemas, SchemaMigrationError } from './schema-layout.js';
+export { migrateSchema, migrateSchemas, SchemaMigrationError } from '../layout/schema-layout.js';
 
 /** Brings hiresync's control schema (`hiresync.accounts`, the shared tables) up to date. */
 export function migrateControl(db: Kysely<Database>): Promise<MigrateOutcome> {
