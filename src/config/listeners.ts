@@ -2,32 +2,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { ConfigProblem } from '../errors.js';
 import { integer } from './fields.js';
-import type { Env } from './types.js';
-
-/** Where one HTTP listener of `worker` binds. */
-export interface ListenAddress {
-  /** 0: a free port the system picks (logged at start). */
-  port: number;
-  /** An IP address or a host name resolving to the machine's own. */
-  host: string;
-}
-
-/** The HTTP listeners of `worker`. */
-export interface Listeners {
-  /**
-   * `HIRESYNC_HTTP_PORT` (default 9464) on `HIRESYNC_HTTP_HOST`: /healthz
-   * with its details, /metrics and the console; and the public routes too
-   * when there is no public listener. Default host `0.0.0.0`, or
-   * `127.0.0.1` when there is a public listener.
-   */
-  http: ListenAddress;
-  /**
-   * `HIRESYNC_PUBLIC_PORT` on `HIRESYNC_PUBLIC_HOST` (default `0.0.0.0`):
-   * `/webhooks/…`, `/connect/…` and `/oauth/callback` only, every other
-   * path 404. Undefined when HIRESYNC_PUBLIC_PORT is unset: one listener.
-   */
-  public: ListenAddress | undefined;
-}
+import type { Env, Listeners } from './types.js';
 
 /** An RFC 1123 host name: dot-separated labels of letters, digits and inner hyphens. */
 const HOST_NAME =

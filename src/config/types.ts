@@ -5,7 +5,6 @@
 import type { RecordPolicy } from '../privacy/police-page.js';
 import type { Secret } from '../secret.js';
 import type { ResourceName } from '../sync/ports.js';
-import type { Listeners } from './listeners.js';
 import type { SecretKeys } from './secret-keys.js';
 
 export type AuthConfig =
@@ -249,4 +248,29 @@ export interface AccountsConfig extends DatabaseConfig {
   defaultAuthMode: AuthConfig['mode'] | undefined;
   /** Whether HIRESYNC_WEBHOOK_SECRET is set for the account `default` (never its value). */
   defaultWebhookSecret: boolean;
+}
+
+/** The HTTP listeners of `worker`. */
+export interface Listeners {
+  /**
+   * `HIRESYNC_HTTP_PORT` (default 9464) on `HIRESYNC_HTTP_HOST`: /healthz
+   * with its details, /metrics and the console; and the public routes too
+   * when there is no public listener. Default host `0.0.0.0`, or
+   * `127.0.0.1` when there is a public listener.
+   */
+  http: ListenAddress;
+  /**
+   * `HIRESYNC_PUBLIC_PORT` on `HIRESYNC_PUBLIC_HOST` (default `0.0.0.0`):
+   * `/webhooks/…`, `/connect/…` and `/oauth/callback` only, every other
+   * path 404. Undefined when HIRESYNC_PUBLIC_PORT is unset: one listener.
+   */
+  public: ListenAddress | undefined;
+}
+
+/** Where one HTTP listener of `worker` binds. */
+export interface ListenAddress {
+  /** 0: a free port the system picks (logged at start). */
+  port: number;
+  /** An IP address or a host name resolving to the machine's own. */
+  host: string;
 }

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import type { ListenAddress } from '../config/listeners.js';
+import type { ListenAddress } from '../config/types.js';
 import { type ConsoleOptions, isConsolePath, serveConsole } from '../console/serve-console.js';
 import type { Metrics } from '../status/metrics.js';
 import { pingDatabase } from '../warehouse/reports/status-reads.js';

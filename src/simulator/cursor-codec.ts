@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { DateBound } from './list-query.js';
+import type { DateBound } from './date-bounds.js';
 
 /** What a simulator cursor carries. */
 export interface CursorState {

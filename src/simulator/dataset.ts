@@ -16,9 +16,9 @@ import {
   mix,
   timestamp,
 } from './dataset-values.js';
+import { type DateBound, withinDates } from './date-bounds.js';
 import type { ExtraResource } from './extra-resource.js';
 import { EXTRA_RESOURCE_NAMES, EXTRA_RESOURCES, extraResourcesNamed } from './extra-resources.js';
-import { type DateBound, withinDates } from './list-query.js';
 import { recordGeneratorOf } from './simulated-records.js';
 import type { SimulationContext } from './simulation-context.js';
 

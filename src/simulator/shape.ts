@@ -1,12 +1,8 @@
 import type { DatasetOptions } from './dataset.js';
 import type { RateLimit } from './rate-limiter.js';
-import type { SimulatorOptions } from './simulator-options.js';
+import type { SimulatorOptions, SimulatorShape } from './simulator-options.js';
 
-/**
- * Which API the simulator plays: `seed`, the shapes `api-spec.md` shows (the
- * default), or `v3`, the shapes the live service (Harvest v3) serves.
- */
-export type SimulatorShape = 'seed' | 'v3';
+export type { SimulatorShape } from './simulator-options.js';
 
 /** Every shape, for `hiresync simulate --shape`. */
 export const SIMULATOR_SHAPES: readonly SimulatorShape[] = ['seed', 'v3'];

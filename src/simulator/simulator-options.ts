@@ -1,8 +1,13 @@
 import type { Dataset, DatasetOptions } from './dataset.js';
 import type { RandomFaults } from './faults.js';
 import type { RateLimit, RateLimitResetFormat, RetryAfterFormat } from './rate-limiter.js';
-import type { SimulatorShape } from './shape.js';
 import type { SimulatedAccount } from './simulated-accounts.js';
+
+/**
+ * Which API the simulator plays: `seed`, the shapes `api-spec.md` shows (the
+ * default), or `v3`, the shapes the live service (Harvest v3) serves.
+ */
+export type SimulatorShape = 'seed' | 'v3';
 
 /** Default client id of the partner app. */
 export const PARTNER_CLIENT_ID = 'partner-client';

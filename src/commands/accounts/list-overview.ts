@@ -1,6 +1,30 @@
 import { formatTable } from '../format-table.js';
 import { count, countsText, OVERVIEW_ABOVE } from '../status-overview.js';
-import type { AccountListRow } from './list.js';
+
+/** One account as `accounts list` shows it: a row of the table, an object of `--json`. */
+export interface AccountListRow {
+  name: string;
+  /** Null when unknown (default with no credentials in the environment). */
+  authMode: string | null;
+  schema: string;
+  /** `enabled`, `disabled`, `needs_reauthorization`, `credentials_refused`; default's `not configured`. */
+  state: string;
+  /** When its last successful run finished, ISO 8601 UTC; null before the first. */
+  lastSuccess: string | null;
+  /** State needs_reauthorization: why, and what to do. */
+  reauthorization: { reason: string; action: string } | null;
+  /** State credentials_refused: why, and what to do. */
+  credentialsRefused: { reason: string; action: string } | null;
+  /**
+   * Its own settings (accounts add|update --resources, --incremental-every,
+   * --full-cron); null where it has the deployment's.
+   */
+  settings: {
+    resources: string[] | null;
+    incrementalEvery: string | null;
+    fullCron: string | null;
+  };
+}
 
 /** How many stalest accounts, and how many notes of accounts that need action, the overview shows. */
 const STALEST_SHOWN = 10;

@@ -17,7 +17,7 @@ import type { OptionTable } from '../options.js';
 import { tableTimestamp } from '../status-detail.js';
 import { OVERVIEW_ABOVE } from '../status-overview.js';
 import { openDatabase } from './connections.js';
-import { formatAccountsOverview } from './list-overview.js';
+import { type AccountListRow, formatAccountsOverview } from './list-overview.js';
 import { defineSubcommand } from './subcommand.js';
 
 /** Options of `hiresync accounts list`. */
@@ -31,31 +31,6 @@ export const options = {
     description: 'print one JSON document instead (timestamps ISO 8601 UTC)',
   },
 } as const satisfies OptionTable;
-
-/** One account as `accounts list` shows it: a row of the table, an object of `--json`. */
-export interface AccountListRow {
-  name: string;
-  /** Null when unknown (default with no credentials in the environment). */
-  authMode: string | null;
-  schema: string;
-  /** `enabled`, `disabled`, `needs_reauthorization`, `credentials_refused`; default's `not configured`. */
-  state: string;
-  /** When its last successful run finished, ISO 8601 UTC; null before the first. */
-  lastSuccess: string | null;
-  /** State needs_reauthorization: why, and what to do. */
-  reauthorization: { reason: string; action: string } | null;
-  /** State credentials_refused: why, and what to do. */
-  credentialsRefused: { reason: string; action: string } | null;
-  /**
-   * Its own settings (accounts add|update --resources, --incremental-every,
-   * --full-cron); null where it has the deployment's.
-   */
-  settings: {
-    resources: string[] | null;
-    incrementalEvery: string | null;
-    fullCron: string | null;
-  };
-}
 
 /** The table's columns: header and cell of a row. */
 const COLUMNS: ReadonlyArray<readonly [string, (row: AccountListRow) => string]> = [

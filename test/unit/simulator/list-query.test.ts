@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../src/simulator/cursor-codec.js';
-import { epochMicros, readListQuery, withinDates } from '../../../src/simulator/list-query.js';
+import { epochMicros, withinDates } from '../../../src/simulator/date-bounds.js';
+import { readListQuery } from '../../../src/simulator/list-query.js';
 
 const read = (query: string, cursors = new CursorCodec(), account?: string) =>
   readListQuery(new URL(`http://sim.invalid/v3/jobs?${query}`), 'jobs', account, cursors);
