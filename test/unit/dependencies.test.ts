@@ -341,6 +341,12 @@ describe('the shape of src', () => {
       .map((f) => `${relative(SRC, f.path)}: ${f.lines} lines`);
     expect(long).toEqual([]);
   });
+
+  it('no files of src import each other in a circle, type imports included', () => {
+    const local = IMPORTS.filter((i) => i.target.endsWith('.ts'));
+    expect(local.length).toBeGreaterThan(100);
+    expect(cyclesOf(local.map((i) => [i.file, i.target] as const))).toEqual([]);
+  });
 });
 
 /** The room of src/warehouse that a file of src/ is in: `pages/` for warehouse/pages/**, `./` for a file at warehouse's root. */
