@@ -54,6 +54,7 @@ import { createDatabase } from '../src/warehouse/database.js';
 import { migrateAll } from '../src/warehouse/setup/migrate-all.js';
 import type { Database } from '../src/warehouse/tables.js';
 import { PrivatePostgres, PrivateRedis } from './private-servers.js';
+import { POSTGRES_SERVER, presentUnlessCi, REDIS_SERVER } from './required-binaries.js';
 import { freshDatabase, REDIS_URL } from './support.js';
 
 const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
@@ -87,9 +88,14 @@ const count = (kind: string) => {
 };
 
 // Postgres and Redis of the soak's own when the machine has the binaries, so
-// they can be restarted; else the shared ones, without restarts.
-const redis = PrivateRedis.available() ? await PrivateRedis.start() : undefined;
-const postgres = PrivatePostgres.available() ? await PrivatePostgres.start() : undefined;
+// they can be restarted; else the shared ones, without restarts (under CI a
+// missing binary is an error instead: the soak must restart both).
+const redis = presentUnlessCi(PrivateRedis.available(), REDIS_SERVER)
+  ? await PrivateRedis.start()
+  : undefined;
+const postgres = presentUnlessCi(PrivatePostgres.available(), POSTGRES_SERVER)
+  ? await PrivatePostgres.start()
+  : undefined;
 const shared = postgres ? undefined : await freshDatabase('soak');
 const databaseUrl = postgres?.url ?? (shared?.url as string);
 const redisUrl = redis?.url ?? REDIS_URL;

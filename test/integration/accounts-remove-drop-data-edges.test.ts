@@ -6,6 +6,7 @@ import { deletePrefix } from '../../src/queue/redis.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { runAccounts } from '../support/accounts-cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { seenBefore } from '../support/seen-before.js';
 
 const CLIENT_SECRET = `client-secret-${randomUUID()}`;
 // These tests are about `accounts remove --drop-data` on registered accounts whose URLs nothing
@@ -84,20 +85,21 @@ describe('accounts remove --drop-data while an analyst creates a view on the sch
         await sql`begin`.execute(conn);
         await sql`create view analytics.late as select id from acme.jobs`.execute(conn);
         const removal = accounts(['remove', 'acme', '--drop-data', '--yes']);
-        // Until the removal waits for a lock the analyst's transaction holds.
-        for (let i = 0; i < 200; i++) {
+        // Until the removal waits for a lock the analyst's transaction holds;
+        // a removal that ended first never met the uncommitted view.
+        const waited = await seenBefore(removal, async () => {
           const { rows } = await sql<{ n: number }>`
             select count(*)::int as n from pg_locks
             where not granted
               and database = (select oid from pg_database where datname = current_database())`.execute(
             conn,
           );
-          if ((rows[0]?.n ?? 0) > 0) break;
-          await new Promise((r) => setTimeout(r, 25));
-        }
+          return (rows[0]?.n ?? 0) > 0;
+        });
         await sql`commit`.execute(conn);
-        return removal;
+        return { waited, ...(await removal) };
       });
+      expect(removed.waited, "the removal never waited for the analyst's lock").toBe(true);
       expect(removed.code).toBe(1);
       expect(removed.stderr).toContain('view analytics.late');
       expect(removed.stderr).toContain('nothing was removed');

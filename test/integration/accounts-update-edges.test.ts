@@ -13,6 +13,7 @@ import { createDatabase } from '../../src/warehouse/database.js';
 import { runAccounts } from '../support/accounts-cli.js';
 import { captureIo } from '../support/capture-io.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { seenBefore } from '../support/seen-before.js';
 
 const CLIENT_SECRET = `client-secret-${randomUUID()}`;
 const KEY = Buffer.alloc(32, 7).toString('base64');
@@ -133,16 +134,16 @@ describe('accounts update of a partner account while a worker refresh is being r
           conn,
         );
         const update = accounts(['update', 'gamma'], 'refresh-token-2\n');
-        // Until update waits for the refresh lock (taking the account row first, it deadlocked below).
-        for (let i = 0; i < 100; i++) {
+        // Until update waits for the refresh lock (taking the account row first, it deadlocked below);
+        // an update that ended first never raced the vault.
+        const waited = await seenBefore(update, async () => {
           const { rows } = await sql<{ n: number }>`
             select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted
               and database = (select oid from pg_database where datname = current_database())`.execute(
             conn,
           );
-          if ((rows[0]?.n ?? 0) > 0) break;
-          await new Promise((r) => setTimeout(r, 50));
-        }
+          return (rows[0]?.n ?? 0) > 0;
+        });
         let vaultError: unknown;
         await sql`update hiresync.accounts set state = 'needs_reauthorization' where name = 'gamma' and state = 'enabled'`
           .execute(conn)
@@ -150,11 +151,18 @@ describe('accounts update of a partner account while a worker refresh is being r
             vaultError = e;
           });
         await sql`select pg_advisory_unlock_all()`.execute(conn);
-        return { update: await update, vaultError: (vaultError as Error | undefined)?.message };
+        return {
+          waited,
+          update: await update,
+          vaultError: (vaultError as Error | undefined)?.message,
+        };
       });
+      expect(result.waited, 'the update never waited for the refresh lock').toBe(true);
       expect(result.vaultError).toBeUndefined();
       expect(result.update.stderr).not.toContain('deadlock');
       expect(result.update.code).toBe(0);
+      // The update, waiting behind the refresh lock, found the refusal's state and enabled the account.
+      expect(result.update.stdout).toContain('it no longer needs reauthorization and is enabled');
       // The refusal came first; the new refresh token, stored after it, enables the account.
       expect(await new AccountStore(t.db).get('gamma')).toMatchObject({ state: 'enabled' });
     } finally {

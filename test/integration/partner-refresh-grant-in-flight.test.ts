@@ -65,7 +65,7 @@ describe('a refresh grant in flight when its callers give up', () => {
 });
 
 /** A token store whose locks can be lost on demand (Redis lost the key, a failover). */
-function losableLocks(): { store: TokenStore; loseAll: () => void } {
+function losableLocks(): { store: TokenStore; loseAll: () => number } {
   const held = new Set<AbortController>();
   return {
     store: {
@@ -82,8 +82,10 @@ function losableLocks(): { store: TokenStore; loseAll: () => void } {
         };
       },
     },
+    /** Loses every lock held; returns how many there were. */
     loseAll: () => {
       for (const lock of held) lock.abort(new Error('token lock lost'));
+      return held.size;
     },
   };
 }
@@ -93,11 +95,12 @@ describe('the Redis token lock lost during a partner refresh grant', () => {
     const { sim, store, provider } = await partner();
     const locks = losableLocks();
     let lost = false;
+    let locksLost = 0;
     // The endpoint has rotated the token; the Redis lock is lost before the answer is read.
     const off = sim.onRefresh(async () => {
       if (lost) return;
       lost = true;
-      locks.loseAll();
+      locksLost = locks.loseAll();
       await sleep(200);
     });
     const outcome = await (await provider(locks.store))
@@ -105,6 +108,9 @@ describe('the Redis token lock lost during a partner refresh grant', () => {
       .then(() => 'ok')
       .catch((error: unknown) => (error as Error).message);
     off();
+    // The grant was sent while the refresh held its token lock, and that lock was lost.
+    expect(lost, 'the token endpoint never saw the refresh grant').toBe(true);
+    expect(locksLost, 'no token lock was held while the grant was in flight').toBe(1);
     await sleep(300);
     // Whatever this call returns, no refresh token may be presented twice and
     // the account must not be broken by a lock hiccup.

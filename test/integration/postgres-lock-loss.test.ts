@@ -10,6 +10,7 @@ import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
+import { seenBefore } from '../support/seen-before.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
 
 let h: SyncHarness | undefined;
@@ -36,17 +37,24 @@ describe('a run that lost its Postgres lock', () => {
     });
     const runA = runOnce(a, ['jobs'], 'full');
     // Wait for A to hold its lock and write a few pages, then cut its lock connection.
-    for (let i = 0; i < 100; i += 1) {
-      await sleep(100);
-      const { rows } = await sql<{ pages: number }>`select pages from public.sync_runs`.execute(
-        harness.database.db,
-      );
-      if ((rows[0]?.pages ?? 0) >= 2) break;
-    }
-    await sql`select pg_terminate_backend(pid) from pg_locks
-      where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())`.execute(
-      harness.database.db,
+    const wrote = await seenBefore(
+      runA,
+      async () => {
+        const { rows } = await sql<{ pages: number }>`select pages from public.sync_runs`.execute(
+          harness.database.db,
+        );
+        return (rows[0]?.pages ?? 0) >= 2;
+      },
+      100,
     );
+    expect(wrote, 'A ended before it had written 2 pages').toBe(true);
+    const { rows: cut } = await sql<{ terminated: number }>`
+      select count(*)::int as terminated from (
+        select distinct pid from pg_locks
+        where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())
+      ) holders where pg_terminate_backend(holders.pid)`.execute(harness.database.db);
+    // A's lock connection, the one holder of an advisory lock, was cut.
+    expect(cut[0]?.terminated).toBe(1);
     killed = true;
     // Another deployment: same database, another Redis (here: another prefix).
     const config = loadConfig(
@@ -72,7 +80,10 @@ describe('a run that lost its Postgres lock', () => {
     const bEnd = Date.parse(String(bRun.finished_at));
     const during = commitsAfterKill.filter((at) => at > bStart + 50 && at < bEnd - 50);
     expect(during).toEqual([]);
-    void outA;
+    // A, its lock lost, stopped and later resumed its run from the checkpoint, to the end.
+    expect(outA).toMatchObject([
+      { ok: true, summary: { runId: '1', mode: 'full', resumed: true } },
+    ]);
     expect(await harness.liveIds('jobs')).toEqual(harness.expectedIds('jobs'));
   }, 120_000);
 });

@@ -69,7 +69,8 @@ describe('rate-limit pacing', () => {
     expect(h.config.api.rateLimitWindowMs).toBe(10_000);
     const { value: pages, ms } = await timed(h.walk('jobs'));
     expect(pages).toHaveLength(100);
-    expect(h.sim.stats.rateLimited).toBeLessThanOrEqual(2);
+    // At most one 429, as the test says: a second means the first taught nothing.
+    expect(h.sim.stats.rateLimited).toBeLessThanOrEqual(1);
     // Learned (from the 429's Retry-After, or the allowance coming back) and kept
     // for every worker. The value learned (2 s within a few ms) and the walk's
     // time against the minimum are figures of `npm run bench` (rate-limited walk).

@@ -49,6 +49,8 @@ describe('secrets echoed in long error texts', () => {
     const error = (await hostile.walk('jobs').catch((e: unknown) => e)) as Error;
     const shown = redactSecrets(error.message);
     expect(shown).not.toContain(SIM_SECRET.slice(0, 10));
+    // The body is shown up to the secret, which the marker replaces.
+    expect(shown).toMatch(/^400 from \/v3\/jobs: x{200,}\[redacted\]/);
   });
 
   it('are redacted before the text is cut, so no prefix of a token shows (non-JSON 200)', async () => {
@@ -60,6 +62,7 @@ describe('secrets echoed in long error texts', () => {
     const error = (await hostile.walk('jobs').catch((e: unknown) => e)) as Error;
     const shown = redactSecrets(error.message);
     expect(shown).not.toContain('hostile-to');
+    expect(shown).toContain(`"<html>${'y'.repeat(44)}[redacted]"`);
   });
 });
 

@@ -9,7 +9,7 @@ import { registryOf } from '../../src/commands/account-options.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
-import { Secret } from '../../src/secret.js';
+import { REDACTED, Secret } from '../../src/secret.js';
 import { migrateAll, migrateSchemas } from '../../src/warehouse/setup/migrate-all.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { createTestDatabase } from '../support/databases.js';
@@ -129,5 +129,8 @@ describe('redaction of access tokens in a worker serving many accounts', () => {
       victimToken,
     );
     expect(failed && !failed.ok ? failed.error : '').not.toContain(victimToken);
+    // The 403's body is kept, the token in it replaced by the marker.
+    expect(runs[0]?.error).toContain(`token ${REDACTED} may not read /v3/jobs`);
+    expect(failed && !failed.ok ? failed.error : '').toContain(`token ${REDACTED} may not read`);
   }, 180_000);
 });

@@ -74,18 +74,23 @@ describe('typed views', () => {
     expect(
       (await columnsOf(searchingDatabase(t.database.url), 'jobs_flat')).map(([name]) => name),
     ).toEqual(['id', 'created_at', 'name', 'requisition_id', 'status', 'updated_at', 'deleted_at']);
-    // The values are the records' own, at the precision sent.
-    const { rows } = await sql<{ same: boolean }>`
-      select bool_and(
+    // The values are the records' own, at the precision sent: a null where the
+    // record holds a value differs (`is not distinct from`, never `=`, whose null
+    // bool_and would pass over).
+    const { rows } = await sql<{ same: boolean; differing: number; compared: number }>`
+      select bool_and(same) as same, count(*) filter (where not same)::int as differing,
+        count(*)::int as compared
+      from (select
         f.score is not distinct from (a.data ->> 'score')::numeric
-        and f.applied_at = (a.data ->> 'applied_at')::timestamptz
+        and f.applied_at is not distinct from (a.data ->> 'applied_at')::timestamptz
         and f.expected_start_on is not distinct from (a.data ->> 'expected_start_on')::date
-        and f.prospect = (a.data -> 'prospect')::boolean
+        and f.prospect is not distinct from (a.data -> 'prospect')::boolean
         and f.source is not distinct from a.data -> 'source'
-        and f.external_ref is not distinct from a.data ->> 'external_ref') as same
-      from applications_flat f join applications a using (id)`.execute(
+        and f.external_ref is not distinct from a.data ->> 'external_ref' as same
+      from applications_flat f join applications a using (id)) compared`.execute(
       searchingDatabase(t.database.url),
     );
+    expect(rows[0]).toMatchObject({ differing: 0, compared: 120 });
     expect(rows[0]?.same).toBe(true);
     // Every column says which key it shows.
     const { rows: comments } = await sql<{ name: string; comment: string | null }>`

@@ -74,6 +74,12 @@ async function deletedAt(
   return rows[0]?.deleted_at;
 }
 
+/** Whether the row `id` of `resource` is there and soft-deleted: a missing row is not. */
+async function isDeleted(account: string, resource: string, id: number): Promise<boolean> {
+  const at = await deletedAt(account, resource, id);
+  return at !== null && at !== undefined;
+}
+
 /** Every history version of `id`, oldest first. */
 async function versionsOf(account: string, resource: string, id: number) {
   const { rows } = await sql<{ valid_to: string | null; deleted: boolean; run_id: string | null }>`
@@ -165,7 +171,7 @@ describe('webhooks delivered to a running worker', () => {
     expect(await deletedAt('default', 'jobs', id)).toBeNull();
     const answer = await deliver('default', event);
     expect(answer).toMatchObject({ status: 200, text: 'queued\n' });
-    await waitFor(async () => (await deletedAt('default', 'jobs', id)) !== null);
+    await waitFor(() => isDeleted('default', 'jobs', id));
     const versions = await versionsOf('default', 'jobs', id);
     expect(versions.at(-1)).toMatchObject({ deleted: true, valid_to: null, run_id: null });
     expect(versions.slice(0, -1).every((v) => v.valid_to !== null && !v.deleted)).toBe(true);
@@ -189,7 +195,7 @@ describe('webhooks delivered to a running worker', () => {
     expect(await deletedAt('default', 'job_posts', id)).toBeNull();
 
     expect((await deliver('default', event, { eventId: 'bad-then-good' })).status).toBe(200);
-    await waitFor(async () => (await deletedAt('default', 'job_posts', id)) !== null);
+    await waitFor(() => isDeleted('default', 'job_posts', id));
   });
 
   it('a repeated event id is acknowledged (200) and ignored', async () => {
@@ -202,7 +208,7 @@ describe('webhooks delivered to a running worker', () => {
     expect(again).toMatchObject({ status: 200, text: 'duplicate event: ignored\n' });
     expect(await webhookJobs()).toBe(jobsBefore);
     const firstId = (first.payload as { job: { id: number } }).job.id;
-    await waitFor(async () => (await deletedAt('default', 'jobs', firstId)) !== null);
+    await waitFor(() => isDeleted('default', 'jobs', firstId));
     expect(await deletedAt('default', 'jobs', secondId)).toBeNull();
     expect(worker.stdout()).toContain('"eventId":"once","outcome":"duplicate"');
   });
@@ -222,15 +228,16 @@ describe('webhooks delivered to a running worker', () => {
     // The candidate and its applications are two resources, each deleted under
     // its own run lock by a job of its own: either may land first.
     const applied = async () =>
-      (await deletedAt('default', 'candidates', person.id)) !== null &&
+      (await isDeleted('default', 'candidates', person.id)) &&
       (
         await Promise.all(
           person.deleted_application_ids.map((id) => deletedAt('default', 'applications', id)),
         )
-      ).every((at) => at !== null);
+      ).every((at) => at !== null && at !== undefined);
     await waitFor(applied);
     for (const id of person.deleted_application_ids) {
       expect(await deletedAt('default', 'applications', id)).not.toBeNull();
+      expect(await deletedAt('default', 'applications', id)).toBeDefined();
       expect((await versionsOf('default', 'applications', id)).at(-1)).toMatchObject({
         deleted: true,
       });
@@ -244,7 +251,7 @@ describe('webhooks delivered to a running worker', () => {
     const wrong = await deliver('acme', event, { secret: DEFAULT_SECRET });
     expect(wrong.status).toBe(401);
     expect((await deliver('acme', event)).status).toBe(200);
-    await waitFor(async () => (await deletedAt('acme', 'jobs', id)) !== null);
+    await waitFor(() => isDeleted('acme', 'jobs', id));
   });
 
   it('an unknown account, and an account without a webhook secret, are refused alike (401)', async () => {
@@ -306,7 +313,7 @@ describe('webhooks delivered to a running worker', () => {
       await sql`select pg_advisory_unlock(${key}::bigint)`.execute(conn);
       return id;
     });
-    await waitFor(async () => (await deletedAt('default', 'job_posts', lock)) !== null, 30_000);
+    await waitFor(() => isDeleted('default', 'job_posts', lock), 30_000);
   });
 
   it('a burst of deliveries (deletes, updates, repeats) is all answered 2xx and every delete applied', async () => {
@@ -341,7 +348,7 @@ describe('webhooks delivered to a running worker', () => {
     );
     await waitFor(async () => {
       for (const [resource, id] of deleted) {
-        if ((await deletedAt('default', resource, id)) === null) return false;
+        if (!(await isDeleted('default', resource, id))) return false;
       }
       return true;
     }, 30_000);

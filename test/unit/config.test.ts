@@ -197,6 +197,10 @@ describe('loadConfig', () => {
     }
     expect(message).not.toContain('top-secret-value');
     expect(message).not.toContain('api-key-secret-value');
+    // The message still names the problem and the variables.
+    expect(message).toContain(
+      'HIRESYNC_API_KEY: set either HIRESYNC_CLIENT_ID/HIRESYNC_CLIENT_SECRET or HIRESYNC_API_KEY, not both',
+    );
     const config = withEnvironmentCredentials(loadConfig({ ...BASE, ...CLIENT }, RESOURCE_NAMES));
     expect(JSON.stringify(config)).not.toContain('top-secret-value');
     expect(

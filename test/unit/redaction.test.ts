@@ -27,6 +27,11 @@ describe('redactSecrets', () => {
     registerSecret(token);
     registerSecret(basic, { pinned: true });
     expect(redactSecrets(`{"echo":"Authorization: Bearer ${token}"}`)).not.toContain(token);
+    // What is not secret is kept: the text around it, and the marker in its place.
+    expect(redactSecrets(`{"echo":"Authorization: Bearer ${token}"}`)).toBe(
+      `{"echo":"Authorization: Bearer ${REDACTED}"}`,
+    );
+    expect(redactSecrets(`{"echo":"${token}"}`)).toBe(`{"echo":"${REDACTED}"}`);
     expect(redactSecrets(`Authorization: Basic ${basic}`)).toBe(`Authorization: Basic ${REDACTED}`);
   });
 
@@ -50,6 +55,9 @@ describe('redactSecrets', () => {
     expect(clean.name).toBe('TypeError');
     expect(clean.message).toBe(`echo ${REDACTED}`);
     expect(clean.stack).not.toContain(token);
+    // The stack keeps its first line, redacted, and its frames.
+    expect(clean.stack?.split('\n')[0]).toBe(`TypeError: echo ${REDACTED}`);
+    expect(clean.stack).toContain('redaction.test.ts');
     const plain = new Error('nothing secret');
     expect(redactError(plain)).toBe(plain);
   });
@@ -67,10 +75,13 @@ describe('logger', () => {
     );
     expect(log.text()).not.toContain(token);
     const line = JSON.parse(log.lines()[0] as string) as {
-      err: { message: string };
+      err: { message: string; stack: string };
+      echoed: string;
       nested: { body: string };
       msg: string;
     };
+    expect(line.echoed).toBe(`x-${REDACTED}-y`);
+    expect(line.err.stack).toMatch(/^Error: 403: you sent \[redacted\]\n\s+at /);
     expect(line.err.message).toBe(`403: you sent ${REDACTED}`);
     expect(line.nested.body).toBe(REDACTED);
     expect(line.msg).toBe(`msg ${REDACTED}`);
