@@ -44,6 +44,30 @@ describe('the built bin', () => {
     }
   });
 
+  it('npx hiresync hands -h, --help and --version to hiresync, as the README writes them; npm exec needs -- first', async () => {
+    const run = (command: string, args: string[]) =>
+      new Promise<string>((done, reject) => {
+        const child = spawn(command, args, {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH, HOME: process.env.HOME },
+          stdio: ['ignore', 'pipe', 'ignore'],
+        });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+        });
+        child.on('error', reject);
+        child.on('close', () => done(out));
+      });
+    expect(await run('npx', ['hiresync', '--version'])).toBe(`hiresync ${version}\n`);
+    for (const flag of ['-h', '--help']) {
+      expect(await run('npx', ['hiresync', flag])).toMatch(/^usage: hiresync <command>/);
+    }
+    expect(await run('npm', ['exec', 'hiresync', '--', '--version'])).toBe(`hiresync ${version}\n`);
+    // Without `--`, npm exec reads the flag as its own and prints npm's version.
+    expect(await run('npm', ['exec', 'hiresync', '--version'])).not.toContain('hiresync');
+  });
+
   it('reads the version relative to itself where the Docker image puts it (/app/package.json, /app/dist/src)', async () => {
     const app = mkdtempSync(join(tmpdir(), 'hiresync-image-'));
     try {
