@@ -1,13 +1,13 @@
 import { accountNameProblem } from '../../account-name.js';
 import { AccountStore } from '../../accounts/account-store.js';
-import { checkNewAccount, registerAccount } from '../../accounts/register-account.js';
+import { addAccount } from '../../accounts/add-account.js';
 import type { AccountInfo, NewAccount } from '../../accounts/stored-account.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { loadAccountsConfig } from '../../config/load-config.js';
+import type { Config } from '../../config/types.js';
 import { UsageError } from '../../errors.js';
 import { Secret } from '../../secret.js';
-import { migrateControl } from '../../warehouse/layout/migrate-all.js';
-import { EXIT } from '../command.js';
+import { EXIT, type Output } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { describeAuthMode } from './auth-mode.js';
 import { openDatabase } from './connections.js';
@@ -176,64 +176,51 @@ export const add = defineSubcommand({
 
     const db = await openDatabase(config.databaseUrl, 'add');
     try {
-      await migrateControl(db);
-      const store = new AccountStore(db, config.secretKeys, { partner });
-      const owner = await checkNewAccount(db, store, name, {
-        reuseData: values['reuse-data'] === true,
-      });
-      const warn = (warning: string) =>
-        stderr.write(`hiresync accounts add: warning: ${warning}\n`);
-      if (probeConfig) {
-        // Testing takes the API client, Redis and the queue: loaded only to test.
-        const [{ registerTestedAccount }, { formatProbe }, { createLogger }] = await Promise.all([
-          import('./register-tested.js'),
-          import('./account-probe.js'),
-          import('../../logger.js'),
-        ]);
-        const { added, probe } = await registerTestedAccount({
-          db,
-          store,
-          owner,
-          account:
-            account === undefined
-              ? {
-                  partner: {
-                    name,
-                    baseUrl: urls.baseUrl,
-                    authUrl: urls.authUrl ?? '',
-                    refreshToken: secret,
-                  },
-                }
-              : { credentials: account },
-          config: probeConfig,
-          logger: createLogger({ level: probeConfig.logLevel, destination: stderr }),
-          warn,
-          settings: { settings, ownResources: ownListResources(settings) },
-        });
-        stdout.write(
-          `${describeAdded(added)}\n${formatProbe(name, describeAuthMode(added.authMode), probe)}\n`,
-        );
-        return EXIT.ok;
-      }
-      const added = await registerAccount(
+      const outcome = await addAccount({
         db,
-        store,
-        name,
-        owner,
-        () =>
+        store: new AccountStore(db, config.secretKeys, { partner }),
+        account:
           account === undefined
-            ? store.addPartner(name, urls.baseUrl, urls.authUrl ?? '', secret)
-            : store.add(account),
-        warn,
-        { settings, ownResources: ownListResources(settings) },
-      );
+            ? {
+                partner: {
+                  name,
+                  baseUrl: urls.baseUrl,
+                  authUrl: urls.authUrl ?? '',
+                  refreshToken: secret,
+                },
+              }
+            : { credentials: account },
+        reuseData: values['reuse-data'] === true,
+        openTester: probeConfig && (await openTester(probeConfig, stderr)),
+        warn: (warning) => stderr.write(`hiresync accounts add: warning: ${warning}\n`),
+        settings: { settings, ownResources: ownListResources(settings) },
+      });
+      if (outcome.kind === 'refused') throw outcome.error;
+      const { account: added, resources } = outcome;
       stdout.write(`${describeAdded(added)}\n`);
+      if (resources !== undefined) {
+        const { formatProbe } = await import('./account-probe.js');
+        const probe = { token: { ok: true as const }, resources };
+        stdout.write(`${formatProbe(name, describeAuthMode(added.authMode), probe)}\n`);
+      }
       return EXIT.ok;
     } finally {
       await db.destroy();
     }
   },
 });
+
+/**
+ * The tester of a new account, reaching the API, Redis and the queue as its
+ * runs would: loaded only to test (`--no-test` loads none of them).
+ */
+async function openTester(config: Config, stderr: Output) {
+  const [{ probeTester }, { createLogger }] = await Promise.all([
+    import('./account-probe.js'),
+    import('../../logger.js'),
+  ]);
+  return probeTester(config, createLogger({ level: config.logLevel, destination: stderr }));
+}
 
 /** What `accounts add` says of an account it added. */
 function describeAdded(added: AccountInfo): string {
