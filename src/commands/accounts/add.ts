@@ -1,14 +1,14 @@
 import { accountNameProblem } from '../../account-name.js';
 import { AccountStore } from '../../accounts/account-store.js';
-import { addAccount } from '../../accounts/add-account.js';
-import type { AccountInfo, NewAccount } from '../../accounts/stored-account.js';
+import { type AddAccountOptions, addAccount } from '../../accounts/add-account.js';
+import type { AccountInfo } from '../../accounts/stored-account.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { loadAccountsConfig } from '../../config/load-config.js';
 import type { Config } from '../../config/types.js';
 import { UsageError } from '../../errors.js';
 import { Secret } from '../../secret.js';
 import { EXIT, type Output } from '../command.js';
-import type { OptionTable } from '../options.js';
+import type { OptionTable, OptionValues } from '../options.js';
 import { describeAuthMode } from './auth-mode.js';
 import { openDatabase } from './connections.js';
 import { loadPartnerApp } from './partner-app.js';
@@ -114,34 +114,7 @@ export const add = defineSubcommand({
   async execute(values, name, { env, stdin, stdout, stderr }) {
     const problem = accountNameProblem(name);
     if (problem) throw new UsageError(problem);
-    const modes = [
-      values['client-id'] !== undefined && '--client-id',
-      values['api-key'] && '--api-key',
-      values.partner && '--partner',
-    ].filter((m): m is string => typeof m === 'string');
-    if (modes.length !== 1) {
-      throw new UsageError(
-        modes.length === 0
-          ? `say how account ${name} authenticates: --client-id ID (client credentials, secret on standard input), --api-key (key on standard input) or --partner (refresh token on standard input)`
-          : `choose one way for account ${name} to authenticate, not ${modes.join(' and ')}`,
-      );
-    }
-    const clientId = values['client-id']?.trim();
-    if (clientId === '') throw new UsageError('--client-id was given an empty client id');
-    if (clientId === undefined && values.sub !== undefined) {
-      throw new UsageError('--sub applies only to client credentials (--client-id)');
-    }
-    if (clientId === undefined && !values.partner && values['auth-url'] !== undefined) {
-      throw new UsageError(
-        '--auth-url applies only to client credentials (--client-id) and partner accounts (--partner)',
-      );
-    }
-    const sub = values.sub?.trim();
-    if (sub !== undefined && !/^\d+$/.test(sub)) {
-      throw new UsageError(
-        `--sub must be a numeric user id (digits only), got ${JSON.stringify(sub)}`,
-      );
-    }
+    const { clientId, sub } = readAuthFlags(values, name);
     const settings = readSettingsOptions(values);
     const config = loadAccountsConfig(env, {
       secretKey: 'seal the credentials of registered accounts',
@@ -156,40 +129,26 @@ export const add = defineSubcommand({
     const what =
       clientId !== undefined ? 'client secret' : values.partner ? 'refresh token' : 'API key';
     const secret = new Secret(await readSecretLine(stdin, what));
-    // Undefined for a partner account, registered by addPartner.
-    const account: NewAccount | undefined = values.partner
-      ? undefined
+    const { baseUrl } = urls;
+    const authUrl = urls.authUrl ?? '';
+    const account: AddAccountOptions<unknown>['account'] = values.partner
+      ? { partner: { name, baseUrl, authUrl, refreshToken: secret } }
       : {
-          name,
-          baseUrl: urls.baseUrl,
-          auth:
-            clientId !== undefined
-              ? {
-                  mode: 'client_credentials',
-                  authUrl: urls.authUrl ?? '',
-                  clientId,
-                  clientSecret: secret,
-                  sub,
-                }
-              : { mode: 'api_key', apiKey: secret },
+          credentials: {
+            name,
+            baseUrl,
+            auth:
+              clientId !== undefined
+                ? { mode: 'client_credentials', authUrl, clientId, clientSecret: secret, sub }
+                : { mode: 'api_key', apiKey: secret },
+          },
         };
-
     const db = await openDatabase(config.databaseUrl, 'add');
     try {
       const outcome = await addAccount({
         db,
         store: new AccountStore(db, config.secretKeys, { partner }),
-        account:
-          account === undefined
-            ? {
-                partner: {
-                  name,
-                  baseUrl: urls.baseUrl,
-                  authUrl: urls.authUrl ?? '',
-                  refreshToken: secret,
-                },
-              }
-            : { credentials: account },
+        account,
         reuseData: values['reuse-data'] === true,
         openTester: probeConfig && (await openTester(probeConfig, stderr)),
         warn: (warning) => stderr.write(`hiresync accounts add: warning: ${warning}\n`),
@@ -209,6 +168,42 @@ export const add = defineSubcommand({
     }
   },
 });
+
+/** The auth mode flags, checked: one mode, and the flags that go with it. */
+function readAuthFlags(
+  values: OptionValues<typeof options>,
+  name: string,
+): { clientId: string | undefined; sub: string | undefined } {
+  const modes = [
+    values['client-id'] !== undefined && '--client-id',
+    values['api-key'] && '--api-key',
+    values.partner && '--partner',
+  ].filter((m): m is string => typeof m === 'string');
+  if (modes.length !== 1) {
+    throw new UsageError(
+      modes.length === 0
+        ? `say how account ${name} authenticates: --client-id ID (client credentials, secret on standard input), --api-key (key on standard input) or --partner (refresh token on standard input)`
+        : `choose one way for account ${name} to authenticate, not ${modes.join(' and ')}`,
+    );
+  }
+  const clientId = values['client-id']?.trim();
+  if (clientId === '') throw new UsageError('--client-id was given an empty client id');
+  if (clientId === undefined && values.sub !== undefined) {
+    throw new UsageError('--sub applies only to client credentials (--client-id)');
+  }
+  if (clientId === undefined && !values.partner && values['auth-url'] !== undefined) {
+    throw new UsageError(
+      '--auth-url applies only to client credentials (--client-id) and partner accounts (--partner)',
+    );
+  }
+  const sub = values.sub?.trim();
+  if (sub !== undefined && !/^\d+$/.test(sub)) {
+    throw new UsageError(
+      `--sub must be a numeric user id (digits only), got ${JSON.stringify(sub)}`,
+    );
+  }
+  return { clientId, sub };
+}
 
 /**
  * The tester of a new account, reaching the API, Redis and the queue as its
