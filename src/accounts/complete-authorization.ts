@@ -1,12 +1,15 @@
 import type { Kysely } from 'kysely';
+import { schemaOf } from '../account-name.js';
 import { type ExchangeCodeOptions, exchangeCode } from '../api/exchange-code.js';
 import { authUrlSetting } from '../api/url-setting.js';
 import type { PartnerConfig } from '../config/types.js';
 import { coerceError } from '../errors.js';
+import type { Secret } from '../secret.js';
+import { PUBLIC_SCHEMA } from '../warehouse/database.js';
+import { migrateSchemas } from '../warehouse/layout/migrate-all.js';
 import type { Database } from '../warehouse/tables.js';
 import type { AccountStore } from './account-store.js';
-import { type NewPartnerAccount, savePartnerAuthorization } from './partner-authorization.js';
-import { AccountNotReadyError } from './register-account.js';
+import { AccountNotReadyError, type FreeSchema, registerAccount } from './register-account.js';
 import type { AccountInfo } from './stored-account.js';
 
 /** What completing an authorization reaches: Postgres, and the token service through `http`. */
@@ -22,6 +25,13 @@ export interface AuthorizationPorts {
   exchangeTimeoutMs: number;
   /** Warnings, such as an account the all_accounts views leave out. */
   warn: (warning: string) => void;
+}
+
+/** A partner account to register: its URLs, and whose its schema is ({@link checkNewAccount}). */
+export interface NewPartnerAccount {
+  baseUrl: string;
+  authUrl: string;
+  owner: FreeSchema;
 }
 
 /**
@@ -64,10 +74,7 @@ export type AuthorizationOutcome =
 /**
  * Completes a partner authorization, as `accounts authorize` and a connect
  * link's callback do: exchanges the code (once) at the target's token
- * service, then stores the refresh token sealed (see
- * savePartnerAuthorization): a new account is registered and its schema
- * migrated, a registered one has its token replaced, enabled again if it
- * needed reauthorization, its schema brought up to date. Failures of
+ * service, then stores the refresh token sealed ({@link save}). Failures of
  * Postgres while storing are thrown.
  */
 export async function completeAuthorization(
@@ -75,7 +82,8 @@ export async function completeAuthorization(
   target: AuthorizationTarget,
   grant: AuthorizationCode,
 ): Promise<AuthorizationOutcome> {
-  const { db, store, name } = { ...ports, name: grant.name };
+  const { store } = ports;
+  const { name } = grant;
   const existing = 'existing' in target ? target.existing : undefined;
   const authUrl = 'existing' in target ? target.authUrl : target.register.authUrl;
   let refreshToken: Awaited<ReturnType<typeof exchangeCode>>;
@@ -94,16 +102,8 @@ export async function completeAuthorization(
   } catch (error) {
     return { kind: 'exchange failed', error: coerceError(error) };
   }
-  const register = 'register' in target ? target.register : undefined;
   try {
-    const saved = await savePartnerAuthorization(
-      db,
-      store,
-      name,
-      refreshToken,
-      register,
-      ports.warn,
-    );
+    const saved = await save(ports, name, refreshToken, target);
     return { kind: 'authorized', ...saved };
   } catch (error) {
     if (!(error instanceof AccountNotReadyError)) throw error;
@@ -111,4 +111,36 @@ export async function completeAuthorization(
     const account = await store.get(name);
     return { kind: 'not ready', account, previousState: existing?.state, error };
   }
+}
+
+/**
+ * Stores the refresh token of the partner account `name`: a new account is
+ * registered with it and its schema migrated (as by `accounts add`; undone
+ * when the schema cannot be made ready); a registered one has its token
+ * replaced, is enabled again if it needed reauthorization (a disabled one
+ * stays disabled), and its schema brought up to date. Throws
+ * AccountNotReadyError when the account is stored but its schema is not ready.
+ */
+async function save(
+  { db, store, warn }: AuthorizationPorts,
+  name: string,
+  refreshToken: Secret,
+  target: AuthorizationTarget,
+): Promise<Omit<Extract<AuthorizationOutcome, { kind: 'authorized' }>, 'kind'>> {
+  if ('register' in target) {
+    const { baseUrl, authUrl, owner } = target.register;
+    const insert = () => store.addPartner(name, baseUrl, authUrl, refreshToken);
+    const account = await registerAccount(db, store, name, owner, insert, warn);
+    return { account, previousState: undefined };
+  }
+  const outcome = await store.authorize(name, refreshToken);
+  try {
+    await migrateSchemas(db, [PUBLIC_SCHEMA, schemaOf(name)], { warn });
+  } catch (error) {
+    throw new AccountNotReadyError(
+      `account ${name} is authorized, but its schema could not be brought up to date (${coerceError(error).message}); run 'hiresync migrate' to finish`,
+      { cause: error },
+    );
+  }
+  return { account: outcome.account, previousState: outcome.previousState };
 }
