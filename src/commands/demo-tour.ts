@@ -4,6 +4,7 @@ import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { AccountStore } from '../accounts/account-store.js';
+import { authorizePartnerAccount } from '../accounts/loopback-authorization.js';
 import { createApp, withResolvedPolicy } from '../app.js';
 import { loadAccountUrls } from '../config/account-urls.js';
 import { loadConfig } from '../config/load-config.js';
@@ -20,7 +21,6 @@ import { migrateAll } from '../warehouse/setup/migrate-all.js';
 import type { Database } from '../warehouse/tables.js';
 import { eraseRecords } from '../warehouse/upkeep/erase-records.js';
 import { registryOf } from './account-options.js';
-import { authorizePartnerAccount } from './accounts/authorize.js';
 import { authorizeEndpoint } from './accounts/partner-app.js';
 
 export const DEMO_DATABASE = 'hiresync_demo';
@@ -311,10 +311,10 @@ export async function runDemo(options: {
 
 /**
  * Connects the partner account `name` as `hiresync accounts authorize NAME
- * --port 0` does (the same function), with the demo as the customer's
- * browser: it approves the authorize URL at the simulator (as customer NAME)
- * and follows the redirect to the loopback callback; the code is exchanged
- * and the account registered. Nothing is printed (an error says what went
+ * --port 0` does (the same operation, accounts/loopback-authorization.ts),
+ * with the demo as the customer's browser: it approves the authorize URL at
+ * the simulator (as customer NAME) and follows the redirect to the loopback
+ * callback; the code is exchanged and the account registered. Nothing is printed (an error says what went
  * wrong, never a code or token).
  */
 async function authorizeInBrowser(
@@ -333,7 +333,7 @@ async function authorizeInBrowser(
   let browser: Promise<unknown> = Promise.resolve(undefined);
   let refused: { error: unknown } | undefined;
   try {
-    await authorizePartnerAccount({
+    const outcome = await authorizePartnerAccount({
       db,
       store: new AccountStore(db, config.secretKeys, { partner }),
       name,
@@ -355,6 +355,7 @@ async function authorizeInBrowser(
       },
       warn: () => {},
     });
+    if (outcome.kind === 'not authorized') refused = { error: outcome.error };
   } catch (error) {
     refused = { error };
   }

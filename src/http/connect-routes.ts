@@ -1,36 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Kysely } from 'kysely';
-import { AccountStore } from '../accounts/account-store.js';
-import {
-  CALLBACK_PATH,
-  CONNECT_PATH,
-  checkLinkedAccount,
-  connectRedirectUri,
-} from '../accounts/connect-links.js';
-import {
-  type ClaimedLink,
-  claimConnectState,
-  openConnectLink,
-  STATE_TTL_MS,
-  useConnectLink,
-} from '../accounts/connect-states.js';
-import {
-  type NewPartnerAccount,
-  type PartnerAuthorization,
-  savePartnerAuthorization,
-} from '../accounts/partner-authorization.js';
-import { AccountNotReadyError, StoredDataError } from '../accounts/register-account.js';
+import { connectCallback, isUndefinedColumn } from '../accounts/connect-callback.js';
+import { CALLBACK_PATH, CONNECT_PATH, connectRedirectUri } from '../accounts/connect-links.js';
+import { openConnectLink, STATE_TTL_MS } from '../accounts/connect-states.js';
 import { isUndefinedTable } from '../accounts/stored-account.js';
 import { authorizeRequestUrl } from '../api/authorization-request.js';
-import { exchangeCode } from '../api/exchange-code.js';
 import { createHttp } from '../api/http.js';
-import { authUrlSetting } from '../api/url-setting.js';
 import type { SecretKeys } from '../config/secret-keys.js';
 import type { PartnerConfig } from '../config/types.js';
-import { coerceError, HiresyncError } from '../errors.js';
+import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { redactSecrets, registerSecret } from '../secret.js';
+import { registerSecret } from '../secret.js';
 import type { Database } from '../warehouse/tables.js';
+import { callbackPage } from './connect-callback-page.js';
 import {
   browserNonceHash,
   type ConnectCookieOptions,
@@ -40,16 +22,11 @@ import {
   readBrowserNonce,
 } from './connect-cookie.js';
 import {
-  connectedPage,
-  connectFailedPage,
   INTERNAL_ERROR_PAGE,
   linkRefusedPage,
   METHOD_NOT_ALLOWED_PAGE,
-  malformedAnswerPage,
   NOT_MIGRATED_PAGE,
   stateRefusedPage,
-  storedDataPage,
-  vendorErrorPage,
 } from './connect-messages.js';
 import { type ConnectPage, sendPage, sendRedirect } from './connect-pages.js';
 
@@ -77,23 +54,8 @@ export interface ConnectRoutesOptions {
 /** What a step answers: a page or a redirect, and the cookie to set with it, if any. */
 type Outcome = (ConnectPage | { redirect: string }) & { setCookie?: string };
 
-/** Postgres's undefined_column: the control schema predates a migration of connect links (0014). */
-function isUndefinedColumn(error: unknown): boolean {
-  return (error as { code?: unknown }).code === '42703';
-}
-
-/** An account connected; `unfinished`: why its schema is not ready (the token stored all the same). */
-type Connected = PartnerAuthorization & { unfinished?: string };
-
 /** A route of the worker's HTTP server: true when it answered the request. */
 export type HttpRoute = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
-
-/** Thrown inside the link's transaction: a page to answer, the link left unused. */
-class ConnectRefusal extends HiresyncError {
-  constructor(readonly page: ConnectPage) {
-    super(page.title);
-  }
-}
 
 /**
  * The routes of connect links, on the worker's HTTP server (no password: the
@@ -121,217 +83,29 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
   const prefix = new URL(options.publicUrl).pathname.replace(/\/+$/, '');
   const redirectUri = connectRedirectUri(options.publicUrl);
   const exchangeTimeoutMs = options.exchangeTimeoutMs ?? 30_000;
-  const http = createHttp({ timeoutMs: exchangeTimeoutMs });
-  const keys = options.secretKeys.reveal();
   const { logger } = options;
   const stateTtlMs = options.stateTtlMs ?? STATE_TTL_MS;
-  const cookieOptions: ConnectCookieOptions = {
-    publicUrl: options.publicUrl,
-    maxAgeMs: stateTtlMs,
+  const links: Links = {
+    ...options,
+    redirectUri,
+    keys: options.secretKeys.reveal(),
+    stateTtlMs,
+    cookieOptions: { publicUrl: options.publicUrl, maxAgeMs: stateTtlMs },
+    complete: connectCallback({
+      db: options.db,
+      secretKeys: options.secretKeys,
+      partner: options.partner,
+      redirectUri,
+      http: createHttp({ timeoutMs: exchangeTimeoutMs }),
+      logger,
+      exchangeTimeoutMs,
+      warn: (account, warning) => logger.warn({ account, warning }, 'connect callback: warning'),
+      schedule: options.onConnected,
+    }),
   };
-  // One link transaction at a time in this process: each holds a connection
-  // of the pool (the link's row lock) while its exchange and registration
-  // take others from the same pool, so as many callbacks at once as the pool
-  // has connections would wait for each other for good.
-  let turn: Promise<unknown> = Promise.resolve();
-  const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = turn.then(work, work);
-    turn = run.catch(() => undefined);
-    return run;
-  };
-
   /** The request's path below the public URL's own path (a proxy may strip it or pass it on). */
   const localPath = (pathname: string) =>
     prefix !== '' && pathname.startsWith(`${prefix}/`) ? pathname.slice(prefix.length) : pathname;
-
-  const answer = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    step: () => Promise<Outcome>,
-  ) => {
-    if (req.method !== 'GET') {
-      res.setHeader('allow', 'GET');
-      return sendPage(res, METHOD_NOT_ALLOWED_PAGE);
-    }
-    let outcome: Outcome;
-    try {
-      outcome = await step();
-    } catch (error) {
-      if (isUndefinedTable(error) || isUndefinedColumn(error)) {
-        outcome = NOT_MIGRATED_PAGE;
-      } else {
-        logger.error({ err: coerceError(error) }, 'connect link step failed');
-        outcome = INTERNAL_ERROR_PAGE;
-      }
-    }
-    if ('redirect' in outcome) sendRedirect(res, outcome.redirect, outcome.setCookie);
-    else sendPage(res, outcome, outcome.setCookie);
-  };
-
-  const open = async (token: string): Promise<Outcome> => {
-    const nonce = newBrowserNonce();
-    const opened = await openConnectLink(
-      options.db,
-      token,
-      keys,
-      { browserHash: browserNonceHash(nonce) },
-      stateTtlMs,
-    );
-    if (!opened.ok) {
-      const { refusal } = opened;
-      logger.info(
-        { account: 'account' in refusal ? refusal.account : undefined, refused: refusal.kind },
-        'connect link refused',
-      );
-      return linkRefusedPage(refusal);
-    }
-    const { account, authUrl, state, codeChallenge } = opened.link;
-    registerSecret(state);
-    registerSecret(nonce);
-    logger.info({ account }, 'connect link opened: redirecting to the authorize endpoint');
-    return {
-      redirect: authorizeRequestUrl(options.authorizeEndpoint(authUrl), {
-        clientId: options.partner.clientId,
-        redirectUri,
-        state,
-        scope: options.partner.scope,
-        codeChallenge,
-      }),
-      setCookie: connectCookie(state, nonce, cookieOptions),
-    };
-  };
-
-  const callback = async (req: IncomingMessage, query: URLSearchParams): Promise<Outcome> => {
-    const states = query.getAll('state');
-    const state = states[0];
-    if (states.length !== 1 || state === undefined || state === '') {
-      return stateRefusedPage({ kind: 'unknown state' });
-    }
-    const nonce = readBrowserNonce(req, state);
-    const claimed = await claimConnectState(
-      options.db,
-      state,
-      nonce === undefined ? undefined : browserNonceHash(nonce),
-      keys,
-    );
-    // The state is spent or useless from here on: its cookie goes.
-    const setCookie = expiredConnectCookie(state, cookieOptions);
-    if (!claimed.ok) {
-      const { refusal } = claimed;
-      logger.info(
-        { account: 'account' in refusal ? refusal.account : undefined, refused: refusal.kind },
-        'connect callback refused',
-      );
-      return { ...stateRefusedPage(refusal), setCookie };
-    }
-    return { ...(await answerClaimed(claimed.link, query)), setCookie };
-  };
-
-  /** The callback of a state claimed: the vendor's error, or the code redeemed. */
-  const answerClaimed = async (link: ClaimedLink, query: URLSearchParams): Promise<ConnectPage> => {
-    const errors = query.getAll('error');
-    const codes = query.getAll('code');
-    if (errors.length > 1 || codes.length > 1) {
-      return malformedAnswerPage(link.account, 'it carries code or error more than once');
-    }
-    const error = errors[0];
-    if (error !== undefined) {
-      logger.info({ account: link.account, error }, 'connect callback: authorization refused');
-      return vendorErrorPage(link.account, error, query.get('error_description') ?? undefined);
-    }
-    const code = codes[0];
-    if (code === undefined || code === '') {
-      return malformedAnswerPage(link.account, 'it carries neither a code nor an error');
-    }
-    registerSecret(code);
-    return redeem(link, code);
-  };
-
-  const redeem = async (link: ClaimedLink, code: string): Promise<ConnectPage> => {
-    const { account: name } = link;
-    let used: Awaited<ReturnType<typeof useConnectLink<Connected>>>;
-    try {
-      used = await inTurn(() => useConnectLink(options.db, link, () => connect(link, code)));
-    } catch (error) {
-      if (error instanceof ConnectRefusal) return error.page;
-      if (isUndefinedTable(error) || isUndefinedColumn(error)) throw error;
-      const failure = coerceError(error);
-      logger.warn(
-        { account: name, err: failure },
-        'connect callback: the account could not be connected',
-      );
-      return connectFailedPage(name, redactSecrets(failure.message));
-    }
-    if (!used.ok) return linkRefusedPage(used.refusal);
-    const { account, previousState, unfinished } = used.value;
-    if (unfinished === undefined) {
-      logger.info({ account: name, previousState }, 'account connected through a connect link');
-    } else {
-      logger.warn(
-        { account: name, previousState, unfinished },
-        'account connected through a connect link, but its schema is not ready',
-      );
-    }
-    if (account?.state === 'enabled' && options.onConnected) {
-      await options.onConnected(name).catch((scheduling: unknown) => {
-        logger.warn(
-          { account: name, err: coerceError(scheduling) },
-          'connected account not scheduled at once; the schedules pick it up within a minute',
-        );
-      });
-    }
-    return connectedPage(account, name, previousState, unfinished);
-  };
-
-  /** Exchanges the code and stores the token, under the link's row lock. */
-  const connect = async (link: ClaimedLink, code: string): Promise<Connected> => {
-    const { db, partner } = options;
-    const name = link.account;
-    const store = new AccountStore(db, options.secretKeys, { partner });
-    const existing = await store.get(name);
-    let register: NewPartnerAccount | undefined;
-    let authUrl: string;
-    if (existing) {
-      if (existing.authMode !== 'partner' || existing.authUrl === null) {
-        throw new ConnectRefusal(linkRefusedPage({ kind: 'not partner', account: name }));
-      }
-      authUrl = existing.authUrl;
-    } else {
-      if (link.baseUrl === null || link.authUrl === null) {
-        throw new ConnectRefusal(linkRefusedPage({ kind: 'removed', account: name }));
-      }
-      const owner = await checkLinkedAccount(db, store, link.id, name).catch((error: unknown) => {
-        if (!(error instanceof StoredDataError)) throw error;
-        // The counts are the operator's to see, not the link holder's.
-        logger.warn({ account: name, err: error }, 'connect callback refused: data stored');
-        throw new ConnectRefusal(storedDataPage(name));
-      });
-      authUrl = link.authUrl;
-      register = { baseUrl: link.baseUrl, authUrl, owner };
-    }
-    const refreshToken = await exchangeCode({
-      http,
-      tokenUrl: `${authUrl}/token`,
-      partner,
-      code,
-      redirectUri,
-      codeVerifier: link.codeVerifier,
-      logger,
-      timeoutMs: exchangeTimeoutMs,
-      ...(existing ? { authUrlSetting: authUrlSetting(name) } : {}),
-    });
-    try {
-      return await savePartnerAuthorization(db, store, name, refreshToken, register, (warning) =>
-        logger.warn({ account: name, warning }, 'connect callback: warning'),
-      );
-    } catch (error) {
-      if (!(error instanceof AccountNotReadyError)) throw error;
-      // The token is stored: the link is used, and the page says what is left to do.
-      const account = await store.get(name);
-      return { account, previousState: existing?.state, unfinished: error.message };
-    }
-  };
-
   return async (req, res) => {
     // A request target no URL parser takes (`//`) is none of these routes.
     const url = URL.parse(req.url ?? '/', 'http://localhost');
@@ -339,13 +113,110 @@ export function connectRoutes(options: ConnectRoutesOptions): HttpRoute {
     const path = localPath(url.pathname);
     if (path.startsWith(CONNECT_PATH)) {
       const token = path.slice(CONNECT_PATH.length);
-      await answer(req, res, () => open(token));
+      await answer(logger, req, res, () => openLink(links, token));
       return true;
     }
     if (path === CALLBACK_PATH) {
-      await answer(req, res, () => callback(req, url.searchParams));
+      await answer(logger, req, res, () => callback(links, req, url.searchParams));
       return true;
     }
     return false;
+  };
+}
+
+/** What the steps of the routes share. */
+interface Links extends ConnectRoutesOptions {
+  redirectUri: string;
+  keys: readonly Buffer[];
+  stateTtlMs: number;
+  cookieOptions: ConnectCookieOptions;
+  /** The callback's operation (one at a time in this process). */
+  complete: ReturnType<typeof connectCallback>;
+}
+
+/** Answers a request with its step's outcome; GET only. */
+async function answer(
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  step: () => Promise<Outcome>,
+): Promise<void> {
+  if (req.method !== 'GET') {
+    res.setHeader('allow', 'GET');
+    return sendPage(res, METHOD_NOT_ALLOWED_PAGE);
+  }
+  let outcome: Outcome;
+  try {
+    outcome = await step();
+  } catch (error) {
+    if (isUndefinedTable(error) || isUndefinedColumn(error)) {
+      outcome = NOT_MIGRATED_PAGE;
+    } else {
+      logger.error({ err: coerceError(error) }, 'connect link step failed');
+      outcome = INTERNAL_ERROR_PAGE;
+    }
+  }
+  if ('redirect' in outcome) sendRedirect(res, outcome.redirect, outcome.setCookie);
+  else sendPage(res, outcome, outcome.setCookie);
+}
+
+/** `GET /connect/<token>`: a fresh state bound to this browser, and the redirect to the vendor. */
+async function openLink(links: Links, token: string): Promise<Outcome> {
+  const { logger } = links;
+  const nonce = newBrowserNonce();
+  const opened = await openConnectLink(
+    links.db,
+    token,
+    links.keys,
+    { browserHash: browserNonceHash(nonce) },
+    links.stateTtlMs,
+  );
+  if (!opened.ok) {
+    const { refusal } = opened;
+    logger.info(
+      { account: 'account' in refusal ? refusal.account : undefined, refused: refusal.kind },
+      'connect link refused',
+    );
+    return linkRefusedPage(refusal);
+  }
+  const { account, authUrl, state, codeChallenge } = opened.link;
+  registerSecret(state);
+  registerSecret(nonce);
+  logger.info({ account }, 'connect link opened: redirecting to the authorize endpoint');
+  return {
+    redirect: authorizeRequestUrl(links.authorizeEndpoint(authUrl), {
+      clientId: links.partner.clientId,
+      redirectUri: links.redirectUri,
+      state,
+      scope: links.partner.scope,
+      codeChallenge,
+    }),
+    setCookie: connectCookie(state, nonce, links.cookieOptions),
+  };
+}
+
+/** `GET /oauth/callback`: the authorization completed (accounts/connect-callback.ts), as a page. */
+async function callback(
+  links: Links,
+  req: IncomingMessage,
+  query: URLSearchParams,
+): Promise<Outcome> {
+  const states = query.getAll('state');
+  const state = states[0];
+  if (states.length !== 1 || state === undefined || state === '') {
+    return stateRefusedPage({ kind: 'unknown state' });
+  }
+  const nonce = readBrowserNonce(req, state);
+  const outcome = await links.complete({
+    state,
+    browserHash: nonce === undefined ? undefined : browserNonceHash(nonce),
+    codes: query.getAll('code'),
+    errors: query.getAll('error'),
+    errorDescription: query.get('error_description') ?? undefined,
+  });
+  // The state is spent or useless from here on: its cookie goes.
+  return {
+    ...callbackPage(outcome, links.logger),
+    setCookie: expiredConnectCookie(state, links.cookieOptions),
   };
 }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Account } from '../../accounts/account.js';
 import { accountResources } from '../../accounts/account-resources.js';
+import type { OpenTester } from '../../accounts/add-account.js';
 import { type App, createApp } from '../../app.js';
 import type { Config } from '../../config/types.js';
 import type { Logger } from '../../logger.js';
@@ -127,4 +128,20 @@ export function formatProbe(name: string, mode: string, probe: AccountProbe): st
     return [line, `${' '.repeat(label.length)}${r.error}`];
   });
   return redactSecrets([head, ...lines].join('\n'));
+}
+
+/**
+ * The tester `accounts add` tests a new account with ({@link openProbeApp}):
+ * a token minted with the account's own token provider, then the first page
+ * of each of its resources read with a context of the account as registered.
+ */
+export function probeTester(config: Config, logger: Logger): OpenTester<ResourceProbe> {
+  return async (resolve) => {
+    const app = await openProbeApp(config, logger, (name) => resolve(name));
+    return {
+      mintToken: async (name) => (await mintAccountToken(app, name)).token,
+      readResources: async (name) => readAccountResources(app, name, await app.contextOf(name)),
+      close: () => app.close(),
+    };
+  };
 }

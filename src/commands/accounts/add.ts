@@ -1,14 +1,14 @@
 import { accountNameProblem } from '../../account-name.js';
 import { AccountStore } from '../../accounts/account-store.js';
-import { checkNewAccount, registerAccount } from '../../accounts/register-account.js';
-import type { AccountInfo, NewAccount } from '../../accounts/stored-account.js';
+import { type AddAccountOptions, addAccount } from '../../accounts/add-account.js';
+import type { AccountInfo } from '../../accounts/stored-account.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { loadAccountsConfig } from '../../config/load-config.js';
+import type { Config } from '../../config/types.js';
 import { UsageError } from '../../errors.js';
 import { Secret } from '../../secret.js';
-import { migrateControl } from '../../warehouse/setup/migrate-all.js';
-import { EXIT } from '../command.js';
-import type { OptionTable } from '../options.js';
+import { EXIT, type Output } from '../command.js';
+import type { OptionTable, OptionValues } from '../options.js';
 import { describeAuthMode } from './auth-mode.js';
 import { openDatabase } from './connections.js';
 import { loadPartnerApp } from './partner-app.js';
@@ -114,34 +114,7 @@ export const add = defineSubcommand({
   async execute(values, name, { env, stdin, stdout, stderr }) {
     const problem = accountNameProblem(name);
     if (problem) throw new UsageError(problem);
-    const modes = [
-      values['client-id'] !== undefined && '--client-id',
-      values['api-key'] && '--api-key',
-      values.partner && '--partner',
-    ].filter((m): m is string => typeof m === 'string');
-    if (modes.length !== 1) {
-      throw new UsageError(
-        modes.length === 0
-          ? `say how account ${name} authenticates: --client-id ID (client credentials, secret on standard input), --api-key (key on standard input) or --partner (refresh token on standard input)`
-          : `choose one way for account ${name} to authenticate, not ${modes.join(' and ')}`,
-      );
-    }
-    const clientId = values['client-id']?.trim();
-    if (clientId === '') throw new UsageError('--client-id was given an empty client id');
-    if (clientId === undefined && values.sub !== undefined) {
-      throw new UsageError('--sub applies only to client credentials (--client-id)');
-    }
-    if (clientId === undefined && !values.partner && values['auth-url'] !== undefined) {
-      throw new UsageError(
-        '--auth-url applies only to client credentials (--client-id) and partner accounts (--partner)',
-      );
-    }
-    const sub = values.sub?.trim();
-    if (sub !== undefined && !/^\d+$/.test(sub)) {
-      throw new UsageError(
-        `--sub must be a numeric user id (digits only), got ${JSON.stringify(sub)}`,
-      );
-    }
+    const { clientId, sub } = readAuthFlags(values, name);
     const settings = readSettingsOptions(values);
     const config = loadAccountsConfig(env, {
       secretKey: 'seal the credentials of registered accounts',
@@ -156,84 +129,93 @@ export const add = defineSubcommand({
     const what =
       clientId !== undefined ? 'client secret' : values.partner ? 'refresh token' : 'API key';
     const secret = new Secret(await readSecretLine(stdin, what));
-    // Undefined for a partner account, registered by addPartner.
-    const account: NewAccount | undefined = values.partner
-      ? undefined
+    const { baseUrl } = urls;
+    const authUrl = urls.authUrl ?? '';
+    const account: AddAccountOptions<unknown>['account'] = values.partner
+      ? { partner: { name, baseUrl, authUrl, refreshToken: secret } }
       : {
-          name,
-          baseUrl: urls.baseUrl,
-          auth:
-            clientId !== undefined
-              ? {
-                  mode: 'client_credentials',
-                  authUrl: urls.authUrl ?? '',
-                  clientId,
-                  clientSecret: secret,
-                  sub,
-                }
-              : { mode: 'api_key', apiKey: secret },
+          credentials: {
+            name,
+            baseUrl,
+            auth:
+              clientId !== undefined
+                ? { mode: 'client_credentials', authUrl, clientId, clientSecret: secret, sub }
+                : { mode: 'api_key', apiKey: secret },
+          },
         };
-
     const db = await openDatabase(config.databaseUrl, 'add');
     try {
-      await migrateControl(db);
-      const store = new AccountStore(db, config.secretKeys, { partner });
-      const owner = await checkNewAccount(db, store, name, {
-        reuseData: values['reuse-data'] === true,
-      });
-      const warn = (warning: string) =>
-        stderr.write(`hiresync accounts add: warning: ${warning}\n`);
-      if (probeConfig) {
-        // Testing takes the API client, Redis and the queue: loaded only to test.
-        const [{ registerTestedAccount }, { formatProbe }, { createLogger }] = await Promise.all([
-          import('./register-tested.js'),
-          import('./account-probe.js'),
-          import('../../logger.js'),
-        ]);
-        const { added, probe } = await registerTestedAccount({
-          db,
-          store,
-          owner,
-          account:
-            account === undefined
-              ? {
-                  partner: {
-                    name,
-                    baseUrl: urls.baseUrl,
-                    authUrl: urls.authUrl ?? '',
-                    refreshToken: secret,
-                  },
-                }
-              : { credentials: account },
-          config: probeConfig,
-          logger: createLogger({ level: probeConfig.logLevel, destination: stderr }),
-          warn,
-          settings: { settings, ownResources: ownListResources(settings) },
-        });
-        stdout.write(
-          `${describeAdded(added)}\n${formatProbe(name, describeAuthMode(added.authMode), probe)}\n`,
-        );
-        return EXIT.ok;
-      }
-      const added = await registerAccount(
+      const outcome = await addAccount({
         db,
-        store,
-        name,
-        owner,
-        () =>
-          account === undefined
-            ? store.addPartner(name, urls.baseUrl, urls.authUrl ?? '', secret)
-            : store.add(account),
-        warn,
-        { settings, ownResources: ownListResources(settings) },
-      );
+        store: new AccountStore(db, config.secretKeys, { partner }),
+        account,
+        reuseData: values['reuse-data'] === true,
+        openTester: probeConfig && (await openTester(probeConfig, stderr)),
+        warn: (warning) => stderr.write(`hiresync accounts add: warning: ${warning}\n`),
+        settings: { settings, ownResources: ownListResources(settings) },
+      });
+      if (outcome.kind === 'refused') throw outcome.error;
+      const { account: added, resources } = outcome;
       stdout.write(`${describeAdded(added)}\n`);
+      if (resources !== undefined) {
+        const { formatProbe } = await import('./account-probe.js');
+        const probe = { token: { ok: true as const }, resources };
+        stdout.write(`${formatProbe(name, describeAuthMode(added.authMode), probe)}\n`);
+      }
       return EXIT.ok;
     } finally {
       await db.destroy();
     }
   },
 });
+
+/** The auth mode flags, checked: one mode, and the flags that go with it. */
+function readAuthFlags(
+  values: OptionValues<typeof options>,
+  name: string,
+): { clientId: string | undefined; sub: string | undefined } {
+  const modes = [
+    values['client-id'] !== undefined && '--client-id',
+    values['api-key'] && '--api-key',
+    values.partner && '--partner',
+  ].filter((m): m is string => typeof m === 'string');
+  if (modes.length !== 1) {
+    throw new UsageError(
+      modes.length === 0
+        ? `say how account ${name} authenticates: --client-id ID (client credentials, secret on standard input), --api-key (key on standard input) or --partner (refresh token on standard input)`
+        : `choose one way for account ${name} to authenticate, not ${modes.join(' and ')}`,
+    );
+  }
+  const clientId = values['client-id']?.trim();
+  if (clientId === '') throw new UsageError('--client-id was given an empty client id');
+  if (clientId === undefined && values.sub !== undefined) {
+    throw new UsageError('--sub applies only to client credentials (--client-id)');
+  }
+  if (clientId === undefined && !values.partner && values['auth-url'] !== undefined) {
+    throw new UsageError(
+      '--auth-url applies only to client credentials (--client-id) and partner accounts (--partner)',
+    );
+  }
+  const sub = values.sub?.trim();
+  if (sub !== undefined && !/^\d+$/.test(sub)) {
+    throw new UsageError(
+      `--sub must be a numeric user id (digits only), got ${JSON.stringify(sub)}`,
+    );
+  }
+  return { clientId, sub };
+}
+
+/**
+ * The tester of a new account, reaching the API, Redis and the queue as its
+ * runs would: loaded only to test (`--no-test` loads none of them).
+ */
+async function openTester(config: Config, stderr: Output) {
+  const [{ probeTester }, { createLogger }] = await Promise.all([
+    import('./account-probe.js'),
+    import('../../logger.js'),
+  ]);
+  return probeTester(config, createLogger({ level: config.logLevel, destination: stderr }));
+}
 
 /** What `accounts add` says of an account it added. */
 function describeAdded(added: AccountInfo): string {

@@ -1,35 +1,20 @@
-import type { Kysely } from 'kysely';
 import { AccountStore } from '../../accounts/account-store.js';
-import {
-  type PartnerAuthorization,
-  savePartnerAuthorization,
-} from '../../accounts/partner-authorization.js';
-import { checkNewAccount, type FreeSchema } from '../../accounts/register-account.js';
+import { authorizePartnerAccount } from '../../accounts/loopback-authorization.js';
 import type { AccountInfo } from '../../accounts/stored-account.js';
-import { authorizeRequestUrl, newState } from '../../api/authorization-request.js';
-import { exchangeCode } from '../../api/exchange-code.js';
-import { createHttp } from '../../api/http.js';
-import { newPkce } from '../../api/pkce.js';
-import { authUrlSetting } from '../../api/url-setting.js';
 import { loadAccountUrls } from '../../config/account-urls.js';
 import { MAX_TIMER_MS } from '../../config/fields.js';
 import { loadAccountsConfig } from '../../config/load-config.js';
-import type { PartnerConfig } from '../../config/types.js';
 import { parseDuration } from '../../duration.js';
 import {
   ConfigError,
   type ConfigProblem,
   collectProblems,
   describeWait,
-  HiresyncError,
   UsageError,
 } from '../../errors.js';
-import { createLogger, type Logger } from '../../logger.js';
-import { migrateControl } from '../../warehouse/setup/migrate-all.js';
-import type { Database } from '../../warehouse/tables.js';
-import { EXIT, type Signals } from '../command.js';
+import { createLogger } from '../../logger.js';
+import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
-import { type CallbackOutcome, listenForCallback } from './callback-server.js';
 import { openDatabase } from './connections.js';
 import { authorizeEndpoint, loadPartnerApp } from './partner-app.js';
 import { checkAccountName, defineSubcommand } from './subcommand.js';
@@ -65,9 +50,6 @@ export const options = {
       'a new account whose name has rows of an earlier registration stored: the same customer is back, show them its data again',
   },
 } as const satisfies OptionTable;
-
-/** Timeout of the code exchange's requests. */
-const EXCHANGE_TIMEOUT_MS = 30_000;
 
 /** `hiresync accounts authorize NAME`: the authorization code grant, through the browser. */
 export const authorize = defineSubcommand({
@@ -115,7 +97,7 @@ export const authorize = defineSubcommand({
     const logger = createLogger({ level: config.logLevel, destination: stderr });
     const db = await openDatabase(config.databaseUrl, 'authorize');
     try {
-      const { account, previousState } = await authorizePartnerAccount({
+      const outcome = await authorizePartnerAccount({
         db,
         store: new AccountStore(db, config.secretKeys, { partner }),
         name,
@@ -138,137 +120,16 @@ export const authorize = defineSubcommand({
           ),
         warn: (warning) => stderr.write(`hiresync accounts authorize: warning: ${warning}\n`),
       });
-      stdout.write(`authorized account ${name}${afterword(account, previousState)}\n`);
+      if (outcome.kind === 'not authorized') throw outcome.error;
+      stdout.write(
+        `authorized account ${name}${afterword(outcome.account, outcome.previousState)}\n`,
+      );
       return EXIT.ok;
     } finally {
       await db.destroy();
     }
   },
 });
-
-/** What {@link authorizePartnerAccount} connects, and where it reports. */
-export interface AuthorizePartnerAccountOptions {
-  /** The database of hiresync.accounts and the account schemas. */
-  db: Kysely<Database>;
-  /** The account registry on `db`, with the secret box and the partner app. */
-  store: AccountStore;
-  /** The account to connect, or to reconnect when it needs reauthorization. */
-  name: string;
-  partner: PartnerConfig;
-  /** A new account's {base_url} and {auth_url}; an existing account keeps its own. */
-  urls: { baseUrl: string; authUrl: string | undefined };
-  /** --base-url and --auth-url as given: an existing account refuses URLs other than its own. */
-  urlFlags?: { 'base-url'?: string | undefined; 'auth-url'?: string | undefined };
-  /** A new account: register it even though rows of an earlier registration of its name are stored (--reuse-data). */
-  reuseData?: boolean | undefined;
-  /** The authorize endpoint of the token service at `authUrl` (see partner-app.ts). */
-  authorizeEndpoint: (authUrl: string) => string;
-  /** Port of the loopback callback http://127.0.0.1:P/callback (0: any free port). */
-  port: number;
-  /** How long to wait for the browser to come back. */
-  timeoutMs: number;
-  /** SIGINT or SIGTERM gives up the wait; a callback being redeemed is waited for. */
-  signals: Signals;
-  logger: Logger;
-  /** Called once the callback listens: the URL the customer opens, and the callback it returns to. */
-  onAuthorizeUrl: (url: string, redirectUri: string) => void;
-  /** Called for a callback whose state is not this authorization's (ignored; the wait goes on). */
-  onIgnoredCallback?: () => void;
-  /** Warnings, such as an account the all_accounts views leave out. */
-  warn: (warning: string) => void;
-}
-
-/**
- * The authorization code grant of `accounts authorize NAME`: listens on the
- * loopback callback, hands the authorize URL to `onAuthorizeUrl`, waits for
- * the customer's browser to come back, exchanges the code (never twice) and
- * stores the sealed refresh token: a new account is registered and its schema
- * migrated as by `accounts add`, an existing one keeps its data and URLs.
- * Throws a HiresyncError when the authorization is refused, the code cannot
- * be exchanged, nothing arrives within `timeoutMs`, or a signal comes first.
- */
-export async function authorizePartnerAccount(
-  options: AuthorizePartnerAccountOptions,
-): Promise<PartnerAuthorization> {
-  const { db, store, name, partner, urls, logger, warn } = options;
-  await migrateControl(db);
-  const existing = await store.get(name);
-  let owner: FreeSchema | undefined;
-  let authUrl = urls.authUrl ?? '';
-  if (existing) {
-    checkExisting(existing, options.urlFlags ?? {});
-    authUrl = existing.authUrl ?? authUrl;
-  } else {
-    owner = await checkNewAccount(db, store, name, {
-      reuseData: options.reuseData,
-      retry: `run 'hiresync accounts authorize ${name}' again`,
-    });
-  }
-
-  const state = newState();
-  // PKCE (RFC 7636): a code intercepted on its way back is useless without
-  // the verifier, which never leaves this process but for the exchange.
-  const pkce = newPkce();
-  let redirectUri = '';
-  const http = createHttp({ timeoutMs: EXCHANGE_TIMEOUT_MS });
-  let authorized: AccountInfo | undefined;
-  let previousState: AccountInfo['state'] | undefined;
-  const server = await listenForCallback({
-    port: options.port,
-    state,
-    onIgnored: options.onIgnoredCallback,
-    redeem: async (code) => {
-      const refreshToken = await exchangeCode({
-        http,
-        tokenUrl: `${authUrl}/token`,
-        partner,
-        code,
-        redirectUri,
-        codeVerifier: pkce.verifier,
-        logger,
-        timeoutMs: EXCHANGE_TIMEOUT_MS,
-        ...(existing ? { authUrlSetting: authUrlSetting(name) } : {}),
-      });
-      ({ account: authorized, previousState } = await savePartnerAuthorization(
-        db,
-        store,
-        name,
-        refreshToken,
-        owner === undefined ? undefined : { baseUrl: urls.baseUrl, authUrl, owner },
-        warn,
-      ));
-    },
-  });
-  redirectUri = server.redirectUri;
-  try {
-    const url = authorizeRequestUrl(options.authorizeEndpoint(authUrl), {
-      clientId: partner.clientId,
-      redirectUri,
-      state,
-      scope: partner.scope,
-      codeChallenge: pkce.challenge,
-    });
-    options.onAuthorizeUrl(url, redirectUri);
-    const outcome = await waitForOutcome(server, options.timeoutMs, options.signals);
-    if (outcome === 'timeout') {
-      throw new HiresyncError(
-        `no authorization arrived within ${describeWait(options.timeoutMs)}; run 'hiresync accounts authorize ${name}' again when the customer is ready`,
-      );
-    }
-    if (outcome === 'interrupted') {
-      throw new HiresyncError('interrupted before an authorization arrived');
-    }
-    if (outcome.kind === 'refused') {
-      throw new HiresyncError(
-        `the authorization was refused (${outcome.message}); run 'hiresync accounts authorize ${name}' again`,
-      );
-    }
-    if (outcome.kind === 'failed') throw outcome.error;
-  } finally {
-    await server.close();
-  }
-  return { account: authorized, previousState };
-}
 
 /** `--port`: 0 to 65535 (0: any free port). */
 export function parsePort(text: string): number {
@@ -290,55 +151,6 @@ export function parseTimeout(text: string): number {
     );
   }
   return ms;
-}
-
-/**
- * Refuses to authorize an existing account that is not a partner account, or
- * with --base-url/--auth-url other than its own: authorize keeps an account's
- * URLs (its refresh grants go to its own token service).
- */
-function checkExisting(
-  account: AccountInfo,
-  flags: { 'base-url'?: string | undefined; 'auth-url'?: string | undefined },
-): void {
-  if (account.authMode !== 'partner') {
-    throw new HiresyncError(
-      `account ${account.name} authenticates with ${account.authMode === 'client_credentials' ? 'client credentials' : 'an API key'}, not partner authorization: 'accounts authorize' applies to partner accounts only (remove it and authorize it again to make it one)`,
-    );
-  }
-  const differs = (given: string | undefined, stored: string | null) =>
-    given !== undefined && given.trim().replace(/\/+$/, '') !== stored;
-  if (differs(flags['base-url'], account.baseUrl) || differs(flags['auth-url'], account.authUrl)) {
-    throw new HiresyncError(
-      `account ${account.name} is registered with base URL ${account.baseUrl} and auth URL ${account.authUrl ?? '-'}; 'accounts authorize' keeps them (remove the account and authorize it again to change them)`,
-    );
-  }
-}
-
-/**
- * Waits for the callback's outcome, at most `timeoutMs` or until SIGINT or
- * SIGTERM; a callback being redeemed when either comes is waited for (its
- * token may be stored already).
- */
-function waitForOutcome(
-  server: { outcome: Promise<CallbackOutcome>; readonly answered: boolean },
-  timeoutMs: number,
-  signals: { once(signal: 'SIGINT' | 'SIGTERM', listener: () => void): unknown },
-): Promise<CallbackOutcome | 'timeout' | 'interrupted'> {
-  return new Promise((resolve) => {
-    let timer: NodeJS.Timeout | undefined;
-    const stop = (reason: 'timeout' | 'interrupted') => {
-      if (!server.answered) resolve(reason);
-    };
-    timer = setTimeout(() => stop('timeout'), timeoutMs);
-    signals.once('SIGINT', () => stop('interrupted'));
-    signals.once('SIGTERM', () => stop('interrupted'));
-    void server.outcome.then((outcome) => {
-      clearTimeout(timer);
-      timer = undefined;
-      resolve(outcome);
-    });
-  });
 }
 
 /** What follows "authorized account NAME": what the account does next. */

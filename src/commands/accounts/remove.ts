@@ -1,32 +1,19 @@
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { schemaOf } from '../../account-name.js';
-import {
-  clearRemoval,
-  deleteAccountKeys,
-  markRemoval,
-  pendingRemoval,
-  removeAccountSchedulers,
-} from '../../accounts/account-keys.js';
+import { removeAccountSchedulers } from '../../accounts/account-keys.js';
 import { AccountStore } from '../../accounts/account-store.js';
-import { withdrawConnectLinks } from '../../accounts/connect-links.js';
+import type { DropLeftDataOutcome } from '../../accounts/drop-left-data.js';
+import type { DropConsent, DropQuestion, RemovalRefusal } from '../../accounts/removal-request.js';
+import { type RemovalOutcome, removeAccount } from '../../accounts/remove-account.js';
 import { UnknownAccountError } from '../../accounts/stored-account.js';
 import { TokenCipher } from '../../api/token-cipher.js';
 import { loadAccountsConfig, loadDefaultAuth } from '../../config/load-config.js';
-import { coerceError, HiresyncError, UsageError } from '../../errors.js';
+import { HiresyncError, UsageError } from '../../errors.js';
 import { createSyncQueue } from '../../queue/sync-job.js';
-import { schemaOwner } from '../../warehouse/layout/account-schema-owner.js';
-import { allAccountsViewNames } from '../../warehouse/layout/all-accounts-views.js';
-import {
-  DependentObjectsError,
-  unregisterAccount,
-} from '../../warehouse/layout/drop-account-schema.js';
-import { dependentsOutside, schemaContents } from '../../warehouse/layout/schema-dependents.js';
-import { describeStoredRows, storedRowsOf } from '../../warehouse/layout/stored-rows.js';
-import { EXIT } from '../command.js';
+import { DependentObjectsError } from '../../warehouse/layout/drop-account-schema.js';
+import { describeStoredRows } from '../../warehouse/layout/stored-rows.js';
+import { EXIT, type Input, type Output } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase } from './connections.js';
-import { removeStoredData } from './drop-stored-data.js';
 import { readLine } from './read-secret.js';
 import { openRedis } from './redis-connection.js';
 import { checkAccountName, defineSubcommand } from './subcommand.js';
@@ -94,170 +81,35 @@ export const remove = defineSubcommand({
         `${values.cascade ? '--cascade' : '--yes'} applies only with --drop-data (remove without --drop-data drops nothing)`,
       );
     }
-    const ask = dropData && !values.yes;
-    // Checked once the account is found: finishing a pending removal drops nothing, so needs no --yes.
-    const unconfirmable = ask && stdin?.isTTY !== true;
     const config = loadAccountsConfig(env, { redis: true });
     const prefix = config.redisPrefix;
     // The environment's credentials (default), as the worker reads them: their
     // token and pacing keys stay when the removed account shares them.
     const defaultAuth = loadDefaultAuth(env);
-    const defaultNamespace = defaultAuth && new TokenCipher(defaultAuth).namespace;
+    const defaultNamespace = defaultAuth ? new TokenCipher(defaultAuth).namespace : undefined;
     const db = await openDatabase(config.databaseUrl, 'remove');
     try {
       // Redis is reached before anything changes: when it is down, nothing does.
       const redis = await openRedis(config.redisUrl as string);
       const queue = createSyncQueue(redis, prefix);
       try {
-        const store = new AccountStore(db);
-        /** Withdraws the account's unused connect links, deletes its schedulers and Redis keys, then the record of its removal. */
-        const cleanUp = async (namespace: string | null) => {
-          // After the commit: a connect link in use holds its row until its callback ends.
-          await withdrawConnectLinks(db, name);
-          const others = await store.list();
-          const shared =
-            namespace !== null &&
-            (namespace === defaultNamespace ||
-              others.some((a) => a.credentialNamespace === namespace));
-          const cleaned = await cleanRedis(
+        const outcome = await removeAccount(
+          {
+            db,
+            store: new AccountStore(db),
             redis,
-            queue,
             prefix,
+            removeSchedulers: (account) => removeAccountSchedulers(queue, account),
+            defaultNamespace,
+          },
+          {
             name,
-            shared ? undefined : (namespace ?? undefined),
-          );
-          await clearRemoval(redis, prefix, name);
-          return cleaned;
-        };
-
-        const account = await store.get(name);
-        if (!account) {
-          // A removal whose Postgres part committed and whose Redis cleanup failed.
-          const pending = await pendingRemoval(redis, prefix, name);
-          if (pending) {
-            const { schedulers, keys } = await cleanUp(pending.namespace);
-            stdout.write(
-              `finished removing account ${name} (${schedulers} job scheduler(s), ${keys} Redis key(s)); it was already unregistered${
-                pending.dropData
-                  ? ` and schema ${schemaOf(name)} already dropped`
-                  : dropData
-                    ? ''
-                    : `; its data stays in schema ${schemaOf(name)}`
-              }\n`,
-            );
-            if (pending.dropData || !dropData) return EXIT.ok;
-          }
-          // What an earlier registration left: dropped with --drop-data, else named.
-          if (dropData) {
-            return await removeStoredData({
-              db,
-              name,
-              cascade: values.cascade === true,
-              ask,
-              stdin,
-              stdout,
-              stderr,
-            });
-          }
-          const stored = await storedRowsOf(db, name);
-          if (stored.length === 0) throw new UnknownAccountError(name);
-          throw new HiresyncError(
-            `no account ${name} is registered; ${name}: ${describeStoredRows(stored)} stored from an earlier registration: 'hiresync accounts remove ${name} --drop-data' drops them`,
-          );
-        }
-
-        if (unconfirmable) {
-          throw new UsageError(
-            `--drop-data drops schema ${account.schema} with every table and row in it, and there is no terminal to ask on: confirm with --yes (hiresync accounts remove ${name} --drop-data --yes); nothing was removed`,
-          );
-        }
-        let cascade: string[] = [];
-        if (dropData) {
-          if ((await schemaOwner(db, account.schema)) === 'other') {
-            throw new HiresyncError(
-              `schema ${account.schema} is not hiresync's (it holds objects hiresync did not create): --drop-data never drops it; nothing was removed ('hiresync accounts remove ${name}' without --drop-data forgets the account and leaves the schema alone)`,
-            );
-          }
-          // hiresync's own all_accounts views are rebuilt without the account: not
-          // counted. An analyst's view in all_accounts is counted as any other.
-          const outside = await dependentsOutside(db, account.schema, {
-            skipAllAccounts: await allAccountsViewNames(db),
-          });
-          if (outside.length > 0 && !values.cascade) {
-            throw new HiresyncError(
-              `${new DependentObjectsError(account.schema, outside).message}; nothing was removed`,
-            );
-          }
-          cascade = outside;
-          if (ask) {
-            const { tables, rows } = await schemaContents(db, account.schema);
-            stderr.write(
-              `drop schema ${account.schema} with ${tables} tables and ${rows} rows${
-                cascade.length > 0 ? `, and outside it ${cascade.join(', ')}` : ''
-              }, and remove account ${name}? [y/N] `,
-            );
-            const answer = (await readLine(stdin, 'answer')).toLowerCase();
-            if (answer !== 'y' && answer !== 'yes') {
-              stderr.write('hiresync accounts remove: not confirmed; nothing was removed\n');
-              return EXIT.failed;
-            }
-          }
-        }
-
-        // Why this order. The Postgres part (the row, the all_accounts views,
-        // the schema) is one transaction: it commits whole or not at all, and
-        // dropping the schema cannot be undone, so nothing in Redis may change
-        // before it commits (schedulers and checkpoints are not restorable).
-        // Redis has no transaction spanning BullMQ's schedulers and SCANs, so
-        // its cleanup comes after the commit, and a failure there must be
-        // finishable: the record written here first (which also proves Redis
-        // answers writes) keeps the credential namespace that the deleted row
-        // took with it, and `accounts remove NAME` of an unregistered NAME
-        // with that record finishes the cleanup. Every cleanup step is
-        // idempotent. Should Postgres fail, the record is cleared; one left
-        // behind is harmless (the account is still registered, and its next
-        // removal writes it again).
-        await markRemoval(redis, prefix, name, {
-          namespace: account.credentialNamespace,
-          dropData,
-        });
-        let outcome: { warnings: string[]; cascaded: string[] };
-        try {
-          outcome = await unregisterAccount(db, account.schema, {
-            unregister: (trx) => store.remove(name, trx),
             dropData,
-            cascade,
-          });
-        } catch (error) {
-          await clearRemoval(redis, prefix, name).catch(() => undefined);
-          throw new HiresyncError(`${coerceError(error).message}; nothing was removed`, {
-            cause: error,
-          });
-        }
-        for (const warning of outcome.warnings) {
-          stderr.write(`hiresync accounts remove: warning: ${warning}\n`);
-        }
-        let cleaned: { schedulers: number; keys: number };
-        try {
-          cleaned = await cleanUp(account.credentialNamespace);
-        } catch (error) {
-          throw new HiresyncError(
-            `account ${name} is unregistered${dropData ? ` and schema ${account.schema} dropped` : ''}, but its connect links, job schedulers and Redis keys could not all be deleted (${coerceError(error).message}): run 'hiresync accounts remove ${name}' again to finish`,
-            { cause: error },
-          );
-        }
-        stdout.write(
-          `removed account ${name} (${cleaned.schedulers} job scheduler(s), ${cleaned.keys} Redis key(s)); ${
-            dropData
-              ? `dropped schema ${account.schema}${
-                  outcome.cascaded.length > 0
-                    ? `; also dropped: ${outcome.cascaded.join(', ')}`
-                    : ''
-                }`
-              : `its data stays in schema ${account.schema} (drop it with --drop-data; only 'hiresync accounts add ${name} --reuse-data' shows it again)`
-          }\n`,
+            cascade: values.cascade === true,
+            consent: values.yes ? 'yes' : askOn(stdin, stderr),
+          },
         );
-        return EXIT.ok;
+        return render(outcome, dropData, stdout, stderr);
       } finally {
         await queue.close();
         redis.disconnect();
@@ -268,15 +120,120 @@ export const remove = defineSubcommand({
   },
 });
 
-/** Deletes an account's job schedulers and its Redis keys (see deleteAccountKeys); both idempotent. */
-async function cleanRedis(
-  redis: Redis,
-  queue: Queue,
-  prefix: string,
-  account: string,
-  namespace: string | undefined,
-): Promise<{ schedulers: number; keys: number }> {
-  const schedulers = await removeAccountSchedulers(queue, account);
-  const keys = await deleteAccountKeys(redis, prefix, account, namespace);
-  return { schedulers: schedulers.length, keys };
+/** Asks on the terminal before dropping data (--drop-data without --yes). */
+function askOn(stdin: Input | undefined, stderr: Output): DropConsent {
+  if (stdin?.isTTY !== true) return 'no terminal';
+  return async (question) => {
+    stderr.write(describeQuestion(question));
+    const answer = (await readLine(stdin, 'answer')).toLowerCase();
+    return answer === 'y' || answer === 'yes';
+  };
+}
+
+function describeQuestion(question: DropQuestion): string {
+  const outside =
+    question.cascade.length > 0 ? `, and outside it ${question.cascade.join(', ')}` : '';
+  return question.of === 'account'
+    ? `drop schema ${question.schema} with ${question.tables} tables and ${question.rows} rows${outside}, and remove account ${question.name}? [y/N] `
+    : `drop ${question.what} ${whoseLeftData(question.name)}${outside}? [y/N] `;
+}
+
+/** Whose the data left by an earlier registration of `name` is. */
+function whoseLeftData(name: string): string {
+  return `stored from an earlier registration of ${name} (no account ${name} is registered)`;
+}
+
+/** Prints a removal's outcome; returns the exit code, or throws the error to print. */
+function render(
+  outcome: RemovalOutcome,
+  dropData: boolean,
+  stdout: Output,
+  stderr: Output,
+): number {
+  switch (outcome.kind) {
+    case 'removed':
+    case 'unfinished': {
+      const { account } = outcome;
+      for (const warning of outcome.warnings) {
+        stderr.write(`hiresync accounts remove: warning: ${warning}\n`);
+      }
+      if (outcome.kind === 'unfinished') {
+        throw new HiresyncError(
+          `account ${account.name} is unregistered${dropData ? ` and schema ${account.schema} dropped` : ''}, but its connect links, job schedulers and Redis keys could not all be deleted (${outcome.error.message}): run 'hiresync accounts remove ${account.name}' again to finish`,
+          { cause: outcome.error },
+        );
+      }
+      const also =
+        outcome.cascaded.length > 0 ? `; also dropped: ${outcome.cascaded.join(', ')}` : '';
+      stdout.write(
+        `removed account ${account.name} (${outcome.cleaned.schedulers} job scheduler(s), ${outcome.cleaned.keys} Redis key(s)); ${
+          dropData
+            ? `dropped schema ${account.schema}${also}`
+            : `its data stays in schema ${account.schema} (drop it with --drop-data; only 'hiresync accounts add ${account.name} --reuse-data' shows it again)`
+        }\n`,
+      );
+      return EXIT.ok;
+    }
+    case 'finished': {
+      const { name, cleaned } = outcome;
+      const schema = schemaOf(name);
+      stdout.write(
+        `finished removing account ${name} (${cleaned.schedulers} job scheduler(s), ${cleaned.keys} Redis key(s)); it was already unregistered${
+          outcome.droppedEarlier
+            ? ` and schema ${schema} already dropped`
+            : dropData
+              ? ''
+              : `; its data stays in schema ${schema}`
+        }\n`,
+      );
+      if (outcome.leftData === undefined) return EXIT.ok;
+      if (outcome.leftData.kind === 'failed') throw outcome.leftData.error;
+      return render(outcome.leftData, dropData, stdout, stderr);
+    }
+    case 'left data':
+      throw new HiresyncError(
+        `no account ${outcome.name} is registered; ${outcome.name}: ${describeStoredRows(outcome.stored)} stored from an earlier registration: 'hiresync accounts remove ${outcome.name} --drop-data' drops them`,
+      );
+    default:
+      return renderLeftData(outcome, stdout, stderr);
+  }
+}
+
+/** Prints what became of dropping an unregistered name's data, or a refusal. */
+function renderLeftData(outcome: DropLeftDataOutcome, stdout: Output, stderr: Output): number {
+  if (outcome.kind === 'unknown') throw new UnknownAccountError(outcome.name);
+  if (outcome.kind !== 'left data dropped') return renderRefusal(outcome, stderr);
+  const { name } = outcome;
+  const also = outcome.cascaded.length > 0 ? `; also dropped: ${outcome.cascaded.join(', ')}` : '';
+  const left = outcome.schemaLeftAlone
+    ? `; schema ${schemaOf(name)} is not hiresync's and was left alone`
+    : '';
+  stdout.write(
+    `dropped ${outcome.what} ${whoseLeftData(name)}${also}${left}; 'hiresync accounts add ${name}' now starts it empty\n`,
+  );
+  return EXIT.ok;
+}
+
+/** A refused removal: throws its error (exit 1, or 2 without a terminal); exit 1 when not confirmed. */
+function renderRefusal(refusal: RemovalRefusal, stderr: Output): number {
+  const { name } = refusal;
+  const nothing =
+    'of' in refusal && refusal.of === 'left data' ? 'nothing was dropped' : 'nothing was removed';
+  switch (refusal.kind) {
+    case 'no terminal':
+      throw new UsageError(
+        `--drop-data drops ${refusal.dropping} ${refusal.of === 'account' ? 'with every table and row in it' : whoseLeftData(name)}, and there is no terminal to ask on: confirm with --yes (hiresync accounts remove ${name} --drop-data --yes); ${nothing}`,
+      );
+    case 'not hiresync':
+      throw new HiresyncError(
+        `schema ${refusal.schema} is not hiresync's (it holds objects hiresync did not create): --drop-data never drops it; nothing was removed ('hiresync accounts remove ${name}' without --drop-data forgets the account and leaves the schema alone)`,
+      );
+    case 'dependents':
+      throw new HiresyncError(
+        `${new DependentObjectsError(refusal.schema, refusal.objects).message}; ${nothing}`,
+      );
+    case 'not confirmed':
+      stderr.write(`hiresync accounts remove: not confirmed; ${nothing}\n`);
+      return EXIT.failed;
+  }
 }

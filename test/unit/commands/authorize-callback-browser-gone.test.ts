@@ -3,7 +3,7 @@
 // exchange must not leave it pending forever.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { listenForCallback } from '../../../src/commands/accounts/callback-server.js';
+import { listenForCallback } from '../../../src/accounts/loopback-callback.js';
 import { browserThatLeaves } from '../../support/browser.js';
 
 /** True once `ms` have passed since it was made. */

@@ -1,8 +1,8 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loopbackRedirectUri, readCallback } from '../../api/authorization-request.js';
-import { coerceError, HiresyncError } from '../../errors.js';
-import { excerpt, redactSecrets } from '../../secret.js';
+import { loopbackRedirectUri, readCallback } from '../api/authorization-request.js';
+import { coerceError, HiresyncError } from '../errors.js';
+import { excerpt, redactSecrets } from '../secret.js';
 
 /** Options of {@link listenForCallback}. */
 export interface CallbackServerOptions {
