@@ -1,38 +1,16 @@
-import type { Got } from 'got';
-import type { AuthConfig } from '../config/types.js';
 import { HiresyncError } from '../errors.js';
-import type { Logger } from '../logger.js';
 import { registerSecret } from '../secret.js';
-import type { CredentialRefusals } from './credential-refusal.js';
-import type { RefreshTokenVault } from './refresh-token-port.js';
 import { abortable, sleep } from './sleep.js';
 import { renewAt, tokenUrlVariable } from './token-answer.js';
 import type { CachedToken } from './token-cipher.js';
-import { TokenGrants, type TokenRequestOutcome } from './token-grants.js';
+import { TokenGrants, type TokenGrantsOptions } from './token-grants.js';
 import type { TokenStore } from './token-store.js';
 
-/** Options of {@link TokenProvider}. */
-export interface TokenProviderOptions {
-  auth: AuthConfig;
-  http: Got;
+/** Options of {@link TokenProvider}: its grants' (the clock optional), and where tokens are shared. */
+export interface TokenProviderOptions extends Omit<TokenGrantsOptions, 'now'> {
   store: TokenStore;
-  logger: Logger;
-  maxRetries: number;
-  defaultRetryAfterMs: number;
-  /** Longest Retry-After waited (HIRESYNC_MAX_RETRY_AFTER). Default 1 h. */
-  maxRetryAfterMs?: number;
-  /** Largest token response read (HIRESYNC_MAX_PAGE_BYTES). Default 1 MiB. */
-  maxResponseBytes?: number;
-  /** The request timeout in force, for messages. */
-  timeoutMs?: number;
   /** How long to wait for another process's refresh before giving up. Default 60 s. */
   lockWaitMs?: number;
-  /** A partner account's refresh token: required with `auth.mode` partner. */
-  refreshTokens?: RefreshTokenVault;
-  /** A registered client-credentials or API-key account: where a refusal of its credential is recorded. */
-  credentialRefusals?: CredentialRefusals | undefined;
-  /** Told how each token request that left ended (hiresync_token_requests_total). */
-  onTokenRequest?: (outcome: TokenRequestOutcome) => void;
   now?: () => number;
 }
 

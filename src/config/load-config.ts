@@ -335,7 +335,7 @@ export function defaultAuthModeOf(env: Env): AuthConfig['mode'] | undefined {
 }
 
 /** The variables the environment's own credentials (account `default`) are read from. */
-const DEFAULT_CREDENTIAL_VARIABLES = [
+export const DEFAULT_CREDENTIAL_VARIABLES = [
   'HIRESYNC_BASE_URL',
   'HIRESYNC_AUTH_URL',
   'HIRESYNC_CLIENT_ID',

@@ -1,17 +1,10 @@
 import { DEFAULT_ACCOUNT } from '../../account-name.js';
-import { loadConfig } from '../../config/load-config.js';
+import { DEFAULT_CREDENTIAL_VARIABLES, loadConfig } from '../../config/load-config.js';
 import type { Config, Env } from '../../config/types.js';
 import { RESOURCE_NAMES } from '../../resources/index.js';
 
 /** The variables of the environment's own credentials (account `default`) and its URLs. */
-const ENVIRONMENT_CREDENTIALS = new Set([
-  'HIRESYNC_BASE_URL',
-  'HIRESYNC_AUTH_URL',
-  'HIRESYNC_CLIENT_ID',
-  'HIRESYNC_CLIENT_SECRET',
-  'HIRESYNC_SUB',
-  'HIRESYNC_API_KEY',
-]);
+const ENVIRONMENT_CREDENTIALS: ReadonlySet<string> = new Set(DEFAULT_CREDENTIAL_VARIABLES);
 
 /**
  * The configuration a test of `account` runs with (`accounts test`, `accounts
