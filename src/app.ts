@@ -177,23 +177,7 @@ function policyFor(policy: RecordPolicy, declared: ResourceCatalog): RecordPolic
 }
 
 /** What createApp opens: the pool, the Redis connections, the queue, the metrics. */
-interface Connections {
-  db: Kysely<Database>;
-  /** The run's statements go through its lock's connection (see ResourceLock). */
-  resourceLock: ResourceLock;
-  redis: Redis;
-  queueRedis: Redis;
-  http: ReturnType<typeof createHttp>;
-  queue: ReturnType<typeof createSyncQueue>;
-  metrics: Metrics;
-}
-
-function openConnections(
-  config: Config,
-  logger: Logger,
-  options: AppOptions,
-  concurrency: number,
-): Connections {
+function openConnections(config: Config, logger: Logger, options: AppOptions, concurrency: number) {
   // Each running run holds one connection, its Postgres resource lock's,
   // which its statements go through; the rest (account lookups, list tables
   // made on demand, a failed run's record, metrics) take others, with room
@@ -222,6 +206,8 @@ function openConnections(
   queue.on('error', throttledWarn(logger, 'queue error'));
   return { db, resourceLock, redis, queueRedis, http, queue, metrics };
 }
+
+type Connections = ReturnType<typeof openConnections>;
 
 /** What an account's context is made of besides the account. */
 interface ContextParts extends Connections {
