@@ -59,13 +59,13 @@ export async function closeServices(
     if (!(await settlesBy(closing, by))) {
       closed.left.push(service.name);
       service.abandon?.();
-      logger.warn({ service: service.name }, 'still closing at the deadline: left as it is');
+      logger.warn({ part: service.name }, 'still closing at the deadline: left as it is');
       continue;
     }
     const error = await closing;
     if (error) {
       closed.failed.push(service.name);
-      logger.warn({ service: service.name, err: error }, 'could not close; closing the others');
+      logger.warn({ part: service.name, err: error }, 'could not close; closing the others');
     }
   }
   return closed;

@@ -98,7 +98,7 @@ describe('closeServices', () => {
     ]);
     expect(closed).toEqual({ left: [], failed: ['erasure', 'webhook deletes'] });
     const lines = log.lines().map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.map((l) => [l.service, (l.err as { message?: string }).message])).toEqual([
+    expect(lines.map((l) => [l.part, (l.err as { message?: string }).message])).toEqual([
       ['erasure', 'connection is closed'],
       ['webhook deletes', 'queue gone'],
     ]);
@@ -133,7 +133,7 @@ describe('closeServices', () => {
       'close Redis connections',
       'closed Redis connections',
     ]);
-    expect(log.lines().map((l) => (JSON.parse(l) as { service: string }).service)).toEqual([
+    expect(log.lines().map((l) => (JSON.parse(l) as { part: string }).part)).toEqual([
       'queue worker',
     ]);
   });
