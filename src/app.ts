@@ -20,13 +20,13 @@ import { ConfigError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { RecordPolicy } from './privacy/police-page.js';
 import { resolvePolicy } from './privacy/policy-targets.js';
-import { closeRedis, createQueueRedis, createRedis } from './queue/redis.js';
+import { AppServices, type CloseOptions, type CloseOutcome } from './queue/app-services.js';
+import { createQueueRedis, createRedis } from './queue/redis.js';
 import { RedisCheckpointStore } from './queue/redis-checkpoint-store.js';
 import { RunLock } from './queue/run-lock.js';
-import { settlesBy } from './queue/settles-by.js';
 import { createSyncQueue } from './queue/sync-job.js';
 import type { AccountContext, SyncProcessorDeps } from './queue/sync-processor.js';
-import { createSyncWorker } from './queue/sync-worker.js';
+import type { createSyncWorker } from './queue/sync-worker.js';
 import { throttledWarn } from './queue/throttled-warn.js';
 import {
   BUILT_IN_RESOURCES,
@@ -61,6 +61,8 @@ export interface AppOptions {
   registry?: (db: Kysely<Database>) => AccountDirectory;
 }
 
+export type { CloseOptions, CloseOutcome } from './queue/app-services.js';
+
 /** Everything `sync` and `worker` run on, wired from one Config. */
 export interface App {
   config: Config;
@@ -90,29 +92,10 @@ export interface App {
   startWorker: (queueName?: string) => ReturnType<typeof createSyncWorker>;
   /**
    * Stops the runs after their page in hand and closes everything. Without a
-   * deadline it waits for all of it; see {@link CloseOptions}.
+   * deadline it waits for all of it; see {@link CloseOptions}. Called again,
+   * it returns the first call's outcome.
    */
   close: (options?: CloseOptions) => Promise<CloseOutcome>;
-}
-
-/** Options of App.close. */
-export interface CloseOptions {
-  /**
-   * When (epoch milliseconds) to stop waiting for the queue workers, the queue,
-   * the pool and the Redis connections: a Redis that no longer answers leaves
-   * BullMQ's close, and a run's checkpoint, waiting for good. Past it they are
-   * dropped as they are (a run in hand resumes from its last checkpoint).
-   * Default: no deadline. A refresh grant on the wire is always waited for.
-   */
-  deadline?: number;
-}
-
-/** What App.close did not wait for. */
-export interface CloseOutcome {
-  /** The parts still closing at the deadline (`queue worker`, `database pool`, ...); none when all closed. */
-  abandoned: string[];
-  /** The runs (`account/resource`) still in hand when the queue workers were left; they resume from their checkpoints. */
-  inHand: string[];
 }
 
 /**
@@ -193,24 +176,18 @@ function policyFor(policy: RecordPolicy, declared: ResourceCatalog): RecordPolic
   return resolved.policy;
 }
 
-export function createApp(config: Config, logger: Logger, options: AppOptions = {}): App {
-  const concurrency = options.concurrency ?? config.concurrency;
-  const declared = catalogFor(config.resources, options.resources ?? BUILT_IN_RESOURCES);
-  const resources = openCatalog(declared);
-  // Before anything connects: a policy the resources cannot store exits 2.
-  const fieldPolicy = config.fieldPolicy && policyFor(config.fieldPolicy, declared);
+/** What createApp opens: the pool, the Redis connections, the queue, the metrics. */
+function openConnections(config: Config, logger: Logger, options: AppOptions, concurrency: number) {
   // Each running run holds one connection, its Postgres resource lock's,
   // which its statements go through; the rest (account lookups, list tables
   // made on demand, a failed run's record, metrics) take others, with room
   // to spare. Accounts share this pool: connections never grow with their number.
   const db = createDatabase(config.databaseUrl, { max: 2 * concurrency + 2 });
-  // The run's statements go through its lock's connection (see ResourceLock).
   const resourceLock = new ResourceLock(db);
   const redis = createRedis(config.redisUrl, logger, 'hiresync');
   const queueRedis = createQueueRedis(config.redisUrl, logger, 'hiresync-queue');
-  const prefix = config.redisPrefix;
   const http = createHttp({ timeoutMs: config.api.httpTimeoutMs });
-  const queue = createSyncQueue(queueRedis, prefix, undefined, {
+  const queue = createSyncQueue(queueRedis, config.redisPrefix, undefined, {
     fullWindowMs: config.fullWindowMs,
   });
   const metrics = new Metrics({
@@ -227,15 +204,87 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
   });
   // Without a listener BullMQ would print its errors raw; an outage emits one per call.
   queue.on('error', throttledWarn(logger, 'queue error'));
-  const shutdown = new AbortController();
-  const accounts = directoryOf(config, options.registry?.(db));
-  const checkpointsOf = (account: string) => new RedisCheckpointStore(redis, prefix, account);
+  return { db, resourceLock, redis, queueRedis, http, queue, metrics };
+}
 
-  /** An account's context, made once per version of the account (its credentials, its URLs). */
+type Connections = ReturnType<typeof openConnections>;
+
+/** What an account's context is made of besides the account. */
+interface ContextParts extends Connections {
+  config: Config;
+  logger: Logger;
+  resources: ResourceCatalog;
+  fieldPolicy: RecordPolicy | undefined;
+  checkpointsOf: (account: string) => RedisCheckpointStore;
+  shutdown: AbortController;
+}
+
+/** What `account`'s runs run on: its API client (added to `clients`), its run store, its checkpoints. */
+function contextFor(
+  name: string,
+  account: Account,
+  parts: ContextParts,
+  clients: Set<ApiClient>,
+): AccountContext {
+  const { config, logger, db, resources } = parts;
+  const api = { ...config.api, baseUrl: account.baseUrl, auth: account.auth };
+  const accountMetrics = parts.metrics.forAccount(name);
+  const client = createApiClient({
+    config: api,
+    redis: parts.redis,
+    logger: logger.child({ account: name }),
+    metrics: accountMetrics,
+    prefix: config.redisPrefix,
+    http: parts.http,
+    refreshTokens: account.refreshTokens,
+    credentialRefusals: account.credentialRefusals,
+  });
+  clients.add(client);
+  const store = new KyselyRunStore(db, {
+    resources,
+    recordsKey: config.api.recordsKey,
+    maxDeleteFraction: config.maxDeleteFraction,
+    history: config.history,
+    fieldPolicy: parts.fieldPolicy,
+    // A list resource of HIRESYNC_RESOURCES gets its tables in every
+    // schema; one only this account's settings name, in its schema only.
+    ensureListResource: async (resource) => {
+      const created = await ensureListResources(
+        db,
+        [resource],
+        config.resources.includes(resource) ? {} : { schema: account.schema },
+      );
+      if (created.length > 0) logger.info({ resource, created }, 'list resource tables created');
+    },
+    resourceLock: parts.resourceLock,
+    account: name,
+    ...(name === DEFAULT_ACCOUNT
+      ? {}
+      : { assertWritable: (trx) => assertRegistered(trx, name, account.version) }),
+  });
+  return {
+    source: new ApiPageSource(client, api, resources),
+    plan: (resource) => planRead(declarationOf(resources, resource), config, account),
+    store,
+    pinned: { over: (session) => store.over(session) },
+    checkpoints: parts.checkpointsOf(name),
+    metrics: accountMetrics,
+    renewToken: () => client.renewToken(parts.shutdown.signal),
+  };
+}
+
+/**
+ * An account's context, made once per version of the account (its
+ * credentials, its URLs); every API client made is added to `clients`, so
+ * that closing waits for their token requests under way.
+ */
+function accountContexts(
+  accounts: AccountDirectory,
+  parts: ContextParts,
+  clients: Set<ApiClient>,
+): (account: string) => Promise<AccountContext> {
   const contexts = new Map<string, { version: string; context: Promise<AccountContext> }>();
-  /** Every API client made, so that closing waits for their token requests under way. */
-  const clients = new Set<ApiClient>();
-  const contextOf = async (name: string): Promise<AccountContext> => {
+  return async (name) => {
     let account: Account;
     try {
       account = await accounts.resolve(name);
@@ -246,54 +295,30 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     }
     const cached = contexts.get(name);
     if (cached?.version === account.version) return cached.context;
-    const api = { ...config.api, baseUrl: account.baseUrl, auth: account.auth };
-    const accountMetrics = metrics.forAccount(name);
-    const client = createApiClient({
-      config: api,
-      redis,
-      logger: logger.child({ account: name }),
-      metrics: accountMetrics,
-      prefix,
-      http,
-      refreshTokens: account.refreshTokens,
-      credentialRefusals: account.credentialRefusals,
-    });
-    clients.add(client);
-    const store = new KyselyRunStore(db, {
-      resources,
-      recordsKey: config.api.recordsKey,
-      maxDeleteFraction: config.maxDeleteFraction,
-      history: config.history,
-      fieldPolicy,
-      // A list resource of HIRESYNC_RESOURCES gets its tables in every
-      // schema; one only this account's settings name, in its schema only.
-      ensureListResource: async (resource) => {
-        const created = await ensureListResources(
-          db,
-          [resource],
-          config.resources.includes(resource) ? {} : { schema: account.schema },
-        );
-        if (created.length > 0) logger.info({ resource, created }, 'list resource tables created');
-      },
-      resourceLock,
-      account: name,
-      ...(name === DEFAULT_ACCOUNT
-        ? {}
-        : { assertWritable: (trx) => assertRegistered(trx, name, account.version) }),
-    });
-    const context = Promise.resolve<AccountContext>({
-      source: new ApiPageSource(client, api, resources),
-      plan: (resource) => planRead(declarationOf(resources, resource), config, account),
-      store,
-      pinned: { over: (session) => store.over(session) },
-      checkpoints: checkpointsOf(name),
-      metrics: accountMetrics,
-      renewToken: () => client.renewToken(shutdown.signal),
-    });
+    const context = Promise.resolve(contextFor(name, account, parts, clients));
     contexts.set(name, { version: account.version, context });
     return context;
   };
+}
 
+export function createApp(config: Config, logger: Logger, options: AppOptions = {}): App {
+  const concurrency = options.concurrency ?? config.concurrency;
+  const declared = catalogFor(config.resources, options.resources ?? BUILT_IN_RESOURCES);
+  const resources = openCatalog(declared);
+  // Before anything connects: a policy the resources cannot store exits 2.
+  const fieldPolicy = config.fieldPolicy && policyFor(config.fieldPolicy, declared);
+  const connections = openConnections(config, logger, options, concurrency);
+  const { db, redis, queueRedis, resourceLock } = connections;
+  const prefix = config.redisPrefix;
+  const shutdown = new AbortController();
+  const accounts = directoryOf(config, options.registry?.(db));
+  const checkpointsOf = (account: string) => new RedisCheckpointStore(redis, prefix, account);
+  const clients = new Set<ApiClient>();
+  const contextOf = accountContexts(
+    accounts,
+    { ...connections, config, logger, resources, fieldPolicy, checkpointsOf, shutdown },
+    clients,
+  );
   const runLock = new RunLock(redis, prefix, config.runLockTtlMs, resourceLock);
   const deps: SyncProcessorDeps = {
     accounts: contextOf,
@@ -303,16 +328,15 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     onProgress: options.onProgress,
     maxSlotWaitMs: config.maxSlotWaitMs,
   };
-  const workers: ReturnType<typeof createSyncWorker>[] = [];
-  const running = new Map<string | undefined, string>();
+  const services = new AppServices({ ...connections, logger, shutdown }, clients);
   return {
     config,
     logger,
     db,
     redis,
     queueRedis,
-    metrics,
-    queue,
+    metrics: connections.metrics,
+    queue: connections.queue,
     accounts,
     accountSettings: () => new AccountSettingsStore(db).all(),
     checkpointsOf,
@@ -320,53 +344,7 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
     resources,
     contextOf,
     shutdown,
-    startWorker: (queueName) => {
-      const worker = createSyncWorker(queueRedis, prefix, deps, {
-        concurrency,
-        fullWindowMs: config.fullWindowMs,
-        ...(queueName === undefined ? {} : { queueName }),
-      });
-      worker.on('error', throttledWarn(logger, 'queue worker error'));
-      // The runs in hand, named should close() have to leave them.
-      worker.on('active', (job) => {
-        running.set(job.id, `${job.data.account ?? DEFAULT_ACCOUNT}/${job.data.resource}`);
-      });
-      const done = (job: { id?: string | undefined } | undefined) => running.delete(job?.id);
-      worker.on('completed', done);
-      worker.on('failed', done);
-      workers.push(worker);
-      return worker;
-    },
-    close: async ({ deadline = Number.POSITIVE_INFINITY }: CloseOptions = {}) => {
-      shutdown.abort(new Error('shutting down'));
-      const abandoned: string[] = [];
-      const within = async (what: string, work: Promise<unknown>) => {
-        if (!(await settlesBy(work, deadline))) abandoned.push(what);
-      };
-      // Redis unreachable: a graceful close waits for commands that cannot
-      // leave (BullMQ's QUIT, the checkpoint of a run in hand). BullMQ's force
-      // close sends none; the runs in hand resume from their last checkpoints.
-      const force = queueRedis.status !== 'ready';
-      const inHand = [...running.values()];
-      for (const worker of workers) await within('queue worker', worker.close(force));
-      if (abandoned.length > 0) {
-        // Its close never ends: drop its connections (not awaited, as they may never end either).
-        for (const worker of workers) void worker.disconnect().catch(() => undefined);
-      }
-      // A refresh grant that has left runs to its answer, whose rotated
-      // refresh token is committed on its own connection: wait for it
-      // (bounded by HIRESYNC_HTTP_TIMEOUT) before the pool closes.
-      await Promise.all([...clients].map((client) => client.settled()));
-      await within('queue', queue.close());
-      await within('database pool', db.destroy());
-      // Waits for the sockets to close, so nothing of the app outlives close().
-      await within('Redis connections', Promise.all([closeRedis(redis), closeRedis(queueRedis)]));
-      if (abandoned.length === 0 && !force) return { abandoned, inHand: [] };
-      if (abandoned.length > 0) {
-        redis.disconnect();
-        queueRedis.disconnect();
-      }
-      return { abandoned, inHand };
-    },
+    startWorker: (queueName) => services.startWorker(config, deps, { concurrency, queueName }),
+    close: (closeOptions) => services.close(closeOptions),
   };
 }

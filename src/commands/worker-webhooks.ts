@@ -5,6 +5,7 @@ import { BodyBudget } from '../http/body-budget.js';
 import type { HttpRoute } from '../http/connect-routes.js';
 import { webhookRoutes } from '../http/webhook-routes.js';
 import type { Logger } from '../logger.js';
+import type { Service } from '../queue/services.js';
 import { throttledWarn } from '../queue/throttled-warn.js';
 import { createWebhookDeleteWorker } from '../queue/webhook-delete-worker.js';
 import {
@@ -14,16 +15,17 @@ import {
   WebhookEventLedger,
 } from '../queue/webhook-jobs.js';
 
-/** The worker's webhook endpoint, and what applies its delete events after the answer. */
-export interface WorkerWebhooks {
+/**
+ * The worker's webhook endpoint, and the service applying its delete events
+ * after the answer (`webhook deletes`): started with the queue worker of
+ * runs, it stops after the delete in hand and closes the queue (without
+ * waiting for Redis when `force`).
+ */
+export interface WorkerWebhooks extends Service {
   /** `POST …/webhooks/<account>`, for the HTTP server's routes. */
   route: HttpRoute;
   /** What the bodies not yet authenticated hold (HIRESYNC_WEBHOOK_MAX_INFLIGHT, _MAX_BUFFERED_BYTES). */
   budget: BodyBudget;
-  /** Starts applying queued delete events (with the queue worker of runs). */
-  start: () => void;
-  /** Stops applying them (a delete in hand finishes) and closes the queue; `force` when Redis is gone. */
-  close: (force: boolean) => Promise<void>;
 }
 
 /**
@@ -57,6 +59,7 @@ export function workerWebhooks(app: App, logger: Logger): WorkerWebhooks {
     budget,
   });
   return {
+    name: 'webhook deletes',
     route,
     budget,
     start: () => {
@@ -80,7 +83,7 @@ export function workerWebhooks(app: App, logger: Logger): WorkerWebhooks {
         );
       });
     },
-    close: async (force) => {
+    close: async ({ force }) => {
       await worker?.close(force);
       await queue.close();
     },

@@ -1,16 +1,12 @@
-import { AccountStore } from '../accounts/account-store.js';
 import { type App, createApp, withResolvedPolicy } from '../app.js';
 import { formatDuration } from '../config/fields.js';
 import { loadConfig } from '../config/load-config.js';
-import { connectRoutes } from '../http/connect-routes.js';
-import { startHttpServer } from '../http/server.js';
-import { createLogger } from '../logger.js';
+import type { Config } from '../config/types.js';
+import { createLogger, type Logger } from '../logger.js';
 import { accountTargets } from '../queue/account-targets.js';
-import { startEraseSchedule } from '../queue/erase-schedule.js';
-import { startKeepalive } from '../queue/keepalive.js';
 import { queueInterruptedRuns } from '../queue/resume-interrupted.js';
 import { ScheduleKeeper } from '../queue/schedule-keeper.js';
-import { settlesBy } from '../queue/settles-by.js';
+import { closeServices, type Service, type Stop, startServices } from '../queue/services.js';
 import type { ScheduleTarget } from '../queue/upsert-schedules.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
 import { checkConnections, confirmRedisDatabase } from '../status/preflight.js';
@@ -19,12 +15,9 @@ import {
   refuseForeignCreatorsOfControl,
 } from '../warehouse/layout/schema-creators.js';
 import { registryOf, resolveAccounts } from './account-options.js';
-import { authorizeEndpoint } from './accounts/partner-app.js';
 import { defineCommand, EXIT } from './command.js';
-import { erasableResourcesOf } from './erasable-resources.js';
 import type { OptionTable } from './options.js';
-import { consoleOptionsOf } from './worker-console.js';
-import { workerWebhooks } from './worker-webhooks.js';
+import { type WorkerState, workerServices } from './worker-services.js';
 
 /** `hiresync worker` takes no option but `--help`. */
 export const options = {} as const satisfies OptionTable;
@@ -38,6 +31,72 @@ export async function scheduleTargetsOf(
   app: Pick<App, 'accounts' | 'accountSettings' | 'config'>,
 ): Promise<ScheduleTarget[]> {
   return accountTargets(await app.accounts.enabledNames(), await app.accountSettings(), app.config);
+}
+
+/**
+ * Before the worker's services start: the connections and their ownership,
+ * no other role's object in hiresync's way (docs/operating.md, "Roles"), an
+ * account to sync or a partner app to connect them (else exit 2 saying what
+ * to do), and a resume job queued for each run another process left. The
+ * enabled accounts' resources, returned.
+ */
+async function checkAndResume(app: App, logger: Logger): Promise<ScheduleTarget[]> {
+  const { config } = app;
+  await checkConnections(app.db, app.redis, { prefix: config.redisPrefix, claimPrefix: true });
+  await refuseForeignCreatorsOfControl(app.db);
+  for (const { schema, roles, message } of await foreignCreatorWarnings(app.db)) {
+    logger.warn({ schema, roles }, message);
+  }
+  await resolveAccounts(app, undefined, config, { waitForConnects: true });
+  // Before this worker takes a job or upserts a schedule: the checkpoints
+  // pending now were left by other processes, never by a run of its own.
+  const runs = await scheduleTargetsOf(app);
+  await queueInterruptedRuns({
+    queue: app.queue,
+    config,
+    targets: runs,
+    checkpointsOf: app.checkpointsOf,
+    runLock: app.runLock,
+    logger,
+  });
+  return runs;
+}
+
+/** The line `worker started`: where it listens, what it schedules. */
+function logStarted(
+  logger: Logger,
+  config: Config,
+  state: WorkerState,
+  runs: readonly ScheduleTarget[],
+): void {
+  const { http, schedules } = state;
+  logger.info(
+    {
+      port: http?.port,
+      host: config.listeners.http.host,
+      ...(config.listeners.public
+        ? { publicPort: http?.publicPort, publicHost: config.listeners.public.host }
+        : {}),
+      schedules: schedules?.upserted.length,
+      // Their interval, offset or cron changed (the first start after the spread: all of them).
+      ...(schedules && schedules.replaced.length > 0
+        ? { schedulesReplaced: schedules.replaced.length }
+        : {}),
+      accounts: new Set(runs.map((r) => r.account)).size,
+      resources: config.resources,
+      ...(runs.length === 0
+        ? {
+            waiting:
+              'no enabled account yet: accounts added, enabled or connected are picked up within a minute',
+          }
+        : {}),
+      concurrency: config.concurrency,
+      ...(config.eraseDeletedAfterMs === undefined
+        ? {}
+        : { eraseDeletedAfter: formatDuration(config.eraseDeletedAfterMs) }),
+    },
+    'worker started',
+  );
 }
 
 /** `hiresync worker`: runs until SIGTERM/SIGINT, then finishes the pages in hand and exits 0. */
@@ -76,147 +135,40 @@ export const worker = defineCommand({
     // Before any connection of the app: nothing may be written to a database REDIS_URL does not name.
     await confirmRedisDatabase(config.redisUrl);
     const app = createApp(config, logger, { registry: registryOf(config) });
+    // Redis gone, BullMQ's close and a run's checkpoint would wait for good:
+    // what has not closed by then is left (the runs resume from their checkpoints).
+    const stopNow = (): Stop => ({
+      deadline: Date.now() + config.api.httpTimeoutMs,
+      force: app.queueRedis.status !== 'ready',
+    });
+    const state: WorkerState = {};
+    let runs: ScheduleTarget[];
+    let services: Service[];
     try {
-      await checkConnections(app.db, app.redis, { prefix: config.redisPrefix, claimPrefix: true });
-      // No other role's object in hiresync's way (docs/operating.md, "Roles").
-      await refuseForeignCreatorsOfControl(app.db);
-      for (const { schema, roles, message } of await foreignCreatorWarnings(app.db)) {
-        logger.warn({ schema, roles }, message);
-      }
-      // No account at all and none to come (no partner app): exit 2 saying what to do.
-      await resolveAccounts(app, undefined, config, { waitForConnects: true });
+      runs = await checkAndResume(app, logger);
+      const targets = () => scheduleTargetsOf(app);
+      const keeper = new ScheduleKeeper({ queue: app.queue, config, targets, logger });
+      services = workerServices({ app, env, keeper, logger }, state);
+      await startServices(services, stopNow, logger);
     } catch (error) {
-      await app.close();
+      await app.close({ deadline: stopNow().deadline });
       throw error;
     }
-    const targets = () => scheduleTargetsOf(app);
-    // Before this worker takes a job or upserts a schedule: the checkpoints
-    // pending now were left by other processes, never by a run of its own.
-    const runs = await targets();
-    await queueInterruptedRuns({
-      queue: app.queue,
-      config,
-      targets: runs,
-      checkpointsOf: app.checkpointsOf,
-      runLock: app.runLock,
-      logger,
-    });
-    const keeper = new ScheduleKeeper({ queue: app.queue, config, targets, logger });
-    const { partner, publicUrl, secretKeys } = config;
-    const connect =
-      publicUrl && partner && secretKeys
-        ? connectRoutes({
-            db: app.db,
-            publicUrl,
-            secretKeys,
-            partner,
-            authorizeEndpoint: (authUrl) => authorizeEndpoint(env, partner, authUrl),
-            logger,
-            // A connected account's schedulers now, not at the next check.
-            onConnected: () => keeper.repair(),
-          })
-        : undefined;
-    if (publicUrl && !connect) {
-      logger.warn(
-        {
-          missing: [
-            ...(partner ? [] : ['HIRESYNC_PARTNER_CLIENT_ID', 'HIRESYNC_PARTNER_CLIENT_SECRET']),
-            ...(secretKeys ? [] : ['HIRESYNC_SECRET_KEY']),
-          ],
-        },
-        'HIRESYNC_PUBLIC_URL is set, but connect links need the partner app and HIRESYNC_SECRET_KEY: /connect/… and /oauth/callback are not served',
-      );
-    }
-    const webhooks = workerWebhooks(app, logger);
-    const http = await startHttpServer({
-      port: config.listeners.http.port,
-      host: config.listeners.http.host,
-      publicListener: config.listeners.public,
-      db: app.db,
-      redis: app.redis,
-      metrics: app.metrics,
-      schedules: () => keeper.health(),
-      routes: connect ? [webhooks.route, connect] : [webhooks.route],
-      console: consoleOptionsOf(config, app, logger),
-    });
-    app.startWorker();
-    webhooks.start();
-    const keepalive = config.partner
-      ? await startKeepalive(app.queueRedis, config.redisPrefix, config.refreshKeepaliveMs, {
-          due: async () => {
-            const store = new AccountStore(app.db, config.secretKeys, { partner: config.partner });
-            // The gauge follows the accounts' states, re-authorizations included.
-            for (const account of await store.list()) {
-              if (account.authMode !== 'partner') continue;
-              app.metrics
-                .forAccount(account.name)
-                .onNeedsReauthorization?.(account.state === 'needs_reauthorization');
-            }
-            return store.partnerAccountsDue(config.refreshKeepaliveMs);
-          },
-          renew: async (account) => {
-            await (await app.contextOf(account)).renewToken?.();
-          },
-          logger,
-        })
-      : undefined;
-    // Daily with HIRESYNC_ERASE_DELETED_AFTER; unset, its scheduler is removed.
-    const erasure = await startEraseSchedule(app.queueRedis, config.redisPrefix, {
-      db: app.db,
-      afterMs: config.eraseDeletedAfterMs,
-      resourcesOf: ({ schema }) => erasableResourcesOf(app.db, schema),
-      logger,
-    });
-    const schedules = await keeper.upsertAll();
-    keeper.start(app.queueRedis);
     // Listened for before 'worker started' is logged: a supervisor (or a test)
     // that stops the worker as soon as it reads that line gets a clean stop.
     const stopped = new Promise<string>((resolve) => {
       signals.once('SIGINT', () => resolve('SIGINT'));
       signals.once('SIGTERM', () => resolve('SIGTERM'));
     });
-    logger.info(
-      {
-        port: http.port,
-        host: config.listeners.http.host,
-        ...(config.listeners.public
-          ? { publicPort: http.publicPort, publicHost: config.listeners.public.host }
-          : {}),
-        schedules: schedules.upserted.length,
-        // Their interval, offset or cron changed (the first start after the spread: all of them).
-        ...(schedules.replaced.length > 0 ? { schedulesReplaced: schedules.replaced.length } : {}),
-        accounts: new Set(runs.map((r) => r.account)).size,
-        resources: config.resources,
-        ...(runs.length === 0
-          ? {
-              waiting:
-                'no enabled account yet: accounts added, enabled or connected are picked up within a minute',
-            }
-          : {}),
-        concurrency: config.concurrency,
-        ...(config.eraseDeletedAfterMs === undefined
-          ? {}
-          : { eraseDeletedAfter: formatDuration(config.eraseDeletedAfterMs) }),
-      },
-      'worker started',
-    );
+    logStarted(logger, config, state, runs);
     const signal = await stopped;
     logger.info({ signal }, 'shutting down: finishing the pages in hand');
-    // Redis gone, BullMQ's close and a run's checkpoint would wait for good:
-    // what has not closed by then is left (the runs resume from their checkpoints).
-    const deadline = Date.now() + config.api.httpTimeoutMs;
-    const force = app.queueRedis.status !== 'ready';
-    const left: string[] = [];
-    if (!(await settlesBy(keeper.stop(), deadline))) left.push('schedule repair');
-    if (keepalive && !(await settlesBy(keepalive.close(force), deadline))) left.push('keep-alive');
-    if (!(await settlesBy(erasure.close(force), deadline))) left.push('erasure');
-    if (!(await settlesBy(webhooks.close(force), deadline))) left.push('webhook deletes');
-    const closed = await app.close({ deadline });
-    await http.close();
-    const abandoned = [...left, ...closed.abandoned];
-    if (force || abandoned.length > 0) {
+    const stop = stopNow();
+    const { left } = await closeServices([...services].reverse(), stop, logger);
+    const abandoned = [...left, ...(state.appClosed?.abandoned ?? [])];
+    if (stop.force || abandoned.length > 0) {
       logger.warn(
-        { abandoned, inHand: closed.inHand, redisUnreachable: force },
+        { abandoned, inHand: state.appClosed?.inHand ?? [], redisUnreachable: stop.force },
         'stopped without waiting for Redis: the runs in hand resume from their checkpoints',
       );
     }

@@ -123,7 +123,7 @@ describe('the public listener (HIRESYNC_PUBLIC_PORT)', () => {
     const app = createApp(config, log.logger, { defaultMetrics: false });
     defer(() => app.close());
     const webhooks = workerWebhooks(app, log.logger);
-    defer(() => webhooks.close(false));
+    defer(() => webhooks.close({ force: false, deadline: Number.POSITIVE_INFINITY }));
     const http = await startHttpServer({
       port: config.listeners.http.port,
       host: config.listeners.http.host,

@@ -18,7 +18,7 @@ function syncWithoutFallbackExit(
 ): Promise<{ code: number | null; stdout: string; timers: string[]; drained: boolean }> {
   const script = `
     import { main } from ${JSON.stringify(`${DIST}main.js`)};
-    import { readEnv } from ${JSON.stringify(`${DIST}config.js`)};
+    import { readEnv } from ${JSON.stringify(`${DIST}config/env.js`)};
     const code = await main(['sync'], readEnv());
     process.exitCode = code;
     setImmediate(() => {

@@ -49,7 +49,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await http?.close();
-  await webhooks?.close(false);
+  await webhooks?.close({ force: false, deadline: Number.POSITIVE_INFINITY });
   await app?.close();
   await database?.drop();
   if (env) await clearRedisPrefix(env);
