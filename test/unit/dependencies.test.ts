@@ -342,6 +342,17 @@ describe('the shape of src', () => {
     expect(long).toEqual([]);
   });
 
+  it('the top of src holds only the entry points and leaves that import no folder of src', () => {
+    const entryPoints = ['cli.ts', 'main.ts', 'app.ts'];
+    const top = readdirSync(SRC).filter((n) => n.endsWith('.ts') && !entryPoints.includes(n));
+    expect(top.length).toBeGreaterThan(5);
+    expect(
+      IMPORTS.filter(
+        (i) => top.includes(i.file) && i.target.endsWith('.ts') && i.to.endsWith('/'),
+      ).map((i) => `${i.file} -> ${i.target}`),
+    ).toEqual([]);
+  });
+
   it('no files of src import each other in a circle, type imports included', () => {
     const local = IMPORTS.filter((i) => i.target.endsWith('.ts'));
     expect(local.length).toBeGreaterThan(100);
