@@ -4,12 +4,10 @@ import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
 import { AccountStore } from '../accounts/account-store.js';
-import { authorizePartnerAccount } from '../accounts/loopback-authorization.js';
-import { createApp, withResolvedPolicy } from '../app.js';
-import { loadAccountUrls } from '../config/account-urls.js';
+import { type App, createApp, withResolvedPolicy } from '../app.js';
 import { loadConfig } from '../config/load-config.js';
 import type { Config, Env } from '../config/types.js';
-import { coerceError, HiresyncError } from '../errors.js';
+import { HiresyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { deletePrefix } from '../queue/redis.js';
 import { type RunOnceOutcome, runOnce } from '../queue/run-once.js';
@@ -21,7 +19,7 @@ import { migrateAll } from '../warehouse/setup/migrate-all.js';
 import type { Database } from '../warehouse/tables.js';
 import { eraseRecords } from '../warehouse/upkeep/erase-records.js';
 import { registryOf } from './account-options.js';
-import { authorizeEndpoint } from './accounts/partner-app.js';
+import { authorizeInBrowser } from './demo-partner.js';
 
 export const DEMO_DATABASE = 'hiresync_demo';
 
@@ -157,23 +155,58 @@ export async function runDemo(options: {
   records: number;
   logger: Logger;
 }): Promise<DemoResult> {
-  const admin = new pg.Client({ connectionString: options.adminUrl });
+  const databaseUrl = await createDemoDatabase(options.adminUrl, options.database);
+  const sim = await startSimulator(options.records);
+  const prefix = `hiresync-demo-${randomUUID().slice(0, 8)}`;
+  const env = demoEnv(sim, databaseUrl, options.redisUrl, prefix);
+  const config = withResolvedPolicy(loadConfig(env, RESOURCE_NAMES));
+  const app = createApp(config, options.logger, {
+    defaultMetrics: false,
+    registry: registryOf(config),
+  });
+  try {
+    await registerAccounts(app.db, sim, config, env, options.logger);
+    const { outcomes, changed, dropped, erased } = await syncChangeAndErase(app, sim, config);
+    const queries = await askQueries(app.db, [
+      ...QUERIES,
+      ...historyQueries(changed, dropped),
+      ...privacyQueries(erased),
+    ]);
+    const partner: DemoPartner = {
+      account: DEMO_PARTNER_ACCOUNT,
+      refreshes: sim.partnerStats(DEMO_PARTNER_ACCOUNT).refreshes,
+      accessTokenTtlSeconds: DEMO_PARTNER_TOKEN_TTL_SECONDS,
+    };
+    return { databaseUrl, outcomes, queries, partner };
+  } finally {
+    await app.close();
+    await sim.close();
+    await deleteQueueKeys(options.redisUrl, prefix);
+  }
+}
+
+/** Creates `database` (dropped first) on the server of `adminUrl`; returns its URL. */
+async function createDemoDatabase(adminUrl: string, database: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: adminUrl });
   try {
     await admin.connect();
-    await admin.query(`drop database if exists ${options.database} with (force)`);
-    await admin.query(`create database ${options.database}`);
+    await admin.query(`drop database if exists ${database} with (force)`);
+    await admin.query(`create database ${database}`);
   } catch (error) {
     throw new HiresyncError(
-      `cannot create the demo database ${options.database} (${(error as Error).message}): set DATABASE_URL to a Postgres server where this user may create databases`,
+      `cannot create the demo database ${database} (${(error as Error).message}): set DATABASE_URL to a Postgres server where this user may create databases`,
       { cause: error },
     );
   } finally {
     await admin.end().catch(() => {});
   }
-  const url = new URL(options.adminUrl);
-  url.pathname = `/${options.database}`;
-  const databaseUrl = url.href;
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  return url.href;
+}
 
+/** Starts the simulator with `records` records of each resource for default, fewer for the others. */
+function startSimulator(records: number): Promise<ApiSimulator> {
   const counts = (n: number) => ({
     jobs: n,
     job_posts: n,
@@ -183,9 +216,9 @@ export async function runDemo(options: {
   });
   // The live service's shapes (flat tracking links named by the reference
   // lists, expires_at tokens, 75 requests / 30 s windows per account).
-  const sim = await ApiSimulator.start({
+  return ApiSimulator.start({
     shape: 'v3',
-    dataset: { counts: counts(options.records), malformedEvery: 250 },
+    dataset: { counts: counts(records), malformedEvery: 250 },
     partnerAccessTokenTtlSeconds: DEMO_PARTNER_TOKEN_TTL_SECONDS,
     accounts: [
       {
@@ -195,7 +228,7 @@ export async function runDemo(options: {
         dataset: {
           seed: 42,
           idOffset: 50_000_000,
-          counts: counts(Math.max(1, Math.round(options.records / 2))),
+          counts: counts(Math.max(1, Math.round(records / 2))),
           malformedEvery: 250,
         },
       },
@@ -205,20 +238,23 @@ export async function runDemo(options: {
         dataset: {
           seed: 77,
           idOffset: 80_000_000,
-          counts: counts(Math.max(1, Math.round(options.records / 3))),
+          counts: counts(Math.max(1, Math.round(records / 3))),
           malformedEvery: 250,
         },
       },
     ],
   });
-  const prefix = `hiresync-demo-${randomUUID().slice(0, 8)}`;
-  const env = {
+}
+
+/** The demo's environment: the simulator's URLs, its own database, keys and Redis prefix. */
+function demoEnv(sim: ApiSimulator, databaseUrl: string, redisUrl: string, prefix: string): Env {
+  return {
     HIRESYNC_BASE_URL: sim.url,
     HIRESYNC_AUTH_URL: sim.authUrl,
     HIRESYNC_CLIENT_ID: 'demo-client',
     HIRESYNC_CLIENT_SECRET: 'demo-secret',
     DATABASE_URL: databaseUrl,
-    REDIS_URL: options.redisUrl,
+    REDIS_URL: redisUrl,
     HIRESYNC_REDIS_PREFIX: prefix,
     // The demo's own key: it seals acme's client secret in hiresync.accounts.
     HIRESYNC_SECRET_KEY: randomBytes(32).toString('base64'),
@@ -234,150 +270,84 @@ export async function runDemo(options: {
     // As against the live service: the job posts v3 hides by default are read too.
     HIRESYNC_EXTRA_WALKS: 'job_posts?active=false',
   };
-  const config = withResolvedPolicy(loadConfig(env, RESOURCE_NAMES));
-  const app = createApp(config, options.logger, {
-    defaultMetrics: false,
-    registry: registryOf(config),
-  });
-  try {
-    // As `hiresync migrate` and `hiresync accounts add acme --client-id acme-client` do.
-    await migrateAll(app.db);
-    await new AccountStore(app.db, config.secretKeys).add({
-      name: DEMO_ACCOUNT,
-      baseUrl: sim.url,
-      auth: {
-        mode: 'client_credentials',
-        authUrl: sim.authUrl,
-        clientId: `${DEMO_ACCOUNT}-client`,
-        clientSecret: new Secret(`${DEMO_ACCOUNT}-secret`),
-      },
-    });
-    await authorizeInBrowser(app.db, config, env, options.logger, DEMO_PARTNER_ACCOUNT);
-    await migrateAll(app.db);
-    const targets = [DEFAULT_ACCOUNT, DEMO_ACCOUNT, DEMO_PARTNER_ACCOUNT].flatMap((account) =>
-      config.resources.map((resource) => ({ account, resource })),
-    );
-    const outcomes = await runOnce(app, targets, 'auto');
-    // The API changes a job twice and drops another; the next full run keeps
-    // every version (jobs_history).
-    const data = sim.datasetOf(DEFAULT_ACCOUNT);
-    const changed = data.touch('jobs', 1);
-    const dropped = data.remove('jobs', 2);
-    outcomes.push(
-      ...(await runOnce(app, [{ account: DEFAULT_ACCOUNT, resource: 'jobs' }], 'full')),
-    );
-    data.touch('jobs', 1);
-    outcomes.push(
-      ...(await runOnce(app, [{ account: DEFAULT_ACCOUNT, resource: 'jobs' }], 'full')),
-    );
-    // A candidate's right to erasure, as 'hiresync erase' honours it.
-    const erased = String(data.idOf(DEMO_PERSONAL_RESOURCE, 0));
-    await eraseRecords(app.db, {
-      account: DEFAULT_ACCOUNT,
-      resource: defineListResource(DEMO_PERSONAL_RESOURCE),
-      ids: [erased],
-      waitMs: 60_000,
-      origin: 'command',
-      note: 'the demo: a candidate asked to be forgotten',
-    });
-    const queries: DemoQuery[] = [];
-    for (const q of [...QUERIES, ...historyQueries(changed, dropped), ...privacyQueries(erased)]) {
-      const { rows } = await sql.raw<Record<string, unknown>>(q.sql).execute(app.db);
-      const columns = Object.keys(rows[0] ?? {});
-      queries.push({
-        ...q,
-        columns,
-        rows: rows.map((r) => columns.map((c) => String(r[c] ?? ''))),
-      });
-    }
-    const partner: DemoPartner = {
-      account: DEMO_PARTNER_ACCOUNT,
-      refreshes: sim.partnerStats(DEMO_PARTNER_ACCOUNT).refreshes,
-      accessTokenTtlSeconds: DEMO_PARTNER_TOKEN_TTL_SECONDS,
-    };
-    return { databaseUrl, outcomes, queries, partner };
-  } finally {
-    await app.close();
-    await sim.close();
-    // Once, without retrying: after a SIGINT the demo's own Redis is stopped already.
-    const redis = new Redis(options.redisUrl, {
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
-    redis.on('error', () => {});
-    await deletePrefix(redis, prefix).finally(() => redis.disconnect());
-  }
 }
 
-/**
- * Connects the partner account `name` as `hiresync accounts authorize NAME
- * --port 0` does (the same operation, accounts/loopback-authorization.ts),
- * with the demo as the customer's browser: it approves the authorize URL at
- * the simulator (as customer NAME) and follows the redirect to the loopback
- * callback; the code is exchanged and the account registered. Nothing is printed (an error says what went
- * wrong, never a code or token).
- */
-async function authorizeInBrowser(
+/** Registers acme and connects globex, between migrations. */
+async function registerAccounts(
   db: Kysely<Database>,
+  sim: ApiSimulator,
   config: Config,
   env: Env,
   logger: Logger,
-  name: string,
 ): Promise<void> {
-  const partner = config.partner;
-  if (!partner) throw new HiresyncError('the demo has no partner app configured');
-  const failed = (why: string) =>
-    new HiresyncError(`cannot connect the demo's partner account ${name}: ${why}`);
-  // SIGINT and SIGTERM never come to it; the demo interrupts it when the browser fails.
-  const interrupts: Array<() => void> = [];
-  let browser: Promise<unknown> = Promise.resolve(undefined);
-  let refused: { error: unknown } | undefined;
-  try {
-    const outcome = await authorizePartnerAccount({
-      db,
-      store: new AccountStore(db, config.secretKeys, { partner }),
-      name,
-      partner,
-      urls: loadAccountUrls(env, { baseUrl: undefined, authUrl: undefined }, true),
-      authorizeEndpoint: (authUrl) => authorizeEndpoint(env, partner, authUrl),
-      port: 0,
-      timeoutMs: 30_000,
-      signals: { once: (_signal, listener) => interrupts.push(listener) },
-      logger,
-      onAuthorizeUrl: (url) => {
-        browser = approveAndReturn(new URL(url), name).then(
-          () => undefined,
-          (error: unknown) => {
-            for (const interrupt of interrupts) interrupt();
-            return error;
-          },
-        );
-      },
-      warn: () => {},
-    });
-    if (outcome.kind === 'not authorized') refused = { error: outcome.error };
-  } catch (error) {
-    refused = { error };
-  }
-  // The browser's own failure says best what went wrong.
-  const browserError = await browser;
-  if (browserError) throw browserError;
-  if (refused) throw failed(coerceError(refused.error).message);
+  // As `hiresync migrate` and `hiresync accounts add acme --client-id acme-client` do.
+  await migrateAll(db);
+  await new AccountStore(db, config.secretKeys).add({
+    name: DEMO_ACCOUNT,
+    baseUrl: sim.url,
+    auth: {
+      mode: 'client_credentials',
+      authUrl: sim.authUrl,
+      clientId: `${DEMO_ACCOUNT}-client`,
+      clientSecret: new Secret(`${DEMO_ACCOUNT}-secret`),
+    },
+  });
+  await authorizeInBrowser(db, config, env, logger, DEMO_PARTNER_ACCOUNT);
+  await migrateAll(db);
 }
 
 /**
- * The customer's browser: signs in as `name` at the authorize URL, approves
- * the partner app, and follows the redirect to the loopback callback.
+ * Syncs every resource of every account; lets the API change a job twice
+ * and drop another, each followed by a full run of jobs; erases a candidate.
  */
-async function approveAndReturn(url: URL, name: string): Promise<void> {
-  url.searchParams.set('sim_account', name);
-  const approval = await fetch(url, { redirect: 'manual' });
-  const location = approval.headers.get('location');
-  if (approval.status !== 302 || !location) {
-    throw new HiresyncError(
-      `cannot connect the demo's partner account ${name}: the authorize endpoint answered ${approval.status} without a redirect`,
-    );
+async function syncChangeAndErase(
+  app: App,
+  sim: ApiSimulator,
+  config: Config,
+): Promise<{ outcomes: RunOnceOutcome[]; changed: number; dropped: number; erased: string }> {
+  const targets = [DEFAULT_ACCOUNT, DEMO_ACCOUNT, DEMO_PARTNER_ACCOUNT].flatMap((account) =>
+    config.resources.map((resource) => ({ account, resource })),
+  );
+  const outcomes = await runOnce(app, targets, 'auto');
+  // The API changes a job twice and drops another; the next full run keeps
+  // every version (jobs_history).
+  const data = sim.datasetOf(DEFAULT_ACCOUNT);
+  const changed = data.touch('jobs', 1);
+  const dropped = data.remove('jobs', 2);
+  outcomes.push(...(await runOnce(app, [{ account: DEFAULT_ACCOUNT, resource: 'jobs' }], 'full')));
+  data.touch('jobs', 1);
+  outcomes.push(...(await runOnce(app, [{ account: DEFAULT_ACCOUNT, resource: 'jobs' }], 'full')));
+  // A candidate's right to erasure, as 'hiresync erase' honours it.
+  const erased = String(data.idOf(DEMO_PERSONAL_RESOURCE, 0));
+  await eraseRecords(app.db, {
+    account: DEFAULT_ACCOUNT,
+    resource: defineListResource(DEMO_PERSONAL_RESOURCE),
+    ids: [erased],
+    waitMs: 60_000,
+    origin: 'command',
+    note: 'the demo: a candidate asked to be forgotten',
+  });
+  return { outcomes, changed, dropped, erased };
+}
+
+/** Runs each of `queries`, in order, with what it returned. */
+async function askQueries(
+  db: Kysely<Database>,
+  queries: ReadonlyArray<{ title: string; sql: string }>,
+): Promise<DemoQuery[]> {
+  const answered: DemoQuery[] = [];
+  for (const q of queries) {
+    const { rows } = await sql.raw<Record<string, unknown>>(q.sql).execute(db);
+    const columns = Object.keys(rows[0] ?? {});
+    answered.push({ ...q, columns, rows: rows.map((r) => columns.map((c) => String(r[c] ?? ''))) });
   }
-  const callback = await fetch(location);
-  await callback.arrayBuffer();
+  return answered;
+}
+
+/** Deletes the demo's queue keys (`prefix`) from Redis. */
+async function deleteQueueKeys(redisUrl: string, prefix: string): Promise<void> {
+  // Once, without retrying: after a SIGINT the demo's own Redis is stopped already.
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => {});
+  await deletePrefix(redis, prefix).finally(() => redis.disconnect());
 }

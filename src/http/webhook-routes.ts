@@ -5,8 +5,13 @@ import type { Logger } from '../logger.js';
 import type { Secret } from '../secret.js';
 import { BodyBudget } from './body-budget.js';
 import type { HttpRoute } from './connect-routes.js';
-import { discardRest, readBody } from './read-body.js';
-import { parseWebhookEvent, planWebhookEvent, type WebhookDeletion } from './webhook-event.js';
+import { type BodyRead, discardRest, readBody } from './read-body.js';
+import {
+  parseWebhookEvent,
+  planWebhookEvent,
+  type WebhookDeletion,
+  type WebhookPlan,
+} from './webhook-event.js';
 import { verifySignature } from './webhook-signature.js';
 
 /** The path of an account's webhook endpoint below HIRESYNC_PUBLIC_URL's path: `/webhooks/<account>`. */
@@ -155,162 +160,21 @@ function eventIdOf(req: IncomingMessage): string | null {
 export function webhookRoutes(options: WebhookRoutesOptions): HttpRoute {
   const prefix =
     options.publicUrl === undefined ? '' : new URL(options.publicUrl).pathname.replace(/\/+$/, '');
-  const maxBytes = options.maxBodyBytes ?? MAX_WEBHOOK_BYTES;
-  const readTimeoutMs = options.readTimeoutMs ?? WEBHOOK_READ_TIMEOUT_MS;
-  const actTimeoutMs = options.actTimeoutMs ?? WEBHOOK_ACT_TIMEOUT_MS;
-  const budget = options.budget ?? new BodyBudget();
-  const { logger, ledger } = options;
-
-  /** The request's path below the public URL's own path (a proxy may strip it or pass it on). */
-  const localPath = (pathname: string) =>
-    prefix !== '' && pathname.startsWith(`${prefix}/`) ? pathname.slice(prefix.length) : pathname;
-
-  const refuse = (res: ServerResponse, account: string | undefined, refused: string) => {
-    logger.warn({ account, refused }, 'webhook refused');
-    answer(res, 401, 'signature not valid for this endpoint');
+  const settings: Required<WebhookRoutesOptions> = {
+    ...options,
+    maxBodyBytes: options.maxBodyBytes ?? MAX_WEBHOOK_BYTES,
+    readTimeoutMs: options.readTimeoutMs ?? WEBHOOK_READ_TIMEOUT_MS,
+    actTimeoutMs: options.actTimeoutMs ?? WEBHOOK_ACT_TIMEOUT_MS,
+    budget: options.budget ?? new BodyBudget(),
   };
-
-  /**
-   * Reads the body within its share of the budget and checks its signature:
-   * the body and the account once they pass, undefined once answered.
-   */
-  const authenticate = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    name: string,
-  ): Promise<{ body: Buffer; account: WebhookAccount; deadline: number } | undefined> => {
-    const known = name === DEFAULT_ACCOUNT || ACCOUNT_NAME.test(name);
-    const allowance = budget.enter();
-    try {
-      const read = allowance
-        ? await readBody(req, { maxBytes, timeoutMs: readTimeoutMs, allowance })
-        : ({ ok: false, reason: 'busy' } as const);
-      if (!read.ok) {
-        allowance?.release();
-        logger.warn({ account: known ? name : undefined, refused: read.reason }, 'webhook refused');
-        if (read.reason === 'too large' || read.reason === 'busy') {
-          // Nothing of it is kept: the rest is dropped as it comes (briefly), then
-          // answered, so that a client done sending reads the answer, not a reset.
-          await discardRest(req, { maxBytes: 4 * maxBytes, timeoutMs: 2000 });
-          if (read.reason === 'busy') {
-            answer(res, 503, 'too many deliveries at once: try again later', true, {
-              'retry-after': String(WEBHOOK_BUSY_RETRY_AFTER_S),
-            });
-          } else {
-            answer(res, 413, `body larger than ${maxBytes} bytes`, true);
-          }
-        } else if (read.reason === 'timeout') {
-          answer(res, 408, 'body not received in time', true);
-        } else {
-          res.destroy();
-        }
-        return undefined;
-      }
-      const deadline = Date.now() + actTimeoutMs;
-      let account: WebhookAccount | undefined;
-      try {
-        account = known ? await byDeadline(deadline, options.accountOf(name)) : undefined;
-      } catch (error) {
-        logger.error({ account: name, err: coerceError(error) }, 'webhook: account not read');
-        answer(res, 503, 'try again later');
-        return undefined;
-      }
-      const secret = account?.secret?.reveal();
-      // An unknown account's delivery is checked all the same: the answer takes
-      // the time a wrong signature takes, and says nothing of whether it exists.
-      const valid = verifySignature(read.body, req.headers.signature, secret ?? NO_SECRET);
-      if (!account || secret === undefined || !valid) {
-        refuse(
-          res,
-          known ? name : undefined,
-          !account
-            ? 'unknown account'
-            : secret === undefined
-              ? 'no webhook secret'
-              : 'bad signature',
-        );
-        return undefined;
-      }
-      return { body: read.body, account, deadline };
-    } finally {
-      // Every way out: the bytes of a body not authenticated are no longer held.
-      allowance?.release();
-    }
-  };
-
-  const deliver = async (req: IncomingMessage, res: ServerResponse, name: string) => {
-    const authenticated = await authenticate(req, res, name);
-    if (!authenticated) return;
-    const { account, deadline } = authenticated;
-    const eventId = eventIdOf(req);
-    const event = parseWebhookEvent(authenticated.body);
-    const plan = 'problem' in event ? event : planWebhookEvent(event, account.resources);
-    const action = 'problem' in event ? undefined : event.action;
-    const context = { account: name, action, eventId };
-    if ('problem' in plan) {
-      logger.warn({ ...context, refused: plan.problem }, 'webhook refused');
-      return answer(res, 400, `not a webhook event: ${plan.problem}`);
-    }
-    if (plan.kind === 'ignore' || (plan.kind === 'run' && !account.runs)) {
-      const reason = plan.kind === 'ignore' ? plan.reason : 'the account runs nothing now';
-      logger.info({ ...context, outcome: 'ignored', reason }, 'webhook');
-      return answer(res, 200, `nothing to do: ${reason}`);
-    }
-    let claimed = false;
-    const act = (async () => {
-      if (eventId !== null) {
-        if (!(await ledger.claim(name, eventId))) return 'duplicate' as const;
-        claimed = true;
-      }
-      if (plan.kind === 'delete') {
-        await options.queueDeletion({
-          account: name,
-          action: action as string,
-          eventId,
-          deletions: plan.deletions,
-        });
-      } else {
-        await options.queueRun(name, plan.resource);
-      }
-      return 'queued' as const;
-    })();
-    try {
-      const outcome = await byDeadline(deadline, act);
-      const what =
-        plan.kind === 'delete'
-          ? { deletions: plan.deletions.map((d) => ({ resource: d.resource, ids: d.ids.length })) }
-          : { resource: plan.resource };
-      logger.info({ ...context, outcome, ...(outcome === 'queued' ? what : {}) }, 'webhook');
-      return answer(res, 200, outcome === 'duplicate' ? 'duplicate event: ignored' : 'queued');
-    } catch (error) {
-      const timedOut = error instanceof TimedOut;
-      logger.error(
-        { ...context, outcome: 'failed', err: timedOut ? undefined : coerceError(error), timedOut },
-        'webhook: work not queued; the vendor retries',
-      );
-      // Given back once the work has failed (now, or when it settles late), never
-      // while it may yet be queued: a retry then either acts or is a duplicate.
-      void act
-        .then(
-          () => undefined,
-          async () => {
-            if (claimed && eventId !== null) await ledger.release(name, eventId);
-          },
-        )
-        .catch((releasing: unknown) =>
-          logger.error(
-            { ...context, err: coerceError(releasing) },
-            'webhook: event id not given back; its retries will be taken for duplicates',
-          ),
-        );
-      return answer(res, 503, 'try again later');
-    }
-  };
-
   return async (req, res) => {
     const url = URL.parse(req.url ?? '/', 'http://localhost');
     if (url === null) return false;
-    const path = localPath(url.pathname);
+    // The request's path below the public URL's own path (a proxy may strip it or pass it on).
+    const path =
+      prefix !== '' && url.pathname.startsWith(`${prefix}/`)
+        ? url.pathname.slice(prefix.length)
+        : url.pathname;
     if (!path.startsWith(WEBHOOKS_PATH)) return false;
     const name = path.slice(WEBHOOKS_PATH.length);
     if (req.method !== 'POST') {
@@ -318,7 +182,190 @@ export function webhookRoutes(options: WebhookRoutesOptions): HttpRoute {
       answer(res, 405, 'webhooks are delivered with POST');
       return true;
     }
-    await deliver(req, res, name);
+    await deliver(req, res, name, settings);
     return true;
   };
+}
+
+/** Whether `name` may be an account's: else its delivery is refused as an unknown account's. */
+const isAccountName = (name: string) => name === DEFAULT_ACCOUNT || ACCOUNT_NAME.test(name);
+
+/** Steps 1 to 4 of {@link webhookRoutes} for a delivery to account `name`. */
+async function deliver(
+  req: IncomingMessage,
+  res: ServerResponse,
+  name: string,
+  settings: Required<WebhookRoutesOptions>,
+): Promise<void> {
+  const authenticated = await authenticate(req, res, name, settings);
+  if (!authenticated) return;
+  const { account, deadline } = authenticated;
+  const eventId = eventIdOf(req);
+  const event = parseWebhookEvent(authenticated.body);
+  const plan = 'problem' in event ? event : planWebhookEvent(event, account.resources);
+  const action = 'problem' in event ? undefined : event.action;
+  const context = { account: name, action, eventId };
+  if ('problem' in plan) {
+    settings.logger.warn({ ...context, refused: plan.problem }, 'webhook refused');
+    return answer(res, 400, `not a webhook event: ${plan.problem}`);
+  }
+  if (plan.kind === 'ignore' || (plan.kind === 'run' && !account.runs)) {
+    const reason = plan.kind === 'ignore' ? plan.reason : 'the account runs nothing now';
+    settings.logger.info({ ...context, outcome: 'ignored', reason }, 'webhook');
+    return answer(res, 200, `nothing to do: ${reason}`);
+  }
+  await queueEvent(res, plan, context, deadline, settings);
+}
+
+/**
+ * Reads the body within its share of the budget and checks its signature:
+ * the body and the account once they pass, undefined once answered.
+ */
+async function authenticate(
+  req: IncomingMessage,
+  res: ServerResponse,
+  name: string,
+  settings: Required<WebhookRoutesOptions>,
+): Promise<{ body: Buffer; account: WebhookAccount; deadline: number } | undefined> {
+  const { maxBodyBytes: maxBytes, logger } = settings;
+  const allowance = settings.budget.enter();
+  try {
+    const read = allowance
+      ? await readBody(req, { maxBytes, timeoutMs: settings.readTimeoutMs, allowance })
+      : ({ ok: false, reason: 'busy' } as const);
+    if (!read.ok) {
+      allowance?.release();
+      const account = isAccountName(name) ? name : undefined;
+      logger.warn({ account, refused: read.reason }, 'webhook refused');
+      await answerUnread(req, res, read.reason, maxBytes);
+      return undefined;
+    }
+    const deadline = Date.now() + settings.actTimeoutMs;
+    const account = await signedAccount(req, res, name, read.body, deadline, settings);
+    return account && { body: read.body, account, deadline };
+  } finally {
+    // Every way out: the bytes of a body not authenticated are no longer held.
+    allowance?.release();
+  }
+}
+
+/** Answers a delivery whose body was not read, for `reason`. */
+async function answerUnread(
+  req: IncomingMessage,
+  res: ServerResponse,
+  reason: (BodyRead & { ok: false })['reason'],
+  maxBytes: number,
+): Promise<void> {
+  if (reason === 'too large' || reason === 'busy') {
+    // Nothing of it is kept: the rest is dropped as it comes (briefly), then
+    // answered, so that a client done sending reads the answer, not a reset.
+    await discardRest(req, { maxBytes: 4 * maxBytes, timeoutMs: 2000 });
+    if (reason === 'busy') {
+      answer(res, 503, 'too many deliveries at once: try again later', true, {
+        'retry-after': String(WEBHOOK_BUSY_RETRY_AFTER_S),
+      });
+    } else {
+      answer(res, 413, `body larger than ${maxBytes} bytes`, true);
+    }
+  } else if (reason === 'timeout') {
+    answer(res, 408, 'body not received in time', true);
+  } else {
+    res.destroy();
+  }
+}
+
+/** Account `name`, once `body`'s signature is checked with its secret; undefined once answered. */
+async function signedAccount(
+  req: IncomingMessage,
+  res: ServerResponse,
+  name: string,
+  body: Buffer,
+  deadline: number,
+  { accountOf, logger }: Required<WebhookRoutesOptions>,
+): Promise<WebhookAccount | undefined> {
+  const known = isAccountName(name);
+  let account: WebhookAccount | undefined;
+  try {
+    account = known ? await byDeadline(deadline, accountOf(name)) : undefined;
+  } catch (error) {
+    logger.error({ account: name, err: coerceError(error) }, 'webhook: account not read');
+    answer(res, 503, 'try again later');
+    return undefined;
+  }
+  const secret = account?.secret?.reveal();
+  // An unknown account's delivery is checked all the same: the answer takes
+  // the time a wrong signature takes, and says nothing of whether it exists.
+  const valid = verifySignature(body, req.headers.signature, secret ?? NO_SECRET);
+  if (account && secret !== undefined && valid) return account;
+  const refused = !account
+    ? 'unknown account'
+    : secret === undefined
+      ? 'no webhook secret'
+      : 'bad signature';
+  logger.warn({ account: known ? name : undefined, refused }, 'webhook refused');
+  answer(res, 401, 'signature not valid for this endpoint');
+  return undefined;
+}
+
+/**
+ * Claims the event id and queues the work of `plan` by `deadline`, and
+ * answers; the claim is given back when the work fails.
+ */
+async function queueEvent(
+  res: ServerResponse,
+  plan: Exclude<WebhookPlan, { kind: 'ignore' }>,
+  context: { account: string; action: string | undefined; eventId: string | null },
+  deadline: number,
+  { ledger, logger, queueDeletion, queueRun }: Required<WebhookRoutesOptions>,
+): Promise<void> {
+  const { account: name, action, eventId } = context;
+  let claimed = false;
+  const act = (async () => {
+    if (eventId !== null) {
+      if (!(await ledger.claim(name, eventId))) return 'duplicate' as const;
+      claimed = true;
+    }
+    if (plan.kind === 'delete') {
+      await queueDeletion({
+        account: name,
+        action: action as string,
+        eventId,
+        deletions: plan.deletions,
+      });
+    } else {
+      await queueRun(name, plan.resource);
+    }
+    return 'queued' as const;
+  })();
+  try {
+    const outcome = await byDeadline(deadline, act);
+    const what =
+      plan.kind === 'delete'
+        ? { deletions: plan.deletions.map((d) => ({ resource: d.resource, ids: d.ids.length })) }
+        : { resource: plan.resource };
+    logger.info({ ...context, outcome, ...(outcome === 'queued' ? what : {}) }, 'webhook');
+    return answer(res, 200, outcome === 'duplicate' ? 'duplicate event: ignored' : 'queued');
+  } catch (error) {
+    const timedOut = error instanceof TimedOut;
+    logger.error(
+      { ...context, outcome: 'failed', err: timedOut ? undefined : coerceError(error), timedOut },
+      'webhook: work not queued; the vendor retries',
+    );
+    // Given back once the work has failed (now, or when it settles late), never
+    // while it may yet be queued: a retry then either acts or is a duplicate.
+    void act
+      .then(
+        () => undefined,
+        async () => {
+          if (claimed && eventId !== null) await ledger.release(name, eventId);
+        },
+      )
+      .catch((releasing: unknown) =>
+        logger.error(
+          { ...context, err: coerceError(releasing) },
+          'webhook: event id not given back; its retries will be taken for duplicates',
+        ),
+      );
+    return answer(res, 503, 'try again later');
+  }
 }

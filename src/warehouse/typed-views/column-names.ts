@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import { HiresyncError } from '../../errors.js';
 import type { Database } from '../tables.js';
+import type { TypedColumn } from './view-columns.js';
 
 /**
  * Column names a key never takes: the view's own columns, and `account`,
@@ -90,4 +91,28 @@ export async function columnNamesOf(
     names.set(key, name);
   }
   return names;
+}
+
+/**
+ * Names each of `columns` by `names` (key → name), remembering a name it had
+ * in previous_names; returns the renames as `key: old → new`.
+ */
+export function renameColumns(
+  columns: Iterable<TypedColumn>,
+  names: ReadonlyMap<string, string>,
+): string[] {
+  const renamed: string[] = [];
+  for (const column of columns) {
+    const name = names.get(column.key) ?? column.column_name;
+    if (column.column_name !== '' && column.column_name !== name) {
+      renamed.push(`${column.key}: ${column.column_name} → ${name}`);
+      // Still a column of the view while objects of others keep it in place.
+      column.previous_names = [
+        ...column.previous_names.filter((n) => n !== column.column_name),
+        column.column_name,
+      ];
+    }
+    column.column_name = name;
+  }
+  return renamed;
 }

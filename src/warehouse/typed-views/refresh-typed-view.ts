@@ -5,11 +5,12 @@ import { placeView, type ViewColumn, viewColumns } from '../layout/view-placemen
 import { LOCK_SPACE, lockKey } from '../lock-keys.js';
 import type { Database } from '../tables.js';
 import { rebuildTypedUnion } from './all-accounts-typed-views.js';
-import { columnNamesOf } from './column-names.js';
+import { columnNamesOf, renameColumns } from './column-names.js';
 import {
   type ColumnType,
   columnTypeOf,
   holdsType,
+  type KeyProfile,
   PG_TYPES,
   profileKeys,
   typeOf,
@@ -24,7 +25,14 @@ import {
   REFRESH_LOCK_TIMEOUT,
   refreshFailureMessage,
 } from './null-blocks.js';
-import { columnSelect, hasColumn, keysByName, typedColumnsOf } from './view-columns.js';
+import {
+  columnSelect,
+  hasColumn,
+  keysByName,
+  storeTypedColumns,
+  type TypedColumn,
+  typedColumnsOf,
+} from './view-columns.js';
 
 /**
  * Most key columns a typed view gets: Postgres allows 1,664 columns in a
@@ -157,6 +165,60 @@ async function rebuildTypedView(
   options: RefreshOptions,
 ): Promise<TypedViewChange> {
   const { account, schema } = target;
+  const since = await startRefresh(trx, target, options);
+  const { profiles, seenThrough } = await profileKeys(trx, account, target.table, since);
+  const kept = await typedColumnsOf(trx, account, target.view);
+  const columns = new Map(kept.map((c) => [c.key, { ...c }]));
+  const { added, retyped, leftOut } = widenColumns(columns, profiles);
+  const names = await columnNamesOf(trx, target.view, columns.keys());
+  const renamed = renameColumns(columns.values(), names);
+  // Stored before the views are built: the union reads them.
+  if (added.length > 0 || retyped.length > 0 || renamed.length > 0) {
+    await storeTypedColumns(trx, account, target.view, columns.values(), renamed.length > 0, runId);
+  }
+  const ordered = [...columns.values()].sort(byKey);
+  const desired: ViewColumn[] = [
+    { name: 'id', type: 'bigint' },
+    ...ordered.map((c) => ({ name: c.column_name, type: PG_TYPES[c.type] })),
+    { name: 'deleted_at', type: 'timestamp with time zone' },
+  ];
+  const matches = await viewMatches(trx, target, desired);
+  const warnings: string[] = [];
+  if (matches) {
+    // Nothing kept back: a signal of an earlier refresh is out of date.
+    await noteTypedViewBlock(trx, schema, target.view);
+  } else {
+    const block = await placeTypedView(trx, target, [...columns.values()], desired);
+    if (block) warnings.push(block);
+  }
+  const union = await refreshUnion(trx, target, ordered);
+  if (union) warnings.push(union);
+  await sql`update hiresync.data_typed_views
+    set seen_through = ${seenThrough}::timestamptz${matches ? sql`` : sql`, rebuilt_at = now()`}
+    where account = ${account} and view = ${target.view}`.execute(trx);
+  if (leftOut > 0)
+    warnings.push(
+      `typed view ${schema}.${target.view} has ${MAX_TYPED_COLUMNS} key columns, the most it gets: ${leftOut} more key(s) stay in ${target.table}.data only (records whose keys are data, such as a map keyed by ids, are better read from data)`,
+    );
+  if (warnings.length > 0 && runId !== undefined)
+    await noteRunWarnings(trx, account, runId, warnings);
+  return {
+    added,
+    retyped,
+    ...(renamed.length > 0 ? { renamed } : {}),
+    ...(warnings.length > 0 ? { warning: warnings.join('; ') } : {}),
+  };
+}
+
+const byKey = (a: { key: string }, b: { key: string }): number => (a.key < b.key ? -1 : 1);
+
+/** Takes the view's lock and registers it; returns since when records are looked at (null: all). */
+async function startRefresh(
+  trx: Transaction<Database>,
+  target: AccountView,
+  options: RefreshOptions,
+): Promise<string | null> {
+  const { account, schema } = target;
   await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${lockKey(`typed view ${schema}.${target.view}`)}::int)`.execute(
     trx,
   );
@@ -170,14 +232,22 @@ async function rebuildTypedView(
   const { rows: state } = await sql<{ seen_through: string | null }>`
     select seen_through::text as seen_through from hiresync.data_typed_views
     where account = ${account} and view = ${target.view}`.execute(trx);
-  const since = options.everyRecord ? null : (state[0]?.seen_through ?? null);
-  const { profiles, seenThrough } = await profileKeys(trx, account, target.table, since);
-  const kept = await typedColumnsOf(trx, account, target.view);
-  const columns = new Map(kept.map((c) => [c.key, { ...c }]));
+  return options.everyRecord ? null : (state[0]?.seen_through ?? null);
+}
+
+/**
+ * Adds a column to `columns` for each new key of `profiles` (beyond
+ * {@link MAX_TYPED_COLUMNS}: left out, counted) and widens a column whose
+ * type does not hold its key's values.
+ */
+function widenColumns(
+  columns: Map<string, TypedColumn>,
+  profiles: readonly KeyProfile[],
+): { added: string[]; retyped: string[]; leftOut: number } {
   const added: string[] = [];
   const retyped: string[] = [];
   let leftOut = 0;
-  for (const profile of [...profiles].sort((a, b) => (a.key < b.key ? -1 : 1))) {
+  for (const profile of [...profiles].sort(byKey)) {
     const inferred = typeOf(profile);
     const column = columns.get(profile.key);
     if (!column && columns.size >= MAX_TYPED_COLUMNS) {
@@ -196,139 +266,105 @@ async function rebuildTypedView(
       column.type = wider;
     }
   }
-  const names = await columnNamesOf(trx, target.view, columns.keys());
-  const renamed: string[] = [];
-  for (const column of columns.values()) {
-    const name = names.get(column.key) ?? column.column_name;
-    if (column.column_name !== '' && column.column_name !== name) {
-      renamed.push(`${column.key}: ${column.column_name} → ${name}`);
-      // Still a column of the view while objects of others keep it in place.
-      column.previous_names = [
-        ...column.previous_names.filter((n) => n !== column.column_name),
-        column.column_name,
-      ];
-    }
-    column.column_name = name;
-  }
-  // Stored before the views are built: the union reads them.
-  if (added.length > 0 || retyped.length > 0 || renamed.length > 0) {
-    if (renamed.length > 0) {
-      // One key's new name may be another's old one: out of the way first.
-      await sql`update hiresync.data_typed_view_columns set column_name = '~' || column_name
-        where account = ${account} and view = ${target.view}`.execute(trx);
-    }
-    const remembers = await hasColumn(trx, 'hiresync.data_typed_view_columns', 'previous_names');
-    for (const c of columns.values()) {
-      await sql`insert into hiresync.data_typed_view_columns (account, view, key, column_name, type, added_run_id)
-        values (${account}, ${target.view}, ${c.key}, ${c.column_name}, ${c.type}, ${runId ?? null}::bigint)
-        on conflict (account, view, key) do update set column_name = excluded.column_name, type = excluded.type`.execute(
-        trx,
-      );
-      if (remembers && c.previous_names.length > 0) {
-        await sql`update hiresync.data_typed_view_columns set previous_names = ${c.previous_names}::text[]
-          where account = ${account} and view = ${target.view} and key = ${c.key}`.execute(trx);
-      }
-    }
-  }
-  const ordered = [...columns.values()].sort((a, b) => (a.key < b.key ? -1 : 1));
-  const desired: ViewColumn[] = [
-    { name: 'id', type: 'bigint' },
-    ...ordered.map((c) => ({ name: c.column_name, type: PG_TYPES[c.type] })),
-    { name: 'deleted_at', type: 'timestamp with time zone' },
-  ];
-  const existing = await viewColumns(trx, { schema, name: target.view });
-  const matches =
+  return { added, retyped, leftOut };
+}
+
+/** Whether the view has the columns `desired` and reads timestamps as UTC. */
+async function viewMatches(
+  trx: Transaction<Database>,
+  target: AccountView,
+  desired: readonly ViewColumn[],
+): Promise<boolean> {
+  const existing = await viewColumns(trx, { schema: target.schema, name: target.view });
+  return (
     existing !== undefined &&
     existing.length === desired.length &&
     desired.every((c) => existing.some((e) => e.name === c.name && e.type === c.type)) &&
-    !(await readsSessionZone(trx, target));
-  const warnings: string[] = [];
-  if (matches) {
-    // Nothing kept back: a signal of an earlier refresh is out of date.
+    !(await readsSessionZone(trx, target))
+  );
+}
+
+/**
+ * Puts the view in place with the columns `desired` (see placeView) and
+ * records what it keeps back, if anything; returns that message.
+ */
+async function placeTypedView(
+  trx: Transaction<Database>,
+  target: AccountView,
+  columns: readonly TypedColumn[],
+  desired: readonly ViewColumn[],
+): Promise<string | undefined> {
+  const { schema } = target;
+  const keyOf = keysByName(columns);
+  const typeOfKey = new Map(columns.map((c) => [c.key, PG_TYPES[c.type]]));
+  const placed = await placeView(
+    trx,
+    { schema, name: target.view },
+    desired,
+    (layout) => {
+      const list = layout.map((c) =>
+        c.name === 'id' || c.name === 'deleted_at'
+          ? sql.id(c.name)
+          : sql`${columnSelect(keyOf.get(c.name), c.type)} as ${sql.id(c.name)}`,
+      );
+      // The view reads the account's view of its table, named with its schema.
+      return sql`select ${sql.join(list)} from ${sql.id(schema, target.table)}`;
+    },
+    { holds: holdsType },
+  );
+  await commentView(trx, target, placed.layout, keyOf);
+  const wanted = new Set(desired.map((c) => c.name));
+  const keptBack = keptColumns(placed, wanted, (name) => {
+    const key = keyOf.get(name);
+    return key === undefined ? undefined : typeOfKey.get(key);
+  });
+  if (!keptBack) {
     await noteTypedViewBlock(trx, schema, target.view);
-  } else {
-    const keyOf = keysByName([...columns.values()]);
-    const typeOfKey = new Map([...columns.values()].map((c) => [c.key, PG_TYPES[c.type]]));
-    const placed = await placeView(
-      trx,
-      { schema, name: target.view },
-      desired,
-      (layout) => {
-        const list = layout.map((c) =>
-          c.name === 'id' || c.name === 'deleted_at'
-            ? sql.id(c.name)
-            : sql`${columnSelect(keyOf.get(c.name), c.type)} as ${sql.id(c.name)}`,
-        );
-        // The view reads the account's view of its table, named with its schema.
-        return sql`select ${sql.join(list)} from ${sql.id(schema, target.table)}`;
-      },
-      { holds: holdsType },
-    );
-    await commentView(trx, target, placed.layout, keyOf);
-    const wanted = new Set(desired.map((c) => c.name));
-    const keptBack = keptColumns(placed, wanted, (name) => {
-      const key = keyOf.get(name);
-      return key === undefined ? undefined : typeOfKey.get(key);
-    });
-    if (keptBack) {
-      const message = blockMessage(
-        `${schema}.${target.view}`,
-        keptBack,
-        placed.dependents,
-        refreshCommand(schema, target.view),
-      );
-      await noteTypedViewBlock(trx, schema, target.view, {
-        message,
-        blocking: placed.dependents,
-      });
-      warnings.push(message);
-    } else {
-      await noteTypedViewBlock(trx, schema, target.view);
-    }
+    return undefined;
   }
-  // The union (one read of the shared table for every account) is rebuilt
-  // only when it lacks a column of this account's or holds it at a narrower
-  // type: the first syncs of many accounts with the same keys rebuild it once,
-  // not once each under its lock.
-  if (
+  const message = blockMessage(
+    `${schema}.${target.view}`,
+    keptBack,
+    placed.dependents,
+    refreshCommand(schema, target.view),
+  );
+  await noteTypedViewBlock(trx, schema, target.view, { message, blocking: placed.dependents });
+  return message;
+}
+
+/**
+ * Rebuilds the all_accounts union (one read of the shared table for every
+ * account) only when it lacks a column of this account's or holds it at a
+ * narrower type, or is signalled: the first syncs of many accounts with the
+ * same keys rebuild it once, not once each under its lock. Under a savepoint:
+ * the account's view stands even when the union cannot be rebuilt now.
+ * Returns its warning, if any.
+ */
+async function refreshUnion(
+  trx: Transaction<Database>,
+  target: AccountView,
+  ordered: readonly TypedColumn[],
+): Promise<string | undefined> {
+  const stale =
     (await unionLacks(trx, target.view, ordered)) ||
-    (await isBlocked(trx, ALL_ACCOUNTS_SCHEMA, target.view))
-  ) {
-    // The account's view stands even when the union cannot be rebuilt now.
-    await sql`savepoint typed_union`.execute(trx);
-    try {
-      const union = await rebuildTypedUnion(trx, target.view);
-      await sql`release savepoint typed_union`.execute(trx);
-      if (union.warning) warnings.push(union.warning);
-    } catch (error) {
-      await sql`rollback to savepoint typed_union`.execute(trx);
-      const message = refreshFailureMessage(
-        `${ALL_ACCOUNTS_SCHEMA}.${target.view}`,
-        error,
-        'hiresync migrate',
-        `${target.table}`,
-      );
-      await noteTypedViewBlock(trx, ALL_ACCOUNTS_SCHEMA, target.view, { message, blocking: [] });
-      warnings.push(message);
-    }
-  }
-  await sql`update hiresync.data_typed_views
-    set seen_through = ${seenThrough}::timestamptz${matches ? sql`` : sql`, rebuilt_at = now()`}
-    where account = ${account} and view = ${target.view}`.execute(trx);
-  if (leftOut > 0) {
-    warnings.push(
-      `typed view ${schema}.${target.view} has ${MAX_TYPED_COLUMNS} key columns, the most it gets: ${leftOut} more key(s) stay in ${target.table}.data only (records whose keys are data, such as a map keyed by ids, are better read from data)`,
+    (await isBlocked(trx, ALL_ACCOUNTS_SCHEMA, target.view));
+  if (!stale) return undefined;
+  await sql`savepoint typed_union`.execute(trx);
+  try {
+    const union = await rebuildTypedUnion(trx, target.view);
+    await sql`release savepoint typed_union`.execute(trx);
+    return union.warning;
+  } catch (error) {
+    await sql`rollback to savepoint typed_union`.execute(trx);
+    const message = refreshFailureMessage(
+      `${ALL_ACCOUNTS_SCHEMA}.${target.view}`,
+      error,
+      'hiresync migrate',
+      `${target.table}`,
     );
+    await noteTypedViewBlock(trx, ALL_ACCOUNTS_SCHEMA, target.view, { message, blocking: [] });
+    return message;
   }
-  if (warnings.length > 0 && runId !== undefined) {
-    await noteRunWarnings(trx, account, runId, warnings);
-  }
-  return {
-    added,
-    retyped,
-    ...(renamed.length > 0 ? { renamed } : {}),
-    ...(warnings.length > 0 ? { warning: warnings.join('; ') } : {}),
-  };
 }
 
 /** Adds `warnings` to the run's sync_runs.warnings (a schema migrated before 0007 has no such column: skipped). */

@@ -88,3 +88,34 @@ export function columnSelect(key: string | undefined, pgType: string): RawBuilde
     ? sql`null::${sql.raw(pgType)}`
     : columnExpression(key, kind);
 }
+
+/**
+ * Stores `columns` of `account`'s typed view `view` in
+ * hiresync.data_typed_view_columns (`renamed`: some changed name).
+ */
+export async function storeTypedColumns(
+  trx: Transaction<Database>,
+  account: string,
+  view: string,
+  columns: Iterable<TypedColumn>,
+  renamed: boolean,
+  runId: string | undefined,
+): Promise<void> {
+  if (renamed) {
+    // One key's new name may be another's old one: out of the way first.
+    await sql`update hiresync.data_typed_view_columns set column_name = '~' || column_name
+        where account = ${account} and view = ${view}`.execute(trx);
+  }
+  const remembers = await hasColumn(trx, 'hiresync.data_typed_view_columns', 'previous_names');
+  for (const c of columns) {
+    await sql`insert into hiresync.data_typed_view_columns (account, view, key, column_name, type, added_run_id)
+        values (${account}, ${view}, ${c.key}, ${c.column_name}, ${c.type}, ${runId ?? null}::bigint)
+        on conflict (account, view, key) do update set column_name = excluded.column_name, type = excluded.type`.execute(
+      trx,
+    );
+    if (remembers && c.previous_names.length > 0) {
+      await sql`update hiresync.data_typed_view_columns set previous_names = ${c.previous_names}::text[]
+          where account = ${account} and view = ${view} and key = ${c.key}`.execute(trx);
+    }
+  }
+}
