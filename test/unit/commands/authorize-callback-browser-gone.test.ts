@@ -6,26 +6,26 @@ import { describe, expect, it } from 'vitest';
 import { listenForCallback } from '../../../src/accounts/loopback-callback.js';
 import { browserThatLeaves } from '../../support/browser.js';
 
-/** True once `ms` have passed since it was made. */
-function elapsed(ms: number): () => boolean {
-  const start = Date.now();
-  return () => Date.now() - start >= ms;
-}
+// The browser leaves once the redeem has begun, so the request has surely
+// arrived: a browser leaving after a fixed time could, on a loaded machine,
+// leave before its request reached the server, and nothing would settle.
 
 describe('the loopback callback when the browser leaves before the answer', () => {
   it('still settles the outcome once the code is redeemed', async () => {
     let redeemed = false;
+    let redeeming = false;
     const server = await listenForCallback({
       port: 0,
       state: 'the-state',
       redeem: async () => {
+        redeeming = true;
         // The code exchange, storing the token and migrating the schema take a moment.
         await sleep(300);
         redeemed = true;
       },
     });
     try {
-      await browserThatLeaves(`${server.redirectUri}?code=abc&state=the-state`, elapsed(50));
+      await browserThatLeaves(`${server.redirectUri}?code=abc&state=the-state`, () => redeeming);
       // No deadline here: an outcome that never settles fails the test by its timeout.
       const outcome = await server.outcome;
       expect(redeemed).toBe(true);
@@ -37,16 +37,18 @@ describe('the loopback callback when the browser leaves before the answer', () =
   });
 
   it('still settles the outcome when the redeem fails', async () => {
+    let redeeming = false;
     const server = await listenForCallback({
       port: 0,
       state: 'the-state',
       redeem: async () => {
+        redeeming = true;
         await sleep(300);
         throw new Error('the token endpoint refused the authorization code');
       },
     });
     try {
-      await browserThatLeaves(`${server.redirectUri}?code=abc&state=the-state`, elapsed(50));
+      await browserThatLeaves(`${server.redirectUri}?code=abc&state=the-state`, () => redeeming);
       const outcome = await server.outcome;
       expect(outcome).toMatchObject({ kind: 'failed' });
     } finally {
