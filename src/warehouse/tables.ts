@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { RunMode } from '../sync/ports.js';
 
 /**
@@ -116,7 +116,6 @@ export interface ReferenceHistoryTable extends HistoryRow {
   raw: Json | null;
 }
 
-export type { RunMode } from '../sync/ports.js';
 export type RunOutcome = 'running' | 'succeeded' | 'failed';
 
 export interface SyncRunsTable {
@@ -241,7 +240,4 @@ export interface Database {
 }
 
 export type SyncRun = Selectable<SyncRunsTable>;
-export type NewSyncRun = Insertable<SyncRunsTable>;
-export type TrackingLink = Selectable<TrackingLinksTable>;
-export type RejectedRecord = Selectable<RejectedRecordsTable>;
 export type AccountRow = Selectable<AccountsTable>;
