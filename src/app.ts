@@ -61,8 +61,6 @@ export interface AppOptions {
   registry?: (db: Kysely<Database>) => AccountDirectory;
 }
 
-export type { CloseOptions, CloseOutcome } from './queue/app-services.js';
-
 /** Everything `sync` and `worker` run on, wired from one Config. */
 export interface App {
   config: Config;

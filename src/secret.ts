@@ -211,22 +211,8 @@ export function redactError(error: Error): Error {
   return clean;
 }
 
-/**
- * A secret value (client secret, API key, access token) that cannot leak by
- * accident: printing, logging or JSON-encoding it yields `[redacted]`. Only
- * `reveal()` hands out the value, at the one place that must send it. Every
- * Secret registers itself with {@link redactSecrets}, so the value is blanked
- * out of any text hiresync stores or prints, even an API error that echoes it.
- */
-export class Secret {
-  readonly #value: string;
-  constructor(value: string) {
-    this.#value = value;
-    registerSecret(value, { pinned: true });
-  }
-  reveal(): string {
-    return this.#value;
-  }
+/** What prints, logs and JSON-encodes as `[redacted]`, and inspects as its class's name only. */
+export abstract class Redacted {
   toString(): string {
     return REDACTED;
   }
@@ -234,7 +220,26 @@ export class Secret {
     return REDACTED;
   }
   [inspect.custom](): string {
-    return 'Secret([redacted])';
+    return `${this.constructor.name}([redacted])`;
+  }
+}
+
+/**
+ * A secret value (client secret, API key, access token) that cannot leak by
+ * accident: printing, logging or JSON-encoding it yields `[redacted]`. Only
+ * `reveal()` hands out the value, at the one place that must send it. Every
+ * Secret registers itself with {@link redactSecrets}, so the value is blanked
+ * out of any text hiresync stores or prints, even an API error that echoes it.
+ */
+export class Secret extends Redacted {
+  readonly #value: string;
+  constructor(value: string) {
+    super();
+    this.#value = value;
+    registerSecret(value, { pinned: true });
+  }
+  reveal(): string {
+    return this.#value;
   }
 }
 

@@ -24,13 +24,13 @@ import {
   AccountDisabledError,
   type AccountInfo,
   infoOf,
-  isUndefinedTable,
   type NewAccount,
   PUBLIC_COLUMNS,
   type StoredAccountState,
   TOKEN_COLUMNS,
   tokenInfoOf,
   UnknownAccountError,
+  undefinedWithoutTable,
 } from './stored-account.js';
 
 /**
@@ -172,10 +172,7 @@ export async function resolveAccount(
     .selectAll()
     .where('name', '=', name)
     .executeTakeFirst()
-    .catch((error: unknown) => {
-      if (isUndefinedTable(error)) return undefined;
-      throw error;
-    });
+    .catch(undefinedWithoutTable);
   if (!row || name === DEFAULT_ACCOUNT) throw new UnknownAccountError(name);
   if (row.state === 'credentials_refused' && options.anyState !== true) {
     // Fails the run at once, without a token request: the same credential

@@ -1,7 +1,7 @@
 import { type ColumnType, type Generated, type Kysely, sql } from 'kysely';
 import type { AccountSettings, AccountSettingsChange } from '../config/account-settings.js';
 import type { Database } from '../warehouse/tables.js';
-import { isUndefinedTable, UnknownAccountError } from './stored-account.js';
+import { isUndefinedTable, UnknownAccountError, undefinedWithoutTable } from './stored-account.js';
 
 /** A row of hiresync.account_settings (migrations/hiresync/0006_account_settings.ts). */
 interface AccountSettingsTable {
@@ -62,18 +62,14 @@ export class AccountSettingsStore {
 
   /** One account's own settings (its row alone is read); undefined when it has none. */
   async get(account: string): Promise<AccountSettings | undefined> {
-    try {
-      const row = await this.#db
-        .withTables<AccountSettingsTables>()
-        .selectFrom('hiresync.account_settings')
-        .select(['resources', 'incremental_every_ms', 'full_cron'])
-        .where('account', '=', account)
-        .executeTakeFirst();
-      return row && settingsOf(row);
-    } catch (error) {
-      if (isUndefinedTable(error)) return undefined;
-      throw error;
-    }
+    const row = await this.#db
+      .withTables<AccountSettingsTables>()
+      .selectFrom('hiresync.account_settings')
+      .select(['resources', 'incremental_every_ms', 'full_cron'])
+      .where('account', '=', account)
+      .executeTakeFirst()
+      .catch(undefinedWithoutTable);
+    return row && settingsOf(row);
   }
 
   /**

@@ -37,6 +37,7 @@ import {
   TOKEN_COLUMNS,
   tokenInfoOf,
   UnknownAccountError,
+  undefinedWithoutTable,
 } from './stored-account.js';
 
 /** Options of {@link AccountStore}. */
@@ -193,10 +194,7 @@ export class AccountStore implements AccountDirectory {
       .select(PUBLIC_COLUMNS)
       .where('name', '=', name)
       .executeTakeFirst()
-      .catch((error: unknown) => {
-        if (isUndefinedTable(error)) return undefined;
-        throw error;
-      });
+      .catch(undefinedWithoutTable);
     return row && infoOf(row, (await this.#tokenInfo([row])).get(name));
   }
 
@@ -274,10 +272,7 @@ export class AccountStore implements AccountDirectory {
       .where('state', 'not in', state === 'enabled' ? [state, 'needs_reauthorization'] : [state])
       .returning(PUBLIC_COLUMNS)
       .executeTakeFirst()
-      .catch((error: unknown) => {
-        if (isUndefinedTable(error)) return undefined;
-        throw error;
-      });
+      .catch(undefinedWithoutTable);
     if (updated) return { account: infoOf(updated), changed: true };
     const current = await this.get(name);
     if (!current) throw new UnknownAccountError(name);
@@ -296,10 +291,7 @@ export class AccountStore implements AccountDirectory {
       .where('name', '=', name)
       .returning(PUBLIC_COLUMNS)
       .executeTakeFirst()
-      .catch((error: unknown) => {
-        if (isUndefinedTable(error)) return undefined;
-        throw error;
-      });
+      .catch(undefinedWithoutTable);
     if (!row) throw new UnknownAccountError(name);
     return infoOf(row);
   }

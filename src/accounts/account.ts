@@ -3,15 +3,6 @@ import type { RefreshTokenVault } from '../api/refresh-token-port.js';
 import type { AuthConfig } from '../config/types.js';
 import { HiresyncError } from '../errors.js';
 
-/** How an account authenticates: the grants of ../shared/api-spec.md. */
-export type AuthMode = AuthConfig['mode'];
-
-/**
- * The life of a registered account: `enabled` accounts are synced and
- * scheduled; `disabled` ones keep their data and credentials but run nothing.
- */
-export type AccountState = 'enabled' | 'disabled';
-
 /** An account ready to sync: where its API is, how it authenticates, where its tables are. */
 export interface Account {
   name: string;

@@ -42,7 +42,29 @@ export type StateRefusal =
    * the link is not.
    */
   | { kind: 'other browser'; account: string }
-  | Extract<LinkRefusal, { kind: 'used' | 'expired' | 'withdrawn' }>;
+  | SpentLink;
+
+type SpentLink = Extract<LinkRefusal, { kind: 'used' | 'expired' | 'withdrawn' }>;
+
+/** A link's row as both its opening and a callback read it (times in epoch milliseconds). */
+interface LinkTimes {
+  account: string;
+  used_at_ms: number | null;
+  expires_at_ms: number;
+  expired: boolean;
+  withdrawn_at_ms: number | null;
+}
+
+/** Why a link is refused: used, withdrawn or expired, in that order; undefined when it is none. */
+function spentLink(row: LinkTimes): SpentLink | undefined {
+  const { account } = row;
+  if (row.used_at_ms !== null) return { kind: 'used', account, usedAt: new Date(row.used_at_ms) };
+  if (row.withdrawn_at_ms !== null) {
+    return { kind: 'withdrawn', account, withdrawnAt: new Date(row.withdrawn_at_ms) };
+  }
+  if (row.expired) return { kind: 'expired', account, expiredAt: new Date(row.expires_at_ms) };
+  return undefined;
+}
 
 /** A link opened: the account, the token service its authorization goes to, and the state to send. */
 export interface OpenedLink {
@@ -72,14 +94,9 @@ export interface ClaimedLink {
   codeVerifier: string;
 }
 
-interface LinkRow {
+interface LinkRow extends LinkTimes {
   id: string;
-  account: string;
   link_auth_url: string | null;
-  used_at_ms: number | null;
-  expires_at_ms: number;
-  expired: boolean;
-  withdrawn_at_ms: number | null;
   auth_mode: string | null;
   account_auth_url: string | null;
 }
@@ -114,21 +131,8 @@ export async function openConnectLink(
   const row = rows[0];
   if (!row) return { ok: false, refusal: { kind: 'unknown' } };
   const { account } = row;
-  if (row.used_at_ms !== null) {
-    return { ok: false, refusal: { kind: 'used', account, usedAt: new Date(row.used_at_ms) } };
-  }
-  if (row.withdrawn_at_ms !== null) {
-    return {
-      ok: false,
-      refusal: { kind: 'withdrawn', account, withdrawnAt: new Date(row.withdrawn_at_ms) },
-    };
-  }
-  if (row.expired) {
-    return {
-      ok: false,
-      refusal: { kind: 'expired', account, expiredAt: new Date(row.expires_at_ms) },
-    };
-  }
+  const spent = spentLink(row);
+  if (spent) return { ok: false, refusal: spent };
   if (row.auth_mode !== null && row.auth_mode !== 'partner') {
     return { ok: false, refusal: { kind: 'not partner', account } };
   }
@@ -165,14 +169,8 @@ interface ClaimRow {
   code_verifier: string | null;
 }
 
-interface StateRow {
-  account: string;
+interface StateRow extends LinkTimes {
   state_used: boolean;
-  state_expired: boolean;
-  link_used_at_ms: number | null;
-  link_expires_at_ms: number;
-  link_expired: boolean;
-  link_withdrawn_at_ms: number | null;
 }
 
 /** Whether two hex hashes are equal, compared in constant time (a missing one matches nothing). */
@@ -229,11 +227,11 @@ export async function claimConnectState(
     };
   }
   const found = await sql<StateRow>`
-    select l.account, s.used_at is not null as state_used, s.expires_at <= now() as state_expired,
-      (extract(epoch from l.used_at) * 1000)::float8 as link_used_at_ms,
-      (extract(epoch from l.expires_at) * 1000)::float8 as link_expires_at_ms,
-      l.expires_at <= now() as link_expired,
-      (extract(epoch from l.withdrawn_at) * 1000)::float8 as link_withdrawn_at_ms
+    select l.account, s.used_at is not null as state_used,
+      (extract(epoch from l.used_at) * 1000)::float8 as used_at_ms,
+      (extract(epoch from l.expires_at) * 1000)::float8 as expires_at_ms,
+      l.expires_at <= now() as expired,
+      (extract(epoch from l.withdrawn_at) * 1000)::float8 as withdrawn_at_ms
     from hiresync.connect_states s join hiresync.connect_links l on l.id = s.link_id
     where s.state_hash = ${hash}`.execute(db);
   const row = found.rows[0];
@@ -242,27 +240,11 @@ export async function claimConnectState(
   if (row.state_used) {
     return {
       ok: false,
-      refusal: { kind: 'replayed', account, linkUsed: row.link_used_at_ms !== null },
+      refusal: { kind: 'replayed', account, linkUsed: row.used_at_ms !== null },
     };
   }
-  if (row.link_used_at_ms !== null) {
-    return {
-      ok: false,
-      refusal: { kind: 'used', account, usedAt: new Date(row.link_used_at_ms) },
-    };
-  }
-  if (row.link_withdrawn_at_ms !== null) {
-    return {
-      ok: false,
-      refusal: { kind: 'withdrawn', account, withdrawnAt: new Date(row.link_withdrawn_at_ms) },
-    };
-  }
-  if (row.link_expired) {
-    return {
-      ok: false,
-      refusal: { kind: 'expired', account, expiredAt: new Date(row.link_expires_at_ms) },
-    };
-  }
+  const spent = spentLink(row);
+  if (spent) return { ok: false, refusal: spent };
   return { ok: false, refusal: { kind: 'state expired', account } };
 }
 

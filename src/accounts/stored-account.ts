@@ -115,6 +115,12 @@ export function isUndefinedTable(error: unknown): boolean {
   return (error as { code?: unknown }).code === UNDEFINED_TABLE;
 }
 
+/** For `.catch`: undefined when the table is missing (never migrated); any other error thrown. */
+export function undefinedWithoutTable(error: unknown): undefined {
+  if (isUndefinedTable(error)) return undefined;
+  throw error;
+}
+
 /** A row of hiresync.accounts as {@link AccountInfo}, with its refresh token's standing. */
 export function infoOf(
   row: Omit<AccountRow, 'secret'>,

@@ -17,6 +17,7 @@ import {
   isUndefinedTable,
   type StoredAccountState,
   UnknownAccountError,
+  undefinedWithoutTable,
 } from './stored-account.js';
 
 /** A row of hiresync.webhook_secrets. */
@@ -134,18 +135,13 @@ export class WebhookSecretStore {
    * the account has one but no HIRESYNC_SECRET_KEY is configured.
    */
   async lookup(name: string): Promise<WebhookAccountRow | undefined> {
-    let row: { state: StoredAccountState; secret: string | null } | undefined;
-    try {
-      row = await this.#db
-        .selectFrom('hiresync.accounts as a')
-        .leftJoin('hiresync.webhook_secrets as w', 'w.account', 'a.name')
-        .select(['a.state', 'w.secret'])
-        .where('a.name', '=', name)
-        .executeTakeFirst();
-    } catch (error) {
-      if (isUndefinedTable(error)) return undefined;
-      throw error;
-    }
+    const row = await this.#db
+      .selectFrom('hiresync.accounts as a')
+      .leftJoin('hiresync.webhook_secrets as w', 'w.account', 'a.name')
+      .select(['a.state', 'w.secret'])
+      .where('a.name', '=', name)
+      .executeTakeFirst()
+      .catch(undefinedWithoutTable);
     if (!row) return undefined;
     if (row.secret === null) return { state: row.state, secret: undefined };
     const box = this.#requireBox('open the webhook secrets of registered accounts');

@@ -6,8 +6,6 @@ import type { ApiClient } from './api-client.js';
 import { readApiClock } from './api-clock.js';
 import { findNextLink } from './link-header.js';
 
-export type { Page } from '../sync/ports.js';
-
 /** Options of {@link fetchPages}. */
 export interface FetchPagesOptions {
   client: ApiClient;

@@ -2,8 +2,9 @@ import { isLoopbackHost } from '../config/fields.js';
 import { UsageError } from '../errors.js';
 import { ApiSimulator } from '../simulator/api-simulator.js';
 import { EXTRA_RESOURCE_NAMES, EXTRA_RESOURCES } from '../simulator/extra-resources.js';
-import { SIMULATOR_SHAPES, type SimulatorShape, V3_RATE_LIMIT } from '../simulator/shape.js';
+import { SIMULATOR_SHAPES, V3_RATE_LIMIT } from '../simulator/shape.js';
 import { simulatedAccounts } from '../simulator/simulated-accounts.js';
+import type { SimulatorShape } from '../simulator/simulator-options.js';
 import {
   PARTNER_CLIENT_ID,
   PARTNER_CLIENT_SECRET,

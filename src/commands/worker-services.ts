@@ -1,9 +1,10 @@
 import { AccountStore } from '../accounts/account-store.js';
-import type { App, CloseOutcome } from '../app.js';
+import type { App } from '../app.js';
 import type { Env } from '../config/types.js';
 import { connectRoutes, type HttpRoute } from '../http/connect-routes.js';
 import { type HttpServers, startHttpServer } from '../http/server.js';
 import type { Logger } from '../logger.js';
+import type { CloseOutcome } from '../queue/app-services.js';
 import { type EraseSchedule, startEraseSchedule } from '../queue/erase-schedule.js';
 import { startKeepalive } from '../queue/keepalive.js';
 import type { ScheduleKeeper } from '../queue/schedule-keeper.js';

@@ -28,7 +28,6 @@ import type {
 import { databaseFields, fullFields, secretKeys, statusFields } from './variables.js';
 
 export type { ResourceName } from '../sync/ports.js';
-export { readEnv } from './env.js';
 
 function problemsOf(error: z.ZodError): ConfigProblem[] {
   return error.issues.map((issue) => ({

@@ -1,5 +1,4 @@
-import { inspect } from 'node:util';
-import { REDACTED } from '../secret.js';
+import { Redacted } from '../secret.js';
 
 /**
  * The keys of `HIRESYNC_SECRET_KEY`, validated: 32 bytes each, the first
@@ -7,10 +6,11 @@ import { REDACTED } from '../secret.js';
  * the SecretBox that uses them. Printing, logging or JSON-encoding them
  * yields `[redacted]`.
  */
-export class SecretKeys {
+export class SecretKeys extends Redacted {
   readonly #keys: readonly Buffer[];
 
   constructor(keys: readonly Buffer[]) {
+    super();
     if (keys.length === 0) throw new Error('SecretKeys needs at least one key');
     this.#keys = Object.freeze([...keys]);
   }
@@ -18,18 +18,6 @@ export class SecretKeys {
   /** The keys, the sealing one first: for the SecretBox alone. */
   reveal(): readonly Buffer[] {
     return this.#keys;
-  }
-
-  toString(): string {
-    return REDACTED;
-  }
-
-  toJSON(): string {
-    return REDACTED;
-  }
-
-  [inspect.custom](): string {
-    return 'SecretKeys([redacted])';
   }
 }
 

@@ -88,9 +88,6 @@ const DELETE_EVENTS: Readonly<
   job_post_deleted: [{ resource: 'job_posts', path: ['job_post', 'id'] }],
 };
 
-/** The actions whose delete events hiresync applies at once. */
-export const DELETE_ACTIONS: readonly string[] = Object.keys(DELETE_EVENTS);
-
 /**
  * The vendor's actions whose resource their words do not name first: events
  * about an application named after its candidate (their payload carries the

@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { inspect } from 'node:util';
-import { REDACTED } from '../secret.js';
+import { Redacted } from '../secret.js';
 
 /** What a hashed value is stored as: this prefix, then 64 lowercase hex digits. */
 export const HASH_PREFIX = 'hmac-sha256:';
@@ -27,10 +26,11 @@ export function isStoredHash(value: unknown): value is string {
  * reproduce a hash (`encode(hmac(value, key, 'sha256'), 'hex')` in Postgres
  * with pgcrypto). Printing or JSON-encoding it yields `[redacted]`.
  */
-export class FieldHasher {
+export class FieldHasher extends Redacted {
   readonly #key: Buffer;
 
   constructor(key: Buffer) {
+    super();
     if (key.length === 0) throw new Error('FieldHasher needs a key');
     this.#key = Buffer.from(key);
   }
@@ -40,16 +40,4 @@ export class FieldHasher {
     const text = typeof value === 'string' ? value : JSON.stringify(value);
     return HASH_PREFIX + createHmac('sha256', this.#key).update(text, 'utf8').digest('hex');
   };
-
-  toString(): string {
-    return REDACTED;
-  }
-
-  toJSON(): string {
-    return REDACTED;
-  }
-
-  [inspect.custom](): string {
-    return 'FieldHasher([redacted])';
-  }
 }

@@ -11,8 +11,6 @@ export const KEEPALIVE_QUEUE = 'keepalive';
 /** Key of its job scheduler. */
 export const KEEPALIVE_SCHEDULER = 'partner-keepalive';
 
-export { keepaliveTickMs } from '../accounts/keepalive-tick.js';
-
 /** What a keep-alive tick needs. */
 export interface KeepaliveDeps {
   /** Enabled partner accounts whose last refresh passes HIRESYNC_REFRESH_KEEPALIVE before the next tick. */

@@ -4,9 +4,6 @@ import { departments } from './extra/departments.js';
 import { offers } from './extra/offers.js';
 import type { ExtraResource } from './extra-resource.js';
 
-export type { ExtraResource, ValueKind } from './extra-resource.js';
-export type { SimulationContext } from './simulation-context.js';
-
 /**
  * The lists the simulator serves besides those hiresync's catalog declares
  * (src/resources): shapes for typed views and for syncing resources a

@@ -2,8 +2,6 @@ import type { DatasetOptions } from './dataset.js';
 import type { RateLimit } from './rate-limiter.js';
 import type { SimulatorOptions, SimulatorShape } from './simulator-options.js';
 
-export type { SimulatorShape } from './simulator-options.js';
-
 /** Every shape, for `hiresync simulate --shape`. */
 export const SIMULATOR_SHAPES: readonly SimulatorShape[] = ['seed', 'v3'];
 

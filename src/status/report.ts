@@ -16,9 +16,6 @@ import { overviewOf } from './overview.js';
 import { type ResourceStatus, readStatus, readTypedViewBlocks } from './read-status.js';
 import type { ReportAccount, StatusReport, StatusReportOptions } from './report-types.js';
 
-// Kept where the first version of this module had them.
-export { reauthorizationAction, reauthorizationOf } from './account-report.js';
-
 /** A registered account as the report takes it. */
 export function reportAccountOf(account: AccountInfo): ReportAccount {
   return {

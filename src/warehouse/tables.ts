@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { RunMode } from '../sync/ports.js';
 
 /**
@@ -16,52 +16,39 @@ interface Bookkeeping {
   synced_at: Generated<string>;
 }
 
-export interface JobBoardsTable extends Bookkeeping {
+/** The columns every synced record table has besides its record's own. */
+interface SyncedRow extends Bookkeeping {
   id: Id;
+  /** Set when a full run of the table's own list no longer saw the id (migration 0010). */
+  deleted_at: NullableTimestamp;
+  /** The run of the table's own list that last saw the id. */
+  last_seen_run_id: string | null;
+  /** When the current version began (valid_from of its open version in `<table>_history`). */
+  changed_at: Generated<string>;
+}
+
+/** A job board, referrer or source: raw null for an id known only from a flat link. */
+interface ReferenceRow extends SyncedRow {
+  raw: Json | null;
+  source_run_id: string | null;
+  source_updated_at: string | null;
+}
+
+export interface JobBoardsTable extends ReferenceRow {
   company_name: string | null;
   url_token: string | null;
-  raw: Json | null;
-  source_run_id: string | null;
-  source_updated_at: string | null;
-  /** Set when a full run of the table's own list no longer saw the id (migration 0010). */
-  deleted_at: NullableTimestamp;
-  /** The run of the table's own list that last saw the id. */
-  last_seen_run_id: string | null;
-  /** When the current version began (valid_from of its open version in `<table>_history`). */
-  changed_at: Generated<string>;
 }
 
-export interface ReferrersTable extends Bookkeeping {
-  id: Id;
+export interface ReferrersTable extends ReferenceRow {
   name: string | null;
   employee_id: string | null;
-  raw: Json | null;
-  source_run_id: string | null;
-  source_updated_at: string | null;
-  /** Set when a full run of the table's own list no longer saw the id (migration 0010). */
-  deleted_at: NullableTimestamp;
-  /** The run of the table's own list that last saw the id. */
-  last_seen_run_id: string | null;
-  /** When the current version began (valid_from of its open version in `<table>_history`). */
-  changed_at: Generated<string>;
 }
 
-export interface SourcesTable extends Bookkeeping {
-  id: Id;
+export interface SourcesTable extends ReferenceRow {
   public_name: string | null;
-  raw: Json | null;
-  source_run_id: string | null;
-  source_updated_at: string | null;
-  /** Set when a full run of the table's own list no longer saw the id (migration 0010). */
-  deleted_at: NullableTimestamp;
-  /** The run of the table's own list that last saw the id. */
-  last_seen_run_id: string | null;
-  /** When the current version began (valid_from of its open version in `<table>_history`). */
-  changed_at: Generated<string>;
 }
 
-export interface TrackingLinksTable extends Bookkeeping {
-  id: Id;
+export interface TrackingLinksTable extends SyncedRow {
   token: string | null;
   job_id: string | null;
   job_post_id: string | null;
@@ -75,19 +62,10 @@ export interface TrackingLinksTable extends Bookkeeping {
   created_at: NullableTimestamp;
   updated_at: NullableTimestamp;
   raw: Json;
-  deleted_at: NullableTimestamp;
-  last_seen_run_id: string | null;
-  /** When the current version began (valid_from of its open version in tracking_links_history). */
-  changed_at: Generated<string>;
 }
 
-export interface RecordTable extends Bookkeeping {
-  id: Id;
+export interface RecordTable extends SyncedRow {
   data: Json;
-  deleted_at: NullableTimestamp;
-  last_seen_run_id: string | null;
-  /** When the current version began (valid_from of its open version in `<name>_history`). */
-  changed_at: Generated<string>;
 }
 
 /** A row of a `<resource>_history` table: one version of a record (migrations/0005_history.ts). */
@@ -116,7 +94,6 @@ export interface ReferenceHistoryTable extends HistoryRow {
   raw: Json | null;
 }
 
-export type { RunMode } from '../sync/ports.js';
 export type RunOutcome = 'running' | 'succeeded' | 'failed';
 
 export interface SyncRunsTable {
@@ -241,7 +218,4 @@ export interface Database {
 }
 
 export type SyncRun = Selectable<SyncRunsTable>;
-export type NewSyncRun = Insertable<SyncRunsTable>;
-export type TrackingLink = Selectable<TrackingLinksTable>;
-export type RejectedRecord = Selectable<RejectedRecordsTable>;
 export type AccountRow = Selectable<AccountsTable>;

@@ -3,7 +3,8 @@
 // so an account is due one tick early rather than a tick late.
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { keepAlive, keepaliveTickMs } from '../../src/queue/keepalive.js';
+import { keepaliveTickMs } from '../../src/accounts/keepalive-tick.js';
+import { keepAlive } from '../../src/queue/keepalive.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 

@@ -7,12 +7,8 @@ import { BUILT_IN_RESOURCES, catalogOf } from '../../src/resources/index.js';
 import { defineJsonResource } from '../../src/resources/json-resource.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import { Dataset } from '../../src/simulator/dataset.js';
-import {
-  EXTRA_RESOURCE_NAMES,
-  EXTRA_RESOURCES,
-  type ExtraResource,
-  type ValueKind,
-} from '../../src/simulator/extra-resources.js';
+import type { ExtraResource, ValueKind } from '../../src/simulator/extra-resource.js';
+import { EXTRA_RESOURCE_NAMES, EXTRA_RESOURCES } from '../../src/simulator/extra-resources.js';
 import { simulatedAccounts } from '../../src/simulator/simulated-accounts.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import { runSimulate } from '../support/run-simulate.js';

@@ -6,7 +6,7 @@ import { afterEach, inject } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
 import { firstPageUrl } from '../../src/api/api-page-source.js';
 import { createApiClient } from '../../src/api/create-api-client.js';
-import { fetchPages, type Page } from '../../src/api/fetch-pages.js';
+import { fetchPages } from '../../src/api/fetch-pages.js';
 import {
   type EnvironmentConfig,
   loadConfig,
@@ -17,6 +17,7 @@ import { deletePrefix } from '../../src/queue/redis.js';
 import { BUILT_IN_RESOURCES, declarationOf, RESOURCE_NAMES } from '../../src/resources/index.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
+import type { Page } from '../../src/sync/ports.js';
 import { captureLogger } from './capture-logger.js';
 
 export const SIM_SECRET = 'sim-secret-4b1d';

@@ -25,34 +25,8 @@ export interface HistoryTarget {
  *
  * `account`: the account whose versions they are, bound in both CTEs, which
  * then name the shared history table (`hiresync.data_<table>_history`).
- * Without it (deprecated, for callers still being converted: removed at
- * merge) they name the history table unqualified.
  */
 export function versionCtes(
-  target: HistoryTarget,
-  source: string,
-  runId: string | null,
-  deleted: boolean,
-  account?: string,
-): RawBuilder<unknown> {
-  if (account !== undefined) return accountVersionCtes(target, source, runId, deleted, account);
-  const history = sql.table(target.historyTable);
-  // The ids as an array: the planner then probes the primary key for the few
-  // changed records instead of scanning the whole history (a join would).
-  return sql`closed_versions as (
-    update ${history} as h set valid_to = statement_timestamp()
-    where h.id = any(array(select s.id from ${sql.table(source)} as s where s.replaced))
-      and h.valid_to is null
-  ),
-  new_versions as (
-    insert into ${history} (id, valid_from, run_id, deleted, ${sql.ref(target.recordColumn)})
-    select s.id, statement_timestamp(), ${runId}::bigint, ${deleted}, s.rec
-    from ${sql.table(source)} as s where s.changed
-  )`;
-}
-
-/** {@link versionCtes} of `account`'s versions, in the shared history table. */
-function accountVersionCtes(
   target: HistoryTarget,
   source: string,
   runId: string | null,
@@ -60,6 +34,8 @@ function accountVersionCtes(
   account: string,
 ): RawBuilder<unknown> {
   const history = sql.raw(sharedRelation(target.historyTable));
+  // The ids as an array: the planner then probes the primary key for the few
+  // changed records instead of scanning the whole history (a join would).
   return sql`closed_versions as (
     update ${history} as h set valid_to = statement_timestamp()
     where h.account = ${account}::text

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { keepaliveTickMs } from '../../../src/accounts/keepalive-tick.js';
 import { HiresyncError, ReauthorizationRequiredError } from '../../../src/errors.js';
-import { keepAlive, keepaliveTickMs } from '../../../src/queue/keepalive.js';
+import { keepAlive } from '../../../src/queue/keepalive.js';
 import { captureLogger } from '../../support/capture-logger.js';
 
 describe('the partner keep-alive', () => {
