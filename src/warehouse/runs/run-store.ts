@@ -60,9 +60,9 @@ export interface KyselyRunStoreOptions {
    */
   ensureListResource?: (name: string) => Promise<void>;
   /**
-   * The instance made by createDatabase whose pool `db` is of (its own
-   * when not given): what the typed views' refresh takes its connections
-   * from while it is being converted (removed at merge).
+   * The pool behind `db` when `db` is a run's locked session (set by
+   * {@link KyselyRunStore.over}): the typed view's refresh takes its own
+   * connections from it, never the session that holds the run's lock.
    */
   root?: Kysely<Database>;
   /** When given, a sweep runs only while its run holds the resource's Postgres lock. */
