@@ -13,13 +13,13 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { firstPageUrl } from '../src/api/api-page-source.js';
 import { createApiClient } from '../src/api/create-api-client.js';
 import { fetchPages } from '../src/api/fetch-pages.js';
 import { loadConfig, withEnvironmentCredentials } from '../src/config/load-config.js';
 import { createLogger } from '../src/logger.js';
 import { deletePrefix } from '../src/queue/redis.js';
 import { RESOURCE_NAMES } from '../src/resources/index.js';
+import { listUrl } from '../src/resources/read-plan.js';
 import { trackingLinks } from '../src/resources/tracking-links.js';
 import type { Page } from '../src/sync/ports.js';
 import { freePort } from './ports.js';
@@ -145,7 +145,7 @@ export async function endToEnd(records = 100_000): Promise<EndToEndResult> {
       const started = performance.now();
       for await (const page of fetchPages({
         client,
-        startUrl: firstPageUrl(config.api, trackingLinks),
+        startUrl: listUrl(config.api, trackingLinks),
       }))
         pages.push(page);
       return { pages, seconds: (performance.now() - started) / 1000 };

@@ -10,7 +10,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { firstPageUrl } from '../src/api/api-page-source.js';
 import { createApiClient } from '../src/api/create-api-client.js';
 import { fetchPages } from '../src/api/fetch-pages.js';
 import { TokenCipher } from '../src/api/token-cipher.js';
@@ -18,6 +17,7 @@ import { loadConfig, withEnvironmentCredentials } from '../src/config/load-confi
 import { createLogger } from '../src/logger.js';
 import { deletePrefix } from '../src/queue/redis.js';
 import { RESOURCE_NAMES } from '../src/resources/index.js';
+import { listUrl } from '../src/resources/read-plan.js';
 import { trackingLinks } from '../src/resources/tracking-links.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
 
@@ -87,7 +87,7 @@ export async function rateLimitedWalk(
     let walked = 0;
     for await (const _page of fetchPages({
       client,
-      startUrl: firstPageUrl(config.api, trackingLinks),
+      startUrl: listUrl(config.api, trackingLinks),
     }))
       walked += 1;
     const wallS = (performance.now() - started) / 1000;

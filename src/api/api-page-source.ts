@@ -1,21 +1,9 @@
-import type { ApiConfig, ApiSettings } from '../config/types.js';
+import type { ApiConfig } from '../config/types.js';
 import type { ResourceCatalog, ResourceDeclaration } from '../resources/index.js';
 import { listUrl } from '../resources/read-plan.js';
 import type { Page, PageSource, PageWalkOptions, ResourceName } from '../sync/ports.js';
 import type { ApiClient } from './api-client.js';
 import { fetchPages } from './fetch-pages.js';
-
-/**
- * The first-page URL of a resource's list under `config`: its path, its
- * filters and `per_page`, and an extra walk's `walkQuery` (see listUrl).
- */
-export function firstPageUrl(
-  config: ApiSettings,
-  resource: ResourceDeclaration,
-  walkQuery?: string,
-): string {
-  return listUrl(config, resource, walkQuery);
-}
 
 /** The sync engine's view of the API: pages of the declared resources. */
 export class ApiPageSource implements PageSource {
@@ -35,10 +23,8 @@ export class ApiPageSource implements PageSource {
     return declaration;
   }
 
-  firstPageUrl(resource: ResourceName, extraQuery?: string, walkQuery?: string): string {
-    const url = firstPageUrl(this.#config, this.#declaration(resource), walkQuery);
-    // The updated filter goes as configured, only {since} percent-encoded.
-    return extraQuery ? `${url}${url.includes('?') ? '&' : '?'}${extraQuery}` : url;
+  firstPageUrl(resource: ResourceName): string {
+    return listUrl(this.#config, this.#declaration(resource));
   }
 
   pages(startUrl: string, startPage: number, options: PageWalkOptions = {}): AsyncIterable<Page> {

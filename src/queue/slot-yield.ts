@@ -34,8 +34,7 @@ export class SlotYield {
   /** `source`, reporting the rate-limit waits of its page walks to {@link onWait}. */
   watch(source: PageSource): PageSource {
     return {
-      firstPageUrl: (resource, extraQuery, walkQuery) =>
-        source.firstPageUrl(resource, extraQuery, walkQuery),
+      firstPageUrl: (resource) => source.firstPageUrl(resource),
       pages: (startUrl, startPage, options) =>
         source.pages(startUrl, startPage, {
           ...options,

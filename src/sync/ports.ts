@@ -198,11 +198,8 @@ export interface PreparedPage {
 
 /** Pages of a resource from a URL on (the API client in production). */
 export interface PageSource {
-  /**
-   * The first-page URL: filters and per_page, an extra walk's `walkQuery`
-   * (`active=false`) beside them, plus `extraQuery` (the updated filter) verbatim.
-   */
-  firstPageUrl(resource: ResourceName, extraQuery?: string, walkQuery?: string): string;
+  /** The first-page URL of the resource's default walk (a run's walks come in its ReadPlan). */
+  firstPageUrl(resource: ResourceName): string;
   /** With `prefetch`, the next page is fetched while the current one is written. */
   pages(startUrl: string, startPage: number, options?: PageWalkOptions): AsyncIterable<Page>;
 }

@@ -1,7 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { firstPageUrl } from '../../src/api/api-page-source.js';
 import { fetchPages } from '../../src/api/fetch-pages.js';
 import {
   AuthError,
@@ -14,6 +13,7 @@ import {
 } from '../../src/errors.js';
 import { jobPosts } from '../../src/resources/job-posts.js';
 import { jobs } from '../../src/resources/jobs.js';
+import { listUrl } from '../../src/resources/read-plan.js';
 import { closeHarnessesAfterEach, SIM_API_KEY, SIM_SECRET } from '../support/api-harness.js';
 
 const { start } = closeHarnessesAfterEach();
@@ -60,7 +60,7 @@ describe('API client against the simulator', () => {
     const seen: number[] = [];
     for await (const page of fetchPages({
       client,
-      startUrl: firstPageUrl(h.config.api, jobs),
+      startUrl: listUrl(h.config.api, jobs),
       prefetch: true,
     })) {
       // While page N is handled, page N+1 has been asked for, never N+2.
@@ -77,7 +77,7 @@ describe('API client against the simulator', () => {
     const seen: number[] = [];
     for await (const page of fetchPages({
       client,
-      startUrl: firstPageUrl(h.config.api, jobPosts),
+      startUrl: listUrl(h.config.api, jobPosts),
     })) {
       if (page.number === 2) h.sim.expireTokens();
       seen.push(...(page.records as { id: number }[]).map((r) => r.id));
@@ -154,7 +154,7 @@ describe('API client against the simulator', () => {
   it('fails with CursorRejectedError when the API rejects a stale cursor', async () => {
     const h = await start({ env: { HIRESYNC_PER_PAGE: '100' } });
     const client = h.client();
-    const walk = fetchPages({ client, startUrl: firstPageUrl(h.config.api, jobs) });
+    const walk = fetchPages({ client, startUrl: listUrl(h.config.api, jobs) });
     const first = await walk.next();
     expect(first.done).toBe(false);
     h.sim.rotateCursorKey();
@@ -259,7 +259,7 @@ describe('API client against the simulator', () => {
       env: { HIRESYNC_PER_PAGE: '10' },
     });
     const clients = Array.from({ length: 4 }, () => h.client());
-    await Promise.all(clients.map((c) => c.get(firstPageUrl(h.config.api, jobs))));
+    await Promise.all(clients.map((c) => c.get(listUrl(h.config.api, jobs))));
     h.sim.expireTokens();
     const walks = await Promise.all(clients.map((c) => h.walk('job_posts', c)));
     for (const pages of walks) expect(ids(pages)).toHaveLength(250);

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { firstPageUrl } from '../../src/api/api-page-source.js';
 import { fetchPages } from '../../src/api/fetch-pages.js';
 import { TokenCipher } from '../../src/api/token-cipher.js';
 import {
@@ -14,6 +13,7 @@ import {
   UnexpectedBodyError,
 } from '../../src/errors.js';
 import { jobs } from '../../src/resources/jobs.js';
+import { listUrl } from '../../src/resources/read-plan.js';
 import { closeHarnessesAfterEach } from '../support/api-harness.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { waitFor } from '../support/lifecycle.js';
@@ -125,7 +125,7 @@ describe('token lifetimes the token endpoint states badly', () => {
     const client = h.client();
     for await (const page of fetchPages({
       client,
-      startUrl: firstPageUrl(h.config.api, jobs),
+      startUrl: listUrl(h.config.api, jobs),
     })) {
       if (page.number === 2) h.sim.expireTokens();
     }
@@ -171,7 +171,7 @@ describe('Retry-After ceiling and epoch times', () => {
       'pausedUntil',
       String(Date.now() + YEARS_57_S * 1000),
     );
-    const error = await settled(h.client().get(firstPageUrl(h.config.api, jobs)));
+    const error = await settled(h.client().get(listUrl(h.config.api, jobs)));
     expect(error).toBeInstanceOf(RetryAfterTooLongError);
     expect((error as Error).message).toContain('HIRESYNC_MAX_RETRY_AFTER (10.0 min)');
   });
@@ -182,7 +182,7 @@ describe('Retry-After ceiling and epoch times', () => {
     const controller = new AbortController();
     const log = captureLogger();
     const get = settled(
-      h.client({ logger: log.logger }).get(firstPageUrl(h.config.api, jobs), controller.signal),
+      h.client({ logger: log.logger }).get(listUrl(h.config.api, jobs), controller.signal),
     );
     // Abort once the get is in its third wait.
     const waitInHand = await waitFor(async () => rateLimitedWaits(log)[2]);

@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach, inject } from 'vitest';
 import type { ApiClient } from '../../src/api/api-client.js';
-import { firstPageUrl } from '../../src/api/api-page-source.js';
 import { createApiClient } from '../../src/api/create-api-client.js';
 import { fetchPages } from '../../src/api/fetch-pages.js';
 import {
@@ -15,6 +14,7 @@ import {
 } from '../../src/config/load-config.js';
 import { deletePrefix } from '../../src/queue/redis.js';
 import { BUILT_IN_RESOURCES, declarationOf, RESOURCE_NAMES } from '../../src/resources/index.js';
+import { listUrl } from '../../src/resources/read-plan.js';
 import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import type { Page } from '../../src/sync/ports.js';
@@ -66,7 +66,7 @@ function clientKit(
     const pages: Page[] = [];
     for await (const page of fetchPages({
       client: c,
-      startUrl: firstPageUrl(config.api, declarationOf(BUILT_IN_RESOURCES, resource)),
+      startUrl: listUrl(config.api, declarationOf(BUILT_IN_RESOURCES, resource)),
       signal,
     }))
       pages.push(page);
