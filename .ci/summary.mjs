@@ -1,7 +1,7 @@
 // The last line of .ci/run, from vitest's JSON report and npm test's exit status:
 //   node .ci/summary.mjs REPORT STATUS
-// prints "N passed, N failed, N skipped, N failed suites" and exits with the
-// run's status. "failed" counts the failed tests and the suites that failed on
+// prints "N skipped, N failed suites", then the last line "N passed, N failed"
+// (the form CI reads), and exits with the run's status. "failed" counts the failed tests and the suites that failed on
 // their own (a beforeAll that threw, a file that could not be imported: their
 // tests are skipped or never collected, so no test failed). It is never 0 when
 // the run failed: a non-zero status, a report that says it did not succeed, or
@@ -30,7 +30,7 @@ function summarize(report, status) {
   const counted = failedTests + failedSuites;
   const failed = runFailed ? Math.max(counted, 1) : counted;
   return {
-    line: `${passed} passed, ${failed} failed, ${skipped} skipped, ${failedSuites} failed suites`,
+    line: `${skipped} skipped, ${failedSuites} failed suites\n${passed} passed, ${failed} failed`,
     status: status !== 0 ? status : failed > 0 ? 1 : 0,
   };
 }

@@ -41,7 +41,7 @@ function report(files: File[]): Record<string, unknown> {
   };
 }
 
-/** The line .ci/summary.mjs prints, and its exit status, for `written` (undefined: no report) and `status`. */
+/** The lines .ci/summary.mjs prints, and its exit status, for `written` (undefined: no report) and `status`. */
 function lastLine(written: Record<string, unknown> | undefined, status: number) {
   const path = join(dir, `report-${Math.random().toString(36).slice(2)}.json`);
   if (written !== undefined) writeFileSync(path, JSON.stringify(written));
@@ -56,7 +56,7 @@ describe(".ci/run's last line", () => {
       { name: 'b.test.ts', status: 'passed', tests: ['passed'] },
     ]);
     expect(lastLine(passed, 0)).toEqual({
-      line: '3 passed, 0 failed, 0 skipped, 0 failed suites\n',
+      line: '0 skipped, 0 failed suites\n3 passed, 0 failed\n',
       status: 0,
     });
   });
@@ -68,7 +68,7 @@ describe(".ci/run's last line", () => {
     ]);
     expect(beforeAllThrew.numFailedTests).toBe(0);
     expect(lastLine(beforeAllThrew, 1)).toEqual({
-      line: '3 passed, 1 failed, 2 skipped, 1 failed suites\n',
+      line: '2 skipped, 1 failed suites\n3 passed, 1 failed\n',
       status: 1,
     });
   });
@@ -84,7 +84,7 @@ describe(".ci/run's last line", () => {
       },
     ]);
     expect(lastLine(importFailed, 1)).toEqual({
-      line: '1 passed, 1 failed, 0 skipped, 1 failed suites\n',
+      line: '0 skipped, 1 failed suites\n1 passed, 1 failed\n',
       status: 1,
     });
   });
@@ -95,7 +95,7 @@ describe(".ci/run's last line", () => {
       { name: 'b.test.ts', status: 'passed', tests: ['passed'] },
     ]);
     expect(lastLine(testFailed, 1)).toEqual({
-      line: '2 passed, 2 failed, 0 skipped, 0 failed suites\n',
+      line: '0 skipped, 0 failed suites\n2 passed, 2 failed\n',
       status: 1,
     });
   });
@@ -105,7 +105,7 @@ describe(".ci/run's last line", () => {
       { name: 'a.test.ts', status: 'passed', tests: ['passed', 'skipped', 'skipped', 'todo'] },
     ]);
     expect(lastLine(skipped, 0)).toEqual({
-      line: '1 passed, 0 failed, 3 skipped, 0 failed suites\n',
+      line: '3 skipped, 0 failed suites\n1 passed, 0 failed\n',
       status: 0,
     });
   });
@@ -116,7 +116,7 @@ describe(".ci/run's last line", () => {
       { name: 'a.test.ts', status: 'passed', tests: ['passed', 'passed'] },
     ]);
     expect(lastLine(allPassed, 1)).toEqual({
-      line: '2 passed, 1 failed, 0 skipped, 0 failed suites\n',
+      line: '0 skipped, 0 failed suites\n2 passed, 1 failed\n',
       status: 1,
     });
     // The status is kept as npm test gave it.
@@ -125,21 +125,21 @@ describe(".ci/run's last line", () => {
 
   it('says 1 failed, exiting 1, when there is no report or no test at all', () => {
     expect(lastLine(undefined, 1)).toEqual({
-      line: '0 passed, 1 failed, 0 skipped, 0 failed suites\n',
+      line: '0 skipped, 0 failed suites\n0 passed, 1 failed\n',
       status: 1,
     });
     expect(lastLine(undefined, 0)).toEqual({
-      line: '0 passed, 1 failed, 0 skipped, 0 failed suites\n',
+      line: '0 skipped, 0 failed suites\n0 passed, 1 failed\n',
       status: 1,
     });
     expect(lastLine(report([]), 0)).toEqual({
-      line: '0 passed, 1 failed, 0 skipped, 0 failed suites\n',
+      line: '0 skipped, 0 failed suites\n0 passed, 1 failed\n',
       status: 1,
     });
   });
 
-  it('starts with "N passed, N failed", as .ci/run has always ended', () => {
+  it('ends with the line "N passed, N failed" alone, as .ci/run has always ended', () => {
     const beforeAllThrew = report([{ name: 'b.test.ts', status: 'failed', tests: ['skipped'] }]);
-    expect(lastLine(beforeAllThrew, 1).line).toMatch(/^\d+ passed, [1-9]\d* failed, /);
+    expect(lastLine(beforeAllThrew, 1).line).toMatch(/\n\d+ passed, [1-9]\d* failed\n$/);
   });
 });
