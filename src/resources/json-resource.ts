@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import type { PathSetting } from '../sync/ports.js';
-import { defineResource, type ReadDeclaration, type ResourceDeclaration } from './resource.js';
+import {
+  type DeclaredColumnType,
+  defineResource,
+  type ReadDeclaration,
+  type ResourceDeclaration,
+} from './resource.js';
 import { bigintId } from './validate-record.js';
 
 /** Records whose fields the spec does not show: only the id is checked. */
@@ -22,6 +27,8 @@ export interface JsonResourceOptions {
   schema?: z.ZodType;
   /** Its tables are made on demand, not by a migration. Default false. */
   onDemand?: boolean;
+  /** Keys its typed view always shows, with their types; default none. */
+  columns?: Readonly<Record<string, DeclaredColumnType>>;
 }
 
 /**
@@ -57,5 +64,6 @@ export function defineJsonResource(options: JsonResourceOptions): ResourceDeclar
     storage: 'json',
     onDemand: options.onDemand,
     typedView: `${options.name}_flat`,
+    columns: options.columns,
   });
 }

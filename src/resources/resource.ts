@@ -47,7 +47,23 @@ export interface ResourceDeclaration {
   readonly onDemand: boolean;
   /** Its typed view over `data` (`jobs_flat`, …); undefined for none. */
   readonly typedView?: string | undefined;
+  /**
+   * Top-level keys its typed view always shows, with their types, whatever
+   * the data held so far (an all-null key stays `bigint`, a key no record
+   * carried yet is a null column); other keys follow the data.
+   */
+  readonly columns: Readonly<Record<string, DeclaredColumnType>>;
 }
+
+/** The type of a column a declaration fixes in its typed view. */
+export type DeclaredColumnType =
+  | 'bigint'
+  | 'numeric'
+  | 'boolean'
+  | 'timestamptz'
+  | 'date'
+  | 'text'
+  | 'jsonb';
 
 /** The parts of a declaration that vary; the rest is derived. */
 export interface ResourceDefinition {
@@ -70,6 +86,8 @@ export interface ResourceDefinition {
   onDemand?: boolean;
   /** Its typed view over `data` (`jobs_flat`, …); default none. */
   typedView?: string;
+  /** Keys its typed view always shows, with their types; default none. */
+  columns?: Readonly<Record<string, DeclaredColumnType>>;
 }
 
 /** The settings a query parameter may be bound to, by name. */
@@ -164,5 +182,6 @@ export function defineResource(definition: ResourceDefinition): ResourceDeclarat
     sweeps: definition.sweeps ?? true,
     onDemand: definition.onDemand ?? false,
     typedView: definition.typedView,
+    columns: Object.freeze({ ...definition.columns }),
   });
 }
