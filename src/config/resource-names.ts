@@ -6,19 +6,84 @@ import { z } from 'zod';
 import type { ResourceName } from '../sync/ports.js';
 
 /**
- * `HIRESYNC_RESOURCES`: a comma-separated list of resource names: the
- * declared ones (`known`) and any other list resource of the API, stored as
- * sent (see {@link resourceNameProblem}). Default: the declared ones.
+ * The lists the analytics views read, as the set `@analytics` names them, in
+ * order (src/resources/analytics declares each; a unit test holds the two to
+ * the same names).
+ */
+export const ANALYTICS_SET: readonly ResourceName[] = Object.freeze([
+  'applications',
+  'application_stages',
+  'job_interview_stages',
+  'offers',
+  'openings',
+  'close_reasons',
+  'rejection_details',
+  'rejection_reasons',
+  'eeoc',
+  'demographic_answers',
+  'demographic_questions',
+  'demographic_answer_options',
+  'users',
+  'departments',
+  'offices',
+]);
+
+/** The named sets a resource list accepts: `@default` is `known` (the default list), `@analytics` {@link ANALYTICS_SET}. */
+function resourceSets(known: readonly string[]): ReadonlyMap<string, readonly string[]> {
+  return new Map([
+    ['@default', known],
+    ['@analytics', ANALYTICS_SET],
+  ]);
+}
+
+/**
+ * The names of a resource list as typed (`@default,@analytics,scorecards`):
+ * each `@set` replaced by its names, in order, each name once (its first
+ * place); an unknown set is a problem naming the sets.
+ */
+export function expandResourceList(
+  items: readonly string[],
+  known: readonly string[],
+): { names: string[]; problems: string[] } {
+  const sets = resourceSets(known);
+  const names: string[] = [];
+  const problems: string[] = [];
+  for (const item of items) {
+    if (!item.startsWith('@')) {
+      names.push(item);
+      continue;
+    }
+    const members = sets.get(item);
+    if (members) names.push(...members);
+    else
+      problems.push(
+        `${JSON.stringify(item)} is not a set of resources: the sets are ${[...sets]
+          .map(([set, members]) => `${set} (${members.join(', ')})`)
+          .join(' and ')}`,
+      );
+  }
+  return { names: [...new Set(names)], problems };
+}
+
+/**
+ * `HIRESYNC_RESOURCES`: a comma-separated list of resource names and named
+ * sets (see {@link expandResourceList}): the declared ones (`known`, the set
+ * `@default`), the lists of `@analytics`, and any other list resource of the
+ * API, stored as sent (see {@link resourceNameProblem}). Default: the
+ * declared ones.
  */
 export function resourceList(known: readonly string[]) {
   return z
     .string()
     .optional()
     .transform((text, ctx) => {
-      const names = (text ?? known.join(','))
+      const items = (text ?? known.join(','))
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
+      const { names, problems } = expandResourceList(items, known);
+      for (const message of problems) ctx.addIssue({ code: 'custom', message });
+      if (problems.length > 0) return z.NEVER;
       if (names.length === 0) {
         ctx.addIssue({
           code: 'custom',
@@ -30,7 +95,7 @@ export function resourceList(known: readonly string[]) {
         const problem = known.includes(name) ? undefined : resourceNameProblem(name);
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       }
-      return [...new Set(names)] as ResourceName[];
+      return names as ResourceName[];
     });
 }
 

@@ -31,9 +31,10 @@ export interface AccountReadSettings {
 }
 
 /**
- * The first-page URL of a resource's list: its path, its filters and
- * `per_page`, never a cursor. An extra walk's `walkQuery` (`active=false`)
- * goes beside `per_page`; a key it shares with the filters replaces theirs.
+ * The first-page URL of a resource's list: its path, its constants
+ * (`include_defaults=true`), its filters and `per_page`, never a cursor. An
+ * extra walk's `walkQuery` (`active=false`) goes beside `per_page`; a key it
+ * shares with the constants or filters replaces theirs.
  */
 export function listUrl(
   settings: ListSettings,
@@ -42,6 +43,7 @@ export function listUrl(
 ): string {
   const url = new URL(`${settings.baseUrl}${declaration.path(settings)}`);
   const query = {
+    ...declaration.read.constants,
     ...declaration.query(settings),
     per_page: String(settings.perPage),
     ...Object.fromEntries(new URLSearchParams(walkQuery ?? '')),
@@ -62,7 +64,8 @@ export function templateOf(filter: IncrementalFilter): string {
  * What a run of `declaration` reads for an account: the declared read, under
  * the deployment's settings (HIRESYNC_EXTRA_WALKS naming the resource replaces
  * its extra walks; HIRESYNC_UPDATED_FILTER, when set, its incremental filter;
- * the path variables, its path), under the account's (its base URL).
+ * the path variables, its path), under the account's (its base URL). A list
+ * whose every run is full (`everyRunFull`) stays so whatever the settings.
  */
 export function planRead(
   declaration: ResourceDeclaration,
@@ -93,5 +96,6 @@ export function planRead(
         ? undefined
         : { template, lookbackMs: deployment.updatedLookbackMs ?? 0 },
     maxClockSkewMs: deployment.updatedLookbackMs,
+    ...(read.everyRunFull ? { everyRunFull: true } : {}),
   };
 }
