@@ -213,3 +213,47 @@ export const extraWalks = z
     }
     return walks as Readonly<Record<string, readonly string[]>>;
   });
+
+/** One resource's incremental read as HIRESYNC_RESOURCE_UPDATED_FILTERS sets it. */
+export type ResourceUpdatedFilter = { readonly template: string } | { readonly everyRunFull: true };
+
+/** A query template holding `{since}`, as HIRESYNC_UPDATED_FILTER takes one. */
+export function isUpdatedTemplate(text: string): boolean {
+  return (
+    /^[^?#&=\s]+=[^#&\s]*(&[^?#&=\s]+=[^#&\s]*)*$/.test(text) &&
+    /=[^&]*\{since\}/.test(text) &&
+    !/(^|&)(cursor|per_page)=/i.test(text)
+  );
+}
+
+/**
+ * `HIRESYNC_RESOURCE_UPDATED_FILTERS`: comma-separated `NAME?TEMPLATE` items
+ * (`eeoc?submitted_at=gte|{since}`), the incremental filter of NAME instead of
+ * HIRESYNC_UPDATED_FILTER's and its declared one, or `NAME?full`: every run of
+ * NAME is a full run (a list that refuses every date filter). Default none.
+ */
+export const resourceUpdatedFilters = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    const filters: Record<string, ResourceUpdatedFilter> = {};
+    for (const item of (text ?? '').split(',').map((s) => s.trim())) {
+      if (item === '') continue;
+      const at = item.indexOf('?');
+      const name = at < 0 ? item : item.slice(0, at);
+      const query = at < 0 ? '' : item.slice(at + 1);
+      const problem = !/^[a-z][a-z0-9_]{0,39}$/.test(name)
+        ? `${JSON.stringify(name)} is not a resource name (lower-case letters, digits and _, starting with a letter)`
+        : query !== 'full' && !isUpdatedTemplate(query)
+          ? 'give NAME?TEMPLATE, the template holding {since} (eeoc?submitted_at=gte|{since}; no cursor or per_page), or NAME?full'
+          : Object.hasOwn(filters, name)
+            ? `${name} is given twice`
+            : undefined;
+      if (problem) {
+        ctx.addIssue({ code: 'custom', message: `${JSON.stringify(item)}: ${problem}` });
+        continue;
+      }
+      filters[name] = query === 'full' ? { everyRunFull: true } : { template: query };
+    }
+    return Object.freeze(filters) as Readonly<Record<string, ResourceUpdatedFilter>>;
+  });
