@@ -111,7 +111,7 @@ export function makeApplication(
     recruiter: staffUser(world, h >>> 5),
     coordinator: staffUser(world, h >>> 11),
     link: -1,
-    prospect: h % 12 === 0 || place.openJobs.length === 0,
+    prospect: (h % 12 === 0 && !twinned(world, index)) || place.openJobs.length === 0,
     status: 'in_process',
     createdMs,
     updatedMs: createdMs,
@@ -130,7 +130,11 @@ export function makeApplication(
     app.source = sizes.sources === 0 ? -1 : (n >>> 16) % sizes.sources;
     return app;
   }
-  const link = (h >>> 4) % 5 < 2 && sizes.trackingLinks > 0 ? (h >>> 7) % sizes.trackingLinks : -1;
+  const link = twinned(world, index)
+    ? 0
+    : (h >>> 4) % 5 < 2 && sizes.trackingLinks > 0
+      ? (h >>> 7) % sizes.trackingLinks
+      : -1;
   const byLink = link < 0 ? undefined : placeByLink(world, place, link, seed, n);
   if (byLink) {
     Object.assign(app, byLink);
@@ -150,6 +154,14 @@ export function makeApplication(
     app.link = -1;
   }
   return app;
+}
+
+/**
+ * Whether application `index` comes through link 0, which has a twin: every
+ * fiftieth from 2, so that even a small world holds an ambiguous application.
+ */
+function twinned(world: WorldState, index: number): boolean {
+  return index % 50 === 2 && world.sizes.trackingLinks > 1 && world.sizes.jobPosts > 0;
 }
 
 /** A skewed pick among `n` values (lower ones more often), so some cells stay small. */

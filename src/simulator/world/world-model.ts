@@ -202,17 +202,19 @@ export interface LinkFacts {
 
 /**
  * What tracking link `link` names. Each link targets one thing (a post, a
- * job, a board, or nothing); link 0 targets a post, and every link 1, 11,
+ * job, a board, or nothing); link 0 targets post 0, and every link 1, 11,
  * 21, … is a twin of the one before (same source, referrer and target), so
  * the applications either brought match both: ambiguous.
  */
 export function linkFacts(seed: number, sizes: WorldSizes, link: number): LinkFacts {
   if (link % 10 === 1) return linkFacts(seed, sizes, link - 1);
   const h = hash(seed, 41, link);
-  const source = h % 10 === 9 || sizes.sources === 0 ? -1 : (h >>> 3) % sizes.sources;
+  // Link 0 (and its twin) always has a source and targets post 0, of job 0, never a draft.
+  const source =
+    (link !== 0 && h % 10 === 9) || sizes.sources === 0 ? -1 : (h >>> 3) % sizes.sources;
   const referrer = h % 3 === 0 && sizes.referrers > 0 ? (h >>> 7) % sizes.referrers : -1;
   const pick = link === 0 ? 0 : (h >>> 11) % 20;
-  const n = h >>> 13;
+  const n = link === 0 ? 0 : h >>> 13;
   if (pick < 9 && sizes.jobPosts > 0)
     return { source, referrer, target: 'post', on: n % sizes.jobPosts };
   if (pick < 14 && sizes.jobs > 0) return { source, referrer, target: 'job', on: n % sizes.jobs };

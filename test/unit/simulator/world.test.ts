@@ -27,6 +27,18 @@ function groupBy(rows: Row[], key: string): Map<unknown, Row[]> {
 
 const time = (v: unknown) => (v === null ? null : Date.parse(v as string));
 
+/** Whether link `l` matches application `a` (docs: the source of hire by tracking link). */
+function linkMatcher(posts: Map<unknown, Row>) {
+  return (a: Row, l: Row) =>
+    a.source_id !== null &&
+    l.source_id === a.source_id &&
+    (l.referrer_id === null || l.referrer_id === a.referrer_id) &&
+    ((l.job_post_id !== null && l.job_post_id === a.job_post_id) ||
+      (l.job_id !== null && l.job_id === a.job_id) ||
+      (l.job_board_id !== null && l.job_board_id === posts.get(a.job_post_id)?.job_board_id) ||
+      (l.job_id === null && l.job_post_id === null && l.job_board_id === null));
+}
+
 describe('the simulator v3 world', () => {
   it('names only jobs, posts of that job, sources, referrers and users its lists serve', () => {
     const ds = world();
@@ -149,18 +161,11 @@ describe('the simulator v3 world', () => {
     const ds = world();
     const posts = byId(served(ds, 'job_posts'));
     const links = served(ds, 'tracking_links');
+    const matches = linkMatcher(posts);
     for (const l of links)
       expect(
         [l.job_id, l.job_post_id, l.job_board_id].filter((v) => v !== null).length,
       ).toBeLessThanOrEqual(1);
-    const matches = (a: Row, l: Row) =>
-      a.source_id !== null &&
-      l.source_id === a.source_id &&
-      (l.referrer_id === null || l.referrer_id === a.referrer_id) &&
-      ((l.job_post_id !== null && l.job_post_id === a.job_post_id) ||
-        (l.job_id !== null && l.job_id === a.job_id) ||
-        (l.job_board_id !== null && l.job_board_id === posts.get(a.job_post_id)?.job_board_id) ||
-        (l.job_id === null && l.job_post_id === null && l.job_board_id === null));
     const funnel = served(ds, 'applications').filter((a) => a.prospect === false);
     const counts = funnel.map((a) => links.filter((l) => matches(a, l)).length);
     expect(counts.filter((n) => n === 1).length).toBeGreaterThan(10);
@@ -233,6 +238,19 @@ describe('the simulator v3 world', () => {
     for (const a of answers)
       if (a.demographic_answer_option_id !== null)
         expect(optionIds.has(a.demographic_answer_option_id)).toBe(true);
+  });
+
+  it('holds, however small, an ambiguous application, a hire and an offer waiting', () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const ds = world(seed, 40);
+      const matches = linkMatcher(byId(served(ds, 'job_posts')));
+      const links = served(ds, 'tracking_links');
+      const apps = served(ds, 'applications').filter((a) => a.prospect === false);
+      expect(apps.some((a) => links.filter((l) => matches(a, l)).length >= 2)).toBe(true);
+      expect(apps.some((a) => a.status === 'hired')).toBe(true);
+      const offers = served(ds, 'offers');
+      expect(offers.some((o) => o.status === 'Created')).toBe(true);
+    }
   });
 
   it('is the same world for the same seed, another for another', () => {
