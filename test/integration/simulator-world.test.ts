@@ -3,7 +3,7 @@ import { ApiSimulator } from '../../src/simulator/api-simulator.js';
 import type { SimulatorOptions } from '../../src/simulator/simulator-options.js';
 import { WORLD_RESOURCES } from '../../src/simulator/world/world.js';
 import { runSimulate } from '../support/run-simulate.js';
-import { servedRecords, servedWorld, simulatorToken } from '../support/served-records.js';
+import { servedRecords, servedWorld, simulatorToken } from '../support/world-client.js';
 
 const started: ApiSimulator[] = [];
 
