@@ -177,6 +177,54 @@ export async function registerFirstTypedViews(db: Db, account: string): Promise<
     on conflict (account, view) do nothing`.execute(db);
 }
 
+/**
+ * The columns every typed view (`jobs_flat`, `NAME_flat`, their all_accounts
+ * unions) ends with, after `id` and the keys' columns: the row's state as
+ * hiresync keeps it, read from the table beside `data`. `changed_at` is what
+ * an incremental model downstream picks changed rows by. A key of one of
+ * these names gets a changed name (see column-names.ts).
+ */
+export const RECORD_STATE_COLUMNS: ReadonlyArray<{ name: string; type: string; comment: string }> =
+  [
+    {
+      name: 'deleted_at',
+      type: 'timestamp with time zone',
+      comment: 'Set when a completed full sync no longer saw the record (soft delete).',
+    },
+    {
+      name: 'changed_at',
+      type: 'timestamp with time zone',
+      comment:
+        'When the record as stored last changed (valid_from of its current version in the history): rows changed since a time T are changed_at > T.',
+    },
+    {
+      name: 'synced_at',
+      type: 'timestamp with time zone',
+      comment: 'When hiresync last wrote this row.',
+    },
+  ];
+
+/** The comment of a typed view's `id`. */
+export const RECORD_ID_COMMENT = 'Record id (API).';
+
+/**
+ * The statements that make `schema.view` a typed view before any refresh
+ * filled it: `id` and {@link RECORD_STATE_COLUMNS} of `schema.table`, each
+ * commented (a refresh adds the keys' columns, declared ones first).
+ */
+export function typedViewPlaceholderText(schema: string, view: string, table: string): string {
+  const name = `${ident(schema)}.${ident(view)}`;
+  const columns = ['id', ...RECORD_STATE_COLUMNS.map((c) => c.name)].map(ident).join(', ');
+  return [
+    `create view ${name} as select ${columns} from ${ident(schema)}.${ident(table)}`,
+    `comment on view ${name} is ${literal(`${table} with one typed column per top-level key of the records, filled at the end of the first full run (a resource's declared columns by hiresync migrate).`)}`,
+    `comment on column ${name}.id is ${literal(RECORD_ID_COMMENT)}`,
+    ...RECORD_STATE_COLUMNS.map(
+      (c) => `comment on column ${name}.${ident(c.name)} is ${literal(c.comment)}`,
+    ),
+  ].join(';\n');
+}
+
 /** The typed views a new account starts with, and the relation each reads (see refresh-typed-view.ts). */
 const FIRST_TYPED_VIEWS: ReadonlyArray<[view: string, table: string]> = [
   ['jobs_flat', 'jobs'],
@@ -201,10 +249,7 @@ export function derivedViewsText(schema: string): string {
     `comment on view ${s}.tracking_links_flat is ${literal(TRACKING_LINKS_FLAT_COMMENT)}`,
   ];
   for (const [view, table] of FIRST_TYPED_VIEWS) {
-    statements.push(
-      `create view ${s}.${ident(view)} as select id, deleted_at from ${s}.${ident(table)}`,
-      `comment on view ${s}.${ident(view)} is ${literal(`${table} with one typed column per top-level key of the records, filled at the end of the first full run.`)}`,
-    );
+    statements.push(typedViewPlaceholderText(schema, view, table));
   }
   return `${statements.join(';\n')};`;
 }
