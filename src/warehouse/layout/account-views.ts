@@ -139,32 +139,6 @@ export function accountViewsText(
   return `${statements.join(';\n')};`;
 }
 
-/** The select of `tracking_links_flat` over relations `tl`, `jb`, `r` and `s`, joined on `on`. */
-export function trackingLinksFlatSelect(
-  from: { links: string; boards: string; referrers: string; sources: string },
-  account?: { column: string },
-): string {
-  const join = (alias: string, column: string) =>
-    account === undefined
-      ? `${alias}.id = tl.${column}`
-      : `${alias}.account = tl.account and ${alias}.id = tl.${column}`;
-  return `select ${account === undefined ? '' : 'tl.account, '}tl.id, tl.token, tl.job_id, tl.job_post_id, tl.job_board_id,
-      jb.company_name as job_board_company_name, jb.url_token as job_board_url_token,
-      tl.related_post_id, tl.related_post_type, tl.credited_to_id,
-      coalesce(r.name, tl.credited_to_name) as credited_to_name,
-      coalesce(r.employee_id, tl.credited_to_employee_id) as credited_to_employee_id,
-      tl.source_id, s.public_name as source_public_name,
-      tl.created_at, tl.updated_at, tl.deleted_at, tl.synced_at, tl.last_seen_run_id
-    from ${from.links} tl
-    left join ${from.boards} jb on ${join('jb', 'job_board_id')}
-    left join ${from.referrers} r on ${join('r', 'credited_to_id')}
-    left join ${from.sources} s on ${join('s', 'source_id')}`;
-}
-
-/** The analysts' entry point's comment. */
-export const TRACKING_LINKS_FLAT_COMMENT =
-  "Analysts' entry point: one row per tracking link with its job board, referrer and source names joined in. Rows with deleted_at set are links the API no longer lists.";
-
 /**
  * Registers `account`'s first typed views (those {@link derivedViewsText}
  * makes) in the shared table of typed views, the account bound.
@@ -226,33 +200,10 @@ export function typedViewPlaceholderText(schema: string, view: string, table: st
 }
 
 /** The typed views a new account starts with, and the relation each reads (see refresh-typed-view.ts). */
-const FIRST_TYPED_VIEWS: ReadonlyArray<[view: string, table: string]> = [
+export const FIRST_TYPED_VIEWS: ReadonlyArray<[view: string, table: string]> = [
   ['jobs_flat', 'jobs'],
   ['job_posts_flat', 'job_posts'],
 ];
-
-/**
- * The statements that make a new account's derived views in `schema` (whose
- * table views {@link accountViewsText} made): `tracking_links_flat`, and the
- * typed views `jobs_flat` and `job_posts_flat` (id and deleted_at until the
- * first full run fills them); {@link registerFirstTypedViews} registers them.
- */
-export function derivedViewsText(schema: string): string {
-  const s = ident(schema);
-  const statements = [
-    `create view ${s}.tracking_links_flat as ${trackingLinksFlatSelect({
-      links: `${s}.tracking_links`,
-      boards: `${s}.job_boards`,
-      referrers: `${s}.referrers`,
-      sources: `${s}.sources`,
-    })}`,
-    `comment on view ${s}.tracking_links_flat is ${literal(TRACKING_LINKS_FLAT_COMMENT)}`,
-  ];
-  for (const [view, table] of FIRST_TYPED_VIEWS) {
-    statements.push(typedViewPlaceholderText(schema, view, table));
-  }
-  return `${statements.join(';\n')};`;
-}
 
 /**
  * Records that `schema` holds the views of `account` at `layout` (see
