@@ -1,17 +1,10 @@
-import { z } from 'zod';
 import { defineJsonResource } from './json-resource.js';
-import { bigintId } from './validate-record.js';
 
-/**
- * Jobs: stored as sent in jobs.data; `HIRESYNC_JOBS_STATUS` filters the list.
- * A job has a name (the v3 schema: never null): a record without one is no
- * job, and goes to rejected_records rather than into jobs_flat's columns.
- */
+/** Jobs: stored as sent in jobs.data; `HIRESYNC_JOBS_STATUS` filters the list. */
 export const jobs = defineJsonResource({
   name: 'jobs',
   description: 'jobs, stored as sent (the spec shows only the status filter)',
   read: { params: { status: 'HIRESYNC_JOBS_STATUS' } },
-  schema: z.looseObject({ id: bigintId, name: z.string() }),
   // What analysts group and join jobs by, in the seed shape and v3's; the
   // types are those the data gave jobs_flat before, so none narrows.
   columns: {
