@@ -99,6 +99,10 @@ describe('declared typed columns', () => {
       changed_at: TS,
       synced_at: TS,
     });
+    const { rows: notes } = await sql<{ comment: string }>`
+      select col_description('offers_flat'::regclass, attnum) as comment from pg_attribute
+      where attrelid = 'offers_flat'::regclass and attname = 'opening_id'`.execute(db);
+    expect(notes[0]?.comment).toMatch(/^Key "opening_id" .*, as bigint\. Declared by the resource/);
     expect(await columnsOf(db, 'all_accounts.offers_flat')).toMatchObject({
       account: 'text',
       application_id: 'bigint',

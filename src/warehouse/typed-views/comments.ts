@@ -2,11 +2,12 @@ import { sql, type Transaction } from 'kysely';
 import { RECORD_ID_COMMENT, RECORD_STATE_COLUMNS } from '../layout/account-views.js';
 import type { ViewColumn } from '../layout/view-placement.js';
 import type { Database } from '../tables.js';
+import type { DeclaredColumns } from './column-plan.js';
 
 /** Comments the view and each of its columns with the key it shows. */
 export async function commentView(
   trx: Transaction<Database>,
-  target: { schema: string; view: string; table: string },
+  target: { schema: string; view: string; table: string; columns?: DeclaredColumns | undefined },
   layout: readonly ViewColumn[],
   keyOf: ReadonlyMap<string, string>,
 ): Promise<void> {
@@ -21,7 +22,7 @@ export async function commentView(
         ? row
         : key === undefined
           ? 'No key shows here any more.'
-          : `Key ${JSON.stringify(key)} of the record as sent (data -> ${JSON.stringify(key)}), as ${shownType(column.type)}.`;
+          : `Key ${JSON.stringify(key)} of the record as sent (data -> ${JSON.stringify(key)}), as ${shownType(column.type)}.${key in (target.columns ?? {}) ? ` Declared by the resource: always this column, whatever the data; a value that does not read as ${column.type} shows as null (it is in ${target.table}.data).` : ''}`;
     await sql`comment on column ${sql.id(target.schema, target.view, column.name)} is ${sql.lit(note)}`.execute(
       trx,
     );
