@@ -54,8 +54,8 @@ import {
   ident,
   literal,
   type SharedTable,
-  trackingLinksFlatSelect,
 } from '../src/warehouse/layout/account-views.js';
+import { trackingLinksFlatSelect } from '../src/warehouse/layout/derived-views.js';
 import { CROSS_ACCOUNT_QUERIES } from './accounts-layout.js';
 import { PrivatePostgres } from './private-servers.js';
 import { fmt, freshDatabase, median } from './support.js';

@@ -15,6 +15,10 @@ import {
 } from '../warehouse/layout/stored-rows.js';
 import { ensureAllAccountsViews } from '../warehouse/setup/all-accounts-refresh.js';
 import { ensureListResources, migrateSchemas } from '../warehouse/setup/migrate-all.js';
+import {
+  refreshOutdatedTypedViews,
+  type TypedViewDeclaration,
+} from '../warehouse/setup/outdated-typed-views.js';
 import type { Database } from '../warehouse/tables.js';
 import { AccountSettingsStore } from './account-settings-store.js';
 import type { AccountStore } from './account-store.js';
@@ -122,10 +126,13 @@ export async function registerAccount(
     settings,
     ownResources = [],
     keep = false,
+    typedViews = [],
   }: {
     settings?: AccountSettingsChange | undefined;
     /** The list resources only its settings name (not declared): their tables go in its schema only. */
     ownResources?: readonly string[];
+    /** The typed views whose resources declare columns: its views have them from the start. */
+    typedViews?: readonly TypedViewDeclaration[];
     /** Keep the row when its schema cannot be made ready (see above). */
     keep?: boolean;
   } = {},
@@ -142,6 +149,7 @@ export async function registerAccount(
     // The list resources public holds (HIRESYNC_RESOURCES beyond the
     // built-in ones), and those only its settings name: in its schema only.
     await ensureListResources(db, [...ownResources], { schema: added.schema });
+    for (const warning of await refreshOutdatedTypedViews(db, typedViews, [name])) warn(warning);
     for (const warning of (await ensureAllAccountsViews(db)).warnings) warn(warning);
     return added;
   } catch (error) {

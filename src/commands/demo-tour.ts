@@ -11,7 +11,7 @@ import { HiresyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { deletePrefix } from '../queue/redis.js';
 import { type RunOnceOutcome, runOnce } from '../queue/run-once.js';
-import { RESOURCE_NAMES } from '../resources/index.js';
+import { catalogFor, RESOURCE_NAMES, typedViewDeclarations } from '../resources/index.js';
 import { defineListResource } from '../resources/json-resource.js';
 import { Secret } from '../secret.js';
 import { ApiSimulator } from '../simulator/api-simulator.js';
@@ -282,7 +282,8 @@ async function registerAccounts(
   logger: Logger,
 ): Promise<void> {
   // As `hiresync migrate` and `hiresync accounts add acme --client-id acme-client` do.
-  await migrateAll(db);
+  const typedViews = typedViewDeclarations(catalogFor(config.resources));
+  await migrateAll(db, undefined, { typedViews });
   await new AccountStore(db, config.secretKeys).add({
     name: DEMO_ACCOUNT,
     baseUrl: sim.url,
@@ -294,7 +295,7 @@ async function registerAccounts(
     },
   });
   await authorizeInBrowser(db, config, env, logger, DEMO_PARTNER_ACCOUNT);
-  await migrateAll(db);
+  await migrateAll(db, undefined, { typedViews });
 }
 
 /**

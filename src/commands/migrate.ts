@@ -1,6 +1,6 @@
 import { loadMigrateConfig } from '../config/load-config.js';
 import { coerceError, HiresyncError } from '../errors.js';
-import { RESOURCE_NAMES } from '../resources/index.js';
+import { catalogFor, RESOURCE_NAMES, typedViewDeclarations } from '../resources/index.js';
 import { createDatabase } from '../warehouse/database.js';
 import type { MigrateOutcome } from '../warehouse/layout/migrate.js';
 import { MOVED_TO_SHARED, VIEWS_MADE } from '../warehouse/layout/schema-layout.js';
@@ -72,6 +72,7 @@ export const migrate = defineCommand({
         listResources,
         // Each account's own list resources (accounts add|update --resources), in its schema.
         declared: RESOURCE_NAMES,
+        typedViews: typedViewDeclarations(catalogFor(config.resources)),
       });
       report(schemas, warnings, true);
       if (listResourceTables.length > 0) {

@@ -70,3 +70,17 @@ export function declarationOf(catalog: ResourceCatalog, name: ResourceName): Res
 export function validateRecord(resource: ResourceName, record: unknown): string | undefined {
   return declarationOf(BUILT_IN_RESOURCES, resource).validate(record);
 }
+
+/**
+ * The typed views of `catalog` whose declarations fix columns, with them:
+ * what `migrate` gives every account's view (see refreshOutdatedTypedViews).
+ */
+export function typedViewDeclarations(
+  catalog: ResourceCatalog,
+): Array<{ view: string; columns: ResourceDeclaration['columns'] }> {
+  return [...catalog.values()].flatMap((d) =>
+    d.typedView !== undefined && Object.keys(d.columns).length > 0
+      ? [{ view: d.typedView, columns: d.columns }]
+      : [],
+  );
+}

@@ -1,6 +1,9 @@
 import type { z } from 'zod';
 import type { PathSetting, ResourceName, ResourceSettings, StorageKind } from '../sync/ports.js';
+import { type DeclaredColumnType, declaredColumnsProblem } from './declared-columns.js';
 import { validatorFor } from './validate-record.js';
+
+export type { DeclaredColumnType } from './declared-columns.js';
 
 /**
  * Everything that differs between resources, declared once, as data. The
@@ -55,16 +58,6 @@ export interface ResourceDeclaration {
    */
   readonly columns: Readonly<Record<string, DeclaredColumnType>>;
 }
-
-/** The type of a column a declaration fixes in its typed view. */
-export type DeclaredColumnType =
-  | 'bigint'
-  | 'numeric'
-  | 'boolean'
-  | 'timestamptz'
-  | 'date'
-  | 'text'
-  | 'jsonb';
 
 /** The parts of a declaration that vary; the rest is derived. */
 export interface ResourceDefinition {
@@ -173,6 +166,7 @@ function settingPath(
 export function defineResource(definition: ResourceDefinition): ResourceDeclaration {
   const { name, defaultPath, pathVariable } = definition;
   const read: ReadDeclaration = Object.freeze({ ...DEFAULT_READ, ...definition.read });
+  const columns = Object.freeze({ ...definition.columns });
   return Object.freeze({
     name,
     description: definition.description,
@@ -190,7 +184,7 @@ export function defineResource(definition: ResourceDefinition): ResourceDeclarat
     },
     read,
     schema: definition.schema,
-    validate: validatorFor(definition.schema),
+    validate: validatorWithColumns(validatorFor(definition.schema), columns),
     storage: definition.storage,
     // Named after the resource, as analysts know it: jobs_history, tracking_links_history.
     historyTable: `${name}_history`,
@@ -198,6 +192,19 @@ export function defineResource(definition: ResourceDefinition): ResourceDeclarat
     sweeps: definition.sweeps ?? true,
     onDemand: definition.onDemand ?? false,
     typedView: definition.typedView,
-    columns: Object.freeze({ ...definition.columns }),
+    columns,
   });
+}
+
+/**
+ * `validate`, then the declared columns' kinds (see declaredColumnsProblem):
+ * a record the schema accepts whose declared key holds a value its column
+ * cannot read is rejected too.
+ */
+function validatorWithColumns(
+  validate: (record: unknown) => string | undefined,
+  columns: Readonly<Record<string, DeclaredColumnType>>,
+): (record: unknown) => string | undefined {
+  if (Object.keys(columns).length === 0) return validate;
+  return (record) => validate(record) ?? declaredColumnsProblem(record as object, columns);
 }

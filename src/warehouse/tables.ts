@@ -149,6 +149,8 @@ export interface TrackingLinksFlatView {
   deleted_at: string | null;
   synced_at: string;
   last_seen_run_id: string | null;
+  /** When the link as stored last changed (its current version's valid_from). */
+  changed_at: string;
 }
 
 /** A row of `hiresync.accounts`, hiresync's control table (migrations/hiresync). */

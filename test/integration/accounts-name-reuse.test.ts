@@ -59,7 +59,7 @@ async function acmeSeen(h: AccountsHarness) {
 
 /** The refusal `accounts add acme` prints for `jobs` jobs (their versions, the typed view's 5 columns and one run) stored. */
 function refusal(jobs: number, retry: string): string {
-  return `hiresync accounts add: acme: ${jobs} jobs, ${jobs} jobs_history, 5 typed_view_columns, 1 sync_runs stored from an earlier registration (removed without --drop-data); nothing was registered. If it is the same customer back, ${retry} with --reuse-data to show them its data again; if not, drop them first with 'hiresync accounts remove acme --drop-data'\n`;
+  return `hiresync accounts add: acme: ${jobs} jobs, ${jobs} jobs_history, 1 sync_runs stored from an earlier registration (removed without --drop-data); nothing was registered. If it is the same customer back, ${retry} with --reuse-data to show them its data again; if not, drop them first with 'hiresync accounts remove acme --drop-data'\n`;
 }
 
 describe('a name registered again after accounts remove without --drop-data', () => {
@@ -131,7 +131,7 @@ describe('a name registered again after accounts remove without --drop-data', ()
     expect(await accounts(h, ['remove', 'acme'])).toEqual({
       code: 1,
       stdout: '',
-      stderr: `hiresync accounts remove: no account acme is registered; acme: ${jobs} jobs, ${jobs} jobs_history, 5 typed_view_columns, 1 sync_runs stored from an earlier registration: 'hiresync accounts remove acme --drop-data' drops them\n`,
+      stderr: `hiresync accounts remove: no account acme is registered; acme: ${jobs} jobs, ${jobs} jobs_history, 1 sync_runs stored from an earlier registration: 'hiresync accounts remove acme --drop-data' drops them\n`,
     });
     // Without a terminal and without --yes: exit 2, nothing dropped.
     const unconfirmed = await accounts(h, ['remove', 'acme', '--drop-data']);
@@ -141,7 +141,7 @@ describe('a name registered again after accounts remove without --drop-data', ()
 
     expect(await accounts(h, ['remove', 'acme', '--drop-data', '--yes'])).toEqual({
       code: 0,
-      stdout: `dropped schema acme and ${jobs} jobs, ${jobs} jobs_history, 5 typed_view_columns, 1 sync_runs stored from an earlier registration of acme (no account acme is registered); 'hiresync accounts add acme' now starts it empty\n`,
+      stdout: `dropped schema acme and ${jobs} jobs, ${jobs} jobs_history, 1 sync_runs stored from an earlier registration of acme (no account acme is registered); 'hiresync accounts add acme' now starts it empty\n`,
       stderr: '',
     });
     expect(await storedRowsOf(h.database.db, 'acme')).toEqual([]);

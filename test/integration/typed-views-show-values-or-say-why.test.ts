@@ -382,7 +382,8 @@ describe('typed view timestamps', () => {
     await refreshTypedView(db, { ...jobsFlat, account: 'default' });
     // seen_at as a view built before try_timestamptz_utc reads it.
     await sql`drop view all_accounts.jobs_flat`.execute(db);
-    await sql`create or replace view jobs_flat as
+    await sql`drop view jobs_flat`.execute(db);
+    await sql`create view jobs_flat as
       select id, hiresync.try_timestamptz_utc(data -> 'posted_at') as posted_at,
         hiresync.try_timestamptz(data -> 'seen_at') as seen_at, deleted_at from jobs`.execute(db);
     for (const abbreviations of ['Default', 'Australia', 'India']) {

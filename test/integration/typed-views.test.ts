@@ -46,9 +46,13 @@ async function startApplications(): Promise<SyncHarness> {
 describe('typed views', () => {
   it('give each top-level key a column typed from its values, after the first full run', async () => {
     const t = await startApplications();
+    // Before any run: id and the row's state (a migrate given the
+    // declarations adds jobs' declared keys, see typed-views-declared-columns).
     expect(await columnsOf(searchingDatabase(t.database.url), 'jobs_flat')).toEqual([
       ['id', 'bigint'],
       ['deleted_at', 'timestamp with time zone'],
+      ['changed_at', 'timestamp with time zone'],
+      ['synced_at', 'timestamp with time zone'],
     ]);
     await t.sync(['applications', 'jobs']);
     expect(await columnsOf(searchingDatabase(t.database.url), 'applications_flat')).toEqual([
@@ -70,10 +74,28 @@ describe('typed views', () => {
       ['status', 'text'],
       ['updated_at', 'timestamp with time zone'],
       ['deleted_at', 'timestamp with time zone'],
+      ['changed_at', 'timestamp with time zone'],
+      ['synced_at', 'timestamp with time zone'],
     ]);
+    // jobs declares its keys: each has its column, sent or not.
     expect(
       (await columnsOf(searchingDatabase(t.database.url), 'jobs_flat')).map(([name]) => name),
-    ).toEqual(['id', 'created_at', 'name', 'requisition_id', 'status', 'updated_at', 'deleted_at']);
+    ).toEqual([
+      'id',
+      'closed_at',
+      'confidential',
+      'created_at',
+      'department_id',
+      'is_template',
+      'name',
+      'opened_at',
+      'requisition_id',
+      'status',
+      'updated_at',
+      'deleted_at',
+      'changed_at',
+      'synced_at',
+    ]);
     // The values are the records' own, at the precision sent: a null where the
     // record holds a value differs (`is not distinct from`, never `=`, whose null
     // bool_and would pass over).
@@ -201,7 +223,16 @@ describe('typed views', () => {
     });
     expect(
       (await columnsOf(searchingDatabase(t.database.url), 'jobs_flat')).map(([n]) => n),
-    ).toEqual(['id', 'k_2nd__1', 'weird_key__1', 'deleted_at__1', 'id__1', 'deleted_at']);
+    ).toEqual([
+      'id',
+      'k_2nd__1',
+      'weird_key__1',
+      'deleted_at__1',
+      'id__1',
+      'deleted_at',
+      'changed_at',
+      'synced_at',
+    ]);
     const { rows } = await sql`select * from jobs_flat`.execute(searchingDatabase(t.database.url));
     expect(rows).toEqual([
       {
@@ -211,6 +242,8 @@ describe('typed views', () => {
         deleted_at__1: 'x',
         id__1: null,
         deleted_at: null,
+        changed_at: expect.any(Date),
+        synced_at: expect.any(Date),
       },
     ]);
     expect(await refreshTypedView(db, target)).toEqual({ added: [], retyped: [] });
@@ -236,8 +269,9 @@ describe('typed views', () => {
     expect(change.warning).toMatch(
       /has 1000 key columns, the most it gets: 5 more key\(s\) stay in jobs\.data only/,
     );
+    // id, the keys' columns, deleted_at, changed_at and synced_at.
     expect(await columnsOf(searchingDatabase(t.database.url), 'jobs_flat')).toHaveLength(
-      MAX_TYPED_COLUMNS + 2,
+      MAX_TYPED_COLUMNS + 4,
     );
   });
 
@@ -258,7 +292,7 @@ describe('typed views', () => {
     expect(change).toEqual({ added: ['office'], retyped: [] });
     expect(
       (await columnsOf(searchingDatabase(t.database.url), 'jobs_flat')).map(([n]) => n).slice(-2),
-    ).toEqual(['deleted_at', 'office']);
+    ).toEqual(['synced_at', 'office']);
     const { rows } = await sql<{ n: string }>`select count(*) as n from my_report`.execute(
       searchingDatabase(t.database.url),
     );
@@ -275,7 +309,7 @@ describe('typed views', () => {
     });
     expect(
       (await columnsOf(searchingDatabase(t.database.url), 'jobs_flat')).map(([n]) => n).at(-1),
-    ).toBe('deleted_at');
+    ).toBe('synced_at');
   });
 
   it('are unioned across accounts with every column any account has', async () => {
@@ -302,13 +336,20 @@ describe('typed views', () => {
       'account',
       'id',
       'account__1',
+      'closed_at',
+      'confidential',
       'created_at',
+      'department_id',
+      'is_template',
       'name',
       'office',
+      'opened_at',
       'requisition_id',
       'status',
       'updated_at',
       'deleted_at',
+      'changed_at',
+      'synced_at',
     ]);
     const { rows } = await sql<{ account: string; offices: string; rows: string }>`
       select account, count(office) as offices, count(*) as rows

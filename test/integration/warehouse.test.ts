@@ -240,7 +240,7 @@ describe('writePage for tracking links', () => {
     expect(await write([nulls, bare], run)).toMatchObject({ written: 2, rejected: [] });
     for (const id of [nulls.id, bare.id]) {
       const row = await flat(id);
-      const { id: _id, synced_at: _s, last_seen_run_id: _r, ...rest } = row;
+      const { id: _id, synced_at: _s, last_seen_run_id: _r, changed_at: _c, ...rest } = row;
       expect(Object.values(rest).every((v) => v === null)).toBe(true);
     }
   });

@@ -6,6 +6,7 @@ import { loadAccountUrls } from '../../config/account-urls.js';
 import { loadAccountsConfig } from '../../config/load-config.js';
 import type { Config } from '../../config/types.js';
 import { UsageError } from '../../errors.js';
+import { catalogFor, typedViewDeclarations } from '../../resources/index.js';
 import { Secret } from '../../secret.js';
 import { EXIT, type Output } from '../command.js';
 import type { OptionTable, OptionValues } from '../options.js';
@@ -152,7 +153,11 @@ export const add = defineSubcommand({
         reuseData: values['reuse-data'] === true,
         openTester: probeConfig && (await openTester(probeConfig, stderr)),
         warn: (warning) => stderr.write(`hiresync accounts add: warning: ${warning}\n`),
-        settings: { settings, ownResources: ownListResources(settings) },
+        settings: {
+          settings,
+          ownResources: ownListResources(settings),
+          typedViews: typedViewDeclarations(catalogFor(ownListResources(settings))),
+        },
       });
       if (outcome.kind === 'refused') throw outcome.error;
       const { account: added, resources } = outcome;

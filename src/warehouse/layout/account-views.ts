@@ -139,32 +139,6 @@ export function accountViewsText(
   return `${statements.join(';\n')};`;
 }
 
-/** The select of `tracking_links_flat` over relations `tl`, `jb`, `r` and `s`, joined on `on`. */
-export function trackingLinksFlatSelect(
-  from: { links: string; boards: string; referrers: string; sources: string },
-  account?: { column: string },
-): string {
-  const join = (alias: string, column: string) =>
-    account === undefined
-      ? `${alias}.id = tl.${column}`
-      : `${alias}.account = tl.account and ${alias}.id = tl.${column}`;
-  return `select ${account === undefined ? '' : 'tl.account, '}tl.id, tl.token, tl.job_id, tl.job_post_id, tl.job_board_id,
-      jb.company_name as job_board_company_name, jb.url_token as job_board_url_token,
-      tl.related_post_id, tl.related_post_type, tl.credited_to_id,
-      coalesce(r.name, tl.credited_to_name) as credited_to_name,
-      coalesce(r.employee_id, tl.credited_to_employee_id) as credited_to_employee_id,
-      tl.source_id, s.public_name as source_public_name,
-      tl.created_at, tl.updated_at, tl.deleted_at, tl.synced_at, tl.last_seen_run_id
-    from ${from.links} tl
-    left join ${from.boards} jb on ${join('jb', 'job_board_id')}
-    left join ${from.referrers} r on ${join('r', 'credited_to_id')}
-    left join ${from.sources} s on ${join('s', 'source_id')}`;
-}
-
-/** The analysts' entry point's comment. */
-export const TRACKING_LINKS_FLAT_COMMENT =
-  "Analysts' entry point: one row per tracking link with its job board, referrer and source names joined in. Rows with deleted_at set are links the API no longer lists.";
-
 /**
  * Registers `account`'s first typed views (those {@link derivedViewsText}
  * makes) in the shared table of typed views, the account bound.
@@ -177,37 +151,59 @@ export async function registerFirstTypedViews(db: Db, account: string): Promise<
     on conflict (account, view) do nothing`.execute(db);
 }
 
+/**
+ * The columns every typed view (`jobs_flat`, `NAME_flat`, their all_accounts
+ * unions) ends with, after `id` and the keys' columns: the row's state as
+ * hiresync keeps it, read from the table beside `data`. `changed_at` is what
+ * an incremental model downstream picks changed rows by. A key of one of
+ * these names gets a changed name (see column-names.ts).
+ */
+export const RECORD_STATE_COLUMNS: ReadonlyArray<{ name: string; type: string; comment: string }> =
+  [
+    {
+      name: 'deleted_at',
+      type: 'timestamp with time zone',
+      comment: 'Set when a completed full sync no longer saw the record (soft delete).',
+    },
+    {
+      name: 'changed_at',
+      type: 'timestamp with time zone',
+      comment:
+        'When the record as stored last changed (valid_from of its current version in the history): rows changed since a time T are changed_at > T.',
+    },
+    {
+      name: 'synced_at',
+      type: 'timestamp with time zone',
+      comment: 'When hiresync last wrote this row.',
+    },
+  ];
+
+/** The comment of a typed view's `id`. */
+export const RECORD_ID_COMMENT = 'Record id (API).';
+
+/**
+ * The statements that make `schema.view` a typed view before any refresh
+ * filled it: `id` and {@link RECORD_STATE_COLUMNS} of `schema.table`, each
+ * commented (a refresh adds the keys' columns, declared ones first).
+ */
+export function typedViewPlaceholderText(schema: string, view: string, table: string): string {
+  const name = `${ident(schema)}.${ident(view)}`;
+  const columns = ['id', ...RECORD_STATE_COLUMNS.map((c) => c.name)].map(ident).join(', ');
+  return [
+    `create view ${name} as select ${columns} from ${ident(schema)}.${ident(table)}`,
+    `comment on view ${name} is ${literal(`${table} with one typed column per top-level key of the records, filled at the end of the first full run (a resource's declared columns by hiresync migrate).`)}`,
+    `comment on column ${name}.id is ${literal(RECORD_ID_COMMENT)}`,
+    ...RECORD_STATE_COLUMNS.map(
+      (c) => `comment on column ${name}.${ident(c.name)} is ${literal(c.comment)}`,
+    ),
+  ].join(';\n');
+}
+
 /** The typed views a new account starts with, and the relation each reads (see refresh-typed-view.ts). */
-const FIRST_TYPED_VIEWS: ReadonlyArray<[view: string, table: string]> = [
+export const FIRST_TYPED_VIEWS: ReadonlyArray<[view: string, table: string]> = [
   ['jobs_flat', 'jobs'],
   ['job_posts_flat', 'job_posts'],
 ];
-
-/**
- * The statements that make a new account's derived views in `schema` (whose
- * table views {@link accountViewsText} made): `tracking_links_flat`, and the
- * typed views `jobs_flat` and `job_posts_flat` (id and deleted_at until the
- * first full run fills them); {@link registerFirstTypedViews} registers them.
- */
-export function derivedViewsText(schema: string): string {
-  const s = ident(schema);
-  const statements = [
-    `create view ${s}.tracking_links_flat as ${trackingLinksFlatSelect({
-      links: `${s}.tracking_links`,
-      boards: `${s}.job_boards`,
-      referrers: `${s}.referrers`,
-      sources: `${s}.sources`,
-    })}`,
-    `comment on view ${s}.tracking_links_flat is ${literal(TRACKING_LINKS_FLAT_COMMENT)}`,
-  ];
-  for (const [view, table] of FIRST_TYPED_VIEWS) {
-    statements.push(
-      `create view ${s}.${ident(view)} as select id, deleted_at from ${s}.${ident(table)}`,
-      `comment on view ${s}.${ident(view)} is ${literal(`${table} with one typed column per top-level key of the records, filled at the end of the first full run.`)}`,
-    );
-  }
-  return `${statements.join(';\n')};`;
-}
 
 /**
  * Records that `schema` holds the views of `account` at `layout` (see

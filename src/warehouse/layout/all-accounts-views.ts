@@ -2,8 +2,9 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { PUBLIC_SCHEMA } from '../database.js';
 import { LOCK_SPACE } from '../lock-keys.js';
 import type { Database } from '../tables.js';
-import { sharedTable, trackingLinksFlatSelect } from './account-views.js';
+import { sharedTable } from './account-views.js';
 import { ACCOUNT_COLUMN, type Column, SHOWN_ACCOUNTS } from './all-accounts-members.js';
+import { derivedUnionSelect, REFERENCE_FLAT_VIEWS } from './derived-views.js';
 import { ALL_ACCOUNTS_LOCK, ALL_ACCOUNTS_SCHEMA, CONTROL_SCHEMA } from './migrate.js';
 import { LIST_RESOURCE_MARKER, listResourceTable } from './shared-list-tables.js';
 import { dependentsOf, emptyView, placeView } from './view-placement.js';
@@ -27,7 +28,13 @@ export const ALL_ACCOUNTS_VIEWS: readonly string[] = [
   'job_boards_history',
   'sources_history',
   'referrers_history',
+  ...REFERENCE_FLAT_VIEWS.map((v) => v.view),
 ];
+
+/** Whether `relation` is a derived view (its columns are public's view's, its select joins or types shared tables). */
+function isDerived(relation: string): boolean {
+  return derivedUnionSelect(relation) !== undefined;
+}
 
 /** Columns of `relations` in `schemas`, by schema then relation, in column order. */
 async function columnsOf(
@@ -60,7 +67,7 @@ async function columnsOf(
  * account's rows (see {@link SHOWN_ACCOUNTS}), with a first column `account`, then the
  * columns of each account's view of that name. Each reads the shared table
  * (`hiresync.data_<relation>`; tracking_links_flat joins four of them on
- * account and id) once, whatever the number of accounts: a query across
+ * account and id, the reference lists' typed views type one) once, whatever the number of accounts: a query across
  * accounts touches a fixed number of relations and locks. A view keeps its
  * identity (see placeView) so objects others built on it survive. The
  * unions of the typed views are not built here (see setup/all-accounts-refresh.ts).
@@ -81,17 +88,15 @@ export async function rebuildUnionViews(
   const columns = await columnsOf(
     trx,
     [PUBLIC_SCHEMA, CONTROL_SCHEMA],
-    [
-      'tracking_links_flat',
-      ...relations.map((r) => sharedTable(lists.has(r) ? listResourceTable(r) : r)),
-    ],
+    relations.map((r) => (isDerived(r) ? r : sharedTable(lists.has(r) ? listResourceTable(r) : r))),
   );
   for (const relation of relations) {
     const view = sql.id(ALL_ACCOUNTS_SCHEMA, relation);
     const target = { schema: ALL_ACCOUNTS_SCHEMA, name: relation };
     const source = sharedTable(lists.has(relation) ? listResourceTable(relation) : relation);
+    const derived = derivedUnionSelect(relation);
     const wanted =
-      relation === 'tracking_links_flat'
+      derived !== undefined
         ? columns.get(PUBLIC_SCHEMA)?.get(relation)
         : columns
             .get(CONTROL_SCHEMA)
@@ -99,7 +104,7 @@ export async function rebuildUnionViews(
             ?.filter((c) => c.name !== ACCOUNT_COLUMN.name);
     if (!wanted) {
       warnings.push(
-        `${ALL_ACCOUNTS_SCHEMA}.${relation} not built: ${relation === 'tracking_links_flat' ? 'schema public has no tracking_links_flat' : `there is no shared table hiresync.${source}`} (run 'hiresync migrate')`,
+        `${ALL_ACCOUNTS_SCHEMA}.${relation} not built: ${derived !== undefined ? `schema public has no ${relation}` : `there is no shared table hiresync.${source}`} (run 'hiresync migrate')`,
       );
       // Objects of others built on it are kept, over an empty view.
       if ((await dependentsOf(trx, target)).length > 0) await emptyView(trx, target);
@@ -122,18 +127,8 @@ export async function rebuildUnionViews(
           ? sql.id(c.name)
           : sql`null::${sql.raw(c.type)} as ${sql.id(c.name)}`,
       );
-      if (relation === 'tracking_links_flat') {
-        return sql`select ${sql.join(list)} from (${sql.raw(
-          trackingLinksFlatSelect(
-            {
-              links: `hiresync.${sharedTable('tracking_links')}`,
-              boards: `hiresync.${sharedTable('job_boards')}`,
-              referrers: `hiresync.${sharedTable('referrers')}`,
-              sources: `hiresync.${sharedTable('sources')}`,
-            },
-            { column: 'account' },
-          ),
-        )}) flat where ${sql.raw(SHOWN_ACCOUNTS)}`;
+      if (derived !== undefined) {
+        return sql`select ${sql.join(list)} from (${sql.raw(derived)}) flat where ${sql.raw(SHOWN_ACCOUNTS)}`;
       }
       return sql`select ${sql.join(list)} from ${sql.id(CONTROL_SCHEMA, source)} where ${sql.raw(SHOWN_ACCOUNTS)}`;
     });

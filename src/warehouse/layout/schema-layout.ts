@@ -7,7 +7,6 @@ import type { Database } from '../tables.js';
 import { claimAccountSchema } from './account-schema-owner.js';
 import {
   accountViewsText,
-  derivedViewsText,
   layoutEntry,
   layoutOf,
   recordLayout,
@@ -15,6 +14,7 @@ import {
   type SharedTable,
   sharedTables,
 } from './account-views.js';
+import { DERIVED_VIEWS_ENTRY, derivedViewsText, derivedViewsUpgradeText } from './derived-views.js';
 import { convertToSharedStorage } from './legacy-upgrade.js';
 import { type MigrateOutcome, migrateToLatest } from './migrate.js';
 import { LIST_RESOURCE_MARKER, listResourceTable } from './shared-list-tables.js';
@@ -93,7 +93,7 @@ export async function migrateSchema(
   // The earlier layout: its migrations first, as they always ran.
   if (found[0]?.legacy) applied.push(...(await migrateToLatest(db, { schema })).applied);
   const tables = given ?? (await coreTables(db));
-  const layout = layoutOf(tables);
+  const layout = schemaLayout(tables);
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::int, ${layoutLock(schema)}::int)`.execute(
       trx,
@@ -109,6 +109,7 @@ export async function migrateSchema(
     // A layout recorded for views that are gone (a schema dropped by hand) is no layout.
     const recorded = kind === null ? null : (state[0]?.recorded ?? null);
     if (recorded === layout) return { schema, applied };
+    const before = new Set((recorded ?? '').split(';'));
     if (kind === 'r') {
       const conversion = await convertToSharedStorage(trx, schema, account);
       for (const warning of conversion.warnings) warn?.(warning);
@@ -116,7 +117,6 @@ export async function migrateSchema(
     } else {
       // Only the views of tables whose columns changed since they were made:
       // a release that adds a column costs one view per account.
-      const before = new Set((recorded ?? '').split(';'));
       const changed = tables.filter((t) => !before.has(layoutEntry(t)));
       if (changed.length > 0) {
         const existing =
@@ -134,6 +134,10 @@ export async function migrateSchema(
         await sql.raw(derivedViewsText(schema)).execute(trx);
       }
       applied.push(VIEWS_MADE);
+    }
+    // Views of an earlier release's derived views: brought to today's in place.
+    if (kind !== null && !before.has(DERIVED_VIEWS_ENTRY)) {
+      await sql.raw(derivedViewsUpgradeText(schema)).execute(trx);
     }
     await recordLayout(trx, schema, account, layout);
     return { schema, applied };
@@ -178,7 +182,7 @@ export async function migrateSchemas(
   options: MigrateSchemaOptions = {},
 ): Promise<MigrateOutcome[]> {
   const tables = await coreTables(db);
-  const layout = layoutOf(tables);
+  const layout = schemaLayout(tables);
   const { rows } = await sql<{ schema: string }>`
     select schema from hiresync.schema_layouts
     where schema = any(${[...schemas]}::text[]) and layout = ${layout}
@@ -218,4 +222,13 @@ async function viewColumnsIn(
   const columns = new Map<string, string[]>();
   for (const { view, name } of rows) columns.set(view, [...(columns.get(view) ?? []), name]);
   return columns;
+}
+
+/**
+ * What a schema's views are recorded at (hiresync.schema_layouts.layout):
+ * the shared tables' layout (see layoutOf) and the version of the derived
+ * views (DERIVED_VIEWS_ENTRY).
+ */
+function schemaLayout(tables: readonly SharedTable[]): string {
+  return `${layoutOf(tables)};${DERIVED_VIEWS_ENTRY}`;
 }

@@ -2,7 +2,14 @@ import { sql, type Transaction } from 'kysely';
 import { LOCK_SPACE, lockKey } from '../lock-keys.js';
 import { sharedRelation } from '../shared-relation.js';
 import type { Database } from '../tables.js';
-import { accountViewsText, ident, literal, sharedTable, sharedTables } from './account-views.js';
+import {
+  accountViewsText,
+  ident,
+  literal,
+  sharedTable,
+  sharedTables,
+  typedViewPlaceholderText,
+} from './account-views.js';
 
 type Trx = Transaction<Database>;
 
@@ -103,7 +110,7 @@ export async function createSharedListTables(trx: Trx, name: string): Promise<bo
  * Makes, in `schema` (account `account`'s), the views of list resource
  * `name` where missing: `NAME_data` and `NAME_history` over its shared
  * tables (see accountViewsText), the view `NAME` analysts read, and the
- * typed view `NAME_flat` (id and deleted_at until a full run fills it),
+ * typed view `NAME_flat` (id and the row's state until a refresh fills it),
  * registered in the schema's `typed_views`. Its shared tables must exist.
  */
 export async function createListResourceViews(
@@ -138,11 +145,6 @@ export async function createListResourceViews(
   const { rows } = await sql<{ present: boolean }>`
     select to_regclass(${`${ident(schema)}.${ident(flat)}`}) is not null as present`.execute(trx);
   if (!rows[0]?.present) {
-    await sql
-      .raw(`create view ${s}.${ident(flat)} as select id, deleted_at from ${data};
-      comment on view ${s}.${ident(flat)} is ${literal(
-        `${name} with one typed column per top-level key of the records, filled at the end of the first full run.`,
-      )}`)
-      .execute(trx);
+    await sql.raw(typedViewPlaceholderText(schema, flat, listResourceTable(name))).execute(trx);
   }
 }

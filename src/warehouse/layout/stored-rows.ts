@@ -10,12 +10,14 @@ export interface StoredRows {
 }
 
 /**
- * Shared tables written by registering an account, not by its runs: one row
- * per typed view of its schema (which view, from which table), no record of
- * the customer's. An account never synced has rows there, so they do not
- * tell data of an earlier registration.
+ * Shared tables written by registering an account, not only by its runs: one
+ * row per typed view of its schema (which view, from which table) and per
+ * column of it (the columns its resources declare are there from the
+ * registration on), no record of the customer's. An account never synced
+ * has rows there, so they do not tell data of an earlier registration (its
+ * records, versions and runs do).
  */
-const REGISTRATION_TABLES = new Set(['typed_views']);
+const REGISTRATION_TABLES = new Set(['typed_views', 'typed_view_columns']);
 
 /**
  * What is stored under the name `account` for an account of that name that

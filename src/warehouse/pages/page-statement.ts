@@ -56,6 +56,12 @@ export interface StoredResource extends HistoryTarget {
   readonly onDemand: boolean;
   /** Its typed view (`jobs_flat`, …), for records stored as sent in `data`; undefined for none. */
   readonly typedView?: string | undefined;
+  /** Keys its typed view always shows, with their types (see typed-views/column-plan.ts). */
+  readonly columns?:
+    | Readonly<
+        Record<string, 'bigint' | 'numeric' | 'boolean' | 'timestamptz' | 'date' | 'text' | 'jsonb'>
+      >
+    | undefined;
   /**
    * The variable that sets its list path (`HIRESYNC_TRACKING_LINKS_PATH`,
    * `HIRESYNC_RESOURCE_PATHS`), named by the deletion guard's hint; undefined

@@ -241,7 +241,12 @@ export class KyselyRunStore implements RunStore {
     if (stored.typedView === undefined) return undefined;
     return refreshTypedView(
       this.#options.root ?? this.#db,
-      { view: stored.typedView, table: stored.table, account: this.#account },
+      {
+        view: stored.typedView,
+        table: stored.table,
+        account: this.#account,
+        columns: stored.columns,
+      },
       runId,
     );
   }

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { schemaOf } from '../../account-name.js';
+import { DEFAULT_ACCOUNT, schemaOf } from '../../account-name.js';
 import { coerceError } from '../../errors.js';
 import { PUBLIC_SCHEMA } from '../database.js';
 import { registeredAccounts } from '../layout/all-accounts-members.js';
@@ -20,6 +20,7 @@ import { LIST_RESOURCES_LOCK } from '../layout/shared-list-tables.js';
 import { LOCK_SPACE } from '../lock-keys.js';
 import type { Database } from '../tables.js';
 import { rebuildViews, refreshAllAccountsViews } from './all-accounts-refresh.js';
+import { refreshOutdatedTypedViews, type TypedViewDeclaration } from './outdated-typed-views.js';
 
 export { migrateSchema, migrateSchemas, SchemaMigrationError } from '../layout/schema-layout.js';
 
@@ -41,6 +42,11 @@ export interface MigrateAllOptions {
    * their views in its schema (and only there). Default: not looked at.
    */
   declared?: readonly string[];
+  /**
+   * The typed views whose resources declare columns: each account's view
+   * gets them at this migrate (see refreshOutdatedTypedViews). Default none.
+   */
+  typedViews?: readonly TypedViewDeclaration[];
 }
 
 /** Options of {@link ensureListResources}. */
@@ -120,7 +126,9 @@ export interface MigrateAllOutcome {
  * Brings everything up to date: the control schema (with the shared
  * tables), `public`, then the schema of each account in `accounts` (default:
  * every registered account, read after the control schema is migrated),
- * the list resources' views, then the `all_accounts` views. Safe to run
+ * the list resources' views, the typed views an earlier release made or that
+ * lack their declared columns (see refreshOutdatedTypedViews), then the
+ * `all_accounts` views. Safe to run
  * concurrently (each step has its lock). A schema already at the layout is
  * not touched: an up-to-date deployment costs a few statements whatever the
  * number of accounts.
@@ -161,6 +169,8 @@ export async function migrateAll(
         );
       }
     }
+    const outdated = [DEFAULT_ACCOUNT, ...names];
+    moved.push(...(await refreshOutdatedTypedViews(db, options.typedViews ?? [], outdated)));
   } catch (error) {
     if (!(error instanceof SchemaMigrationError)) throw error;
     // The all_accounts views read shared storage: the rows of a schema still

@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import { DEFAULT_ACCOUNT } from '../../account-name.js';
-import { sharedTable } from '../layout/account-views.js';
+import { RECORD_ID_COMMENT, RECORD_STATE_COLUMNS, sharedTable } from '../layout/account-views.js';
 import {
   ACCOUNT_COLUMN,
   registeredAccounts,
@@ -12,8 +12,9 @@ import { LOCK_SPACE } from '../lock-keys.js';
 import type { Database } from '../tables.js';
 import { columnNamesOf } from './column-names.js';
 import { type ColumnType, holdsType, PG_TYPES, widen } from './column-types.js';
+import { rowColumnComment } from './comments.js';
 import { blockMessage, keptColumns, noteTypedViewBlock } from './null-blocks.js';
-import { columnSelect, keysByName, type TypedColumn } from './view-columns.js';
+import { columnSelect, isRowColumn, keysByName, type TypedColumn } from './view-columns.js';
 
 /**
  * Builds `all_accounts.<view>` over the typed view `view` (jobs_flat, …) of
@@ -21,7 +22,7 @@ import { columnSelect, keysByName, type TypedColumn } from './view-columns.js';
  * follow each account's data, so their columns differ: the union has
  * `account`, `id`, a column for every key any account's view has (named as
  * in every account, see columnNamesOf; sorted; null where an account lacks
- * the key), then `deleted_at`. A column takes the widest type of the
+ * the key), then `deleted_at`, `changed_at` and `synced_at`. A column takes the widest type of the
  * accounts' (see widen: bigint and numeric give numeric, text only when
  * kinds conflict), and every account's rows are read at that type from the
  * shared table (`hiresync.data_<table>`) in one scan, so the union depends on
@@ -85,7 +86,7 @@ export async function rebuildTypedUnion(
     { name: ACCOUNT_COLUMN.name, type: 'text' },
     { name: 'id', type: 'bigint' },
     ...ordered.map((name) => ({ name, type: PG_TYPES[union.get(name)?.type ?? 'text'] })),
-    { name: 'deleted_at', type: 'timestamp with time zone' },
+    ...RECORD_STATE_COLUMNS.map(({ name, type }) => ({ name, type })),
   ];
   // A union column of another name (kept in place for an analyst's object:
   // a name an account's column had under an earlier rule) shows, for each
@@ -105,7 +106,7 @@ export async function rebuildTypedUnion(
     present.map((_, i) => keyIn(name, i)).find((k) => k !== undefined);
   const select = (layout: readonly ViewColumn[]) => {
     const list = layout.map((c) => {
-      if (c.name === ACCOUNT_COLUMN.name || c.name === 'id' || c.name === 'deleted_at') {
+      if (c.name === ACCOUNT_COLUMN.name || isRowColumn(c.name)) {
         return sql.id(c.name);
       }
       return sql`${columnSelect(keyOfColumn(c.name), c.type)} as ${sql.id(c.name)}`;
@@ -132,16 +133,15 @@ export async function rebuildTypedUnion(
     const key =
       union.get(column.name)?.key ??
       present.map((_, i) => keyIn(column.name, i)).find((k) => k !== undefined);
+    const row = column.name === 'id' ? RECORD_ID_COMMENT : rowColumnComment(column.name);
     const note =
       column.name === ACCOUNT_COLUMN.name
         ? (ACCOUNT_COLUMN.comment ?? '')
-        : column.name === 'id'
-          ? 'Record id (API).'
-          : column.name === 'deleted_at'
-            ? 'Set when a completed full sync no longer saw the record (soft delete).'
-            : key === undefined
-              ? 'No account has this key any more.'
-              : `Key ${JSON.stringify(key)} of the record as sent (data -> ${JSON.stringify(key)}), as ${column.type}${column.type === 'timestamp with time zone' ? ' (without a UTC offset: read as UTC)' : ''}.`;
+        : row !== undefined
+          ? row
+          : key === undefined
+            ? 'No account has this key any more.'
+            : `Key ${JSON.stringify(key)} of the record as sent (data -> ${JSON.stringify(key)}), as ${column.type}${column.type === 'timestamp with time zone' ? ' (without a UTC offset: read as UTC)' : ''}.`;
     await sql`comment on column ${sql.id(ALL_ACCOUNTS_SCHEMA, view, column.name)} is ${sql.lit(note)}`.execute(
       trx,
     );

@@ -4,17 +4,19 @@ import type { Database } from '../tables.js';
 import type { TypedColumn } from './view-columns.js';
 
 /**
- * Column names a key never takes: the view's own columns, and `account`,
- * which the all_accounts union puts first.
+ * Column names a key never takes: the view's own columns (`id` and the
+ * row's state, RECORD_STATE_COLUMNS), and `account`, which the all_accounts
+ * union puts first.
  */
-const RESERVED = new Set(['id', 'deleted_at', 'account']);
+const RESERVED = new Set(['id', 'deleted_at', 'changed_at', 'synced_at', 'account']);
 
 /** The form of a changed name (`name__1`): no key keeps a name of that form as it is. */
 const CHANGED_FORM = /__[0-9]+$/;
 
 /**
  * Whether `key` is its own column: a plain lower-case identifier of at most
- * 63 bytes, not reserved (`id`, `deleted_at`, `account`) and not of the form
+ * 63 bytes, not reserved (`id`, `deleted_at`, `changed_at`, `synced_at`,
+ * `account`) and not of the form
  * of a changed name (`…__N`).
  */
 export function isOwnColumnName(key: string): boolean {

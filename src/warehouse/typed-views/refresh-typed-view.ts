@@ -1,19 +1,19 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { schemaOf } from '../../account-name.js';
+import { RECORD_STATE_COLUMNS } from '../layout/account-views.js';
 import { ALL_ACCOUNTS_SCHEMA } from '../layout/migrate.js';
 import { placeView, type ViewColumn, viewColumns } from '../layout/view-placement.js';
 import { LOCK_SPACE, lockKey } from '../lock-keys.js';
 import type { Database } from '../tables.js';
 import { rebuildTypedUnion } from './all-accounts-typed-views.js';
 import { columnNamesOf, renameColumns } from './column-names.js';
+import { type DeclaredColumns, planColumns } from './column-plan.js';
 import {
   type ColumnType,
   columnTypeOf,
   holdsType,
-  type KeyProfile,
   PG_TYPES,
   profileKeys,
-  typeOf,
   widen,
 } from './column-types.js';
 import { commentView } from './comments.js';
@@ -28,6 +28,7 @@ import {
 import {
   columnSelect,
   hasColumn,
+  isRowColumn,
   keysByName,
   storeTypedColumns,
   type TypedColumn,
@@ -62,6 +63,8 @@ export interface TypedViewChange {
 export interface TypedViewTarget {
   /** `jobs_flat`, … */
   view: string;
+  /** Keys the resource's declaration fixes, with their types (see planColumns); default none. */
+  columns?: DeclaredColumns | undefined;
   /** `jobs`, …: the account's relation; its rows are read from hiresync.data_<table>. */
   table: string;
   /** The account whose view it is (its schema: see schemaOf); every statement binds it. */
@@ -169,7 +172,12 @@ async function rebuildTypedView(
   const { profiles, seenThrough } = await profileKeys(trx, account, target.table, since);
   const kept = await typedColumnsOf(trx, account, target.view);
   const columns = new Map(kept.map((c) => [c.key, { ...c }]));
-  const { added, retyped, leftOut } = widenColumns(columns, profiles);
+  const { added, retyped, leftOut, unread } = planColumns(
+    columns,
+    profiles,
+    target.columns ?? {},
+    MAX_TYPED_COLUMNS,
+  );
   const names = await columnNamesOf(trx, target.view, columns.keys());
   const renamed = renameColumns(columns.values(), names);
   // Stored before the views are built: the union reads them.
@@ -180,7 +188,7 @@ async function rebuildTypedView(
   const desired: ViewColumn[] = [
     { name: 'id', type: 'bigint' },
     ...ordered.map((c) => ({ name: c.column_name, type: PG_TYPES[c.type] })),
-    { name: 'deleted_at', type: 'timestamp with time zone' },
+    ...RECORD_STATE_COLUMNS.map(({ name, type }) => ({ name, type })),
   ];
   const matches = await viewMatches(trx, target, desired);
   const warnings: string[] = [];
@@ -196,6 +204,10 @@ async function rebuildTypedView(
   await sql`update hiresync.data_typed_views
     set seen_through = ${seenThrough}::timestamptz${matches ? sql`` : sql`, rebuilt_at = now()`}
     where account = ${account} and view = ${target.view}`.execute(trx);
+  if (unread.length > 0)
+    warnings.push(
+      `typed view ${schema}.${target.view}: some values of declared key(s) ${unread.join(', ')} do not read as the declared type and show as null there (they are in ${target.table}.data): records stored before the declaration, or values the field policy hashed`,
+    );
   if (leftOut > 0)
     warnings.push(
       `typed view ${schema}.${target.view} has ${MAX_TYPED_COLUMNS} key columns, the most it gets: ${leftOut} more key(s) stay in ${target.table}.data only (records whose keys are data, such as a map keyed by ids, are better read from data)`,
@@ -235,40 +247,6 @@ async function startRefresh(
   return options.everyRecord ? null : (state[0]?.seen_through ?? null);
 }
 
-/**
- * Adds a column to `columns` for each new key of `profiles` (beyond
- * {@link MAX_TYPED_COLUMNS}: left out, counted) and widens a column whose
- * type does not hold its key's values.
- */
-function widenColumns(
-  columns: Map<string, TypedColumn>,
-  profiles: readonly KeyProfile[],
-): { added: string[]; retyped: string[]; leftOut: number } {
-  const added: string[] = [];
-  const retyped: string[] = [];
-  let leftOut = 0;
-  for (const profile of [...profiles].sort(byKey)) {
-    const inferred = typeOf(profile);
-    const column = columns.get(profile.key);
-    if (!column && columns.size >= MAX_TYPED_COLUMNS) {
-      leftOut += 1;
-    } else if (!column) {
-      columns.set(profile.key, {
-        key: profile.key,
-        column_name: '',
-        type: inferred,
-        previous_names: [],
-      });
-      added.push(profile.key);
-    } else if (widen(column.type, inferred) !== column.type) {
-      const wider = widen(column.type, inferred);
-      retyped.push(`${profile.key}: ${column.type} → ${wider}`);
-      column.type = wider;
-    }
-  }
-  return { added, retyped, leftOut };
-}
-
 /** Whether the view has the columns `desired` and reads timestamps as UTC. */
 async function viewMatches(
   trx: Transaction<Database>,
@@ -303,7 +281,7 @@ async function placeTypedView(
     desired,
     (layout) => {
       const list = layout.map((c) =>
-        c.name === 'id' || c.name === 'deleted_at'
+        isRowColumn(c.name)
           ? sql.id(c.name)
           : sql`${columnSelect(keyOf.get(c.name), c.type)} as ${sql.id(c.name)}`,
       );

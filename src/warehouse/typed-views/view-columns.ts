@@ -1,6 +1,12 @@
 import { type RawBuilder, sql, type Transaction } from 'kysely';
+import { RECORD_STATE_COLUMNS } from '../layout/account-views.js';
 import type { Database } from '../tables.js';
 import { type ColumnType, columnTypeOf } from './column-types.js';
+
+/** Whether `name` is a typed view's column of the row (`id` and the row's state), not a key's. */
+export function isRowColumn(name: string): boolean {
+  return name === 'id' || RECORD_STATE_COLUMNS.some((c) => c.name === name);
+}
 
 /** A column of a typed view, as kept in typed_view_columns. */
 export interface TypedColumn {

@@ -4,6 +4,7 @@ import { storedRecordPolicy } from '../../privacy/policy-targets.js';
 import type { StorageKind } from '../../sync/ports.js';
 import { REFERENCE_COLUMNS } from '../pages/sql/reference-records-page.js';
 import type { Database } from '../tables.js';
+import type { DeclaredColumns } from '../typed-views/column-plan.js';
 import { refreshTypedView } from '../typed-views/refresh-typed-view.js';
 import {
   beginProgress,
@@ -33,6 +34,8 @@ export interface ReapplyResource {
   readonly storage: StorageKind;
   /** Its typed view over `data` (`jobs_flat`, …), if any. */
   readonly typedView?: string | undefined;
+  /** Keys its typed view always shows at their declared types: a hash never widens them. */
+  readonly columns?: DeclaredColumns | undefined;
 }
 
 /** One account's resource to rewrite under the policy. */
@@ -151,7 +154,12 @@ async function refreshIfNarrower(
         and type not in ('text', 'jsonb', 'unknown')
     ) as narrower`.execute(db);
   if (!rows[0]?.narrower) return;
-  const view = { view: resource.typedView, table: resource.table, account };
+  const view = {
+    view: resource.typedView,
+    table: resource.table,
+    account,
+    columns: resource.columns,
+  };
   await refreshTypedView(db, view, undefined, { everyRecord: true });
 }
 
