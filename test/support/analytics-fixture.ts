@@ -19,6 +19,7 @@ import { storeBuiltIn, storeList, storeVersion } from './analytics-rows.js';
  * - 5 a prospect without a job (source 1); 6 deleted (job 10, source 1, hired)
  * - 7 rejected (source 1), no stage row, rejected without a reason
  * - 8 hired (job 20), no offer, no opening
+ * and EEOC answers of applications 1 and 2.
  */
 export async function storeRecruitingWorld(db: Kysely<Database>, account: string): Promise<void> {
   await storeBuiltIn(db, account, 'jobs', [
@@ -242,6 +243,25 @@ export async function storeRecruitingWorld(db: Kysely<Database>, account: string
       application_id: 4,
       close_reason_id: 1,
       deleted: true,
+    },
+  ]);
+  // Too few people for any cell to show.
+  await storeList(db, account, 'eeoc', [
+    {
+      id: 601,
+      application_id: 1,
+      gender: { id: 1, description: 'Female' },
+      race: null,
+      veteran_status: null,
+      disability_status: null,
+    },
+    {
+      id: 602,
+      application_id: 2,
+      gender: { id: 2, description: 'Male' },
+      race: null,
+      veteran_status: null,
+      disability_status: null,
     },
   ]);
   await storeList(db, account, 'rejection_reasons', [

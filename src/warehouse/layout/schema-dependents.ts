@@ -23,8 +23,8 @@ export interface DependentsOutsideOptions {
  * built on that one, a foreign key referencing one of its tables, a column
  * default or trigger using one of its sequences or functions, ...), read from
  * pg_depend. Each is named as `<type> <identity>`
- * (`view analytics.acme_jobs`, `table constraint notes_job_id_fkey on
- * analytics.notes`), sorted; none when nothing outside depends on it.
+ * (`view reporting.acme_jobs`, `table constraint notes_job_id_fkey on
+ * reporting.notes`), sorted; none when nothing outside depends on it.
  */
 export async function dependentsOutside(
   db: Kysely<Database>,
