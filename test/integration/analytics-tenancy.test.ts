@@ -166,6 +166,28 @@ describe('migrate and the analytics schemas', () => {
     );
   });
 
+  it("gives all_accounts' rejection_reasons to the analytics view, even over an earlier release's union of the list, whose history stays", async () => {
+    const h = await accounts({ accounts: ['globex'], records: 1 });
+    const db = h.database.db;
+    // What an earlier release built there: the list resource's union.
+    await sql`drop view all_accounts.rejection_reasons`.execute(db);
+    await sql`create view all_accounts.rejection_reasons as
+      select account, id, data from hiresync.data_rejection_reasons_data`.execute(db);
+    await migrateAll(db);
+    const columns = async (view: string) => {
+      const { rows } = await sql<{ names: string[] }>`
+        select array_agg(attname::text order by attnum) as names from pg_attribute
+        where attrelid = to_regclass(${view}) and attnum > 0`.execute(db);
+      return rows[0]?.names;
+    };
+    expect(await columns('all_accounts.rejection_reasons')).toEqual([
+      'account',
+      ...(ANALYTICS_VIEWS.find((v) => v.name === 'rejection_reasons')?.columns.map((c) => c.name) ??
+        []),
+    ]);
+    expect(await columns('all_accounts.rejection_reasons_history')).toContain('valid_from');
+  });
+
   it('leaves a schema of the name that hiresync did not make alone, with a warning', async () => {
     const h = await accounts({ accounts: ['globex'], records: 1 });
     const db = h.database.db;
@@ -207,6 +229,34 @@ describe('accounts remove --drop-data', () => {
       return rows.map((r) => r.schema);
     };
     expect(await present()).toEqual(['analytics', 'globex_analytics', 'initech_analytics']);
+    // accounts add makes a new account's analytics schema at once, views and function.
+    expect(
+      await runAccounts(
+        env,
+        ['add', '--no-test', 'umbrella', '--client-id', 'umbrella-client', '--sub', '42'],
+        'umbrella-secret\n',
+      ),
+    ).toMatchObject({ code: 0, stderr: '' });
+    expect((await relationsOf(db, 'umbrella_analytics')).map((r) => r.relation).sort()).toEqual(
+      ANALYTICS_VIEWS.map((v) => v.name).sort(),
+    );
+    const { rows: fn } = await sql<{ found: boolean }>`
+      select to_regprocedure('umbrella_analytics.pipeline_as_of(timestamptz)') is not null as found`.execute(
+      db,
+    );
+    expect(fn[0]?.found).toBe(true);
+    // An analyst's view on its analytics views is named, and goes only with --cascade.
+    await sql`create schema reporting`.execute(db);
+    await sql`create view reporting.umbrella_hires as select hires from umbrella_analytics.source_of_hire`.execute(
+      db,
+    );
+    const refused = await runAccounts(env, ['remove', 'umbrella', '--drop-data', '--yes']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('view reporting.umbrella_hires');
+    expect(
+      await runAccounts(env, ['remove', 'umbrella', '--drop-data', '--yes', '--cascade']),
+    ).toMatchObject({ code: 0 });
+    expect(await relationsOf(db, 'reporting')).toEqual([]);
     expect(await runAccounts(env, ['remove', 'globex', '--drop-data', '--yes'])).toMatchObject({
       code: 0,
     });
