@@ -68,13 +68,20 @@ export const migrate = defineCommand({
     };
     try {
       const listResources = config.resources.filter((name) => !RESOURCE_NAMES.includes(name));
-      const { schemas, warnings, listResourceTables } = await migrateAll(db, undefined, {
-        listResources,
-        // Each account's own list resources (accounts add|update --resources), in its schema.
-        declared: RESOURCE_NAMES,
-        typedViews: typedViewDeclarations(catalogFor(config.resources)),
-      });
+      const { schemas, warnings, listResourceTables, analyticsSchemas } = await migrateAll(
+        db,
+        undefined,
+        {
+          listResources,
+          // Each account's own list resources (accounts add|update --resources), in its schema.
+          declared: RESOURCE_NAMES,
+          typedViews: typedViewDeclarations(catalogFor(config.resources)),
+        },
+      );
       report(schemas, warnings, true);
+      if (analyticsSchemas.length > 0) {
+        stdout.write(`analytics views made in: ${analyticsSchemas.join(', ')}\n`);
+      }
       if (listResourceTables.length > 0) {
         stdout.write(`list resource tables made: ${listResourceTables.join(', ')}\n`);
       }

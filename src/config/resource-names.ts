@@ -111,6 +111,7 @@ const OWN_RELATIONS = [
   'rejected_records',
   'typed_view_columns',
   'typed_views',
+  'demographic_labels',
   'kysely_migration',
   'kysely_migration_lock',
 ];
