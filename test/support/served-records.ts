@@ -34,12 +34,17 @@ const CONSTANTS: Readonly<Record<string, string>> = {
 
 /**
  * Every record of the list `/v3/<name>`: the first page with per_page=500
- * (and the list's constant parameters), then each `Link: rel="next"` URL.
+ * (and the list's constant parameters, and `query` when given), then each
+ * `Link: rel="next"` URL.
  */
-export async function servedRecords(reader: ApiReader, name: string): Promise<ApiRecord[]> {
+export async function servedRecords(
+  reader: ApiReader,
+  name: string,
+  query?: string,
+): Promise<ApiRecord[]> {
   const constant = CONSTANTS[name];
   let url: string | undefined =
-    `${reader.baseUrl}/v3/${name}?per_page=500${constant ? `&${constant}` : ''}`;
+    `${reader.baseUrl}/v3/${name}?per_page=500${constant ? `&${constant}` : ''}${query ? `&${query}` : ''}`;
   const records: ApiRecord[] = [];
   const seen = new Set<string>();
   while (url) {
@@ -55,12 +60,22 @@ export async function servedRecords(reader: ApiReader, name: string): Promise<Ap
   return records;
 }
 
-/** Every record of each list in `names`, by name. */
+/**
+ * Every record of each list in `names`, by name: its default walk, then the
+ * extra walks `extraWalks` names for it (as HIRESYNC_EXTRA_WALKS's
+ * `job_posts?active=false` reads the posts the default walk leaves out).
+ */
 export async function servedLists(
   reader: ApiReader,
   names: readonly string[],
+  extraWalks: Readonly<Record<string, readonly string[]>> = {},
 ): Promise<Record<string, ApiRecord[]>> {
   const lists: Record<string, ApiRecord[]> = {};
-  for (const name of names) lists[name] = await servedRecords(reader, name);
+  for (const name of names) {
+    lists[name] = await servedRecords(reader, name);
+    for (const query of extraWalks[name] ?? []) {
+      lists[name].push(...(await servedRecords(reader, name, query)));
+    }
+  }
   return lists;
 }
