@@ -13,18 +13,33 @@ export const DEFAULT_ACCOUNT = 'default';
 export const NO_DEFAULT_ACCOUNT =
   "there is no account default: the environment sets no credentials (HIRESYNC_CLIENT_ID and HIRESYNC_CLIENT_SECRET, or HIRESYNC_API_KEY); name a registered account (see 'hiresync accounts list')";
 
+/** The schema of the account default's analytics views. */
+export const ANALYTICS_SCHEMA = 'analytics';
+
+/** What an account NAME's analytics schema is called after its name: `NAME_analytics`. */
+const ANALYTICS_SUFFIX = `_${ANALYTICS_SCHEMA}`;
+
 /** What an account name must look like. */
 export const ACCOUNT_NAME = /^[a-z][a-z0-9_]{0,39}$/;
 
 /** Names an account may not take: they are schemas of Postgres or of hiresync. */
-const RESERVED = new Set(['default', 'public', 'hiresync', 'all_accounts', 'information_schema']);
+const RESERVED = new Set([
+  'default',
+  'public',
+  'hiresync',
+  'all_accounts',
+  'information_schema',
+  ANALYTICS_SCHEMA,
+]);
 
 /** Why `name` cannot name a registered account, or undefined when it can. */
 export function accountNameProblem(name: string): string | undefined {
   if (!ACCOUNT_NAME.test(name)) {
     return `account name ${JSON.stringify(name)} must be 1 to 40 lowercase letters, digits or _, starting with a letter`;
   }
-  if (RESERVED.has(name) || name.startsWith('pg_')) {
+  // A name ending in _analytics would be another account's analytics schema
+  // (account x_analytics against x's): no two accounts' schemas may meet.
+  if (RESERVED.has(name) || name.startsWith('pg_') || name.endsWith(ANALYTICS_SUFFIX)) {
     return `account name ${JSON.stringify(name)} is reserved; choose another`;
   }
   return undefined;
@@ -49,6 +64,15 @@ export function registeredAccountProblem(name: string, action: string): string |
  */
 export function schemaOf(account: string): string {
   return account === DEFAULT_ACCOUNT ? 'public' : account;
+}
+
+/**
+ * The Postgres schema of an account's analytics views: `analytics` for
+ * `default`, else `NAME_analytics`. Never an account's schema: names ending in
+ * `_analytics`, and `analytics`, are reserved (see {@link accountNameProblem}).
+ */
+export function analyticsSchemaOf(account: string): string {
+  return account === DEFAULT_ACCOUNT ? ANALYTICS_SCHEMA : `${account}${ANALYTICS_SUFFIX}`;
 }
 
 /** The account whose schema is `schema`: `default` for `public`, else the schema's name. */

@@ -32,10 +32,10 @@ import {
   BUILT_IN_RESOURCES,
   catalogFor,
   declarationOf,
+  listResourceOf,
   type ResourceCatalog,
   type ResourceDeclaration,
 } from './resources/index.js';
-import { defineListResource } from './resources/json-resource.js';
 import { planRead } from './resources/read-plan.js';
 import { Metrics } from './status/metrics.js';
 import type { RunProgress } from './sync/run-resource.js';
@@ -143,7 +143,7 @@ function openCatalog(declared: ResourceCatalog): ResourceCatalog {
     override get(name: ResourceName): ResourceDeclaration | undefined {
       const known = super.get(name);
       if (known || resourceNameProblem(name) !== undefined) return known;
-      const declaration = defineListResource(name);
+      const declaration = listResourceOf(name);
       super.set(name, declaration);
       return declaration;
     }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { schemaOf } from '../account-name.js';
 import { type AccountSettingsChange, changesSettings } from '../config/account-settings.js';
 import { coerceError, HiresyncError } from '../errors.js';
+import { ensureAccountAnalytics } from '../warehouse/analytics/analytics-schemas.js';
 import { PUBLIC_SCHEMA } from '../warehouse/database.js';
 import {
   claimAccountSchema,
@@ -13,7 +14,10 @@ import {
   type StoredRows,
   storedRowsOf,
 } from '../warehouse/layout/stored-rows.js';
-import { ensureAllAccountsViews } from '../warehouse/setup/all-accounts-refresh.js';
+import {
+  ensureAllAccountsViews,
+  refreshAllAccountsViews,
+} from '../warehouse/setup/all-accounts-refresh.js';
 import { ensureListResources, migrateSchemas } from '../warehouse/setup/migrate-all.js';
 import type { Database } from '../warehouse/tables.js';
 import { AccountSettingsStore } from './account-settings-store.js';
@@ -142,7 +146,13 @@ export async function registerAccount(
     // The list resources public holds (HIRESYNC_RESOURCES beyond the
     // built-in ones), and those only its settings name: in its schema only.
     await ensureListResources(db, [...ownResources], { schema: added.schema });
-    for (const warning of (await ensureAllAccountsViews(db)).warnings) warn(warning);
+    // Its analytics views (schema NAME_analytics), over the shared tables.
+    const analytics = await ensureAccountAnalytics(db, [name]);
+    for (const warning of analytics.warnings) warn(warning);
+    const views = analytics.tablesMade
+      ? await refreshAllAccountsViews(db)
+      : await ensureAllAccountsViews(db);
+    for (const warning of views.warnings) warn(warning);
     return added;
   } catch (error) {
     const reason = coerceError(error).message;

@@ -127,8 +127,9 @@ from public.jobs_history where id in (${changed}, ${dropped}) order by id, valid
     {
       title:
         'A list resource through its typed view: applications per status (applications_flat, one typed column per key, no casts)',
-      sql: `select status, count(*) as applications, round(avg(score), 2) as avg_score,
-  count(*) filter (where prospect) as prospects, max(applied_at)::date::text as last_applied
+      sql: `select status, count(*) as applications,
+  round(count(*)::numeric / sum(count(*)) over (), 2) as share,
+  count(*) filter (where prospect) as prospects, max(created_at)::date::text as last_applied
 from public.applications_flat where deleted_at is null group by status order by applications desc, status`,
     },
   ];

@@ -1,6 +1,9 @@
 import type { Kysely } from 'kysely';
-import { BUILT_IN_RESOURCES, type ResourceDeclaration } from '../resources/index.js';
-import { defineListResource } from '../resources/json-resource.js';
+import {
+  BUILT_IN_RESOURCES,
+  listResourceOf,
+  type ResourceDeclaration,
+} from '../resources/index.js';
 import { listResourcesIn } from '../warehouse/layout/list-resource-tables.js';
 import type { Database } from '../warehouse/tables.js';
 
@@ -15,5 +18,5 @@ export async function erasableResourcesOf(
   schema: string,
 ): Promise<ResourceDeclaration[]> {
   const lists = (await listResourcesIn(db, schema)).filter((name) => !BUILT_IN_RESOURCES.has(name));
-  return [...BUILT_IN_RESOURCES.values(), ...lists.map(defineListResource)];
+  return [...BUILT_IN_RESOURCES.values(), ...lists.map((name) => listResourceOf(name))];
 }

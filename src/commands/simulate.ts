@@ -21,7 +21,7 @@ export const options = {
     type: 'string',
     value: 'SHAPE',
     description:
-      "seed: the shapes api-spec.md shows; v3: the live service's (flat tracking links, expires_at tokens, a 75/30s window unless --rate-limit says otherwise, X-RateLimit-Limit/Remaining/Reset as epoch seconds on every list response but 429s, pipe date filters, a 1-minute authorization code)",
+      "seed: the shapes api-spec.md shows; v3: the live service's (flat tracking links, expires_at tokens, a 75/30s window unless --rate-limit says otherwise, X-RateLimit-Limit/Remaining/Reset as epoch seconds on every list response but 429s, pipe date filters, a 1-minute authorization code) and the v3 world: applications, application_stages, job_interview_stages, offers, openings, close_reasons, rejection_details, rejection_reasons, eeoc, demographic_answers, demographic_questions, demographic_answer_options, users, departments and offices, consistent with the jobs, job posts and tracking links (docs/simulator-world.md)",
     default: 'seed',
   },
   host: {
@@ -51,7 +51,8 @@ export const options = {
   applications: {
     type: 'string',
     value: 'N',
-    description: 'records of applications (overrides --records)',
+    description:
+      "records of applications (overrides --records); with --shape v3 the world's applications per account, from which the jobs (about one per 15 applications), job posts, tracking links and candidates not given explicitly derive",
   },
   candidates: {
     type: 'string',
@@ -227,17 +228,20 @@ export const simulate = defineCommand({
     // Left undefined when not given, so that the shape decides.
     const flatTrackingLinks = values.flat;
     const malformedEvery = intOption('malformed-every', values['malformed-every']);
+    // The v3 world sizes the lists it holds from its applications unless told otherwise.
+    const worldCount = (name: 'jobs' | 'job-posts' | 'tracking-links' | 'candidates') =>
+      shape === 'v3' && values[name] === undefined ? undefined : count(name);
     const simulatorOptions: SimulatorOptions = {
       shape,
       host: host === 'localhost' ? '127.0.0.1' : host,
       port: intOption('port', values.port),
       dataset: {
         counts: {
-          jobs: count('jobs'),
-          job_posts: count('job-posts'),
-          tracking_links: count('tracking-links'),
+          jobs: worldCount('jobs'),
+          job_posts: worldCount('job-posts'),
+          tracking_links: worldCount('tracking-links'),
           applications: count('applications'),
-          candidates: count('candidates'),
+          candidates: worldCount('candidates'),
           offers: count('offers'),
           departments: count('departments'),
         },
@@ -306,6 +310,12 @@ export const simulate = defineCommand({
     const extraPaths = sim.extraListPaths;
     const extraLines =
       extraPaths.length > 0 ? [`  more lists (extra resources): ${extraPaths.join(' ')}\n`] : [];
+    const world = sim.dataset.world;
+    const worldLines = world
+      ? [
+          `  v3 world: ${world.size('applications')} applications over ${sim.dataset.size('jobs')} jobs (advance it from code: dataset.advance()); lists: ${sim.worldListPaths.join(' ')}\n`,
+        ]
+      : [];
     stdout.write(
       `hiresync simulator listening on ${sim.url}\n` +
         `  HIRESYNC_BASE_URL=${sim.url}\n  HIRESYNC_AUTH_URL=${sim.authUrl}\n` +
@@ -313,6 +323,7 @@ export const simulate = defineCommand({
         accountLines.join('') +
         partnerLines.join('') +
         extraLines.join('') +
+        worldLines.join('') +
         shapeLine(shape, simulatorOptions.rateLimit) +
         (webhooks === undefined
           ? ''

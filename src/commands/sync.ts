@@ -2,7 +2,7 @@ import { DEFAULT_ACCOUNT, NO_DEFAULT_ACCOUNT } from '../account-name.js';
 import { createApp, withResolvedPolicy } from '../app.js';
 import { type AccountSettings, effectiveSettings } from '../config/account-settings.js';
 import { loadConfig, type ResourceName } from '../config/load-config.js';
-import { resourceNameProblem } from '../config/resource-names.js';
+import { expandResourceList, resourceNameProblem } from '../config/resource-names.js';
 import type { Config } from '../config/types.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
@@ -34,7 +34,7 @@ export const options = {
     type: 'string',
     value: 'NAME',
     multiple: true,
-    description: `a resource of HIRESYNC_RESOURCES, or a built-in one (${RESOURCE_NAMES.join(', ')}), or one named in HIRESYNC_RESOURCE_PATHS or in an account's --resources (run for the accounts that name it); repeat, or separate with commas (default: each account's resources, HIRESYNC_RESOURCES unless its settings name others)`,
+    description: `a resource of HIRESYNC_RESOURCES, or a built-in one (${RESOURCE_NAMES.join(', ')}), or one named in HIRESYNC_RESOURCE_PATHS or in an account's --resources (run for the accounts that name it), or a set of them (@default: the built-in ones; @analytics: the lists the analytics views read); repeat, or separate with commas (default: each account's resources, HIRESYNC_RESOURCES unless its settings name others; both take names and sets, e.g. @default,@analytics,scorecards)`,
   },
   'allow-mass-delete': {
     type: 'boolean',
@@ -65,12 +65,14 @@ export function parseResources(
   accountsMayName = false,
 ): ResourceName[] {
   if (!values || values.length === 0) return [...configured];
-  const names = values.flatMap((v) => v.split(',')).map((v) => v.trim());
-  if (names.some((n) => n === '')) {
+  const items = values.flatMap((v) => v.split(',')).map((v) => v.trim());
+  if (items.some((n) => n === '')) {
     throw new UsageError(
       `--resource was given an empty resource name; choose from ${configured.join(', ')} (HIRESYNC_RESOURCES)`,
     );
   }
+  const { names, problems } = expandResourceList(items, RESOURCE_NAMES);
+  if (problems.length > 0) throw new UsageError(`--resource: ${problems.join('; ')}`);
   for (const name of names) {
     if (configured.includes(name) || RESOURCE_NAMES.includes(name) || pathNamed.includes(name)) {
       continue;
@@ -79,7 +81,7 @@ export function parseResources(
     if (problem) throw new UsageError(`--resource: ${problem}`);
     if (!accountsMayName) throw notConfigured(name, configured);
   }
-  return [...new Set(names)] as ResourceName[];
+  return names as ResourceName[];
 }
 
 /**
@@ -124,7 +126,8 @@ function syncTargets(
 export const sync = defineCommand({
   name: 'sync',
   description: `One run of each named resource (default: each account's resources, set by
-    'accounts add|update --resources', else HIRESYNC_RESOURCES) of each named account
+    'accounts add|update --resources', else HIRESYNC_RESOURCES; both take names and
+    the sets @default and @analytics, e.g. @default,@analytics) of each named account
     (default: default, when the environment sets credentials, and every enabled
     registered account), processed to the end through the queue in this process, up
     to HIRESYNC_CONCURRENCY at once; prints a summary. Exit 0 when every run

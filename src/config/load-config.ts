@@ -227,6 +227,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
     maxDeleteFraction: v.HIRESYNC_MAX_DELETE_FRACTION,
     updatedFilter: v.HIRESYNC_UPDATED_FILTER,
     extraWalks: v.HIRESYNC_EXTRA_WALKS,
+    resourceUpdatedFilters: v.HIRESYNC_RESOURCE_UPDATED_FILTERS,
     updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,
     history: v.HIRESYNC_HISTORY,
     eraseDeletedAfterMs: v.HIRESYNC_ERASE_DELETED_AFTER,

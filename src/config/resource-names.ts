@@ -6,19 +6,84 @@ import { z } from 'zod';
 import type { ResourceName } from '../sync/ports.js';
 
 /**
- * `HIRESYNC_RESOURCES`: a comma-separated list of resource names: the
- * declared ones (`known`) and any other list resource of the API, stored as
- * sent (see {@link resourceNameProblem}). Default: the declared ones.
+ * The lists the analytics views read, as the set `@analytics` names them, in
+ * order (src/resources/analytics declares each; a unit test holds the two to
+ * the same names).
+ */
+export const ANALYTICS_SET: readonly ResourceName[] = Object.freeze([
+  'applications',
+  'application_stages',
+  'job_interview_stages',
+  'offers',
+  'openings',
+  'close_reasons',
+  'rejection_details',
+  'rejection_reasons',
+  'eeoc',
+  'demographic_answers',
+  'demographic_questions',
+  'demographic_answer_options',
+  'users',
+  'departments',
+  'offices',
+]);
+
+/** The named sets a resource list accepts: `@default` is `known` (the default list), `@analytics` {@link ANALYTICS_SET}. */
+function resourceSets(known: readonly string[]): ReadonlyMap<string, readonly string[]> {
+  return new Map([
+    ['@default', known],
+    ['@analytics', ANALYTICS_SET],
+  ]);
+}
+
+/**
+ * The names of a resource list as typed (`@default,@analytics,scorecards`):
+ * each `@set` replaced by its names, in order, each name once (its first
+ * place); an unknown set is a problem naming the sets.
+ */
+export function expandResourceList(
+  items: readonly string[],
+  known: readonly string[],
+): { names: string[]; problems: string[] } {
+  const sets = resourceSets(known);
+  const names: string[] = [];
+  const problems: string[] = [];
+  for (const item of items) {
+    if (!item.startsWith('@')) {
+      names.push(item);
+      continue;
+    }
+    const members = sets.get(item);
+    if (members) names.push(...members);
+    else
+      problems.push(
+        `${JSON.stringify(item)} is not a set of resources: the sets are ${[...sets]
+          .map(([set, members]) => `${set} (${members.join(', ')})`)
+          .join(' and ')}`,
+      );
+  }
+  return { names: [...new Set(names)], problems };
+}
+
+/**
+ * `HIRESYNC_RESOURCES`: a comma-separated list of resource names and named
+ * sets (see {@link expandResourceList}): the declared ones (`known`, the set
+ * `@default`), the lists of `@analytics`, and any other list resource of the
+ * API, stored as sent (see {@link resourceNameProblem}). Default: the
+ * declared ones.
  */
 export function resourceList(known: readonly string[]) {
   return z
     .string()
     .optional()
     .transform((text, ctx) => {
-      const names = (text ?? known.join(','))
+      const items = (text ?? known.join(','))
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
+      const { names, problems } = expandResourceList(items, known);
+      for (const message of problems) ctx.addIssue({ code: 'custom', message });
+      if (problems.length > 0) return z.NEVER;
       if (names.length === 0) {
         ctx.addIssue({
           code: 'custom',
@@ -30,7 +95,7 @@ export function resourceList(known: readonly string[]) {
         const problem = known.includes(name) ? undefined : resourceNameProblem(name);
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       }
-      return [...new Set(names)] as ResourceName[];
+      return names as ResourceName[];
     });
 }
 
@@ -46,6 +111,7 @@ const OWN_RELATIONS = [
   'rejected_records',
   'typed_view_columns',
   'typed_views',
+  'demographic_labels',
   'kysely_migration',
   'kysely_migration_lock',
 ];
@@ -147,4 +213,48 @@ export const extraWalks = z
       walks[name] = queries;
     }
     return walks as Readonly<Record<string, readonly string[]>>;
+  });
+
+/** One resource's incremental read as HIRESYNC_RESOURCE_UPDATED_FILTERS sets it. */
+export type ResourceUpdatedFilter = { readonly template: string } | { readonly everyRunFull: true };
+
+/** A query template holding `{since}`, as HIRESYNC_UPDATED_FILTER takes one. */
+export function isUpdatedTemplate(text: string): boolean {
+  return (
+    /^[^?#&=\s]+=[^#&\s]*(&[^?#&=\s]+=[^#&\s]*)*$/.test(text) &&
+    /=[^&]*\{since\}/.test(text) &&
+    !/(^|&)(cursor|per_page)=/i.test(text)
+  );
+}
+
+/**
+ * `HIRESYNC_RESOURCE_UPDATED_FILTERS`: comma-separated `NAME?TEMPLATE` items
+ * (`eeoc?submitted_at=gte|{since}`), the incremental filter of NAME instead of
+ * HIRESYNC_UPDATED_FILTER's and its declared one, or `NAME?full`: every run of
+ * NAME is a full run (a list that refuses every date filter). Default none.
+ */
+export const resourceUpdatedFilters = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    const filters: Record<string, ResourceUpdatedFilter> = {};
+    for (const item of (text ?? '').split(',').map((s) => s.trim())) {
+      if (item === '') continue;
+      const at = item.indexOf('?');
+      const name = at < 0 ? item : item.slice(0, at);
+      const query = at < 0 ? '' : item.slice(at + 1);
+      const problem = !/^[a-z][a-z0-9_]{0,39}$/.test(name)
+        ? `${JSON.stringify(name)} is not a resource name (lower-case letters, digits and _, starting with a letter)`
+        : query !== 'full' && !isUpdatedTemplate(query)
+          ? 'give NAME?TEMPLATE, the template holding {since} (eeoc?submitted_at=gte|{since}; no cursor or per_page), or NAME?full'
+          : Object.hasOwn(filters, name)
+            ? `${name} is given twice`
+            : undefined;
+      if (problem) {
+        ctx.addIssue({ code: 'custom', message: `${JSON.stringify(item)}: ${problem}` });
+        continue;
+      }
+      filters[name] = query === 'full' ? { everyRunFull: true } : { template: query };
+    }
+    return Object.freeze(filters) as Readonly<Record<string, ResourceUpdatedFilter>>;
   });

@@ -5,6 +5,7 @@
 import type { RecordPolicy } from '../privacy/police-page.js';
 import type { Secret } from '../secret.js';
 import type { ResourceName } from '../sync/ports.js';
+import type { ResourceUpdatedFilter } from './resource-names.js';
 import type { SecretKeys } from './secret-keys.js';
 
 export type AuthConfig =
@@ -158,6 +159,12 @@ export interface Config extends StatusConfig {
    * Default none.
    */
   extraWalks: Readonly<Record<string, readonly string[]>>;
+  /**
+   * `HIRESYNC_RESOURCE_UPDATED_FILTERS`: per resource name, its incremental
+   * filter (over HIRESYNC_UPDATED_FILTER's and the declared one), or every
+   * run of it full. Default none.
+   */
+  resourceUpdatedFilters: Readonly<Record<string, ResourceUpdatedFilter>>;
   /** `HIRESYNC_HISTORY`: keep a version of every record that changes in `<resource>_history`. Default on. */
   history: boolean;
   /**

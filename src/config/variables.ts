@@ -20,7 +20,12 @@ import {
   optionalDurationMs,
   optionalText,
 } from './fields.js';
-import { extraWalks, resourcePaths } from './resource-names.js';
+import {
+  extraWalks,
+  isUpdatedTemplate,
+  resourcePaths,
+  resourceUpdatedFilters,
+} from './resource-names.js';
 import { parseSecretKeys, SecretKeys } from './secret-keys.js';
 import { webhookSecret } from './webhook-secret.js';
 
@@ -166,18 +171,12 @@ export const fullFields = {
   HIRESYNC_MAX_PAGE_BYTES: byteSize(4 * 1024 ** 2, 64 * 1024, 1024 ** 3),
   HIRESYNC_MAX_RETRY_AFTER: durationMs('1h', 1000, 7 * 86_400_000),
   HIRESYNC_MAX_SLOT_WAIT: durationMs('5s', 100, 3_600_000),
-  HIRESYNC_UPDATED_FILTER: optionalText.refine(
-    (v) =>
-      v === undefined ||
-      (/^[^?#&=\s]+=[^#&\s]*(&[^?#&=\s]+=[^#&\s]*)*$/.test(v) &&
-        /=[^&]*\{since\}/.test(v) &&
-        !/(^|&)(cursor|per_page)=/i.test(v)),
-    {
-      message:
-        'must be a query string holding {since}, such as updated_at=gte|{since} (no cursor or per_page)',
-    },
-  ),
+  HIRESYNC_UPDATED_FILTER: optionalText.refine((v) => v === undefined || isUpdatedTemplate(v), {
+    message:
+      'must be a query string holding {since}, such as updated_at=gte|{since} (no cursor or per_page)',
+  }),
   HIRESYNC_HISTORY: onOff(true),
   HIRESYNC_EXTRA_WALKS: extraWalks,
+  HIRESYNC_RESOURCE_UPDATED_FILTERS: resourceUpdatedFilters,
   HIRESYNC_ERASE_DELETED_AFTER: eraseDeletedAfter,
 };

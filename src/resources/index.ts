@@ -1,4 +1,5 @@
 import type { ResourceName } from '../sync/ports.js';
+import { ANALYTICS_DECLARATIONS } from './analytics/index.js';
 import { jobPosts } from './job-posts.js';
 import { jobs } from './jobs.js';
 import { defineListResource } from './json-resource.js';
@@ -27,15 +28,31 @@ export const BUILT_IN_RESOURCES: ResourceCatalog = catalogOf(
 );
 
 /**
+ * The lists the analytics views read (the `@analytics` set, in its order):
+ * list resources with their paths, schemas, reads and typed columns declared.
+ * Not built in: a deployment syncs them when it (or an account) names them.
+ */
+export const ANALYTICS_RESOURCES: ResourceCatalog = catalogOf(...ANALYTICS_DECLARATIONS);
+
+/**
+ * The declaration of a list resource named in HIRESYNC_RESOURCES or an
+ * account's `--resources`: an analytics resource's own, else a list stored
+ * as sent (defineListResource).
+ */
+export function listResourceOf(name: ResourceName): ResourceDeclaration {
+  return ANALYTICS_RESOURCES.get(name) ?? defineListResource(name);
+}
+
+/**
  * The resources a deployment syncs: the declared ones (default the built-in
- * ones), and a list resource (defineListResource) for each other name of
+ * ones), and a list resource ({@link listResourceOf}) for each other name of
  * HIRESYNC_RESOURCES.
  */
 export function catalogFor(
   resources: readonly ResourceName[],
   declared: ResourceCatalog = BUILT_IN_RESOURCES,
 ): ResourceCatalog {
-  const extra = resources.filter((name) => !declared.has(name)).map(defineListResource);
+  const extra = resources.filter((name) => !declared.has(name)).map((n) => listResourceOf(n));
   return extra.length === 0 ? declared : catalogOf(...declared.values(), ...extra);
 }
 

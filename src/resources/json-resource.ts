@@ -31,19 +31,35 @@ export interface JsonResourceOptions {
   columns?: Readonly<Record<string, DeclaredColumnType>>;
 }
 
+/** What a list resource may declare besides its name (see {@link defineListResource}). */
+export type ListResourceOptions = Pick<
+  JsonResourceOptions,
+  'description' | 'read' | 'schema' | 'columns'
+>;
+
 /**
  * Any other list resource of the API, named in HIRESYNC_RESOURCES: stored as
  * sent in `NAME_data` (tables made on demand by the warehouse, see
  * ensureListResources and listResourceTable), read through the view `NAME`,
- * at `/v3/NAME` unless HIRESYNC_RESOURCE_PATHS gives its path.
+ * at `/v3/NAME` unless HIRESYNC_RESOURCE_PATHS gives its path. A list hiresync
+ * knows (the analytics resources) declares its description, read, schema and
+ * typed columns too; its storage stays the same.
  */
-export function defineListResource(name: string): ResourceDeclaration {
+export function defineListResource(
+  name: string,
+  options: Partial<ListResourceOptions> = {},
+): ResourceDeclaration {
   return defineJsonResource({
     name,
-    description: `${name}, a list of the API stored as sent (named in HIRESYNC_RESOURCES)`,
+    description:
+      options.description ??
+      `${name}, a list of the API stored as sent (named in HIRESYNC_RESOURCES)`,
     table: `${name}_data`,
     pathVariable: 'HIRESYNC_RESOURCE_PATHS',
     onDemand: true,
+    read: options.read,
+    schema: options.schema,
+    columns: options.columns,
   });
 }
 

@@ -23,6 +23,14 @@ export interface DeploymentReadSettings {
   readonly updatedLookbackMs?: number | undefined;
   /** `HIRESYNC_EXTRA_WALKS`: per resource it names, the extra walks instead of the declared ones. */
   readonly extraWalks?: Readonly<Record<string, readonly string[]>> | undefined;
+  /**
+   * `HIRESYNC_RESOURCE_UPDATED_FILTERS`: per resource it names, its
+   * incremental filter (over `updatedFilter` and the declared one), or every
+   * run of it full.
+   */
+  readonly resourceUpdatedFilters?:
+    | Readonly<Record<string, { readonly template: string } | { readonly everyRunFull: true }>>
+    | undefined;
 }
 
 /** An account's settings of a read (an Account has them): its base URL. */
@@ -31,9 +39,10 @@ export interface AccountReadSettings {
 }
 
 /**
- * The first-page URL of a resource's list: its path, its filters and
- * `per_page`, never a cursor. An extra walk's `walkQuery` (`active=false`)
- * goes beside `per_page`; a key it shares with the filters replaces theirs.
+ * The first-page URL of a resource's list: its path, its constants
+ * (`include_defaults=true`), its filters and `per_page`, never a cursor. An
+ * extra walk's `walkQuery` (`active=false`) goes beside `per_page`; a key it
+ * shares with the constants or filters replaces theirs.
  */
 export function listUrl(
   settings: ListSettings,
@@ -42,6 +51,7 @@ export function listUrl(
 ): string {
   const url = new URL(`${settings.baseUrl}${declaration.path(settings)}`);
   const query = {
+    ...declaration.read.constants,
     ...declaration.query(settings),
     per_page: String(settings.perPage),
     ...Object.fromEntries(new URLSearchParams(walkQuery ?? '')),
@@ -61,8 +71,10 @@ export function templateOf(filter: IncrementalFilter): string {
 /**
  * What a run of `declaration` reads for an account: the declared read, under
  * the deployment's settings (HIRESYNC_EXTRA_WALKS naming the resource replaces
- * its extra walks; HIRESYNC_UPDATED_FILTER, when set, its incremental filter;
- * the path variables, its path), under the account's (its base URL).
+ * its extra walks; HIRESYNC_UPDATED_FILTER, when set, its incremental filter,
+ * and HIRESYNC_RESOURCE_UPDATED_FILTERS naming it both; the path variables,
+ * its path), under the account's (its base URL). A list whose every run is
+ * full (declared `everyRunFull`) stays so whatever the settings.
  */
 export function planRead(
   declaration: ResourceDeclaration,
@@ -83,7 +95,13 @@ export function planRead(
     firstUrl: listUrl(settings, declaration, query),
   });
   const filters = declaration.query(settings);
-  const template = deployment.updatedFilter ?? (read.incremental && templateOf(read.incremental));
+  const own = deployment.resourceUpdatedFilters;
+  const set = own && Object.hasOwn(own, name) ? own[name] : undefined;
+  const everyRunFull = read.everyRunFull || (set !== undefined && 'everyRunFull' in set);
+  const template =
+    set !== undefined && 'template' in set
+      ? set.template
+      : (deployment.updatedFilter ?? (read.incremental && templateOf(read.incremental)));
   return {
     resource: name,
     walks: [walk(undefined), ...extraWalks.map(walk)],
@@ -93,5 +111,6 @@ export function planRead(
         ? undefined
         : { template, lookbackMs: deployment.updatedLookbackMs ?? 0 },
     maxClockSkewMs: deployment.updatedLookbackMs,
+    ...(everyRunFull ? { everyRunFull: true } : {}),
   };
 }

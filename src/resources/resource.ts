@@ -24,9 +24,10 @@ export interface ResourceDeclaration {
   /** The list path under `settings`: {@link defaultPath} unless {@link pathVariable}'s setting gives one. */
   path(settings: ResourceSettings): string;
   /**
-   * Query parameters of the first request besides `per_page` (filters such as
-   * `status`, from {@link read}'s params), unset ones left out. A run with a
-   * filter marks no deletions: it does not see everything.
+   * The filters of the first request (such as `status`, from {@link read}'s
+   * params), unset ones left out; `per_page` and the read's constants go
+   * beside them. A run with a filter marks no deletions: it does not see
+   * everything.
    */
   query(settings: ResourceSettings): Readonly<Record<string, string>>;
   /** How it is read: {@link DEFAULT_READ} with what its definition overrides. */
@@ -120,13 +121,28 @@ export interface ReadDeclaration {
    * set, replaces it. Undefined: incremental runs stop by id.
    */
   readonly incremental: IncrementalFilter | undefined;
+  /**
+   * Query parameters every walk's first request sends as they are
+   * (`{ include_defaults: 'true' }`): they widen what the list shows, so a
+   * run sending them still sees everything and sweeps (they are no filter).
+   * Never beside a cursor: the API's `next` link carries only its cursor.
+   */
+  readonly constants: Readonly<Record<string, string>>;
+  /**
+   * The list has no filter by update time: an incremental run would see only
+   * records above the highest id stored and never an update, so every run of
+   * it is a full run (which sweeps). HIRESYNC_UPDATED_FILTER does not change it.
+   */
+  readonly everyRunFull: boolean;
 }
 
-/** The read of every resource, unless its declaration says otherwise: no params, the default walk only, no incremental filter. */
+/** The read of every resource, unless its declaration says otherwise: no params, the default walk only, no incremental filter, no constants, incremental runs when due. */
 export const DEFAULT_READ: ReadDeclaration = Object.freeze({
   params: Object.freeze({}),
   extraWalks: Object.freeze([]),
   incremental: undefined,
+  constants: Object.freeze({}),
+  everyRunFull: false,
 });
 
 /** The value of setting `name`. */

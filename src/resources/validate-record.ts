@@ -80,3 +80,6 @@ function validateWith(schema: z.ZodType, record: unknown): string | undefined {
     })
     .join('; ');
 }
+
+/** A calendar date as the API writes `_on` fields: `2026-03-02` (a real day). */
+export const isoDate = z.iso.date();

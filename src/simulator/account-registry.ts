@@ -3,6 +3,7 @@ import type { Fault } from './faults.js';
 import { FixedWindow, type RateLimit } from './rate-limiter.js';
 import { withDefaults } from './shape.js';
 import type { SimulatedAccount } from './simulated-accounts.js';
+import { WORLD_RESOURCES } from './world/world.js';
 
 /** What one account has seen: its share of the simulator's stats. */
 export interface AccountStats {
@@ -59,6 +60,8 @@ export class AccountRegistry {
   readonly #listPaths = new Map<string, SimResource>();
   /** List paths of the extra resources some account serves, in the order first registered. */
   readonly #extraPaths = new Set<string>();
+  /** List paths of the v3 world's resources some account serves. */
+  readonly #worldPaths = new Set<string>();
 
   constructor(options: AccountRegistryOptions) {
     this.#options = options;
@@ -112,6 +115,13 @@ export class AccountRegistry {
       const path = declaration.path(paths);
       if (!this.#listPaths.has(path)) this.#listPaths.set(path, declaration.name);
     }
+    // The v3 world's lists: a catalog declaring one of them keeps its own path.
+    for (const name of dataset.world ? WORLD_RESOURCES : []) {
+      const path = `/v3/${name}`;
+      if (this.#listPaths.has(path)) continue;
+      this.#listPaths.set(path, name);
+      this.#worldPaths.add(path);
+    }
     for (const extra of dataset.extraResources.values()) {
       if (!this.#options.extraNames.has(extra.name) || this.#listPaths.has(extra.path)) continue;
       this.#listPaths.set(extra.path, extra.name);
@@ -156,5 +166,10 @@ export class AccountRegistry {
   /** List paths of the extra resources served, in the order first registered. */
   get extraListPaths(): string[] {
     return [...this.#extraPaths];
+  }
+
+  /** List paths of the v3 world's resources served (see DatasetOptions.world). */
+  get worldListPaths(): string[] {
+    return [...this.#worldPaths];
   }
 }

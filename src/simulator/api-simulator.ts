@@ -149,6 +149,11 @@ export class ApiSimulator {
     return this.#accounts.extraListPaths;
   }
 
+  /** List paths of the v3 world's resources served (`/v3/application_stages`, …), for what `hiresync simulate` prints. */
+  get worldListPaths(): string[] {
+    return this.#accounts.worldListPaths;
+  }
+
   /** Names of the accounts served: `default` (the top-level options) first, then `accounts` in order. */
   get accountNames(): string[] {
     return this.#accounts.names;

@@ -14,6 +14,8 @@ export interface CursorState {
   account?: string | undefined;
   /** The first request asked `active=false`: the walk lists only the inactive records. */
   inactiveOnly?: boolean | undefined;
+  /** The first request asked for the rows hidden by default (`include_defaults=true`, …). */
+  showHidden?: boolean | undefined;
 }
 
 /**
@@ -37,8 +39,10 @@ export class CursorCodec {
       state.dates?.length ? state.dates : null,
     ];
     // Optional trailing fields: cursors of walks without them stay as they were.
-    if (state.account !== undefined || state.inactiveOnly) fields.push(state.account ?? null);
-    if (state.inactiveOnly) fields.push(true);
+    if (state.account !== undefined || state.inactiveOnly || state.showHidden)
+      fields.push(state.account ?? null);
+    if (state.inactiveOnly || state.showHidden) fields.push(state.inactiveOnly === true);
+    if (state.showHidden) fields.push(true);
     const payload = Buffer.from(JSON.stringify(fields));
     const mac = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
     return Buffer.concat([mac, payload]).toString('base64url');
@@ -54,17 +58,17 @@ export class CursorCodec {
     const expected = createHmac('sha256', this.#key).update(payload).digest().subarray(0, 12);
     if (!timingSafeEqual(mac, expected)) return undefined;
     try {
-      const [resource, below, perPage, status, dates, account, inactiveOnly] = JSON.parse(
-        payload.toString('utf8'),
-      ) as [
-        string,
-        number,
-        number,
-        string | null,
-        DateBound[] | null | undefined,
-        string | null | undefined,
-        boolean | undefined,
-      ];
+      const [resource, below, perPage, status, dates, account, inactiveOnly, showHidden] =
+        JSON.parse(payload.toString('utf8')) as [
+          string,
+          number,
+          number,
+          string | null,
+          DateBound[] | null | undefined,
+          string | null | undefined,
+          boolean | undefined,
+          boolean | undefined,
+        ];
       return {
         resource,
         below,
@@ -73,6 +77,7 @@ export class CursorCodec {
         dates: dates ?? undefined,
         account: account ?? undefined,
         ...(inactiveOnly === true ? { inactiveOnly: true } : {}),
+        ...(showHidden === true ? { showHidden: true } : {}),
       };
     } catch {
       return undefined;

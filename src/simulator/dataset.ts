@@ -5,6 +5,7 @@
  */
 
 import { BUILT_IN_RESOURCES, type ResourceCatalog } from '../resources/index.js';
+import type { DatasetOptions } from './dataset-options.js';
 import {
   BUILT_IN_ID_BASE,
   DEFAULT_COUNTS,
@@ -19,61 +20,25 @@ import {
 import { type DateBound, withinDates } from './date-bounds.js';
 import type { ExtraResource } from './extra-resource.js';
 import { EXTRA_RESOURCE_NAMES, EXTRA_RESOURCES, extraResourcesNamed } from './extra-resources.js';
+import { malformedRecord } from './malformed-records.js';
 import { recordGeneratorOf } from './simulated-records.js';
 import type { SimulationContext } from './simulation-context.js';
+import {
+  type AdvanceReport,
+  DEFAULT_WORLD_APPLICATIONS,
+  WORLD_ID_BASE,
+  WORLD_RESOURCES,
+  World,
+  worldCounts,
+} from './world/world.js';
+import { worldCatalogGenerators } from './world/world-catalog.js';
+
+const WORLD_NAMES: ReadonlySet<string> = new Set(WORLD_RESOURCES);
 
 /** A resource the simulator serves: any name its catalog declares, or an extra resource. */
 export type SimResource = string;
 
-/** Options of {@link Dataset}. */
-export interface DatasetOptions {
-  /** Records per resource at start. Default 250 each (job_boards 13, sources 12, referrers 40: those tracking links name). */
-  counts?: Partial<Record<SimResource, number>>;
-  /**
-   * The resources served. Each builds its records with the generator
-   * simulated-records.ts holds for its name, or else as a record with the id
-   * and its times. Default the built-in ones.
-   */
-  resources?: ResourceCatalog;
-  /**
-   * Extra resources held besides the catalog's (names from
-   * `EXTRA_RESOURCE_NAMES`: applications, candidates, offers, departments),
-   * 250 records each unless `counts` says otherwise. A name the catalog
-   * declares is the catalog's. Default all of them; `[]` for none.
-   */
-  extraResources?: readonly string[];
-  /** Seed of every generated value. Default 1. */
-  seed?: number;
-  /**
-   * Added to every id, so that datasets side by side (the simulator's
-   * accounts) hold different ids. A whole number below 10^9 minus the ids a
-   * resource uses (7 per record). Default 0.
-   */
-  idOffset?: number;
-  /** Tracking links as flat ids (`job_board_id`, `source_id`, `referrer_id`) instead of nested objects. */
-  flatTrackingLinks?: boolean;
-  /**
-   * Job posts as v3 lists them: each carries `active` (every 7th, by index
-   * 6, 13, 20, …, is inactive), and a job_posts walk leaves the inactive
-   * ones out unless its first request asks `active=false`, which lists only
-   * them. Default off: no `active` key, every post listed.
-   */
-  hideInactiveJobPosts?: boolean;
-  /** Every Nth record (by index) is malformed in a rotating way; 0 for none. Default 0. */
-  malformedEvery?: number;
-  /**
-   * Every Nth record (by index) carries a `\u0000` in a string: valid JSON of
-   * the right types that Postgres cannot hold in jsonb, so hiresync rejects it.
-   * 0 for none. Default 0.
-   */
-  nulEvery?: number;
-  /**
-   * How far the API's clock runs ahead of real time (negative: behind), in
-   * ms: records changed after start (touch, grow) carry times on that clock.
-   * Default 0.
-   */
-  clockSkewMs?: number;
-}
+export type { DatasetOptions } from './dataset-options.js';
 
 /** What changed in one resource after start; made on its first change (most datasets have none). */
 interface ResourceChanges {
@@ -109,6 +74,8 @@ export class Dataset {
   /** Only resources changed after start have an entry. */
   readonly #changes = new Map<SimResource, ResourceChanges>();
   #contextMemo: SimulationContext | undefined;
+  /** The v3 world, when served (see DatasetOptions.world). */
+  readonly #world: World | undefined;
 
   constructor(options: DatasetOptions = {}) {
     this.#seed = options.seed ?? 1;
@@ -121,21 +88,38 @@ export class Dataset {
     this.nulEvery = options.nulEvery ?? 0;
     this.clockSkewMs = options.clockSkewMs ?? 0;
     this.#resources = options.resources ?? BUILT_IN_RESOURCES;
+    const applications = options.counts?.applications ?? DEFAULT_WORLD_APPLICATIONS;
+    this.#world = options.world ? new World(this.#context, applications) : undefined;
+    const world = this.#world;
     const extras = extraResourcesNamed(options.extraResources ?? EXTRA_RESOURCE_NAMES).filter(
-      (extra) => !this.#resources.has(extra.name),
+      (extra) => !this.#resources.has(extra.name) && !(world && WORLD_NAMES.has(extra.name)),
     );
     this.#extras = new Map(extras.map((extra) => [extra.name, extra]));
     const catalogBases = idBasesOf(this.#resources);
+    const worldBases = world ? Object.entries(WORLD_ID_BASE) : [];
     this.#idBase =
-      extras.length === 0
+      extras.length === 0 && !world
         ? catalogBases
-        : new Map([...catalogBases, ...extras.map((e): [string, number] => [e.name, e.idBase])]);
+        : new Map([
+            ...catalogBases,
+            ...extras.map((e): [string, number] => [e.name, e.idBase]),
+            ...worldBases,
+          ]);
+    const shaped = world ? worldCatalogGenerators(() => world.state) : new Map();
     this.#generators = new Map([
-      ...[...this.#resources.keys()].map((name) => [name, recordGeneratorOf(name)] as const),
+      ...[...this.#resources.keys()].map(
+        (name) => [name, shaped.get(name) ?? recordGeneratorOf(name)] as const,
+      ),
       ...extras.map((extra) => [extra.name, extra.simulate] as const),
+      ...WORLD_RESOURCES.filter(() => world !== undefined).map(
+        (name) =>
+          [name, (_: SimulationContext, i: number) => world?.record(name, i) ?? {}] as const,
+      ),
     ]);
+    const derived = world ? worldCounts(applications) : {};
     for (const name of this.#idBase.keys()) {
-      const count = options.counts?.[name] ?? DEFAULT_COUNTS[name] ?? 250;
+      if (world && WORLD_NAMES.has(name)) continue;
+      const count = options.counts?.[name] ?? derived[name] ?? DEFAULT_COUNTS[name] ?? 250;
       this.#counts.set(name, count);
       this.#startSizes.set(name, count);
     }
@@ -178,7 +162,31 @@ export class Dataset {
 
   /** Number of index slots (removed ones included). */
   size(resource: SimResource): number {
+    if (this.#world && WORLD_NAMES.has(resource)) return this.#world.size(resource);
     return this.#counts.get(resource) ?? 0;
+  }
+
+  /** The v3 world served (DatasetOptions.world), for tests that check its rows; undefined when off. */
+  get world(): World | undefined {
+    return this.#world;
+  }
+
+  /**
+   * Advances the v3 world to now (on the API's clock): applications move on,
+   * are rejected or hired, new ones arrive, one is deleted, and every record
+   * changed carries the new updated_at (see advanceWorld). Throws without a world.
+   */
+  advance(): AdvanceReport {
+    if (!this.#world) throw new Error('this dataset serves no world (DatasetOptions.world)');
+    this.version += 1;
+    const report = this.#world.advance(Date.now() + this.clockSkewMs);
+    // A job whose opening closed may change status: its updated_at moves, its name does not.
+    for (const job of report.jobs) this.#changed('jobs').touchedAt.set(job, report.atMs);
+    return report;
+  }
+
+  #inWorld(resource: SimResource): boolean {
+    return this.#world !== undefined && WORLD_NAMES.has(resource);
   }
 
   /** Throws on a resource the catalog lacks. */
@@ -224,7 +232,10 @@ export class Dataset {
 
   isPresent(resource: SimResource, index: number): boolean {
     return (
-      index >= 0 && index < this.size(resource) && !this.#changes.get(resource)?.removed.has(index)
+      index >= 0 &&
+      index < this.size(resource) &&
+      !this.#changes.get(resource)?.removed.has(index) &&
+      (!this.#inWorld(resource) || this.#world?.isPresent(resource, index) === true)
     );
   }
 
@@ -245,6 +256,10 @@ export class Dataset {
   /** Changes a record (new updated_at and content): the next full sync should pick it up. */
   touch(resource: SimResource, index: number): number {
     this.version += 1;
+    if (this.#inWorld(resource)) {
+      this.#world?.touch(resource, index, Date.now() + this.clockSkewMs);
+      return this.idOf(resource, index);
+    }
     const { versions, touchedAt } = this.#changed(resource);
     versions.set(index, (versions.get(index) ?? 0) + 1);
     touchedAt.set(index, Date.now() + this.clockSkewMs);
@@ -254,6 +269,12 @@ export class Dataset {
   /** Adds `n` records newer (higher ids) than all others; returns their ids. */
   grow(resource: SimResource, n: number): number[] {
     this.version += 1;
+    if (this.#inWorld(resource)) {
+      if (resource !== 'applications')
+        throw new Error(`the world grows applications only (advance() changes the rest)`);
+      const added = this.#world?.addApplications(n, Date.now() + this.clockSkewMs) ?? [];
+      return added.map((index) => this.idOf(resource, index));
+    }
     const start = this.size(resource);
     this.#changed(resource).grown.push({ from: start, at: Date.now() + this.clockSkewMs });
     this.#counts.set(resource, start + n);
@@ -272,7 +293,8 @@ export class Dataset {
 
   /** The record at `index` as the API would send it (a malformed one included). */
   record(resource: SimResource, index: number): unknown {
-    if (this.isMalformed(index)) return this.#malformed(resource, index);
+    if (this.isMalformed(index))
+      return malformedRecord(this.idOf(resource, index), index, this.malformedEvery);
     let record = this.#of(this.#generators, resource)(this.#context, index);
     if (this.#hidesInactive(resource))
       record = { ...record, active: !this.isInactive(resource, index) };
@@ -291,9 +313,13 @@ export class Dataset {
   /**
    * Whether a walk lists the record at `index`: with `hideInactiveJobPosts`,
    * a job_posts walk lists the active posts, or only the inactive ones when
-   * it asked `active=false` (`inactiveOnly`); every other record is listed.
+   * it asked `active=false` (`inactiveOnly`); the world's built-in rejection
+   * reasons and service users only when it asked for them (`showHidden`:
+   * `include_defaults=true`, `show_service_accounts=true`); every other
+   * record is listed.
    */
-  listed(resource: SimResource, index: number, inactiveOnly: boolean): boolean {
+  listed(resource: SimResource, index: number, inactiveOnly: boolean, showHidden = false): boolean {
+    if (this.#inWorld(resource)) return showHidden || !this.#world?.hidden(resource, index);
     if (!this.#hidesInactive(resource)) return true;
     return this.isInactive(resource, index) === inactiveOnly;
   }
@@ -326,8 +352,9 @@ export class Dataset {
    * time of that change, so an `updated_at=gte|…` filter finds exactly them.
    */
   #times(resource: SimResource, index: number) {
-    const h = mix(this.#seed + 11, index);
     this.#known(resource);
+    if (this.#world && WORLD_NAMES.has(resource)) return this.#world.times(resource, index);
+    const h = mix(this.#seed + 11, index);
     const changes = this.#changes.get(resource);
     const version = changes?.versions.get(index) ?? 0;
     const grownAt = changes?.grown.findLast((b) => index >= b.from)?.at;
@@ -353,26 +380,5 @@ export class Dataset {
     if (dates.length === 0) return true;
     if (this.isMalformed(index)) return false;
     return withinDates(this.#times(resource, index), dates);
-  }
-
-  /** Malformed records rotate through the kinds a validator must catch. */
-  #malformed(resource: SimResource, index: number): unknown {
-    const id = this.idOf(resource, index);
-    switch (Math.floor(index / Math.max(1, this.malformedEvery)) % 4) {
-      case 0:
-        return { id: String(id), token: 'string-id' };
-      case 1:
-        return {
-          id,
-          job_id: 'abc',
-          token: 'bad-job-id',
-          created_at: '2024-01-01T00:00:00Z',
-          updated_at: '2024-01-01T00:00:00Z',
-        };
-      case 2:
-        return `not an object ${id}`;
-      default:
-        return { token: 'no-id' };
-    }
   }
 }

@@ -173,7 +173,7 @@ export class ListEndpoint {
       unprocessable(res, query.errors, opts.rateLimitHeaders ? rateHeaders : {});
       return 422;
     }
-    const { perPage, status, dates, inactiveOnly } = query;
+    const { perPage, status, dates, inactiveOnly, showHidden } = query;
     const page = this.#page(account, resource, query);
     const { lastIndex, hasMore } = page;
     const headers = { ...rateHeaders };
@@ -191,6 +191,7 @@ export class ListEndpoint {
         dates,
         account: cursorAccount,
         inactiveOnly,
+        showHidden,
       });
       const base = this.#baseUrl();
       let next = `${base}${url.pathname}?cursor=${cursor}`;
@@ -220,8 +221,8 @@ export class ListEndpoint {
    */
   #page(account: AccountState, resource: SimResource, query: ListQuery): Page {
     const ds = account.dataset;
-    const { below, perPage, status, dates, inactiveOnly } = query;
-    const cacheKey = `${account.name}|${resource}|${below}|${perPage}|${status}|${JSON.stringify(dates)}|${inactiveOnly}|${ds.version}`;
+    const { below, perPage, status, dates, inactiveOnly, showHidden } = query;
+    const cacheKey = `${account.name}|${resource}|${below}|${perPage}|${status}|${JSON.stringify(dates)}|${inactiveOnly}|${showHidden}|${ds.version}`;
     const cached = this.#options.cachePages ? this.#pageCache.get(cacheKey) : undefined;
     if (cached) return cached;
     const matches = (index: number) => matchesQuery(ds, resource, index, query);
@@ -270,9 +271,9 @@ function matchesQuery(
   index: number,
   query: ListQuery,
 ): boolean {
-  const { status, dates, inactiveOnly } = query;
+  const { status, dates, inactiveOnly, showHidden } = query;
   return (
-    ds.listed(resource, index, inactiveOnly) &&
+    ds.listed(resource, index, inactiveOnly, showHidden) &&
     (status === undefined || ds.matches(resource, index, { status })) &&
     ds.withinDates(resource, index, dates)
   );

@@ -1,6 +1,7 @@
 import type { CursorCodec } from './cursor-codec.js';
 import type { SimResource } from './dataset.js';
 import { DATE_FILTER_FIELDS, DATE_FILTER_OPERATORS, type DateBound } from './date-bounds.js';
+import { SHOW_HIDDEN_PARAMETER } from './world/world.js';
 
 /** Where a list request's walk stands and what it filters. */
 export interface ListQuery {
@@ -16,6 +17,12 @@ export interface ListQuery {
   dates: DateBound[];
   /** `active=false`: the walk lists the inactive records hidden by default (job posts, when hidden). */
   inactiveOnly: boolean;
+  /**
+   * The walk lists the rows the live service hides by default (built-in
+   * rejection reasons with `include_defaults=true`, service users with
+   * `show_service_accounts=true`); absent when not asked.
+   */
+  showHidden?: true;
 }
 
 /** A list request that breaks a rule: the `errors` of its 422. */
@@ -49,6 +56,7 @@ export function readListQuery(
       status,
       dates: dates ?? [],
       inactiveOnly: state.inactiveOnly === true,
+      ...(state.showHidden ? { showHidden: true as const } : {}),
     };
   }
   let perPage = 100;
@@ -87,7 +95,17 @@ export function readListQuery(
     dates.push(...bounds);
   }
   const inactiveOnly = url.searchParams.get('active') === 'false';
-  return { below: Number.POSITIVE_INFINITY, perPage, status, dates, inactiveOnly };
+  const hiddenParameter = SHOW_HIDDEN_PARAMETER[resource];
+  const showHidden =
+    hiddenParameter !== undefined && url.searchParams.get(hiddenParameter) === 'true';
+  return {
+    below: Number.POSITIVE_INFINITY,
+    perPage,
+    status,
+    dates,
+    inactiveOnly,
+    ...(showHidden ? { showHidden: true as const } : {}),
+  };
 }
 
 /** The bounds of `field=OP|TIME[|OP|TIME…]`, or undefined when the text breaks that form. */

@@ -29,7 +29,10 @@ export interface ShapeDefaults {
  * every list response but 429s, a one-minute authorization code,
  * per-resource scopes for partner grants (403 for a list whose scope a grant
  * lacks), RFC 6749 error bodies on every token error, and the token
- * endpoint's own 60 s window; job posts hidden unless `active=false`.
+ * endpoint's own 60 s window; job posts hidden unless `active=false`; the
+ * v3 world (DatasetOptions.world): applications, stage histories, offers,
+ * openings, rejections, EEOC and demographic answers consistent with the
+ * jobs, job posts and tracking links.
  */
 export function shapeDefaults(shape: SimulatorShape): ShapeDefaults {
   if (shape === 'seed') return { simulator: {}, dataset: {} };
@@ -45,7 +48,7 @@ export function shapeDefaults(shape: SimulatorShape): ShapeDefaults {
       oauthErrorBodies: true,
       tokenEndpointWindow: { ...V3_TOKEN_ENDPOINT_WINDOW },
     },
-    dataset: { flatTrackingLinks: true, hideInactiveJobPosts: true },
+    dataset: { flatTrackingLinks: true, hideInactiveJobPosts: true, world: true },
   };
 }
 

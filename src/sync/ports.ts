@@ -64,6 +64,11 @@ export interface ReadPlan {
    * run's first response. Undefined: not checked.
    */
   readonly maxClockSkewMs: number | undefined;
+  /**
+   * True for a list with no filter by update time: every run of it is a full
+   * run, since an incremental one would see no update. Absent: false.
+   */
+  readonly everyRunFull?: boolean | undefined;
 }
 
 /** `full` reads every page and sweeps deletions; `incremental` reads new records only. */

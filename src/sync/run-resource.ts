@@ -133,7 +133,10 @@ async function openRun(
   if (options.skipNotPermitted && isNotPermitted(completed.lastRun)) {
     throw new NotPermittedSkip(scopeOfRun(resource, completed.lastRun?.error ?? null));
   }
-  const mode: RunMode = requested === 'full' || !completed.fullRunDone ? 'full' : 'incremental';
+  const mode: RunMode =
+    requested === 'full' || !completed.fullRunDone || plan.everyRunFull === true
+      ? 'full'
+      : 'incremental';
   let stopAtId = mode === 'incremental' ? completed.highestId : null;
   let filter = plan.filter;
   let updated: string | undefined;

@@ -584,44 +584,44 @@ describe('hiresync accounts remove --drop-data: all or nothing, asked, and never
 
   it('refuses, naming each of them, when objects outside the schema depend on it; --cascade drops them and says which', async () => {
     const state = await acmeWithState();
-    await sql`create schema analytics`.execute(t.db);
-    await sql`create view analytics.acme_jobs as select id from acme.jobs`.execute(t.db);
-    await sql`create view analytics.acme_job_count as select count(*) from analytics.acme_jobs`.execute(
+    await sql`create schema reporting`.execute(t.db);
+    await sql`create view reporting.acme_jobs as select id from acme.jobs`.execute(t.db);
+    await sql`create view reporting.acme_job_count as select count(*) from reporting.acme_jobs`.execute(
       t.db,
     );
     // (A foreign key cannot reference an account's relations: they are views of shared storage.)
-    await sql`create table analytics.notes (job_id bigint, note text)`.execute(t.db);
-    await sql`create function analytics.acme_total() returns bigint language sql
+    await sql`create table reporting.notes (job_id bigint, note text)`.execute(t.db);
+    await sql`create function reporting.acme_total() returns bigint language sql
       begin atomic select count(*) from acme.jobs; end`.execute(t.db);
     // hiresync's own views, and an analyst's view over them, are not in the way.
-    await sql`create view analytics.everyone as select account, id from all_accounts.jobs`.execute(
+    await sql`create view reporting.everyone as select account, id from all_accounts.jobs`.execute(
       t.db,
     );
     const before = await state();
     const refused = await accounts(['remove', 'acme', '--drop-data', '--yes']);
     expect(refused.code).toBe(1);
     for (const name of [
-      'view analytics.acme_jobs',
-      'view analytics.acme_job_count',
-      'function analytics.acme_total()',
+      'view reporting.acme_jobs',
+      'view reporting.acme_job_count',
+      'function reporting.acme_total()',
       '--cascade',
     ]) {
       expect(refused.stderr).toContain(name);
     }
-    expect(refused.stderr).not.toContain('analytics.everyone');
+    expect(refused.stderr).not.toContain('reporting.everyone');
     expect(await state()).toEqual(before);
 
     const cascaded = await accounts(['remove', 'acme', '--drop-data', '--yes', '--cascade']);
     expect(cascaded).toMatchObject({ code: 0, stderr: '' });
     expect(cascaded.stdout).toContain(
-      'also dropped: function analytics.acme_total(), view analytics.acme_job_count, view analytics.acme_jobs',
+      'also dropped: function reporting.acme_total(), view reporting.acme_job_count, view reporting.acme_jobs',
     );
     expect(await state()).toMatchObject({ registered: [], schema: false });
     const { rows } = await sql<{ r: string | null }>`
-      select to_regclass(x)::text as r from unnest(array['analytics.notes', 'analytics.everyone', 'analytics.acme_jobs']) x`.execute(
+      select to_regclass(x)::text as r from unnest(array['reporting.notes', 'reporting.everyone', 'reporting.acme_jobs']) x`.execute(
       t.db,
     );
-    expect(rows.map((r) => r.r)).toEqual(['analytics.notes', 'analytics.everyone', null]);
+    expect(rows.map((r) => r.r)).toEqual(['reporting.notes', 'reporting.everyone', null]);
   });
 });
 

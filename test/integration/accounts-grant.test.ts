@@ -52,11 +52,7 @@ describe('hiresync accounts grant', () => {
         { account: 'cyberdyne', resource: 'jobs' },
       ]),
     ).toMatchObject([{ ok: true }, { ok: true }]);
-    // A later release's analytics schema, made before the grant.
-    await sql`create schema globex_analytics`.execute(db);
-    await sql`create view globex_analytics.job_count as select count(*) as n from globex.jobs`.execute(
-      db,
-    );
+    // Its analytics schema (globex_analytics) is made by migrate, as the account is.
     const { role, drop } = await testRole(db);
     defer(drop);
 
@@ -74,8 +70,9 @@ describe('hiresync accounts grant', () => {
       'globex.jobs_flat',
       'globex.sync_runs',
       'globex.applications',
-      'globex_analytics.job_count',
+      'globex_analytics.source_of_hire',
       'cyberdyne.jobs',
+      'cyberdyne_analytics.source_of_hire',
       'public.jobs',
       'hiresync.data_jobs',
       'all_accounts.jobs',
@@ -85,7 +82,8 @@ describe('hiresync accounts grant', () => {
       'globex.jobs_flat': await countOf(db, 'globex.jobs_flat'),
       'globex.sync_runs': await countOf(db, 'globex.sync_runs'),
       'globex.applications': 'read 0',
-      'globex_analytics.job_count': 'read 1',
+      'globex_analytics.source_of_hire': 'read 0',
+      'cyberdyne_analytics.source_of_hire': 'permission denied',
       'cyberdyne.jobs': 'permission denied',
       'public.jobs': 'permission denied',
       'hiresync.data_jobs': 'permission denied',
@@ -122,7 +120,7 @@ describe('hiresync accounts grant', () => {
       'globex.jobs',
       'globex.applications',
       'globex.candidates',
-      'globex_analytics.job_count',
+      'globex_analytics.source_of_hire',
     ]);
     expect(Object.values(after)).toEqual(Array(4).fill('permission denied'));
     // The role holds nothing any more: it can be dropped without `drop owned`.

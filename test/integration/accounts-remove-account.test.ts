@@ -147,19 +147,19 @@ describe('removeAccount of a registered account', () => {
 
   it("refuses to drop a schema an analyst's view depends on unless cascade, which drops the view too", async () => {
     await register('acme');
-    await sql`create schema analytics`.execute(t.db);
-    await sql`create view analytics.acme_jobs as select id from acme.jobs`.execute(t.db);
+    await sql`create schema reporting`.execute(t.db);
+    await sql`create view reporting.acme_jobs as select id from acme.jobs`.execute(t.db);
     const refused = await removeAccount(ports(), { name: 'acme', ...drop });
     expect(refused).toEqual({
       kind: 'dependents',
       of: 'account',
       name: 'acme',
       schema: 'acme',
-      objects: ['view analytics.acme_jobs'],
+      objects: ['view reporting.acme_jobs'],
     });
     expect(await store.get('acme')).toBeDefined();
     const cascaded = await removeAccount(ports(), { name: 'acme', ...drop, cascade: true });
-    expect(cascaded).toMatchObject({ kind: 'removed', cascaded: ['view analytics.acme_jobs'] });
+    expect(cascaded).toMatchObject({ kind: 'removed', cascaded: ['view reporting.acme_jobs'] });
     expect(await schemaExists('acme')).toBe(false);
   });
 });

@@ -77,13 +77,13 @@ describe('accounts remove --drop-data with an analyst view inside schema all_acc
 describe('accounts remove --drop-data while an analyst creates a view on the schema', () => {
   it('never drops, without --cascade, a view committed between the check and the drop', async () => {
     await add('acme');
-    await sql`create schema analytics`.execute(t.db);
+    await sql`create schema reporting`.execute(t.db);
     const analyst = createDatabase(t.url);
     try {
       const removed = await analyst.connection().execute(async (conn) => {
         // The view is created but not yet committed when the removal checks.
         await sql`begin`.execute(conn);
-        await sql`create view analytics.late as select id from acme.jobs`.execute(conn);
+        await sql`create view reporting.late as select id from acme.jobs`.execute(conn);
         const removal = accounts(['remove', 'acme', '--drop-data', '--yes']);
         // Until the removal waits for a lock the analyst's transaction holds;
         // a removal that ended first never met the uncommitted view.
@@ -101,11 +101,11 @@ describe('accounts remove --drop-data while an analyst creates a view on the sch
       });
       expect(removed.waited, "the removal never waited for the analyst's lock").toBe(true);
       expect(removed.code).toBe(1);
-      expect(removed.stderr).toContain('view analytics.late');
+      expect(removed.stderr).toContain('view reporting.late');
       expect(removed.stderr).toContain('nothing was removed');
       const { rows } = await sql<{ n: number }>`
         select count(*)::int as n from information_schema.views
-        where table_schema = 'analytics' and table_name = 'late'`.execute(t.db);
+        where table_schema = 'reporting' and table_name = 'late'`.execute(t.db);
       expect(rows[0]?.n).toBe(1);
     } finally {
       await analyst.destroy();

@@ -88,7 +88,8 @@ describe('npm run demo', () => {
     // A list resource named in HIRESYNC_RESOURCES, stored as sent.
     expect(result.stdout).toMatch(/^default\s+applications\s+full\s+\d+\s/m);
     const statuses = result.stdout.split('applications per status')[1] ?? '';
-    expect(statuses).toMatch(/^active\s+[1-9]\d*\s+\d\.\d\d\s+[1-9]\d*\s+\d{4}-\d\d-\d\d$/m);
+    // The v3 world's statuses: in_process (prospects among them), rejected, hired, converted.
+    expect(statuses).toMatch(/^in_process\s+[1-9]\d*\s+0\.\d\d\s+[1-9]\d*\s+\d{4}-\d\d-\d\d$/m);
     // Privacy: candidates' emails stored as their HMAC, phone numbers never stored.
     const policy = result.stdout.split('phone numbers never stored:')[1]?.split('\n\n')[1] ?? '';
     const candidates = policy.split('\n').slice(2);

@@ -4,8 +4,7 @@ import { schemaOf } from '../../src/account-name.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { ConfigError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
-import { RESOURCE_NAMES } from '../../src/resources/index.js';
-import { defineListResource } from '../../src/resources/json-resource.js';
+import { listResourceOf, RESOURCE_NAMES } from '../../src/resources/index.js';
 import { Secret } from '../../src/secret.js';
 import type { Dataset } from '../../src/simulator/dataset.js';
 import { createDatabase } from '../../src/warehouse/database.js';
@@ -19,9 +18,12 @@ afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.close();
 });
 
-/** What the simulator serves of a list, by id (text): the records hiresync should store. */
+/**
+ * What the simulator serves of a list, by id (text): the records hiresync
+ * should store (an analytics list, such as applications, checks its fields).
+ */
 function served(ds: Dataset, resource: string): Map<string, unknown> {
-  const declaration = defineListResource(resource);
+  const declaration = listResourceOf(resource);
   const out = new Map<string, unknown>();
   for (const i of ds.presentIndexes(resource)) {
     const record = ds.record(resource, i);

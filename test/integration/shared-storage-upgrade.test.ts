@@ -100,17 +100,17 @@ async function seed(db: Kysely<Database>): Promise<void> {
     union all select 'acme', id, data, deleted_at from acme.jobs
     union all select 'beta', id, data, deleted_at from beta.jobs`.execute(db);
   // Analysts' own objects: on an account's table, on its typed view, on the union.
-  await sql`create schema analytics`.execute(db);
+  await sql`create schema reporting`.execute(db);
   await sql`create view acme.my_links as select id, token from acme.tracking_links`.execute(db);
-  await sql`create view analytics.acme_names as select id, name from acme.jobs_flat`.execute(db);
-  await sql`comment on view analytics.acme_names is 'names of acme jobs'`.execute(db);
+  await sql`create view reporting.acme_names as select id, name from acme.jobs_flat`.execute(db);
+  await sql`comment on view reporting.acme_names is 'names of acme jobs'`.execute(db);
   await sql`do $$ begin create role hiresync_test_reader; exception when duplicate_object then null; end $$`.execute(
     db,
   );
-  await sql`grant select on analytics.acme_names to hiresync_test_reader`.execute(db);
+  await sql`grant select on reporting.acme_names to hiresync_test_reader`.execute(db);
   await sql`grant usage on schema acme to hiresync_test_reader`.execute(db);
   await sql`grant select on acme.jobs to hiresync_test_reader`.execute(db);
-  await sql`create view analytics.job_counts as
+  await sql`create view reporting.job_counts as
     select account, count(*) as n from all_accounts.jobs group by account`.execute(db);
   await sql`create index acme_jobs_name on acme.jobs ((data ->> 'name'))`.execute(db);
 }
@@ -132,8 +132,8 @@ const QUERIES = [
   'select * from public.tracking_links_flat order by id',
   'select * from acme.tracking_links_flat order by id',
   'select * from acme.my_links order by id',
-  'select * from analytics.acme_names order by id',
-  'select * from analytics.job_counts order by account',
+  'select * from reporting.acme_names order by id',
+  'select * from reporting.job_counts order by account',
 ];
 
 describe('an upgrade from per-account tables to shared storage', () => {
@@ -196,8 +196,8 @@ describe('an upgrade from per-account tables to shared storage', () => {
     ]);
     // The analyst's view keeps its comment and its grant; the union reads shared storage.
     const { rows: kept } = await sql<{ comment: string; granted: boolean; definition: string }>`
-      select obj_description('analytics.acme_names'::regclass, 'pg_class') as comment,
-        has_table_privilege('hiresync_test_reader', 'analytics.acme_names', 'select') as granted,
+      select obj_description('reporting.acme_names'::regclass, 'pg_class') as comment,
+        has_table_privilege('hiresync_test_reader', 'reporting.acme_names', 'select') as granted,
         pg_get_viewdef('all_accounts.jobs'::regclass) as definition`.execute(db);
     expect(kept[0]?.comment).toBe('names of acme jobs');
     expect(kept[0]?.granted).toBe(true);
@@ -243,10 +243,10 @@ describe('an upgrade from per-account tables to shared storage', () => {
     const { db, drop } = await earlierLayout();
     drops.push(drop);
     await seed(db);
-    await sql`create function analytics.touch() returns trigger language plpgsql as $$ begin return new; end $$`.execute(
+    await sql`create function reporting.touch() returns trigger language plpgsql as $$ begin return new; end $$`.execute(
       db,
     );
-    await sql`create trigger touch before update on acme.jobs for each row execute function analytics.touch()`.execute(
+    await sql`create trigger touch before update on acme.jobs for each row execute function reporting.touch()`.execute(
       db,
     );
     const before = await snapshot(db, 'select * from acme.jobs order by id');

@@ -7,6 +7,7 @@ import {
   LOCAL_REDIS_URL,
   TEST_CHAIN,
 } from '../../src/local-services/service-plan.js';
+import { ensureAccountAnalytics } from '../../src/warehouse/analytics/analytics-schemas.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { migrateControl, migrateSchemas } from '../../src/warehouse/setup/migrate-all.js';
 import { adminQuery, databaseUrl, TEMPLATE_DATABASE, TEST_DATABASE_PREFIX } from './databases.js';
@@ -132,6 +133,9 @@ async function prepareTemplate(adminUrl: string): Promise<void> {
     // (the all_accounts views are left to the tests that need them).
     await migrateControl(db);
     await migrateSchemas(db, ['public']);
+    // The shared tables the analytics views read (some 270 relations, the
+    // slowest part of a first migrate) and default's analytics schema.
+    await ensureAccountAnalytics(db, ['default']);
   } finally {
     await db.destroy();
   }

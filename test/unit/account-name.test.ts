@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   accountNameProblem,
+  analyticsSchemaOf,
   DEFAULT_ACCOUNT,
   registeredAccountProblem,
   runKey,
@@ -29,6 +30,8 @@ describe('account naming rules', () => {
       'all_accounts',
       'information_schema',
       'pg_x',
+      'analytics',
+      'acme_analytics',
     ]) {
       expect(accountNameProblem(name)).toBe(
         `account name ${JSON.stringify(name)} is reserved; choose another`,
@@ -49,6 +52,23 @@ describe('account naming rules', () => {
     expect(schemaOf('acme')).toBe('acme');
     expect(runKey(DEFAULT_ACCOUNT, 'jobs')).toBe('jobs');
     expect(runKey('acme', 'jobs')).toBe('acme:jobs');
+  });
+
+  it("puts default's analytics views in schema analytics and NAME's in NAME_analytics, which no account can take", () => {
+    expect(analyticsSchemaOf(DEFAULT_ACCOUNT)).toBe('analytics');
+    expect(analyticsSchemaOf('acme')).toBe('acme_analytics');
+    // Every account's schemas (its own, its analytics) are distinct from every
+    // other account's, and from hiresync's and Postgres's.
+    const names = ['acme', 'acme_2', 'x', `a${'b'.repeat(39)}`, 'analytic', 'acme_analytic'];
+    const accounts = [DEFAULT_ACCOUNT, ...names.filter((n) => accountNameProblem(n) === undefined)];
+    const schemas = accounts.flatMap((a) => [schemaOf(a), analyticsSchemaOf(a)]);
+    expect(new Set(schemas).size).toBe(schemas.length);
+    // No account's analytics schema is a name an account may take.
+    for (const account of accounts) {
+      expect(accountNameProblem(analyticsSchemaOf(account)), account).toBeDefined();
+    }
+    expect(accountNameProblem('all_accounts')).toMatch(/reserved/);
+    expect(analyticsSchemaOf(`a${'b'.repeat(39)}`).length).toBeLessThanOrEqual(63);
   });
 
   it('is a leaf: the module imports nothing', () => {

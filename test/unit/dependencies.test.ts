@@ -379,7 +379,8 @@ const ROOM_IMPORTS = IMPORTS.flatMap((i) => {
  * up: at the root the pool, the row types, relation names and lock keys that
  * every room stands on; `layout` (schemas, shared tables, views, migrations
  * of one schema) on them; typed views placed as layout places views; page
- * writes; runs, which write pages and refresh typed views; `setup`, which
+ * writes; runs, which write pages and refresh typed views; `analytics`, the
+ * analytics views over the shared tables (on layout); `setup`, which
  * brings every schema and the all_accounts views (typed unions included) up
  * to date; `upkeep` (erase, reapply-policy, webhook deletions) on the rest.
  * `reports` holds the reads of status, metrics and the health checks, on the
@@ -392,7 +393,8 @@ const ROOMS: Record<string, readonly string[]> = {
   'pages/': ['./'],
   'reports/': ['./'],
   'runs/': ['./', 'pages/', 'typed-views/'],
-  'setup/': ['./', 'layout/', 'typed-views/'],
+  'analytics/': ['./', 'layout/'],
+  'setup/': ['./', 'layout/', 'typed-views/', 'analytics/'],
   'upkeep/': ['./', 'layout/', 'pages/', 'typed-views/'],
 };
 

@@ -12,7 +12,7 @@ export const settingsOptions = {
   resources: {
     type: 'string',
     value: 'LIST',
-    description: `the resources this account syncs, comma-separated, instead of HIRESYNC_RESOURCES (read as it is: the built-in ones, or any list resource of the API, at /v3/NAME unless HIRESYNC_RESOURCE_PATHS gives its path); '${DEPLOYMENT_DEFAULT}': the deployment's`,
+    description: `the resources this account syncs, comma-separated, instead of HIRESYNC_RESOURCES (read as it is: the built-in ones, the sets @default (the built-in ones) and @analytics (the lists the analytics views read), or any list resource of the API, at /v3/NAME unless HIRESYNC_RESOURCE_PATHS gives its path; e.g. @default,@analytics); '${DEPLOYMENT_DEFAULT}': the deployment's`,
   },
   'incremental-every': {
     type: 'string',

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { DEFAULT_ACCOUNT, schemaOf } from '../../account-name.js';
+import { analyticsSchemaOf, schemaOf } from '../../account-name.js';
 import { HiresyncError } from '../../errors.js';
 import { PUBLIC_SCHEMA } from '../database.js';
 import type { Database } from '../tables.js';
@@ -24,14 +24,6 @@ export function grantRoleProblem(role: string): string | undefined {
     return `role ${role} is one of Postgres's predefined roles (pg_*): name a role of the account's analysts`;
   }
   return undefined;
-}
-
-/**
- * The schema of an account's analytics views, when a release makes them:
- * `analytics` for default, `NAME_analytics` for an account NAME.
- */
-export function analyticsSchemaOf(account: string): string {
-  return account === DEFAULT_ACCOUNT ? 'analytics' : `${account}_analytics`;
 }
 
 /** Whether `account` is registered (hiresync.accounts); false before the control schema exists. */
@@ -101,17 +93,32 @@ export async function grantAccount(
         schema === PUBLIC_SCHEMA
           ? (await hiresyncRelationsIn(trx, schema)).join(', ')
           : `all tables in schema ${s}`;
+      // The analytics schema's functions (pipeline_as_of) answer for the
+      // account alone, as its views do: callable by whoever may read them.
+      const functions = schema === analyticsSchemaOf(account);
       statements.push(
         ...(revoke
           ? [
               `alter default privileges in schema ${s} revoke select on tables from ${r}`,
               ...(relations === '' ? [] : [`revoke select on ${relations} from ${r}`]),
+              ...(functions
+                ? [
+                    `alter default privileges in schema ${s} revoke execute on functions from ${r}`,
+                    `revoke execute on all functions in schema ${s} from ${r}`,
+                  ]
+                : []),
               ...(schema === PUBLIC_SCHEMA ? [] : [`revoke usage on schema ${s} from ${r}`]),
             ]
           : [
               `grant usage on schema ${s} to ${r}`,
               ...(relations === '' ? [] : [`grant select on ${relations} to ${r}`]),
               `alter default privileges in schema ${s} grant select on tables to ${r}`,
+              ...(functions
+                ? [
+                    `grant execute on all functions in schema ${s} to ${r}`,
+                    `alter default privileges in schema ${s} grant execute on functions to ${r}`,
+                  ]
+                : []),
             ]),
       );
     }

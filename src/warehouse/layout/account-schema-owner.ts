@@ -13,6 +13,15 @@ export function accountSchemaComment(schema: string): string {
 }
 
 /**
+ * The first words of the comment that marks an account's analytics schema
+ * (NAME_analytics) as hiresync's: set when hiresync makes it, read before it
+ * builds there or drops it.
+ */
+export function analyticsSchemaMark(account: string): string {
+  return `hiresync analytics schema of account ${account}:`;
+}
+
+/**
  * Creates `schema` when it does not exist and marks it as an account schema
  * of hiresync's ({@link accountSchemaComment}), both in one transaction: no
  * schema of hiresync's is ever seen unmarked. A schema that exists already is

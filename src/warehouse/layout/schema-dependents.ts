@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { accountOfSchema, analyticsSchemaOf } from '../../account-name.js';
 import type { Database } from '../tables.js';
 import { ALL_ACCOUNTS_SCHEMA } from './migrate.js';
 
@@ -15,14 +16,15 @@ export interface DependentsOutsideOptions {
 }
 
 /**
- * What `drop schema <schema> cascade` would drop outside `schema`: the objects
+ * What `drop schema <schema> cascade` (with the account's analytics schema,
+ * which goes with it) would drop outside them: the objects
  * of other schemas that depend on one of its objects, directly or through
  * each other (an analyst's view selecting from `<schema>.jobs` and the views
  * built on that one, a foreign key referencing one of its tables, a column
  * default or trigger using one of its sequences or functions, ...), read from
  * pg_depend. Each is named as `<type> <identity>`
- * (`view analytics.acme_jobs`, `table constraint notes_job_id_fkey on
- * analytics.notes`), sorted; none when nothing outside depends on it.
+ * (`view reporting.acme_jobs`, `table constraint notes_job_id_fkey on
+ * reporting.notes`), sorted; none when nothing outside depends on it.
  */
 export async function dependentsOutside(
   db: Kysely<Database>,
@@ -30,18 +32,20 @@ export async function dependentsOutside(
   { skipAllAccounts = [] }: DependentsOutsideOptions = {},
 ): Promise<string[]> {
   // A view's dependencies are its rewrite rule's: the rule stands for its view.
+  // The account's analytics schema goes with its schema (drop-account-schema.ts).
+  const schemas = [schema, analyticsSchemaOf(accountOfSchema(schema))];
   const { rows } = await sql<{ object: string }>`
     with recursive dropped(classid, objid) as (
-      select 'pg_namespace'::regclass::oid, n.oid from pg_namespace n where n.nspname = ${schema}
+      select 'pg_namespace'::regclass::oid, n.oid from pg_namespace n where n.nspname = any(${schemas}::text[])
       union
       select 'pg_class'::regclass::oid, c.oid
-      from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = ${schema}
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = any(${schemas}::text[])
       union
       select 'pg_type'::regclass::oid, t.oid
-      from pg_type t join pg_namespace n on n.oid = t.typnamespace where n.nspname = ${schema}
+      from pg_type t join pg_namespace n on n.oid = t.typnamespace where n.nspname = any(${schemas}::text[])
       union
       select 'pg_proc'::regclass::oid, p.oid
-      from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = ${schema}
+      from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = any(${schemas}::text[])
       union
       select m.classid, m.objid
       from pg_depend d
@@ -76,7 +80,7 @@ export async function dependentsOutside(
               when 'pg_namespace'::regclass then (
                 select n.nspname from pg_namespace n where n.oid = x.objid)
             end,
-            o.schema) is distinct from ${schema}
+            o.schema, '') <> all(${schemas}::text[])
     order by object`.execute(db);
   return rows.map((r) => r.object);
 }

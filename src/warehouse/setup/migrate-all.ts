@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
-import { schemaOf } from '../../account-name.js';
+import { DEFAULT_ACCOUNT, schemaOf } from '../../account-name.js';
 import { coerceError } from '../../errors.js';
+import { ensureAccountAnalytics } from '../analytics/analytics-schemas.js';
 import { PUBLIC_SCHEMA } from '../database.js';
 import { registeredAccounts } from '../layout/all-accounts-members.js';
 import { createListResourceTables, listResourcesIn } from '../layout/list-resource-tables.js';
@@ -114,13 +115,16 @@ export interface MigrateAllOutcome {
   warnings: string[];
   /** The list resources whose views were made, as `schema.name` (see {@link ensureListResources}). */
   listResourceTables: string[];
+  /** The analytics schemas built or rebuilt (see ensureAccountAnalytics). */
+  analyticsSchemas: string[];
 }
 
 /**
  * Brings everything up to date: the control schema (with the shared
  * tables), `public`, then the schema of each account in `accounts` (default:
  * every registered account, read after the control schema is migrated),
- * the list resources' views, then the `all_accounts` views. Safe to run
+ * the list resources' views, every account's analytics views (see
+ * ensureAccountAnalytics), then the `all_accounts` views. Safe to run
  * concurrently (each step has its lock). A schema already at the layout is
  * not touched: an up-to-date deployment costs a few statements whatever the
  * number of accounts.
@@ -144,6 +148,7 @@ export async function migrateAll(
   const warn = (warning: string) => moved.push(warning);
   let schemas: MigrateOutcome[];
   let created: string[];
+  let analytics: string[];
   try {
     schemas = await migrateSchemas(db, [PUBLIC_SCHEMA, ...names.map(schemaOf)], { warn });
     created = await ensureListResources(db, options.listResources ?? [], { refreshViews: false });
@@ -161,6 +166,10 @@ export async function migrateAll(
         );
       }
     }
+    // Every account's analytics views (default's too), once its schema is ready.
+    const built = await ensureAccountAnalytics(db, [DEFAULT_ACCOUNT, ...names]);
+    analytics = built.schemas;
+    moved.push(...built.warnings);
   } catch (error) {
     if (!(error instanceof SchemaMigrationError)) throw error;
     // The all_accounts views read shared storage: the rows of a schema still
@@ -193,5 +202,6 @@ export async function migrateAll(
     schemas: [control, ...schemas],
     warnings: [...moved, ...warnings],
     listResourceTables: created,
+    analyticsSchemas: analytics,
   };
 }

@@ -37,6 +37,18 @@ describe('per-account settings', () => {
     expect(parseAccountSettings({}, RESOURCE_NAMES)).toEqual({ change: {}, problems: [] });
   });
 
+  it('refuses a resource named demographic_labels: every account schema holds the operator labels of that name', () => {
+    const { problems } = parseAccountSettings({ resources: 'demographic_labels' }, RESOURCE_NAMES);
+    expect(problems).toEqual([
+      {
+        variable: '--resources',
+        message: expect.stringContaining(
+          "demographic_labels is the name of one of hiresync's own tables",
+        ),
+      },
+    ]);
+  });
+
   it('refuses what the variables refuse, naming the option and quoting the value', () => {
     const { problems } = parseAccountSettings(
       { resources: 'jobs,sync_runs', incrementalEvery: 'often', fullCron: '0 3 * * * *' },
