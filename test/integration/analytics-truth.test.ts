@@ -36,7 +36,7 @@ import {
   sliceOf,
   type ViewAnswers,
 } from '../support/analytics-views.js';
-import { apiReader, servedLists } from '../support/served-records.js';
+import { servedWorld } from '../support/world-client.js';
 
 // Each analytics view of two accounts, compared row for row with rows the
 // test computes in TypeScript (test/support/analytics-reference) from the
@@ -84,11 +84,8 @@ function storable(name: string, records: readonly ApiRecord[]): ApiRecord[] {
 
 async function fetchServed(account: string): Promise<Record<string, ApiRecord[]>> {
   const clientId = account === 'default' ? 'demo-client' : `${account}-client`;
-  const reader = await apiReader(h.sim.url, h.sim.authUrl, clientId, secretOf(account));
-  const lists = await servedLists(reader, LISTS, { job_posts: ['active=false'] });
-  return Object.fromEntries(
-    Object.entries(lists).map(([name, list]) => [name, storable(name, list)]),
-  );
+  const lists = await servedWorld(h.sim, { clientId, clientSecret: secretOf(account) });
+  return Object.fromEntries(LISTS.map((name) => [name, storable(name, lists[name] ?? [])]));
 }
 
 async function syncAll(mode: 'auto' | 'full'): Promise<void> {
