@@ -263,6 +263,61 @@ describe('the analytics views, against answers computed from the records served'
     },
   );
 
+  it('the served worlds hold the edge cases the views must get right', () => {
+    const rows = (view: AnalyticsView) =>
+      ACCOUNTS.flatMap((account) => expectedOf(account, answers[account]?.now ?? 0)[view]);
+    const values = (view: AnalyticsView, column: string) =>
+      new Set(rows(view).map((r) => r[column]));
+    const served = ACCOUNTS.map((account) => ({
+      now: recordsOf(account, 1),
+      before: recordsOf(account, 0),
+    }));
+    const ids = (list: readonly ApiRecord[]) => new Set(list.map((r) => r.id));
+    expect(
+      served.some((w) => w.now.applications.some((a) => a.prospect === true)),
+      'prospects',
+    ).toBe(true);
+    expect(
+      served.some((w) => w.before.applications.some((a) => !ids(w.now.applications).has(a.id))),
+      'an application deleted',
+    ).toBe(true);
+    const offersPerApplication = new Map<unknown, number>();
+    for (const o of served.flatMap((w) => w.now.offers)) {
+      offersPerApplication.set(
+        o.application_id,
+        (offersPerApplication.get(o.application_id) ?? 0) + 1,
+      );
+    }
+    expect(
+      Math.max(...offersPerApplication.values()),
+      'several offers of one application',
+    ).toBeGreaterThan(1);
+    expect(values('source_of_hire', 'source_id').has(null), 'applications without a source').toBe(
+      true,
+    );
+    expect(
+      rows('source_of_hire_by_tracking_link').some((r) => Number(r.ambiguous_applications) > 0),
+      'ambiguous applications',
+    ).toBe(true);
+    expect(values('time_in_stage', 'entered_at_source')).toEqual(new Set(['api', 'created_at']));
+    expect(values('time_in_stage', 'exited_at_source')).toEqual(new Set(['api', 'history', null]));
+    expect(values('time_to_hire', 'hired_at_source')).toEqual(new Set(['opening', 'offer']));
+    expect(values('time_to_fill', 'filled')).toEqual(new Set([true, false]));
+    expect(
+      rows('offer_acceptance').some((r) => Number(r.declined) > 0),
+      'declined offers',
+    ).toBe(true);
+    expect(values('diversity_funnel', 'suppressed')).toEqual(new Set([true, false]));
+    const labelled = new Set(
+      ACCOUNTS.flatMap((account) => (labels[account] ?? []).map((l) => l.label)),
+    );
+    const shown = rows('diversity_funnel').flatMap((r) => [r.question, r.answer]);
+    expect(
+      shown.filter((text) => labelled.has(String(text))).length,
+      'local labels',
+    ).toBeGreaterThan(0);
+  });
+
   it('the world changed between the syncs: the funnel then differs from the funnel now', () => {
     for (const account of ACCOUNTS) {
       const then = pipelineAsOf(recordsOf(account, 0));
