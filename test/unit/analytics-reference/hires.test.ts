@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { application, offer, world } from '../../support/analytics-reference/fixtures.js';
 import { expectedAnalytics } from '../../support/analytics-reference/index.js';
-import { application, offer, world } from './fixtures.js';
 
 const NOW = Date.parse('2026-02-01T00:00:00Z');
 const DAY = 86_400_000;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { application, stageRows, world } from '../../support/analytics-reference/fixtures.js';
 import {
   expectedAnalytics,
   pipelineAsOf,
   type RecordVersion,
 } from '../../support/analytics-reference/index.js';
-import { application, stageRows, world } from './fixtures.js';
 
 const NOW = Date.parse('2026-02-01T00:00:00Z');
 const DAY = 86_400_000;

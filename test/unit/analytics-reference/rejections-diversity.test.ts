@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
+  application,
+  offer,
+  stageRows,
+  world,
+} from '../../support/analytics-reference/fixtures.js';
+import {
   type ApiRecord,
   expectedAnalytics,
   type Row,
 } from '../../support/analytics-reference/index.js';
-import { application, offer, stageRows, world } from './fixtures.js';
 
 const NOW = Date.parse('2026-02-01T00:00:00Z');
 

@@ -1,8 +1,4 @@
-import {
-  type AnalyticsRecords,
-  type ApiRecord,
-  noRecords,
-} from '../../support/analytics-reference/index.js';
+import { type AnalyticsRecords, type ApiRecord, noRecords } from './index.js';
 
 /**
  * A small world: job 1 has stages 11 (Application Review, order 0), 12
