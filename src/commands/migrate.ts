@@ -68,12 +68,19 @@ export const migrate = defineCommand({
     };
     try {
       const listResources = config.resources.filter((name) => !RESOURCE_NAMES.includes(name));
-      const { schemas, warnings, listResourceTables } = await migrateAll(db, undefined, {
-        listResources,
-        // Each account's own list resources (accounts add|update --resources), in its schema.
-        declared: RESOURCE_NAMES,
-      });
+      const { schemas, warnings, listResourceTables, analyticsSchemas } = await migrateAll(
+        db,
+        undefined,
+        {
+          listResources,
+          // Each account's own list resources (accounts add|update --resources), in its schema.
+          declared: RESOURCE_NAMES,
+        },
+      );
       report(schemas, warnings, true);
+      if (analyticsSchemas.length > 0) {
+        stdout.write(`analytics views made in: ${analyticsSchemas.join(', ')}\n`);
+      }
       if (listResourceTables.length > 0) {
         stdout.write(`list resource tables made: ${listResourceTables.join(', ')}\n`);
       }

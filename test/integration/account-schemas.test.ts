@@ -5,6 +5,10 @@ import { AccountStore } from '../../src/accounts/account-store.js';
 import { SecretKeys } from '../../src/config/secret-keys.js';
 import { main } from '../../src/main.js';
 import { Secret } from '../../src/secret.js';
+import {
+  ANALYTICS_RESOURCES,
+  ANALYTICS_VIEWS,
+} from '../../src/warehouse/analytics/analytics-views.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { ALL_ACCOUNTS_VIEWS } from '../../src/warehouse/layout/all-accounts-views.js';
 import { dropSchema } from '../../src/warehouse/layout/drop-account-schema.js';
@@ -118,8 +122,9 @@ describe('migrations of every schema', () => {
     expect(await main(['migrate'], env, first)).toBe(0);
     expect(first.out()).toBe(
       [
-        'schema hiresync: applied 15 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names, 0005_typed_view_repairs, 0006_account_settings, 0007_connect_links, 0008_credentials_refused, 0009_shared_storage, 0010_erasures, 0011_webhook_secrets, 0012_policy_reapply, 0013_account_boundary, 0014_connect_binding, 0015_connect_link_reuse_data',
+        'schema hiresync: applied 16 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names, 0005_typed_view_repairs, 0006_account_settings, 0007_connect_links, 0008_credentials_refused, 0009_shared_storage, 0010_erasures, 0011_webhook_secrets, 0012_policy_reapply, 0013_account_boundary, 0014_connect_binding, 0015_connect_link_reuse_data, 0016_demographic_labels',
         'schema public: its views of shared storage made',
+        'analytics views made in: analytics',
         '',
       ].join('\n'),
     );
@@ -133,6 +138,7 @@ describe('migrations of every schema', () => {
         'schema acme: its views of shared storage made',
         'schema beta: its views of shared storage made',
         '2 other schema(s) already up to date',
+        'analytics views made in: acme_analytics, beta_analytics',
         '',
       ].join('\n'),
     );
@@ -157,6 +163,7 @@ describe('migrations of every schema', () => {
       '0013_account_boundary',
       '0014_connect_binding',
       '0015_connect_link_reuse_data',
+      '0016_demographic_labels',
     ]);
     const third = captureIo();
     expect(await main(['migrate'], env, third)).toBe(0);
@@ -360,8 +367,12 @@ describe('the all_accounts views', () => {
     expect(rows).toEqual([]);
     const { rows: views } = await sql<{ n: number }>`
       select count(*)::int as n from pg_views where schemaname = 'all_accounts'`.execute(db);
-    // And the typed views' unions: jobs_flat and job_posts_flat.
-    expect(views[0]?.n).toBe(ALL_ACCOUNTS_VIEWS.length + 2);
+    // And the typed views' unions (jobs_flat and job_posts_flat), each
+    // analytics resource's view and history (rejection_reasons giving its name
+    // to the analytics view), and the analytics views.
+    expect(views[0]?.n).toBe(
+      ALL_ACCOUNTS_VIEWS.length + 2 + ANALYTICS_RESOURCES.length * 2 - 1 + ANALYTICS_VIEWS.length,
+    );
   });
 
   it("refuse to drop a schema that is not an account's, or one still registered", async () => {

@@ -138,11 +138,20 @@ describe('hiresync accounts grant', () => {
       await runAccounts({ DATABASE_URL: h.database.url }, ['grant', 'default', role]),
     ).toMatchObject({
       code: 0,
-      stdout: expect.stringContaining('usage and select on schema public,'),
+      stdout: expect.stringContaining('usage and select on schema public and analytics,'),
     });
-    expect(await readAs(h.database.url, role, ['public.jobs', 'globex.jobs'])).toEqual({
+    expect(
+      await readAs(h.database.url, role, [
+        'public.jobs',
+        'analytics.source_of_hire',
+        'globex.jobs',
+        'globex_analytics.source_of_hire',
+      ]),
+    ).toEqual({
       'public.jobs': 'read 0',
+      'analytics.source_of_hire': 'read 0',
       'globex.jobs': 'permission denied',
+      'globex_analytics.source_of_hire': 'permission denied',
     });
   });
 

@@ -568,6 +568,14 @@ describe('the diversity funnel', () => {
   it('suppresses every cell under 5 people, and the smallest other cell of a step where only one was', async () => {
     const h = await world();
     await diversityWorld(h);
+    // The labels are the account's own table view: upserts go through it, another account's row never does.
+    await sql`insert into public.demographic_labels (kind, id, label) values ('question', 1, 'Pronouns')
+      on conflict (account, kind, id) do update set label = excluded.label`.execute(h.database.db);
+    await expect(
+      sql`insert into public.demographic_labels (account, kind, id, label) values ('globex', 'option', 1, 'x')`.execute(
+        h.database.db,
+      ),
+    ).rejects.toThrow(/violates check option/);
     const cell = (
       source: string,
       question: string,

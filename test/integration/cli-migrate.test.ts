@@ -19,8 +19,9 @@ describe('hiresync migrate', () => {
       expect(first).toMatchObject({
         code: 0,
         stdout:
-          'schema hiresync: applied 15 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names, 0005_typed_view_repairs, 0006_account_settings, 0007_connect_links, 0008_credentials_refused, 0009_shared_storage, 0010_erasures, 0011_webhook_secrets, 0012_policy_reapply, 0013_account_boundary, 0014_connect_binding, 0015_connect_link_reuse_data\n' +
-          'schema public: its views of shared storage made\n',
+          'schema hiresync: applied 16 migration(s): 0001_accounts, 0002_partner_tokens, 0003_safe_casts, 0004_typed_column_names, 0005_typed_view_repairs, 0006_account_settings, 0007_connect_links, 0008_credentials_refused, 0009_shared_storage, 0010_erasures, 0011_webhook_secrets, 0012_policy_reapply, 0013_account_boundary, 0014_connect_binding, 0015_connect_link_reuse_data, 0016_demographic_labels\n' +
+          'schema public: its views of shared storage made\n' +
+          'analytics views made in: analytics\n',
       });
       const second = await runCli(['migrate'], env);
       expect(second).toMatchObject({ code: 0, stdout: 'database is up to date (2 schemas)\n' });

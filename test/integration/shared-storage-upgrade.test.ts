@@ -161,6 +161,7 @@ describe('an upgrade from per-account tables to shared storage', () => {
           '0013_account_boundary',
           '0014_connect_binding',
           '0015_connect_link_reuse_data',
+          '0016_demographic_labels',
         ],
       ],
       ['public', ['moved to shared storage']],

@@ -86,7 +86,12 @@ export function advanceWorld(
     return out.length === 0 && first !== undefined ? [first] : out;
   };
   const hires = chosen(waiting, 300, 2);
-  const moves = chosen(movable, 310, 5);
+  const chosenMoves = chosen(movable, 310, 5);
+  // Leave one to reject when every movable one was chosen to move.
+  const moves =
+    chosenMoves.length === movable.length && movable.length > 1
+      ? chosenMoves.slice(0, -1)
+      : chosenMoves;
   const rejects = chosen(
     movable.filter((i) => !moves.includes(i)),
     320,

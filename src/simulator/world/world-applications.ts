@@ -111,7 +111,7 @@ export function makeApplication(
     recruiter: staffUser(world, h >>> 5),
     coordinator: staffUser(world, h >>> 11),
     link: -1,
-    prospect: (h % 12 === 0 && !twinned(world, index)) || place.openJobs.length === 0,
+    prospect: (h % 12 === 0 && !inFunnel(world, index)) || place.openJobs.length === 0,
     status: 'in_process',
     createdMs,
     updatedMs: createdMs,
@@ -162,6 +162,12 @@ export function makeApplication(
  */
 function twinned(world: WorldState, index: number): boolean {
   return index % 50 === 2 && world.sizes.trackingLinks > 1 && world.sizes.jobPosts > 0;
+}
+
+/** Applications never prospects: those through link 0, and the newest four of the start (see playStart). */
+function inFunnel(world: WorldState, index: number): boolean {
+  const newest = world.startApps - index;
+  return twinned(world, index) || (newest >= 1 && newest <= 4);
 }
 
 /** A skewed pick among `n` values (lower ones more often), so some cells stay small. */

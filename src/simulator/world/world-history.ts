@@ -215,28 +215,31 @@ export function playStart(world: WorldState, seed: number, index: number, app: A
   const r = h2 % 100;
   // Older applications are settled (hired or rejected); the recent ones still move.
   const recent = app.createdMs >= START_NOW_MS - RECENT_MS;
-  // The newest two of the start: one waiting on an offer, one active, so an advance can hire and move.
+  // The newest four of the start: one waiting on an offer, two active, one hired, so that
+  // even a small world has a hire and an advance can hire, move and reject.
   const newest = world.startApps - index;
   const outcome =
     newest === 1
       ? 'pending'
-      : newest === 2
+      : newest === 2 || newest === 3
         ? 'active'
-        : recent
-          ? r < 6
-            ? 'hired'
-            : r < 9
-              ? 'declined'
-              : r < 20
-                ? 'pending'
-                : r < 45
-                  ? 'rejected'
-                  : 'active'
-          : r < 12
-            ? 'hired'
-            : r < 17
-              ? 'declined'
-              : 'rejected';
+        : newest === 4
+          ? 'hired'
+          : recent
+            ? r < 6
+              ? 'hired'
+              : r < 9
+                ? 'declined'
+                : r < 20
+                  ? 'pending'
+                  : r < 45
+                    ? 'rejected'
+                    : 'active'
+            : r < 12
+              ? 'hired'
+              : r < 17
+                ? 'declined'
+                : 'rejected';
   const offered = outcome === 'hired' || outcome === 'declined' || outcome === 'pending';
   const last = offered ? path.length - 1 : (h2 >>> 8) % (path.length - 1);
   const versions = 1 + ((h2 >>> 16) % 3);

@@ -161,9 +161,12 @@ export interface WorldState {
   advances: number;
 }
 
-/** A stable hash of (seed, salt, index). */
+/**
+ * A stable hash of (seed, salt, index); seed and salt mixed apart, so that
+ * adjacent seeds (accounts 101, 102, …) do not share streams.
+ */
 export function hash(seed: number, salt: number, index: number): number {
-  return mix(seed + salt, index);
+  return mix(mix(seed, salt), index);
 }
 
 /** Job posts of job `job`: every post p with p % jobs === job (some jobs have none). */

@@ -133,6 +133,6 @@ export function withCtes(
   };
   for (const name of names) visit(name);
   return `with ${ordered
-    .map((name) => `${name} as (${CTES[name]?.body(scope, moment) ?? ''})`)
+    .map((name) => `${name} as not materialized (${CTES[name]?.body(scope, moment) ?? ''})`)
     .join(',\n')}`;
 }

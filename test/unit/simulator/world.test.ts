@@ -240,9 +240,15 @@ describe('the simulator v3 world', () => {
         expect(optionIds.has(a.demographic_answer_option_id)).toBe(true);
   });
 
-  it('holds, however small, an ambiguous application, a hire and an offer waiting', () => {
-    for (const seed of [1, 2, 3, 4, 5]) {
-      const ds = world(seed, 40);
+  it('holds, however small, an ambiguous application, a hire and an offer waiting, and advances with one of each change', () => {
+    for (const [seed, size] of [1, 2, 3, 4, 5, 6, 7, 8].flatMap(
+      (s) =>
+        [
+          [s, 10],
+          [s, 40],
+        ] as const,
+    )) {
+      const ds = world(seed, size);
       const matches = linkMatcher(byId(served(ds, 'job_posts')));
       const links = served(ds, 'tracking_links');
       const apps = served(ds, 'applications').filter((a) => a.prospect === false);
@@ -250,6 +256,13 @@ describe('the simulator v3 world', () => {
       expect(apps.some((a) => a.status === 'hired')).toBe(true);
       const offers = served(ds, 'offers');
       expect(offers.some((o) => o.status === 'Created')).toBe(true);
+      const report = ds.advance();
+      for (const kind of ['moved', 'rejected', 'hired', 'added'] as const)
+        expect(report[kind].length, `${kind}, seed ${seed}, ${size} applications`).toBeGreaterThan(
+          0,
+        );
+      expect(report.deleted).toBeGreaterThanOrEqual(0);
+      expect(report.silentExit).toBeGreaterThanOrEqual(0);
     }
   });
 
