@@ -124,6 +124,8 @@ export function edgeWorld(): EdgeWorld {
       offer(neither, { version: 1, status: 'Accepted', resolved_at: '2026-01-09T00:00:00Z' }),
       offer(neither, { version: 2, status: 'Rejected', resolved_at: '2026-02-11T00:00:00Z' }),
       offer(unresolved, { status: 'Accepted', resolved_at: null }),
+      // Still listed though its application is not: offer_acceptance counts offers, whoever's.
+      offer(gone, { status: 'Rejected', resolved_at: '2026-01-21T00:00:00Z' }),
       ...women.applications.slice(0, 5).map((a) => offer(a)),
     ],
     openings: [
