@@ -3,30 +3,10 @@
  * and the names a resource stored as sent may take.
  */
 import { z } from 'zod';
+import { ANALYTICS_SET } from '../sync/analytics-set.js';
 import type { ResourceName } from '../sync/ports.js';
 
-/**
- * The lists the analytics views read, as the set `@analytics` names them, in
- * order (src/resources/analytics declares each; a unit test holds the two to
- * the same names).
- */
-export const ANALYTICS_SET: readonly ResourceName[] = Object.freeze([
-  'applications',
-  'application_stages',
-  'job_interview_stages',
-  'offers',
-  'openings',
-  'close_reasons',
-  'rejection_details',
-  'rejection_reasons',
-  'eeoc',
-  'demographic_answers',
-  'demographic_questions',
-  'demographic_answer_options',
-  'users',
-  'departments',
-  'offices',
-]);
+export { ANALYTICS_SET };
 
 /** The named sets a resource list accepts: `@default` is `known` (the default list), `@analytics` {@link ANALYTICS_SET}. */
 function resourceSets(known: readonly string[]): ReadonlyMap<string, readonly string[]> {

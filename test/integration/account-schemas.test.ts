@@ -5,10 +5,8 @@ import { AccountStore } from '../../src/accounts/account-store.js';
 import { SecretKeys } from '../../src/config/secret-keys.js';
 import { main } from '../../src/main.js';
 import { Secret } from '../../src/secret.js';
-import {
-  ANALYTICS_RESOURCES,
-  ANALYTICS_VIEWS,
-} from '../../src/warehouse/analytics/analytics-views.js';
+import { ANALYTICS_SET } from '../../src/sync/analytics-set.js';
+import { ANALYTICS_VIEWS } from '../../src/warehouse/analytics/analytics-views.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { ALL_ACCOUNTS_VIEWS } from '../../src/warehouse/layout/all-accounts-views.js';
 import { dropSchema } from '../../src/warehouse/layout/drop-account-schema.js';
@@ -371,7 +369,7 @@ describe('the all_accounts views', () => {
     // analytics resource's view and history (rejection_reasons giving its name
     // to the analytics view), and the analytics views.
     expect(views[0]?.n).toBe(
-      ALL_ACCOUNTS_VIEWS.length + 2 + ANALYTICS_RESOURCES.length * 2 - 1 + ANALYTICS_VIEWS.length,
+      ALL_ACCOUNTS_VIEWS.length + 2 + ANALYTICS_SET.length * 2 - 1 + ANALYTICS_VIEWS.length,
     );
   });
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { analyticsSchemaOf } from '../../account-name.js';
 import { HiresyncError } from '../../errors.js';
+import { ANALYTICS_SET } from '../../sync/analytics-set.js';
 import { analyticsSchemaMark } from '../layout/account-schema-owner.js';
 import { ident, literal } from '../layout/account-views.js';
 import { ALL_ACCOUNTS_SCHEMA } from '../layout/migrate.js';
@@ -9,7 +10,6 @@ import { createSharedListTables } from '../layout/shared-list-tables.js';
 import { LOCK_SPACE, lockKey } from '../lock-keys.js';
 import type { Database } from '../tables.js';
 import { definitionsText, placeAnalytics } from './analytics-placement.js';
-import { ANALYTICS_RESOURCES } from './analytics-views.js';
 
 type Trx = Transaction<Database>;
 
@@ -21,7 +21,7 @@ type Trx = Transaction<Database>;
  */
 export async function ensureAnalyticsTables(trx: Trx): Promise<boolean> {
   let made = false;
-  for (const name of ANALYTICS_RESOURCES) made = (await createSharedListTables(trx, name)) || made;
+  for (const name of ANALYTICS_SET) made = (await createSharedListTables(trx, name)) || made;
   return made;
 }
 

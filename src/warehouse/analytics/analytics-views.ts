@@ -39,30 +39,6 @@ export const ANALYTICS_VIEWS: readonly AnalyticsView[] = [
   diversityFunnel,
 ];
 
-/**
- * The list resources the analytics views read (stored as list resources:
- * `hiresync.data_NAME_data` and `_history`), the @analytics set. Their shared
- * tables are made by `migrate` whether or not an account syncs them, so the
- * views exist everywhere (empty until a run stores rows).
- */
-export const ANALYTICS_RESOURCES: readonly string[] = [
-  'applications',
-  'application_stages',
-  'job_interview_stages',
-  'offers',
-  'openings',
-  'close_reasons',
-  'rejection_details',
-  'rejection_reasons',
-  'eeoc',
-  'demographic_answers',
-  'demographic_questions',
-  'demographic_answer_options',
-  'users',
-  'departments',
-  'offices',
-];
-
 /** The select of `view` over `scope` (see viewSelect). */
 export function analyticsSelect(view: AnalyticsView, scope: Scope): string {
   return viewSelect(view.body(scope), view.columns, scope);
