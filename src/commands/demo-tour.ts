@@ -81,6 +81,22 @@ from public.tracking_links_flat where deleted_at is null
 group by 1, 2 order by links desc, job_board limit 5`,
   },
   {
+    title:
+      'Source of hire (analytics.source_of_hire): applications, interviews, offers and hires by source',
+    sql: `select coalesce(source_name, '(no source)') as source, coalesce(source_type, '') as source_type,
+  applications, interviewed, offers, hires, round(hire_rate * 100, 1) as hire_pct
+from analytics.source_of_hire order by applications desc, source limit 8`,
+  },
+  {
+    title:
+      'Pipeline conversion (analytics.pipeline_conversion): the job with the most applications, stage by stage',
+    sql: `select stage_order, stage_name, entered, moved_on, rejected, still_there,
+  round(pass_through_rate * 100, 1) as pass_through_pct
+from analytics.pipeline_conversion
+where job_id = (select job_id from analytics.pipeline_conversion group by job_id order by max(entered) desc, job_id limit 1)
+order by stage_order, stage_id`,
+  },
+  {
     title: 'Every account at once: live rows per account (schema all_accounts)',
     sql: `select l.account, count(*) as tracking_links, count(distinct l.source_id) as sources,
   (select count(*) from all_accounts.jobs j where j.account = l.account and j.deleted_at is null) as jobs
@@ -88,9 +104,6 @@ from all_accounts.tracking_links_flat l where l.deleted_at is null
 group by l.account order by l.account`,
   },
 ];
-
-/** The list resource the demo syncs besides the built-in ones (HIRESYNC_RESOURCES). */
-export const DEMO_LIST_RESOURCE = 'applications';
 
 /** Personal data, under the demo's field policy. */
 export const DEMO_PERSONAL_RESOURCE = 'candidates';
@@ -140,9 +153,10 @@ from public.applications_flat where deleted_at is null group by status order by 
  * (serving the live service's v3 shapes),
  * creates and migrates a database of its own (hiresync_demo, on the server of
  * DATABASE_URL, so no existing data is touched), syncs every resource through
- * the queue (a list resource, applications, besides the built-in ones), lets
- * the API change and drop jobs and syncs them again, and runs analyst
- * queries (history included).
+ * the queue (the built-in ones, the analytics views' @analytics and a list
+ * stored as sent, candidates), lets the API change and drop jobs and syncs
+ * them again, and runs analyst queries (the analytics views and history
+ * included).
  * `default` uses the environment's client credentials, `acme` registered
  * client credentials, and `globex` is a partner account connected through the
  * authorization code grant by `hiresync accounts authorize`, the demo playing
@@ -206,13 +220,15 @@ async function createDemoDatabase(adminUrl: string, database: string): Promise<s
   return url.href;
 }
 
-/** Starts the simulator with `records` records of each resource for default, fewer for the others. */
+/**
+ * Starts the simulator: for default a v3 world of `records` / 2 applications
+ * (the jobs, posts, links, stage histories, offers, openings and answers that
+ * come with them, each account within its rate-limit window) and `records`
+ * candidates; half as many for acme, a third for globex.
+ */
 function startSimulator(records: number): Promise<ApiSimulator> {
   const counts = (n: number) => ({
-    jobs: n,
-    job_posts: n,
-    tracking_links: n,
-    applications: n,
+    applications: Math.max(30, Math.round(n / 2)),
     candidates: n,
   });
   // The live service's shapes (flat tracking links named by the reference
@@ -263,8 +279,8 @@ function demoEnv(sim: ApiSimulator, databaseUrl: string, redisUrl: string, prefi
     HIRESYNC_PARTNER_CLIENT_ID: 'partner-client',
     HIRESYNC_PARTNER_CLIENT_SECRET: 'partner-secret',
     LOG_LEVEL: 'error',
-    // The built-in resources, and lists stored as sent.
-    HIRESYNC_RESOURCES: [...RESOURCE_NAMES, DEMO_LIST_RESOURCE, DEMO_PERSONAL_RESOURCE].join(','),
+    // The analytics views' resources (@analytics: applications among them).
+    HIRESYNC_RESOURCES: ['@default', '@analytics', DEMO_PERSONAL_RESOURCE].join(','),
     // Personal data: hashed or dropped before anything of it is stored.
     HIRESYNC_FIELD_POLICY: DEMO_FIELD_POLICY,
     HIRESYNC_HASH_KEY: randomBytes(32).toString('base64'),

@@ -18,7 +18,12 @@ import { formatRunSummary } from './run-summary-table.js';
 
 /** Options of `hiresync demo`. */
 export const options = {
-  records: { type: 'string', value: 'N', description: 'records per resource', default: '3000' },
+  records: {
+    type: 'string',
+    value: 'N',
+    description: 'candidates of default (its v3 world: N / 2 applications)',
+    default: '3000',
+  },
   database: {
     type: 'string',
     value: 'NAME',
@@ -75,7 +80,7 @@ export const demo = defineCommand({
     try {
       for (const line of describeServices(services, keep)) stdout.write(`${line}\n`);
       stdout.write(
-        `hiresync demo: the built-in API simulator serving three accounts (default: ${records} records per resource; ${DEMO_ACCOUNT}: half as many; ${DEMO_PARTNER_ACCOUNT}: a third), a fresh database ${database}, one sync of every resource of each\n` +
+        `hiresync demo: the built-in API simulator serving three accounts (default: a v3 world of ${Math.max(30, Math.round(records / 2))} applications with their jobs, posts, links, stage histories, offers and answers, and ${records} candidates; ${DEMO_ACCOUNT}: half as many; ${DEMO_PARTNER_ACCOUNT}: a third), a fresh database ${database}, one sync of every resource of each\n` +
           'The simulator sends one malformed record in 250 on purpose: they land in rejected_records.\n\n',
       );
       const demo = runDemo({

@@ -19,17 +19,19 @@ describe('npm run demo', () => {
     // Pages per account: job_posts takes one more, its extra walk of the
     // inactive posts v3 hides (HIRESYNC_EXTRA_WALKS=job_posts?active=false);
     // the reference lists fit a page each.
+    // The v3 world sizes the jobs (a job for 15 applications), posts and links.
+    const lists = {
+      jobs: 1,
+      job_posts: 2,
+      tracking_links: 1,
+      job_boards: 1,
+      sources: 1,
+      referrers: 1,
+    };
     const pages: Record<string, Record<string, number>> = {
-      default: {
-        jobs: 2,
-        job_posts: 3,
-        tracking_links: 2,
-        job_boards: 1,
-        sources: 1,
-        referrers: 1,
-      },
-      acme: { jobs: 1, job_posts: 2, tracking_links: 1, job_boards: 1, sources: 1, referrers: 1 },
-      globex: { jobs: 1, job_posts: 2, tracking_links: 1, job_boards: 1, sources: 1, referrers: 1 },
+      default: lists,
+      acme: lists,
+      globex: lists,
     };
     for (const [account, resources] of Object.entries(pages)) {
       for (const [resource, count] of Object.entries(resources)) {
@@ -90,6 +92,17 @@ describe('npm run demo', () => {
     const statuses = result.stdout.split('applications per status')[1] ?? '';
     // The v3 world's statuses: in_process (prospects among them), rejected, hired, converted.
     expect(statuses).toMatch(/^in_process\s+[1-9]\d*\s+0\.\d\d\s+[1-9]\d*\s+\d{4}-\d\d-\d\d$/m);
+    // The analytics views answer from the v3 world: hires by source, and one job's funnel.
+    const sources = result.stdout.split('by source:')[1]?.split('\n\n')[1] ?? '';
+    const sourceRows = sources.split('\n').slice(2);
+    expect(sourceRows.length).toBeGreaterThan(1);
+    for (const row of sourceRows) expect(row).toMatch(/\s\d+\s+\d+\s+\d+\s+\d+\s+\d+(\.\d)?$/);
+    const pipeline = result.stdout.split('stage by stage:')[1]?.split('\n\n')[1] ?? '';
+    const stages = pipeline.split('\n').slice(2);
+    expect(stages[0]).toMatch(/^0\s+Application Review\s+[1-9]\d*\s/);
+    expect(stages.map((row) => Number(row.split(/\s+/)[0]))).toEqual(
+      [...stages].map((row) => Number(row.split(/\s+/)[0])).sort((a, b) => a - b),
+    );
     // Privacy: candidates' emails stored as their HMAC, phone numbers never stored.
     const policy = result.stdout.split('phone numbers never stored:')[1]?.split('\n\n')[1] ?? '';
     const candidates = policy.split('\n').slice(2);
