@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { accountNameProblem } from '../../account-name.js';
+import { accountNameProblem, analyticsSchemaOf } from '../../account-name.js';
 import { HiresyncError } from '../../errors.js';
 import type { Database } from '../tables.js';
 import { migrationNames } from './migrate.js';
@@ -19,6 +19,26 @@ export function accountSchemaComment(schema: string): string {
  */
 export function analyticsSchemaMark(account: string): string {
   return `hiresync analytics schema of account ${account}:`;
+}
+
+/**
+ * `account`'s analytics schema (see analyticsSchemaOf) when hiresync made it
+ * (its comment starts with {@link analyticsSchemaMark}), else undefined. A
+ * schema of that name hiresync did not make (a DBA's `analytics`, a
+ * `NAME_analytics` made for an account's reports before hiresync had one, the
+ * schema of an account registered as NAME_analytics before such names were
+ * reserved) is someone else's, as migrate judges it: never granted with the
+ * account, counted with it or dropped with it.
+ */
+export async function hiresyncAnalyticsSchema(
+  db: Kysely<Database>,
+  account: string,
+): Promise<string | undefined> {
+  const schema = analyticsSchemaOf(account);
+  const { rows } = await sql<{ marked: boolean }>`
+    select coalesce(starts_with(obj_description(oid, 'pg_namespace'), ${analyticsSchemaMark(account)}), false) as marked
+    from pg_namespace where nspname = ${schema}`.execute(db);
+  return rows[0]?.marked ? schema : undefined;
 }
 
 /**
