@@ -83,6 +83,11 @@ export async function dependentsOutside(
                 join pg_namespace n on n.oid = c.relnamespace where p.oid = x.objid)
               when 'pg_namespace'::regclass then (
                 select n.nspname from pg_namespace n where n.oid = x.objid)
+              -- Default privileges in the schema (those accounts grant
+              -- leaves): of the schema, gone with it, never outside.
+              when 'pg_default_acl'::regclass then (
+                select n.nspname from pg_default_acl a join pg_namespace n on n.oid = a.defaclnamespace
+                where a.oid = x.objid)
             end,
             o.schema, '') <> all(${schemas}::text[])
     order by object`.execute(db);
