@@ -34,11 +34,21 @@ export async function hiresyncAnalyticsSchema(
   db: Kysely<Database>,
   account: string,
 ): Promise<string | undefined> {
-  const schema = analyticsSchemaOf(account);
-  const { rows } = await sql<{ marked: boolean }>`
-    select coalesce(starts_with(obj_description(oid, 'pg_namespace'), ${analyticsSchemaMark(account)}), false) as marked
-    from pg_namespace where nspname = ${schema}`.execute(db);
-  return rows[0]?.marked ? schema : undefined;
+  return (await hiresyncAnalyticsSchemas(db, [account]))[0];
+}
+
+/** The analytics schemas of `accounts` that hiresync made (see {@link hiresyncAnalyticsSchema}), in one query. */
+export async function hiresyncAnalyticsSchemas(
+  db: Kysely<Database>,
+  accounts: readonly string[],
+): Promise<string[]> {
+  if (accounts.length === 0) return [];
+  const { rows } = await sql<{ schema: string }>`
+    select w.schema from unnest(${accounts.map(analyticsSchemaOf)}::text[], ${accounts.map(analyticsSchemaMark)}::text[]) as w(schema, mark)
+    join pg_namespace n on n.nspname = w.schema
+    where starts_with(obj_description(n.oid, 'pg_namespace'), w.mark)
+    order by w.schema`.execute(db);
+  return rows.map((r) => r.schema);
 }
 
 /**
