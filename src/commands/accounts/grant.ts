@@ -29,7 +29,8 @@ export const grant = defineSubcommand({
     public): usage on its schema and select on every relation there (the tables, their
     history, rejected_records, sync_runs, the typed views, every list resource), the same
     on the relations hiresync makes there later, and on its analytics schema
-    (NAME_analytics; analytics for default) when there is one. Through them ROLE reads
+    (NAME_analytics; analytics for default) when hiresync made it (a schema of that
+    name hiresync did not make is left as it is). Through them ROLE reads
     NAME's rows and nothing else, whatever its queries do (the views are security
     barriers over the shared tables); it is given nothing in hiresync's schema and not
     all_accounts. --revoke takes the same back. Idempotent.

@@ -1,8 +1,9 @@
 import { type Kysely, sql } from 'kysely';
-import { analyticsSchemaOf, schemaOf } from '../../account-name.js';
+import { schemaOf } from '../../account-name.js';
 import { HiresyncError } from '../../errors.js';
 import { PUBLIC_SCHEMA } from '../database.js';
 import type { Database } from '../tables.js';
+import { hiresyncAnalyticsSchema } from './account-schema-owner.js';
 import { ident } from './account-views.js';
 
 /**
@@ -41,14 +42,14 @@ export class MissingRoleError extends HiresyncError {}
 
 /** What {@link grantAccount} changed. */
 export interface AccountGrant {
-  /** The schemas granted (or revoked): the account's, then its analytics schema when it exists. */
+  /** The schemas granted (or revoked): the account's, then its analytics schema when hiresync made it. */
   schemas: string[];
 }
 
 /**
  * Gives `role` read-only access to `account` (with `revoke`, takes it back):
- * `usage` on the account's schema and on its analytics schema when there is
- * one, `select` on every relation in them, and the same on the relations
+ * `usage` on the account's schema and on its analytics schema when hiresync
+ * made one (see hiresyncAnalyticsSchema), `select` on every relation in them, and the same on the relations
  * hiresync makes there later (default privileges of hiresync's role: a new
  * list resource's views, a typed view made again). In `public` (default's
  * schema, and the database's), only the relations built on hiresync's shared
@@ -65,12 +66,9 @@ export async function grantAccount(
   { revoke = false }: { revoke?: boolean } = {},
 ): Promise<AccountGrant> {
   return db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ role: boolean; schema: boolean; analytics: boolean }>`
+    const { rows } = await sql<{ role: boolean; schema: boolean }>`
       select exists (select 1 from pg_roles where rolname = ${role}) as role,
-        to_regnamespace(${ident(schemaOf(account))}) is not null as schema,
-        to_regnamespace(${ident(analyticsSchemaOf(account))}) is not null as analytics`.execute(
-      trx,
-    );
+        to_regnamespace(${ident(schemaOf(account))}) is not null as schema`.execute(trx);
     const found = rows[0];
     if (!found?.role) {
       throw new MissingRoleError(
@@ -82,7 +80,10 @@ export async function grantAccount(
         `schema ${schemaOf(account)} of account ${account} is not made yet: run 'hiresync migrate' first`,
       );
     }
-    const schemas = [schemaOf(account), ...(found.analytics ? [analyticsSchemaOf(account)] : [])];
+    // Its analytics schema only when hiresync made it: one of the name that
+    // is someone else's holds nothing of the account's to give or take back.
+    const analytics = await hiresyncAnalyticsSchema(trx, account);
+    const schemas = [schemaOf(account), ...(analytics === undefined ? [] : [analytics])];
     const r = ident(role);
     const statements: string[] = [];
     for (const schema of schemas) {
@@ -95,7 +96,7 @@ export async function grantAccount(
           : `all tables in schema ${s}`;
       // The analytics schema's functions (pipeline_as_of) answer for the
       // account alone, as its views do: callable by whoever may read them.
-      const functions = schema === analyticsSchemaOf(account);
+      const functions = schema === analytics;
       statements.push(
         ...(revoke
           ? [

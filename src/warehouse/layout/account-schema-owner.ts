@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { accountNameProblem } from '../../account-name.js';
+import { accountNameProblem, analyticsSchemaOf } from '../../account-name.js';
 import { HiresyncError } from '../../errors.js';
 import type { Database } from '../tables.js';
 import { migrationNames } from './migrate.js';
@@ -19,6 +19,36 @@ export function accountSchemaComment(schema: string): string {
  */
 export function analyticsSchemaMark(account: string): string {
   return `hiresync analytics schema of account ${account}:`;
+}
+
+/**
+ * `account`'s analytics schema (see analyticsSchemaOf) when hiresync made it
+ * (its comment starts with {@link analyticsSchemaMark}), else undefined. A
+ * schema of that name hiresync did not make (a DBA's `analytics`, a
+ * `NAME_analytics` made for an account's reports before hiresync had one, the
+ * schema of an account registered as NAME_analytics before such names were
+ * reserved) is someone else's, as migrate judges it: never granted with the
+ * account, counted with it or dropped with it.
+ */
+export async function hiresyncAnalyticsSchema(
+  db: Kysely<Database>,
+  account: string,
+): Promise<string | undefined> {
+  return (await hiresyncAnalyticsSchemas(db, [account]))[0];
+}
+
+/** The analytics schemas of `accounts` that hiresync made (see {@link hiresyncAnalyticsSchema}), in one query. */
+export async function hiresyncAnalyticsSchemas(
+  db: Kysely<Database>,
+  accounts: readonly string[],
+): Promise<string[]> {
+  if (accounts.length === 0) return [];
+  const { rows } = await sql<{ schema: string }>`
+    select w.schema from unnest(${accounts.map(analyticsSchemaOf)}::text[], ${accounts.map(analyticsSchemaMark)}::text[]) as w(schema, mark)
+    join pg_namespace n on n.nspname = w.schema
+    where starts_with(obj_description(n.oid, 'pg_namespace'), w.mark)
+    order by w.schema`.execute(db);
+  return rows.map((r) => r.schema);
 }
 
 /**

@@ -1,13 +1,8 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import {
-  accountNameProblem,
-  accountOfSchema,
-  analyticsSchemaOf,
-  schemaOf,
-} from '../../account-name.js';
+import { accountNameProblem, accountOfSchema, schemaOf } from '../../account-name.js';
 import { HiresyncError } from '../../errors.js';
 import type { Database } from '../tables.js';
-import { analyticsSchemaMark, schemaOwner } from './account-schema-owner.js';
+import { hiresyncAnalyticsSchema, schemaOwner } from './account-schema-owner.js';
 import { sharedTable, sharedTables } from './account-views.js';
 import { dependentsOutside } from './schema-dependents.js';
 
@@ -146,9 +141,12 @@ async function lockRelations(trx: Transaction<Database>, schema: string): Promis
 }
 
 /**
- * Drops `schema` in `trx`, after checking that it is hiresync's and that
- * nothing outside it depends on it but the objects of `cascade`, which go
- * with it; returns those dropped so.
+ * Drops `schema` in `trx`, with the account's analytics schema when
+ * hiresync made it (its views read the shared tables, so it goes with the
+ * account's data; one of the name that is someone else's stays, see
+ * hiresyncAnalyticsSchema), after checking that it is hiresync's and that
+ * nothing outside them depends on them but the objects of `cascade`, which
+ * go with them; returns those dropped so.
  */
 async function dropAccountSchema(
   trx: Transaction<Database>,
@@ -169,13 +167,14 @@ async function dropAccountSchema(
   // is committed before the check, which then sees it. (A default using one
   // of its sequences is not covered: a sequence cannot be locked.)
   await lockRelations(trx, schema);
-  await lockRelations(trx, analyticsSchemaOf(accountOfSchema(schema)));
+  const analytics = await hiresyncAnalyticsSchema(trx, accountOfSchema(schema));
+  if (analytics !== undefined) await lockRelations(trx, analytics);
   const outside = await dependentsOutside(trx, schema);
   const allowed = new Set(cascade);
   const refused = outside.filter((object) => !allowed.has(object));
   if (refused.length > 0) throw new DependentObjectsError(schema, refused);
   await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(trx);
-  await dropAnalyticsSchema(trx, accountOfSchema(schema));
+  if (analytics !== undefined) await sql`drop schema ${sql.id(analytics)} cascade`.execute(trx);
   await deleteSharedRows(trx, accountOfSchema(schema));
   // Its views are gone: an account added again under the name gets them anew.
   await sql`delete from hiresync.schema_layouts where schema = ${schema}`.execute(trx);
@@ -199,22 +198,6 @@ async function deleteSharedRows(trx: Transaction<Database>, account: string): Pr
     await sql`delete from ${sql.id('hiresync', sharedTable(table))} where account = ${account}`.execute(
       trx,
     );
-  }
-}
-
-/**
- * Drops `account`'s analytics schema (NAME_analytics) when it is hiresync's
- * (marked so, see analyticsSchemaMark): its views read the shared tables, so
- * it goes with the account's data. One not marked is someone else's: left.
- */
-async function dropAnalyticsSchema(trx: Transaction<Database>, account: string): Promise<void> {
-  const schema = analyticsSchemaOf(account);
-  const { rows } = await sql<{ comment: string | null }>`
-    select obj_description(oid, 'pg_namespace') as comment from pg_namespace where nspname = ${schema}`.execute(
-    trx,
-  );
-  if (rows[0]?.comment?.startsWith(analyticsSchemaMark(account))) {
-    await sql`drop schema ${sql.id(schema)} cascade`.execute(trx);
   }
 }
 

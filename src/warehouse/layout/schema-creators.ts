@@ -1,8 +1,9 @@
 import { type Kysely, sql } from 'kysely';
-import { schemaOf } from '../../account-name.js';
+import { DEFAULT_ACCOUNT, schemaOf } from '../../account-name.js';
 import { HiresyncError } from '../../errors.js';
 import { PUBLIC_SCHEMA } from '../database.js';
 import type { Database } from '../tables.js';
+import { hiresyncAnalyticsSchemas } from './account-schema-owner.js';
 import { ident } from './account-views.js';
 import { registeredAccounts } from './all-accounts-members.js';
 import { ALL_ACCOUNTS_SCHEMA, CONTROL_SCHEMA } from './migrate.js';
@@ -76,7 +77,8 @@ export async function refuseForeignCreatorsOfControl(db: Kysely<Database>): Prom
 
 /**
  * One warning per schema hiresync writes besides its own (`public`,
- * `all_accounts`, every registered account's) where another role may
+ * `all_accounts`, every registered account's, and the analytics schemas
+ * hiresync made) where another role may
  * create objects: such a role can put objects in front of the account's
  * analysts and in hiresync's way. docs/operating.md, "Roles".
  */
@@ -85,10 +87,13 @@ export async function foreignCreatorWarnings(
   accounts?: readonly string[],
 ): Promise<Array<{ schema: string; roles: string[]; message: string }>> {
   const names = accounts ?? (await registeredAccounts(db));
+  // The analytics schemas hiresync made too: a role creating there can put a
+  // function before the analysts' (an overload of pipeline_as_of).
   const found = await foreignCreators(db, [
     PUBLIC_SCHEMA,
     ALL_ACCOUNTS_SCHEMA,
     ...names.map(schemaOf),
+    ...(await hiresyncAnalyticsSchemas(db, [...new Set([DEFAULT_ACCOUNT, ...names])])),
   ]);
   const bySchema = new Map<string, string[]>();
   for (const { schema, role } of found)

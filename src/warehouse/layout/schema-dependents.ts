@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
-import { accountOfSchema, analyticsSchemaOf } from '../../account-name.js';
+import { accountOfSchema } from '../../account-name.js';
 import type { Database } from '../tables.js';
+import { hiresyncAnalyticsSchema } from './account-schema-owner.js';
 import { ALL_ACCOUNTS_SCHEMA } from './migrate.js';
 
 /** Options of {@link dependentsOutside}. */
@@ -16,8 +17,8 @@ export interface DependentsOutsideOptions {
 }
 
 /**
- * What `drop schema <schema> cascade` (with the account's analytics schema,
- * which goes with it) would drop outside them: the objects
+ * What `drop schema <schema> cascade` (with the account's analytics schema
+ * when hiresync made it, which goes with it) would drop outside them: the objects
  * of other schemas that depend on one of its objects, directly or through
  * each other (an analyst's view selecting from `<schema>.jobs` and the views
  * built on that one, a foreign key referencing one of its tables, a column
@@ -32,8 +33,11 @@ export async function dependentsOutside(
   { skipAllAccounts = [] }: DependentsOutsideOptions = {},
 ): Promise<string[]> {
   // A view's dependencies are its rewrite rule's: the rule stands for its view.
-  // The account's analytics schema goes with its schema (drop-account-schema.ts).
-  const schemas = [schema, analyticsSchemaOf(accountOfSchema(schema))];
+  // The account's analytics schema goes with its schema when hiresync made it
+  // (drop-account-schema.ts); one of the name that is someone else's stays, so
+  // its objects on the account's schema are outside.
+  const analytics = await hiresyncAnalyticsSchema(db, accountOfSchema(schema));
+  const schemas = [schema, ...(analytics === undefined ? [] : [analytics])];
   const { rows } = await sql<{ object: string }>`
     with recursive dropped(classid, objid) as (
       select 'pg_namespace'::regclass::oid, n.oid from pg_namespace n where n.nspname = any(${schemas}::text[])
@@ -79,6 +83,11 @@ export async function dependentsOutside(
                 join pg_namespace n on n.oid = c.relnamespace where p.oid = x.objid)
               when 'pg_namespace'::regclass then (
                 select n.nspname from pg_namespace n where n.oid = x.objid)
+              -- Default privileges in the schema (those accounts grant
+              -- leaves): of the schema, gone with it, never outside.
+              when 'pg_default_acl'::regclass then (
+                select n.nspname from pg_default_acl a join pg_namespace n on n.oid = a.defaclnamespace
+                where a.oid = x.objid)
             end,
             o.schema, '') <> all(${schemas}::text[])
     order by object`.execute(db);
