@@ -1,3 +1,4 @@
+import { timestampUtc } from './casts.js';
 import { builtIn, type Moment, records, type Scope } from './scope.js';
 
 /**
@@ -24,7 +25,7 @@ const CTES: Record<string, Cte> = {
       hiresync.try_bigint(data->'source_id') as source_id,
       hiresync.try_bigint(data->'referrer_id') as referrer_id,
       case data->>'status' when 'in_process' then 'active' else data->>'status' end as status,
-      hiresync.try_timestamptz_utc(data->'created_at') as created_at,
+      ${timestampUtc("data->'created_at'")} as created_at,
       hiresync.try_boolean(data->'prospect') is not true as funnel
     from (${records('applications', scope, moment)}) r`,
   },
@@ -42,14 +43,14 @@ const CTES: Record<string, Cte> = {
     uses: ['applications', 'stages'],
     body: (scope, moment) => `select r.account, r.id, r.application_id, r.stage_id,
       r.entered_at, r.exited_at, r.current, r.created_at,
-      a.job_id, a.funnel, s.name, s.sort_order
+      a.job_id, a.funnel, a.status, s.name, s.sort_order
     from (select account, id,
         hiresync.try_bigint(data->'application_id') as application_id,
         hiresync.try_bigint(data->'job_interview_stage_id') as stage_id,
-        hiresync.try_timestamptz_utc(data->'entered_at') as entered_at,
-        hiresync.try_timestamptz_utc(data->'exited_at') as exited_at,
+        ${timestampUtc("data->'entered_at'")} as entered_at,
+        ${timestampUtc("data->'exited_at'")} as exited_at,
         hiresync.try_boolean(data->'current') as current,
-        hiresync.try_timestamptz_utc(data->'created_at') as created_at
+        ${timestampUtc("data->'created_at'")} as created_at
       from (${records('application_stages', scope, moment)}) x) r
     join applications a on a.account = r.account and a.id = r.application_id
     join stages s on s.account = r.account and s.id = r.stage_id and s.job_id = a.job_id`,
@@ -83,8 +84,8 @@ const CTES: Record<string, Cte> = {
       hiresync.try_bigint(data->'application_id') as application_id,
       hiresync.try_bigint(data->'job_id') as job_id,
       data->>'status' as status,
-      hiresync.try_timestamptz_utc(data->'created_at') as created_at,
-      hiresync.try_timestamptz_utc(data->'resolved_at') as resolved_at
+      ${timestampUtc("data->'created_at'")} as created_at,
+      ${timestampUtc("data->'resolved_at'")} as resolved_at
     from (${records('offers', scope)}) r`,
   },
   // An application's offer of the highest version (ties: highest id).
@@ -117,6 +118,9 @@ const CTES: Record<string, Cte> = {
 /**
  * `with …` holding the CTEs `names` and those they read, in order, for
  * `scope` (and `moment`: the pipeline as of a date reads the history).
+ * Materialized: each shared step is computed once per query, into narrow
+ * rows, rather than inlined into every reader carrying the records' JSON
+ * through sorts and joins (seconds at 100,000 applications).
  */
 export function withCtes(
   names: readonly string[],
@@ -133,6 +137,6 @@ export function withCtes(
   };
   for (const name of names) visit(name);
   return `with ${ordered
-    .map((name) => `${name} as not materialized (${CTES[name]?.body(scope, moment) ?? ''})`)
+    .map((name) => `${name} as materialized (${CTES[name]?.body(scope, moment) ?? ''})`)
     .join(',\n')}`;
 }

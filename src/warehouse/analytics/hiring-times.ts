@@ -1,4 +1,5 @@
 import { type AnalyticsView, columns } from './analytics-view.js';
+import { timestampUtc } from './casts.js';
 import { withCtes } from './funnel.js';
 import { builtIn, days, records, type Scope } from './scope.js';
 
@@ -7,8 +8,8 @@ function openingsCte(scope: Scope): string {
   return `openings as (
       select o.account, o.id,
         hiresync.try_bigint(o.data->'job_id') as job_id,
-        hiresync.try_timestamptz_utc(o.data->'opened_at') as opened_at,
-        hiresync.try_timestamptz_utc(o.data->'closed_at') as closed_at,
+        ${timestampUtc("o.data->'opened_at'")} as opened_at,
+        ${timestampUtc("o.data->'closed_at'")} as closed_at,
         hiresync.try_bigint(o.data->'application_id') as application_id,
         hiresync.try_bigint(o.data->'close_reason_id') as close_reason_id,
         c.data->>'name' as close_reason

@@ -8,19 +8,34 @@ import { accountCondition, days, type Moment, rate, type Scope } from './scope.j
  * job_interview_stages hiresync's history held at `$1`.
  */
 function pipelineBody(scope: Scope, moment: Moment): string {
-  return `${withCtes(['stages', 'stage_rows', 'last_stages'], scope, moment)}
+  // One pass over the stage rows: each (stage, application) once, with the
+  // application's last stage (last_stages' order, by a window) beside it;
+  // then plain counts per stage. Every count is of distinct applications.
+  return `${withCtes(['stages', 'stage_rows'], scope, moment)},
+    entries as (
+      select distinct r.account, r.stage_id, r.application_id, r.status, r.sort_order,
+        first_value(r.sort_order) over latest as last_order,
+        first_value(r.stage_id) over latest as last_stage_id
+      from stage_rows r
+      where r.funnel
+      window latest as (partition by r.account, r.application_id
+        order by r.sort_order desc nulls last, r.stage_id desc)
+    ),
+    counts as (
+      select account, stage_id, count(*) as entered,
+        count(*) filter (where last_order > sort_order or status = 'hired') as moved_on,
+        count(*) filter (where status = 'rejected' and last_stage_id = stage_id) as rejected,
+        count(*) filter (where status = 'active' and last_stage_id = stage_id) as still_there
+      from entries
+      group by account, stage_id
+    )
     select s.account, s.job_id, s.id as stage_id, s.name as stage_name, s.sort_order as stage_order,
-      count(distinct r.application_id) as entered,
-      count(distinct r.application_id) filter (where l.sort_order > s.sort_order or a.status = 'hired') as moved_on,
-      count(distinct r.application_id) filter (where a.status = 'rejected' and l.stage_id = s.id) as rejected,
-      count(distinct r.application_id) filter (where a.status = 'active' and l.stage_id = s.id) as still_there,
-      ${rate("count(distinct r.application_id) filter (where l.sort_order > s.sort_order or a.status = 'hired')", 'count(distinct r.application_id)')} as pass_through_rate,
+      coalesce(c.entered, 0) as entered, coalesce(c.moved_on, 0) as moved_on,
+      coalesce(c.rejected, 0) as rejected, coalesce(c.still_there, 0) as still_there,
+      ${rate('coalesce(c.moved_on, 0)', 'coalesce(c.entered, 0)')} as pass_through_rate,
       s.active as stage_active
     from stages s
-    left join stage_rows r on r.account = s.account and r.stage_id = s.id and r.funnel
-    left join applications a on a.account = r.account and a.id = r.application_id
-    left join last_stages l on l.account = r.account and l.application_id = r.application_id
-    group by s.account, s.job_id, s.id, s.name, s.sort_order, s.active`;
+    left join counts c on c.account = s.account and c.stage_id = s.id`;
 }
 
 export const pipelineConversion: AnalyticsView = {
