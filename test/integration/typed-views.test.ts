@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
+import { ANALYTICS_RESOURCES, declarationOf } from '../../src/resources/index.js';
+import type { DeclaredColumnType } from '../../src/resources/resource.js';
 import { Secret } from '../../src/secret.js';
 import { Metrics } from '../../src/status/metrics.js';
 import { createDatabase } from '../../src/warehouse/database.js';
@@ -43,6 +45,17 @@ async function startApplications(): Promise<SyncHarness> {
   return t;
 }
 
+/** How information_schema names each type a declaration may give a column. */
+const PG_TYPE_NAMES: Record<DeclaredColumnType, string> = {
+  bigint: 'bigint',
+  numeric: 'numeric',
+  boolean: 'boolean',
+  timestamptz: 'timestamp with time zone',
+  date: 'date',
+  text: 'text',
+  jsonb: 'jsonb',
+};
+
 describe('typed views', () => {
   it('give each top-level key a column typed from its values, after the first full run', async () => {
     const t = await startApplications();
@@ -55,8 +68,9 @@ describe('typed views', () => {
       ['synced_at', 'timestamp with time zone'],
     ]);
     await t.sync(['applications', 'jobs']);
-    expect(await columnsOf(searchingDatabase(t.database.url), 'applications_flat')).toEqual([
-      ['id', 'bigint'],
+    // A column per key the records carried, typed from their values, beside
+    // the keys applications declares (null columns where the seed shape has none).
+    const fromData: Array<[string, string]> = [
       ['applied_at', 'timestamp with time zone'],
       ['attachment_count', 'bigint'],
       ['candidate_id', 'bigint'],
@@ -73,6 +87,14 @@ describe('typed views', () => {
       ['source', 'jsonb'],
       ['status', 'text'],
       ['updated_at', 'timestamp with time zone'],
+    ];
+    const declared = Object.entries(declarationOf(ANALYTICS_RESOURCES, 'applications').columns).map(
+      ([key, type]): [string, string] => [key, PG_TYPE_NAMES[type]],
+    );
+    const keyed = new Map([...declared, ...fromData]);
+    expect(await columnsOf(searchingDatabase(t.database.url), 'applications_flat')).toEqual([
+      ['id', 'bigint'],
+      ...[...keyed].sort(([a], [b]) => (a < b ? -1 : 1)),
       ['deleted_at', 'timestamp with time zone'],
       ['changed_at', 'timestamp with time zone'],
       ['synced_at', 'timestamp with time zone'],
