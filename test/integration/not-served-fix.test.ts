@@ -28,8 +28,10 @@ describe('a 404 for a list the API does not serve', () => {
       { account: 'alpha', resource: 'alpha_nowhere' },
       { account: 'beta', resource: 'deployment_nowhere' },
     ]);
-    const errorOf = (account: string) =>
-      String(outcomes.find((o) => o.account === account && !o.ok)?.error);
+    const errorOf = (account: string) => {
+      const outcome = outcomes.find((o) => o.account === account);
+      return outcome?.ok === false ? outcome.error : '';
+    };
     expect(errorOf('alpha')).toContain('404 from /v3/alpha_nowhere');
     expect(errorOf('alpha')).toContain(
       "leave it out of account alpha's own resources: hiresync accounts update alpha --resources jobs",
