@@ -236,6 +236,11 @@ function contextFor(
     http: parts.http,
     refreshTokens: account.refreshTokens,
     credentialRefusals: account.credentialRefusals,
+    // Read when a list answers 404: its error names the list in force.
+    resourcesSource: async () => {
+      const own = (await new AccountSettingsStore(db).get(name))?.resources;
+      return own ? { kind: 'account', account: name, resources: own } : { kind: 'deployment' };
+    },
   });
   clients.add(client);
   const store = new KyselyRunStore(db, {

@@ -13,6 +13,7 @@ import { excerpt } from '../secret.js';
 import { scopeOfPath } from '../sync/not-permitted.js';
 import type { RateLimitWait } from '../sync/ports.js';
 import type { HttpResponse } from './http.js';
+import { notServedFix, notServedMessage, type ResourcesSource } from './not-served.js';
 import { readRateLimitHeaders } from './rate-limit-headers.js';
 import type { RateLimitPacer } from './rate-limit-pacer.js';
 import { pathOf, sendWithRetries } from './send.js';
@@ -40,6 +41,11 @@ export interface ApiClientOptions {
   pacer: RateLimitPacer;
   logger: Logger;
   metrics?: ApiClientMetrics;
+  /**
+   * Where the account's resources are set, read when a list answers 404 so
+   * that its error names the fix: default the deployment's HIRESYNC_RESOURCES.
+   */
+  resourcesSource?: (() => Promise<ResourcesSource>) | undefined;
 }
 
 /** Renders a 422 body's `errors` (strings, or objects of parameter → message) as one line. */
@@ -236,11 +242,13 @@ export class ApiClient {
     }
     if (status === 404) {
       // An API of the spec's shape serves no reference lists (job_boards,
-      // sources, referrers), which the default HIRESYNC_RESOURCES names.
+      // sources, referrers), which the default HIRESYNC_RESOURCES names; an
+      // account's own list is changed by accounts update, not that variable.
+      const source = (await this.#options.resourcesSource?.()) ?? { kind: 'deployment' };
       throw new ApiError(
         status,
         path,
-        `404 from ${path}: ${detail || 'not found'}; this API does not serve that list: leave it out of HIRESYNC_RESOURCES (an API of the spec's shape, without the reference lists: HIRESYNC_RESOURCES=jobs,job_posts,tracking_links), or give its path in HIRESYNC_RESOURCE_PATHS`,
+        notServedMessage(path, detail, notServedFix(source, options.resource)),
         response.body,
       );
     }

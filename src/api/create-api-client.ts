@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import { ApiClient, type ApiClientMetrics } from './api-client.js';
 import type { CredentialRefusals } from './credential-refusal.js';
 import { createHttp } from './http.js';
+import type { ResourcesSource } from './not-served.js';
 import { RateLimitPacer } from './rate-limit-pacer.js';
 import type { RefreshTokenVault } from './refresh-token-port.js';
 import { TokenCipher } from './token-cipher.js';
@@ -25,6 +26,8 @@ export interface CreateApiClientOptions {
   refreshTokens?: RefreshTokenVault | undefined;
   /** A registered client-credentials or API-key account: where a refusal of its credential is recorded. */
   credentialRefusals?: CredentialRefusals | undefined;
+  /** Where the account's resources are set, named by a 404's error (see ApiClientOptions). */
+  resourcesSource?: (() => Promise<ResourcesSource>) | undefined;
 }
 
 /** Assembles the API client: one got instance, tokens and pacing shared through Redis. */
@@ -55,5 +58,13 @@ export function createApiClient(options: CreateApiClientOptions): ApiClient {
     maxWaitMs: config.maxRetryAfterMs,
     prefix: options.prefix,
   });
-  return new ApiClient({ config, http, tokens, pacer, logger, metrics });
+  return new ApiClient({
+    config,
+    http,
+    tokens,
+    pacer,
+    logger,
+    metrics,
+    resourcesSource: options.resourcesSource,
+  });
 }

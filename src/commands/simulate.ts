@@ -346,7 +346,10 @@ function shapeLine(shape: SimulatorShape, rateLimit: SimulatorOptions['rateLimit
   const window = rateLimit === null ? 'none' : (rateLimit ?? V3_RATE_LIMIT);
   const limit =
     window === 'none' ? 'no rate limit' : `${window.limit} requests / ${window.windowMs / 1000}s`;
-  return `  shape v3: the live service's shapes (flat tracking links, expires_at tokens, ${limit} with X-RateLimit-Reset in epoch seconds)\n`;
+  return (
+    `  shape v3: the live service's shapes (flat tracking links, expires_at tokens, ${limit} with X-RateLimit-Reset in epoch seconds)\n` +
+    `  HIRESYNC_API=v3  (the live service's recommended settings as defaults, as without HIRESYNC_BASE_URL)\n`
+  );
 }
 
 /** The value of `--shape`: `seed` or `v3`. */

@@ -1,17 +1,20 @@
 /**
- * The URLs of registered accounts (`accounts add`, `authorize`, `update`),
- * read from flags or the environment under the rule of HIRESYNC_BASE_URL.
+ * The URLs of registered accounts (`accounts add`, `authorize`, `invite`,
+ * `update`), read from flags or the environment under the rule of
+ * HIRESYNC_BASE_URL.
  */
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { apiUrl } from './fields.js';
+import { LIVE_AUTH_URL, LIVE_BASE_URL } from './live-defaults.js';
 import type { Env } from './types.js';
 
 /**
  * The URLs of an account being added: `flags` when given, else
- * HIRESYNC_BASE_URL and HIRESYNC_AUTH_URL, under the rules of those variables
- * (https unless loopback; no query, fragment or credentials). `authUrl` is
- * required when `needsAuthUrl`. Problems name the flag or variable the value
- * came from, all at once, as a ConfigError.
+ * HIRESYNC_BASE_URL and HIRESYNC_AUTH_URL, else the live service's (as the
+ * deployment's own default), under the rules of those variables (https unless
+ * loopback; no query, fragment or credentials). `authUrl` is read when
+ * `needsAuthUrl`. Problems name the flag or variable the value came from, all
+ * at once, as a ConfigError.
  */
 export function loadAccountUrls(
   env: Env,
@@ -19,21 +22,17 @@ export function loadAccountUrls(
   needsAuthUrl: boolean,
 ): { baseUrl: string; authUrl: string | undefined } {
   const problems: ConfigProblem[] = [];
-  const read = (flag: string, value: string | undefined, variable: string, required: boolean) => {
+  const read = (flag: string, value: string | undefined, variable: string, live: string) => {
     const [source, text] =
-      value !== undefined ? [flag, value] : [variable, (env[variable] ?? '').trim() || undefined];
-    if (text === undefined) {
-      if (required) problems.push({ variable: flag, message: `is required (or set ${variable})` });
-      return undefined;
-    }
+      value !== undefined ? [flag, value] : [variable, (env[variable] ?? '').trim() || live];
     const result = apiUrl(source).safeParse(text);
     if (result.success) return result.data;
     problems.push(...result.error.issues.map((i) => ({ variable: source, message: i.message })));
     return undefined;
   };
-  const baseUrl = read('--base-url', flags.baseUrl, 'HIRESYNC_BASE_URL', true);
+  const baseUrl = read('--base-url', flags.baseUrl, 'HIRESYNC_BASE_URL', LIVE_BASE_URL);
   const authUrl = needsAuthUrl
-    ? read('--auth-url', flags.authUrl, 'HIRESYNC_AUTH_URL', true)
+    ? read('--auth-url', flags.authUrl, 'HIRESYNC_AUTH_URL', LIVE_AUTH_URL)
     : undefined;
   if (problems.length > 0 || baseUrl === undefined) throw new ConfigError(problems);
   return { baseUrl, authUrl };

@@ -11,6 +11,7 @@ import type { ResourceName } from '../sync/ports.js';
 import { readFieldPolicy } from './field-policy-env.js';
 import { apiUrl } from './fields.js';
 import { readListeners } from './listeners.js';
+import { withLiveDefaults } from './live-defaults.js';
 import { readPartner } from './partner.js';
 import { readPublicUrl } from './public-url.js';
 import { resourceList, resourceNameProblem } from './resource-names.js';
@@ -101,13 +102,15 @@ export function loadDemoConfig(env: Env): DemoConfig {
  * accounts, whose credentials it seals, could run.
  * `known` lists the declared resource names, which `HIRESYNC_RESOURCES`
  * defaults to (the caller's catalog: the built-in resources' RESOURCE_NAMES,
- * plus any a test declares).
+ * plus any a test declares). The variables left unset take the live
+ * service's defaults first (src/config/live-defaults.ts).
  */
-export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
+export function loadConfig(given: Env, known: readonly ResourceName[]): Config {
+  const { env, problems: profileProblems } = withLiveDefaults(given);
   const parsed = z
     .object({ ...fullFields, HIRESYNC_RESOURCES: resourceList(known) })
     .safeParse(env);
-  const problems = parsed.success ? [] : problemsOf(parsed.error);
+  const problems = [...profileProblems, ...(parsed.success ? [] : problemsOf(parsed.error))];
   // Cross-variable rules are checked on the raw text, so they are reported
   // alongside per-variable problems instead of after them.
   const has = (name: string) => (env[name] ?? '').trim() !== '';
@@ -127,7 +130,7 @@ export function loadConfig(env: Env, known: readonly ResourceName[]): Config {
         "nothing could ever be synced: set the environment's credentials (HIRESYNC_CLIENT_ID and HIRESYNC_CLIENT_SECRET, or HIRESYNC_API_KEY: account default), or HIRESYNC_SECRET_KEY to sync the accounts registered with 'hiresync accounts add' (or those a partner app, HIRESYNC_PARTNER_CLIENT_ID/HIRESYNC_PARTNER_CLIENT_SECRET, connects)",
     });
   } else if (clientCreds) {
-    for (const name of ['HIRESYNC_CLIENT_ID', 'HIRESYNC_CLIENT_SECRET', 'HIRESYNC_AUTH_URL']) {
+    for (const name of ['HIRESYNC_CLIENT_ID', 'HIRESYNC_CLIENT_SECRET']) {
       if (!has(name))
         problems.push({ variable: name, message: 'is required with client credentials' });
     }

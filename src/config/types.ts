@@ -93,7 +93,7 @@ export interface ApiConfig extends ApiSettings {
 export interface PartnerConfig {
   clientId: string;
   clientSecret: Secret;
-  /** `HIRESYNC_AUTHORIZE_URL`, default `HIRESYNC_AUTH_URL` + `/authorize`; undefined when neither is set. */
+  /** `HIRESYNC_AUTHORIZE_URL`, default `HIRESYNC_AUTH_URL` (default the live service's) + `/authorize`. */
   authorizeUrl: string | undefined;
   /** `HIRESYNC_PARTNER_SCOPE`, sent with the authorization request when set. */
   scope: string | undefined;

@@ -58,21 +58,13 @@ ${resources.map(
 </table>`;
 }
 
-/** What a failed run says when its error carries no separate advice. */
-const RETRY_NOTE =
-  'The error says what to fix; the next scheduled run tries again (or run hiresync sync --account ACCOUNT --resource RESOURCE).';
-
 /**
  * Below the table: per resource that has one, its error and what to do,
  * its last successful run's warnings, and a clock-skew note.
  */
 export function resourceProblems(account: AccountReport): SafeHtml {
   return html`${account.resources.map((r) => {
-    const action =
-      r.action ??
-      (r.state === 'failed'
-        ? RETRY_NOTE.replace('ACCOUNT', account.name).replace('RESOURCE', r.resource)
-        : undefined);
+    const action = r.action;
     return html`${
       r.error &&
       html`<div class="problem" data-resource="${r.resource}">

@@ -168,9 +168,13 @@ function resourceReport(
         ? reauthorizationAction(account.name)
         : account.state === 'credentials_refused'
           ? credentialsRefusedAction(account.name, account.authMode)
-          : scope === undefined
-            ? null
-            : notPermittedAction(scope),
+          : scope !== undefined
+            ? notPermittedAction(scope)
+            : status.problem !== undefined
+              ? "run 'hiresync migrate'"
+              : state === 'failed'
+                ? failedRunAction(account.name, status.resource)
+                : null,
     synced,
     clockSkew: clockSkewOf(status, options.updatedLookbackMs),
   };
@@ -184,6 +188,19 @@ function timeKey(iso: string): string {
   return iso.replace(
     /(:\d\d)(?:\.(\d+))?Z$/,
     (_, seconds: string, fraction = '') => `${seconds}.${fraction.padEnd(6, '0')}Z`,
+  );
+}
+
+/**
+ * What to do about a failed run: the command that runs it again once its
+ * cause is fixed (the setting to change is in its error: HIRESYNC_RESOURCES
+ * or 'accounts update NAME --resources' for a 404, HIRESYNC_PER_PAGE and the
+ * filters for a 422, HIRESYNC_BASE_URL for an API that cannot be reached).
+ */
+export function failedRunAction(account: string, resource: string): string {
+  return (
+    `run it again once its cause is fixed: 'hiresync sync --account ${account} --resource ${resource}' ` +
+    "(the worker's next scheduled run retries it too)"
   );
 }
 

@@ -87,7 +87,11 @@ export interface ResourceReport {
   checkpoint: CheckpointReport | null;
   /** The last run's error (redacted), or why the resource cannot be read; null when none. */
   error: string | null;
-  /** What to do about it; null when nothing (a failed run's error says what to do). */
+  /**
+   * What to do about it, naming a command: re-authorize, ask for a scope,
+   * `hiresync migrate`, or for a failed run the `hiresync sync` that runs it
+   * again once its cause is fixed; null when nothing failed.
+   */
   action: string | null;
   /**
    * Whether the account syncs it now (its own `--resources`, else

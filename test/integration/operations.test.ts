@@ -64,8 +64,9 @@ describe('Redis losing its keys', () => {
     const redis = new Redis(h.env.REDIS_URL as string);
     defer(() => redis.disconnect());
     const { spawn } = await import('node:child_process');
-    const { CLI } = await import('../support/run-cli.js');
+    const { CLI, CLI_CWD } = await import('../support/run-cli.js');
     const child = spawn(process.execPath, [CLI, 'worker'], {
+      cwd: CLI_CWD,
       env: { PATH: process.env.PATH, ...h.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

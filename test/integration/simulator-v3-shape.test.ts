@@ -321,6 +321,8 @@ describe('hiresync simulate --shape', () => {
       expect(v3.out).toContain(
         "  shape v3: the live service's shapes (flat tracking links, expires_at tokens, 75 requests / 30s with X-RateLimit-Reset in epoch seconds)\n",
       );
+      // The setting that gives a deployment on it the live service's recommended defaults.
+      expect(v3.out).toContain('  HIRESYNC_API=v3 ');
       const url = /listening on (\S+)/.exec(v3.out)?.[1] as string;
       const answer = await tokenResponse(`${url}/oauth`);
       expect(answer).toHaveProperty('expires_at');

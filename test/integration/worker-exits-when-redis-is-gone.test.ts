@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
 import { cleanupAfterEach } from '../support/lifecycle.js';
-import { CLI } from '../support/run-cli.js';
+import { CLI, CLI_CWD } from '../support/run-cli.js';
 
 const { harness, defer } = cleanupAfterEach();
 
@@ -60,6 +60,7 @@ describe('hiresync worker on SIGTERM', () => {
       const proxy = await redisProxy(new URL(inject('redisUrl')));
       defer(() => proxy.close());
       const child = spawn(process.execPath, [CLI, 'worker'], {
+        cwd: CLI_CWD,
         env: { PATH: process.env.PATH, ...h.env, REDIS_URL: proxy.url },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

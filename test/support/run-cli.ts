@@ -1,8 +1,36 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 export const CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url));
+
+/**
+ * The working directory of every CLI a test starts: an empty folder of its
+ * own, so that no `.env` of the checkout (a developer's) reaches a test.
+ */
+export const CLI_CWD = mkdtempSync(join(tmpdir(), 'hiresync-cli-'));
+
+/**
+ * Where the base and auth URLs of a CLI point when the test leaves them out
+ * (their default is the live service's): a closed loopback port, so that a
+ * test that forgets its simulator fails at once and never reaches the
+ * internet. A test that wants them unset passes them as undefined.
+ */
+export const UNREACHABLE_URL = 'http://127.0.0.1:9';
+
+/** `env` with the base and auth URLs it leaves out pointing at {@link UNREACHABLE_URL}. */
+export function offlineEnv(
+  env: Record<string, string | undefined>,
+): Record<string, string | undefined> {
+  return {
+    ...('HIRESYNC_BASE_URL' in env ? {} : { HIRESYNC_BASE_URL: UNREACHABLE_URL }),
+    ...('HIRESYNC_AUTH_URL' in env ? {} : { HIRESYNC_AUTH_URL: UNREACHABLE_URL }),
+    ...env,
+  };
+}
 
 export interface CliResult {
   code: number | null;
@@ -22,10 +50,14 @@ export interface CliProcess {
   kill: () => Promise<void>;
 }
 
-/** Starts the built CLI with exactly the given environment (plus PATH). */
+/**
+ * Starts the built CLI with the given environment (plus PATH, and the
+ * URLs of {@link offlineEnv}) in {@link CLI_CWD}.
+ */
 export function spawnCli(args: string[], env: Record<string, string | undefined> = {}): CliProcess {
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH, ...env },
+    cwd: CLI_CWD,
+    env: { PATH: process.env.PATH, ...offlineEnv(env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -54,7 +86,7 @@ export function spawnCli(args: string[], env: Record<string, string | undefined>
   };
 }
 
-/** Runs the built CLI with exactly the given environment (plus PATH), killed after `timeoutMs`. */
+/** Runs the built CLI as {@link spawnCli} does, killed after `timeoutMs`. */
 export async function runCli(
   args: string[],
   env: Record<string, string | undefined> = {},

@@ -156,6 +156,29 @@ describe('the status report of an account', () => {
     });
   });
 
+  it('names the command that runs a failed resource again as what to do, and hiresync migrate for tables that are missing', () => {
+    const failed = accountOf({ name: 'acme', authMode: 'client_credentials', state: 'enabled' }, [
+      resource(
+        'acme',
+        'scorecards',
+        run({ id: '4', outcome: 'failed', error: '404 from /v3/scorecards: not found' }),
+      ),
+      resource('acme', 'jobs', undefined, {
+        problem: "schema acme has no hiresync tables: run 'hiresync migrate'",
+      }),
+      resource('acme', 'offers'),
+    ]);
+    expect(failed.resources.map((r) => [r.resource, r.state, r.action])).toEqual([
+      [
+        'scorecards',
+        'failed',
+        "run it again once its cause is fixed: 'hiresync sync --account acme --resource scorecards' (the worker's next scheduled run retries it too)",
+      ],
+      ['jobs', 'never_run', "run 'hiresync migrate'"],
+      ['offers', 'never_run', null],
+    ]);
+  });
+
   it('says why the credentials of an account were refused and what to do, on the account and each resource', () => {
     const action =
       "store the right secret with 'hiresync accounts update acme' (secret on standard input), then it is enabled again; 'hiresync accounts test acme' checks it ('hiresync accounts enable acme' if the fault was on the vendor's side and is fixed)";

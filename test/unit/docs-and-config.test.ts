@@ -1,4 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
@@ -44,7 +47,7 @@ describe('documentation and deployment files', () => {
     const redis = /REDIS_URL: (\S+)/.exec(compose)?.[1];
     const config = loadConfig(
       {
-        ...envFile(read('compose.demo.env')),
+        ...parseEnv(read('compose.demo.env')),
         DATABASE_URL: database,
         REDIS_URL: redis,
       },
@@ -52,6 +55,26 @@ describe('documentation and deployment files', () => {
     );
     expect(config.api.baseUrl).toBe('http://127.0.0.1:8910');
     expect(config.api.auth?.mode).toBe('client_credentials');
+    // The simulator serves v3's shapes: the live service's recommended settings apply.
+    expect(config.updatedFilter).toBe('updated_at=gte|{since}');
+    expect(config.extraWalks).toEqual({ job_posts: ['active=false'] });
+  });
+
+  it('keep .env.example and compose.demo.env read alike by a POSIX shell and by Node', () => {
+    for (const file of ['.env.example', 'compose.demo.env']) {
+      const path = fileURLToPath(new URL(`../../${file}`, import.meta.url));
+      // What `set -a; . FILE` exports, each variable the file names as NUL-separated NAME=VALUE.
+      const script = `set -a; . "$1"; set +a; for n in $(sed -n 's/^\\([A-Z_]*\\)=.*/\\1/p' "$1"); do printf '%s=%s\\0' "$n" "$(printenv "$n")"; done`;
+      const sourced = Object.fromEntries(
+        execFileSync('bash', ['-c', script, 'bash', path], { env: {}, encoding: 'utf8' })
+          .split('\0')
+          .filter((item) => item !== '')
+          .map((item) => [item.slice(0, item.indexOf('=')), item.slice(item.indexOf('=') + 1)]),
+      );
+      const parsed = parseEnv(read(file));
+      expect(Object.keys(parsed).length, file).toBeGreaterThan(3);
+      expect(sourced, file).toEqual(parsed);
+    }
   });
 
   it("run docker compose's hiresync as the owner of its database, never as the server's superuser", () => {
@@ -68,8 +91,8 @@ describe('documentation and deployment files', () => {
     expect(init).toContain(`create database ${url.pathname.slice(1)} owner ${url.username};`);
   });
 
-  it('keep .env.example a valid configuration once credentials are filled in', () => {
-    const example = envFile(read('.env.example'));
+  it('keep .env.example a valid configuration of the live service once credentials are filled in', () => {
+    const example = parseEnv(read('.env.example'));
     const config = loadConfig(
       {
         ...example,
@@ -81,6 +104,9 @@ describe('documentation and deployment files', () => {
       RESOURCE_NAMES,
     );
     expect(config.fullCron).toBe('0 3 * * *');
+    expect(config.api.baseUrl).toBe('https://harvest.greenhouse.io');
+    expect(config.updatedFilter).toBe('updated_at=gte|{since}');
+    expect(config.extraWalks).toEqual({ job_posts: ['active=false'] });
   });
 
   it('keep package-lock.json one that npm ci accepts, as the README and CI say', () => {

@@ -43,13 +43,14 @@ export const options = {
   'base-url': {
     type: 'string',
     value: 'URL',
-    description: "the account's {base_url}; https unless loopback (default: HIRESYNC_BASE_URL)",
+    description:
+      "the account's {base_url}; https unless loopback (default: HIRESYNC_BASE_URL, else the live service's)",
   },
   'auth-url': {
     type: 'string',
     value: 'URL',
     description:
-      "with --client-id or --partner: the token service's {auth_url}; https unless loopback (default: HIRESYNC_AUTH_URL)",
+      "with --client-id or --partner: the token service's {auth_url}; https unless loopback (default: HIRESYNC_AUTH_URL, else the live service's)",
   },
   'no-test': {
     type: 'boolean',

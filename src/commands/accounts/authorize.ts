@@ -36,13 +36,14 @@ export const options = {
   'base-url': {
     type: 'string',
     value: 'URL',
-    description: "a new account's {base_url}; https unless loopback (default: HIRESYNC_BASE_URL)",
+    description:
+      "a new account's {base_url}; https unless loopback (default: HIRESYNC_BASE_URL, else the live service's)",
   },
   'auth-url': {
     type: 'string',
     value: 'URL',
     description:
-      "a new account's token service {auth_url}; https unless loopback (default: HIRESYNC_AUTH_URL)",
+      "a new account's token service {auth_url}; https unless loopback (default: HIRESYNC_AUTH_URL, else the live service's)",
   },
   'reuse-data': {
     type: 'boolean',
@@ -72,8 +73,8 @@ export const authorize = defineSubcommand({
     browser cannot reach this host, send a link from 'hiresync accounts invite NAME'.
 
     Needs DATABASE_URL, HIRESYNC_SECRET_KEY, HIRESYNC_PARTNER_CLIENT_ID and
-    HIRESYNC_PARTNER_CLIENT_SECRET, and --base-url/--auth-url or
-    HIRESYNC_BASE_URL/HIRESYNC_AUTH_URL. Exit 0 when authorized; 1 when the authorization
+    HIRESYNC_PARTNER_CLIENT_SECRET; a new account's URLs are --base-url/--auth-url, else
+    HIRESYNC_BASE_URL/HIRESYNC_AUTH_URL, else the live service's. Exit 0 when authorized; 1 when the authorization
     is refused, the code cannot be exchanged, NAME is not a partner account, rows of
     an earlier registration of NAME are stored (without --reuse-data), nothing
     arrives within --timeout, or Postgres fails; 2 on a usage or configuration error,

@@ -29,13 +29,13 @@ export const options = {
     type: 'string',
     value: 'URL',
     description:
-      "a new account's {base_url}; https unless loopback (default: HIRESYNC_BASE_URL; a registered account keeps its own)",
+      "a new account's {base_url}; https unless loopback (default: HIRESYNC_BASE_URL, else the live service's; a registered account keeps its own)",
   },
   'auth-url': {
     type: 'string',
     value: 'URL',
     description:
-      "a new account's token service {auth_url}; https unless loopback (default: HIRESYNC_AUTH_URL; a registered account keeps its own)",
+      "a new account's token service {auth_url}; https unless loopback (default: HIRESYNC_AUTH_URL, else the live service's; a registered account keeps its own)",
   },
   'reuse-data': {
     type: 'boolean',
@@ -71,9 +71,9 @@ export const invite = defineSubcommand({
     the worker's log has them); nothing is registered and the link stays unused.
 
     Needs DATABASE_URL, HIRESYNC_SECRET_KEY, HIRESYNC_PUBLIC_URL, HIRESYNC_PARTNER_CLIENT_ID
-    and HIRESYNC_PARTNER_CLIENT_SECRET, and for a new account --base-url/--auth-url or
-    HIRESYNC_BASE_URL/HIRESYNC_AUTH_URL. Exit 0 when the link is made; 1 when NAME is a
-    registered account that is not a partner account, a new account has no URLs, its
+    and HIRESYNC_PARTNER_CLIENT_SECRET; a new account's URLs are --base-url/--auth-url,
+    else HIRESYNC_BASE_URL/HIRESYNC_AUTH_URL, else the live service's. Exit 0 when the
+    link is made; 1 when NAME is a registered account that is not a partner account, its
     schema is not hiresync's or rows of an earlier registration of NAME are stored
     (without --reuse-data), or Postgres fails; 2 on a usage or configuration error,
     before connecting.`,
@@ -125,21 +125,13 @@ export function parseExpires(text: string): number {
 }
 
 /**
- * A new account's URLs from --base-url/--auth-url or the environment;
- * undefined when none is given anywhere (a registered account needs none:
- * the link says so for a new one). A URL given but invalid is a ConfigError.
+ * A new account's URLs from --base-url/--auth-url, else the environment's,
+ * else the live service's (a registered account keeps its own). A URL given
+ * but invalid is a ConfigError.
  */
 function newAccountUrls(
   env: Env,
   flags: { 'base-url'?: string | undefined; 'auth-url'?: string | undefined },
-): { baseUrl: string; authUrl: string | undefined } | undefined {
-  const given = (flag: string | undefined, variable: string) =>
-    flag !== undefined || (env[variable] ?? '').trim() !== '';
-  if (
-    !given(flags['base-url'], 'HIRESYNC_BASE_URL') &&
-    !given(flags['auth-url'], 'HIRESYNC_AUTH_URL')
-  ) {
-    return undefined;
-  }
+): { baseUrl: string; authUrl: string | undefined } {
   return loadAccountUrls(env, { baseUrl: flags['base-url'], authUrl: flags['auth-url'] }, true);
 }

@@ -1,4 +1,5 @@
 import { DEFAULT_ACCOUNT } from '../../account-name.js';
+import { apiProfileOf } from '../../config/live-defaults.js';
 import { DEFAULT_CREDENTIAL_VARIABLES, loadConfig } from '../../config/load-config.js';
 import type { Config, Env } from '../../config/types.js';
 import { RESOURCE_NAMES } from '../../resources/index.js';
@@ -13,7 +14,9 @@ const ENVIRONMENT_CREDENTIALS: ReadonlySet<string> = new Set(DEFAULT_CREDENTIAL_
  * credentials and URLs, so the environment's (`default`'s) are neither
  * required nor checked for it: they are left out (the configuration then has
  * no account `default`), and HIRESYNC_BASE_URL, which only `default` and new
- * accounts' defaults use, gets a stand-in nothing reads.
+ * accounts' defaults use, gets a stand-in nothing reads. The deployment's
+ * profile (HIRESYNC_API, or its default by HIRESYNC_BASE_URL) is kept, so the
+ * test reads each resource as `sync` would.
  */
 export function loadProbeConfig(env: Env, account: string): Config {
   if (account === DEFAULT_ACCOUNT) return loadConfig(env, RESOURCE_NAMES);
@@ -22,6 +25,7 @@ export function loadProbeConfig(env: Env, account: string): Config {
     {
       ...Object.fromEntries(own),
       HIRESYNC_BASE_URL: 'http://127.0.0.1',
+      HIRESYNC_API: (env.HIRESYNC_API ?? '').trim() || apiProfileOf(env).profile,
     },
     RESOURCE_NAMES,
   );

@@ -144,9 +144,6 @@ describe('hiresync accounts: usage and configuration errors, before connecting',
     });
     expect(variable.code).toBe(2);
     expect(variable.stderr).toContain('HIRESYNC_AUTH_URL: must use https://');
-    const missing = await run(['add', 'acme', '--api-key'], { ...ENV, HIRESYNC_BASE_URL: '' });
-    expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('--base-url: is required (or set HIRESYNC_BASE_URL)');
   });
 
   it('exits 2 when standard input holds no secret, and never takes one from the arguments', async () => {

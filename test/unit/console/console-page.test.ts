@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderConsolePage } from '../../../src/console/console-page.js';
+import { failedRunAction } from '../../../src/status/account-report.js';
 import { checkReport } from '../../../src/status/check.js';
 import { overviewOf } from '../../../src/status/overview.js';
 import type {
@@ -93,6 +94,7 @@ const MIXED = report([
         lastRun: run({ id: '12', outcome: 'failed', error: REFUSED }),
         lastSuccess: null,
         error: REFUSED,
+        action: failedRunAction('beta', 'jobs'),
       }),
     ],
     lastSuccess: null,
@@ -163,7 +165,7 @@ describe('the console page', () => {
       'jobs: 401 from /token: the client secret was refused (invalid_client): run &#39;hiresync accounts update beta&#39; with the right secret',
     );
     expect(page).toContain(
-      'What to do: The error says what to fix; the next scheduled run tries again (or run hiresync sync --account beta --resource jobs).',
+      'What to do: run it again once its cause is fixed: &#39;hiresync sync --account beta --resource jobs&#39; (the worker&#39;s next scheduled run retries it too)',
     );
     expect(page).toContain('<span class="badge bad">failed</span>');
   });

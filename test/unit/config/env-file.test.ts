@@ -1,0 +1,88 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { strayLines, withEnvFile } from '../../../src/config/env-file.js';
+import { ConfigError } from '../../../src/errors.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A folder of its own holding `.env` with `text` (none when undefined). */
+function folder(text?: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hiresync-env-file-'));
+  dirs.push(dir);
+  if (text !== undefined) writeFileSync(join(dir, '.env'), text);
+  return dir;
+}
+
+function problemOf(run: () => unknown): { variable: string; message: string } | undefined {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems[0];
+    throw error;
+  }
+  return undefined;
+}
+
+describe('.env in the working directory', () => {
+  it('adds the variables of .env, the environment winning over the file', () => {
+    const dir = folder(
+      [
+        '# a comment',
+        'DATABASE_URL=postgres://u@db/from-file',
+        "HIRESYNC_UPDATED_FILTER='updated_at=gte|{since}'",
+        'HIRESYNC_FULL_CRON="0 4 * * *"',
+        'export HIRESYNC_PER_PAGE=100',
+        '',
+      ].join('\n'),
+    );
+    const env = withEnvFile({ HIRESYNC_PER_PAGE: '50', REDIS_URL: 'redis://r' }, dir);
+    expect(env).toEqual({
+      DATABASE_URL: 'postgres://u@db/from-file',
+      HIRESYNC_UPDATED_FILTER: 'updated_at=gte|{since}',
+      HIRESYNC_FULL_CRON: '0 4 * * *',
+      HIRESYNC_PER_PAGE: '50',
+      REDIS_URL: 'redis://r',
+    });
+  });
+
+  it('keeps an empty variable of the environment over the file: the environment wins', () => {
+    const dir = folder('HIRESYNC_CLIENT_ID=from-file\n');
+    expect(withEnvFile({ HIRESYNC_CLIENT_ID: '' }, dir).HIRESYNC_CLIENT_ID).toBe('');
+  });
+
+  it('adds nothing when there is no .env', () => {
+    const env = { REDIS_URL: 'redis://r' };
+    expect(withEnvFile(env, folder())).toEqual(env);
+  });
+
+  it('refuses a malformed .env, naming the file and its lines that set nothing', () => {
+    const dir = folder('DATABASE_URL=postgres://u@db/x\nHIRESYNC_FULL_CRON 0 3 * * *\nok=1\n');
+    const problem = problemOf(() => withEnvFile({}, dir));
+    expect(problem?.variable).toBe(join(dir, '.env'));
+    expect(problem?.message).toContain('line 2 sets no variable');
+  });
+
+  it('reads a quoted value spanning lines as one, and refuses a quote left open', () => {
+    expect(strayLines('A="one\ntwo"\nB=2\n')).toEqual([]);
+    expect(strayLines("A='open\nB=2\n")).toEqual([1]);
+  });
+
+  it.skipIf(process.getuid?.() === 0)('refuses an unreadable .env, naming the file', () => {
+    const dir = folder('A=1\n');
+    chmodSync(join(dir, '.env'), 0o000);
+    const problem = problemOf(() => withEnvFile({}, dir));
+    expect(problem?.variable).toBe(join(dir, '.env'));
+    expect(problem?.message).toContain('cannot be read (EACCES)');
+  });
+
+  it('refuses a .env that is a folder, naming it', () => {
+    const dir = folder();
+    mkdirSync(join(dir, '.env'));
+    expect(problemOf(() => withEnvFile({}, dir))?.message).toContain('cannot be read (EISDIR)');
+  });
+});
