@@ -5,13 +5,18 @@
  */
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { apiUrl } from './fields.js';
-import { LIVE_AUTH_URL, LIVE_BASE_URL } from './live-defaults.js';
+import { defaultAuthUrlFor, LIVE_BASE_URL } from './live-defaults.js';
+
+/** Why an account's token service must be named: its base URL is another API's. */
+const ACCOUNT_AUTH_URL_REQUIRED =
+  "is required when the account's base URL is not the live service's: name that API's token service (the live one is used only with the live API)";
+
 import type { Env } from './types.js';
 
 /**
  * The URLs of an account being added: `flags` when given, else
  * HIRESYNC_BASE_URL and HIRESYNC_AUTH_URL, else the live service's (as the
- * deployment's own default), under the rules of those variables (https unless
+ * deployment's own default; the live token service only for the live API), under the rules of those variables (https unless
  * loopback; no query, fragment or credentials). `authUrl` is read when
  * `needsAuthUrl`. Problems name the flag or variable the value came from, all
  * at once, as a ConfigError.
@@ -22,9 +27,13 @@ export function loadAccountUrls(
   needsAuthUrl: boolean,
 ): { baseUrl: string; authUrl: string | undefined } {
   const problems: ConfigProblem[] = [];
-  const read = (flag: string, value: string | undefined, variable: string, live: string) => {
+  const read = (flag: string, value: string | undefined, variable: string, live?: string) => {
     const [source, text] =
       value !== undefined ? [flag, value] : [variable, (env[variable] ?? '').trim() || live];
+    if (text === undefined) {
+      problems.push({ variable: `${flag} or ${variable}`, message: ACCOUNT_AUTH_URL_REQUIRED });
+      return undefined;
+    }
     const result = apiUrl(source).safeParse(text);
     if (result.success) return result.data;
     problems.push(...result.error.issues.map((i) => ({ variable: source, message: i.message })));
@@ -32,7 +41,7 @@ export function loadAccountUrls(
   };
   const baseUrl = read('--base-url', flags.baseUrl, 'HIRESYNC_BASE_URL', LIVE_BASE_URL);
   const authUrl = needsAuthUrl
-    ? read('--auth-url', flags.authUrl, 'HIRESYNC_AUTH_URL', LIVE_AUTH_URL)
+    ? read('--auth-url', flags.authUrl, 'HIRESYNC_AUTH_URL', defaultAuthUrlFor(baseUrl))
     : undefined;
   if (problems.length > 0 || baseUrl === undefined) throw new ConfigError(problems);
   return { baseUrl, authUrl };

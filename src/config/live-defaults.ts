@@ -36,6 +36,17 @@ export const LIVE_RECOMMENDED: Readonly<Record<string, string>> = Object.freeze(
 const isUnset = (env: Env, name: string) => (env[name] ?? '').trim() === '';
 
 /**
+ * The token service that goes with the API at `baseUrl` when none is given:
+ * the live service's for the live API (or an unset base URL), and none for
+ * any other API, so that credentials meant for a proxy or a simulator are
+ * never sent to the live token service. Callers then require the setting.
+ */
+export function defaultAuthUrlFor(baseUrl: string | undefined): string | undefined {
+  const text = (baseUrl ?? '').trim().replace(/\/+$/, '');
+  return text === '' || text.toLowerCase() === LIVE_BASE_URL ? LIVE_AUTH_URL : undefined;
+}
+
+/**
  * The profile `env` names in HIRESYNC_API, or its default: `v3` when
  * HIRESYNC_BASE_URL is unset (the live service), `spec` when it is set (an
  * API of the spec's shapes, as every deployment that set it before). A value
@@ -57,16 +68,18 @@ export function apiProfileOf(env: Env): { profile: ApiProfile; problem?: ConfigP
 
 /**
  * `env` with the live service's defaults filled in where it leaves a
- * variable unset or empty: HIRESYNC_BASE_URL and HIRESYNC_AUTH_URL always,
+ * variable unset or empty: HIRESYNC_BASE_URL always, HIRESYNC_AUTH_URL when
+ * the base URL is the live service's ({@link defaultAuthUrlFor}),
  * and under the profile `v3` ({@link apiProfileOf}) the variables of
  * {@link LIVE_RECOMMENDED}. HIRESYNC_API is then the profile in force.
  * `problems` holds a bad HIRESYNC_API.
  */
 export function withLiveDefaults(env: Env): { env: Env; problems: ConfigProblem[] } {
   const { profile, problem } = apiProfileOf(env);
+  const authUrl = defaultAuthUrlFor(env.HIRESYNC_BASE_URL);
   const defaults: Record<string, string> = {
     HIRESYNC_BASE_URL: LIVE_BASE_URL,
-    HIRESYNC_AUTH_URL: LIVE_AUTH_URL,
+    ...(authUrl === undefined ? {} : { HIRESYNC_AUTH_URL: authUrl }),
     ...(profile === 'v3' ? LIVE_RECOMMENDED : {}),
   };
   const filled: Record<string, string | undefined> = { ...env, HIRESYNC_API: profile };
@@ -75,3 +88,7 @@ export function withLiveDefaults(env: Env): { env: Env; problems: ConfigProblem[
   }
   return { env: Object.freeze(filled), problems: problem ? [problem] : [] };
 }
+
+/** Why a token service must be named: the base URL is another API's. */
+export const AUTH_URL_REQUIRED =
+  "is required with client credentials when HIRESYNC_BASE_URL is not the live service's: name that API's token service (the live one, https://auth.greenhouse.io, is used only with the live API)";

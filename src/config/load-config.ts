@@ -11,7 +11,7 @@ import type { ResourceName } from '../sync/ports.js';
 import { readFieldPolicy } from './field-policy-env.js';
 import { apiUrl } from './fields.js';
 import { readListeners } from './listeners.js';
-import { withLiveDefaults } from './live-defaults.js';
+import { AUTH_URL_REQUIRED, withLiveDefaults } from './live-defaults.js';
 import { readPartner } from './partner.js';
 import { readPublicUrl } from './public-url.js';
 import { resourceList, resourceNameProblem } from './resource-names.js';
@@ -144,7 +144,9 @@ export function loadConfig(given: Env, known: readonly ResourceName[]): Config {
     });
   }
   let authUrl: string | undefined;
-  if (clientCreds && has('HIRESYNC_AUTH_URL')) {
+  if (clientCreds && !has('HIRESYNC_AUTH_URL')) {
+    problems.push({ variable: 'HIRESYNC_AUTH_URL', message: AUTH_URL_REQUIRED });
+  } else if (clientCreds) {
     const r = apiUrl('HIRESYNC_AUTH_URL').safeParse(env.HIRESYNC_AUTH_URL);
     if (r.success) authUrl = r.data;
     else

@@ -1,14 +1,14 @@
 import type { ConfigProblem } from '../errors.js';
 import { Secret } from '../secret.js';
 import { apiUrl } from './fields.js';
-import { LIVE_AUTH_URL } from './live-defaults.js';
+import { defaultAuthUrlFor } from './live-defaults.js';
 import type { Env, PartnerConfig } from './types.js';
 
 /**
  * The partner app of the environment: HIRESYNC_PARTNER_CLIENT_ID and
  * HIRESYNC_PARTNER_CLIENT_SECRET (both, or neither: no partner app),
  * HIRESYNC_AUTHORIZE_URL (default HIRESYNC_AUTH_URL + /authorize, same https
- * rule; HIRESYNC_AUTH_URL's default is the live service's) and HIRESYNC_PARTNER_SCOPE. Problems are returned, never thrown, so
+ * rule; HIRESYNC_AUTH_URL's default is the live service's, with the live API only) and HIRESYNC_PARTNER_SCOPE. Problems are returned, never thrown, so
  * each loader reports them with its own.
  */
 export function readPartner(env: Env): {
@@ -38,7 +38,10 @@ export function readPartner(env: Env): {
   const explicit = url('HIRESYNC_AUTHORIZE_URL', text('HIRESYNC_AUTHORIZE_URL'));
   const authUrl =
     text('HIRESYNC_AUTHORIZE_URL') === undefined
-      ? url('HIRESYNC_AUTH_URL', text('HIRESYNC_AUTH_URL') ?? LIVE_AUTH_URL)
+      ? url(
+          'HIRESYNC_AUTH_URL',
+          text('HIRESYNC_AUTH_URL') ?? defaultAuthUrlFor(text('HIRESYNC_BASE_URL')),
+        )
       : undefined;
   if (problems.length > 0) return { partner: undefined, problems };
   return {

@@ -169,8 +169,13 @@ describe('loadConfig', () => {
   it('requires exactly one auth mode', () => {
     expect(problems({ ...BASE })).toEqual(['HIRESYNC_CLIENT_ID']);
     expect(problems({ ...BASE, ...CLIENT, HIRESYNC_API_KEY: 'k' })).toEqual(['HIRESYNC_API_KEY']);
-    // HIRESYNC_AUTH_URL is not required: unset, it is the live service's.
-    expect(problems({ ...BASE, HIRESYNC_CLIENT_ID: 'c' })).toEqual(['HIRESYNC_CLIENT_SECRET']);
+    // BASE names another API than the live one, whose token service is not the live one's.
+    expect(problems({ ...BASE, HIRESYNC_CLIENT_ID: 'c' }).sort()).toEqual([
+      'HIRESYNC_AUTH_URL',
+      'HIRESYNC_CLIENT_SECRET',
+    ]);
+    const { HIRESYNC_BASE_URL: _, ...live } = BASE;
+    expect(problems({ ...live, HIRESYNC_CLIENT_ID: 'c' })).toEqual(['HIRESYNC_CLIENT_SECRET']);
     expect(problems({ ...BASE, HIRESYNC_API_KEY: 'k', HIRESYNC_SUB: '1' })).toEqual([
       'HIRESYNC_SUB',
     ]);

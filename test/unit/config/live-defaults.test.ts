@@ -40,7 +40,12 @@ describe('the live service by default', () => {
 
   it('keeps the recommended settings off when HIRESYNC_BASE_URL is set, as before', () => {
     const config = loadConfig(
-      { ...SERVICES, ...CLIENT, HIRESYNC_BASE_URL: 'https://harvest.example.com' },
+      {
+        ...SERVICES,
+        ...CLIENT,
+        HIRESYNC_BASE_URL: 'https://harvest.example.com',
+        HIRESYNC_AUTH_URL: 'https://auth.example.com',
+      },
       RESOURCE_NAMES,
     );
     expect(config.api.baseUrl).toBe('https://harvest.example.com');
@@ -54,7 +59,13 @@ describe('the live service by default', () => {
     expect(spec.updatedFilter).toBeUndefined();
     expect(spec.extraWalks).toEqual({});
     const v3 = loadConfig(
-      { ...SERVICES, ...CLIENT, HIRESYNC_BASE_URL: 'http://127.0.0.1:8910', HIRESYNC_API: 'V3' },
+      {
+        ...SERVICES,
+        ...CLIENT,
+        HIRESYNC_BASE_URL: 'http://127.0.0.1:8910',
+        HIRESYNC_AUTH_URL: 'http://127.0.0.1:8910/oauth',
+        HIRESYNC_API: 'V3',
+      },
       RESOURCE_NAMES,
     );
     expect(v3.api.baseUrl).toBe('http://127.0.0.1:8910');
@@ -142,5 +153,21 @@ describe('the live service by default', () => {
         true,
       ),
     ).toEqual({ baseUrl: 'http://127.0.0.1:9', authUrl: 'https://auth.example.com' });
+  });
+
+  it("never sends credentials meant for another API to the live token service: without a token service of its own, another API's client credentials are refused", () => {
+    const other = { ...SERVICES, ...CLIENT, HIRESYNC_BASE_URL: 'http://127.0.0.1:8910' };
+    expect(() => loadConfig(other, RESOURCE_NAMES)).toThrow(
+      /HIRESYNC_AUTH_URL: is required with client credentials when HIRESYNC_BASE_URL is not the live service's/,
+    );
+    const live = { ...SERVICES, ...CLIENT, HIRESYNC_BASE_URL: 'https://harvest.greenhouse.io/' };
+    expect(loadConfig(live, RESOURCE_NAMES).api.auth?.tokenUrl).toBe(`${LIVE_AUTH_URL}/token`);
+    expect(() =>
+      loadAccountUrls({}, { baseUrl: 'https://harvest.example.com', authUrl: undefined }, true),
+    ).toThrow(/--auth-url or HIRESYNC_AUTH_URL: is required when the account's base URL/);
+    expect(
+      readPartner({ ...PARTNER, HIRESYNC_BASE_URL: 'https://harvest.example.com' }).partner
+        ?.authorizeUrl,
+    ).toBeUndefined();
   });
 });
