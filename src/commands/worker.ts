@@ -142,7 +142,8 @@ export const worker = defineCommand({
     runs left in hand (they resume from their last checkpoints). Exit 2 when there is
     nothing it could ever sync: no environment credentials and no HIRESYNC_SECRET_KEY
     (before connecting), or no account registered and no partner app (a partner app's
-    worker waits for its customers to connect).`,
+    worker waits for its customers to connect). Exit 1 when a listener cannot listen
+    (a port in use or privileged, an address not of this machine), naming the setting.`,
   options,
   async execute(_values, { env, stdout, signals }) {
     const config = withResolvedPolicy(loadConfig(env, RESOURCE_NAMES));
