@@ -101,8 +101,11 @@ function prettyDestination(target: LogDestination, colorize: boolean): LogDestin
     translateTime: 'SYS:HH:MM:ss.l',
     ignore: 'pid,hostname,service,err,error',
     messageFormat: (log, messageKey) => {
-      const errors = [log.err, log.error].filter(isSerializedError).map(describeError);
-      return [String(log[messageKey] ?? ''), ...errors].filter(Boolean).join(': ');
+      const errors = [log.err, log.error].filter(isSerializedError);
+      const message = String(log[messageKey] ?? '');
+      // logger.error(err) takes the error's message as its own: said once.
+      const own = errors.some((e) => e.message === message) ? '' : message;
+      return [own, ...errors.map(describeError)].filter(Boolean).join(': ');
     },
   });
   // The line was redacted as JSON (hooks.streamWrite); once more as written, unescaped.
@@ -114,8 +117,8 @@ function prettyDestination(target: LogDestination, colorize: boolean): LogDestin
 
 /**
  * The root logger: JSON (or, on a terminal, pretty: see `format`), one event
- * per line, errors allow-listed, secrets
- * redacted twice: by field name (`redact`), and by value in every written
+ * per line, errors allow-listed, secrets redacted twice: by field name
+ * (`redact`), and by value in every written
  * line (`hooks.streamWrite`), so a token the API echoed into an error
  * message, or any other string field, never reaches the log. Every line, a
  * child logger's too, carries `pid` and `hostname` (pino's defaults, which a

@@ -101,12 +101,14 @@ describe('terminal output', () => {
     const { screen, logger } = onTerminal();
     const error = new Error('403 from /v3/jobs', { cause: new Error('scope missing') });
     logger.error({ err: error, account: 'acme', resource: 'jobs' }, 'run failed');
+    logger.error(new Error('connection refused'));
     const written = screen.written();
     expect(screen.colours()).toBeGreaterThan(0);
-    expect(screen.lines()).toHaveLength(1);
+    expect(screen.lines()).toHaveLength(2);
     expect(screen.lines()[0]).toContain(
       'run failed: Error: 403 from /v3/jobs (cause: Error: scope missing)',
     );
+    expect(screen.lines()[1]).toMatch(/ERROR: Error: connection refused$/);
     expect(written).not.toContain('"pid"');
     expect(written).not.toContain('    at ');
   });
