@@ -1,6 +1,7 @@
 import { type CommandIo, EXIT, processIo } from './commands/command.js';
 import { formatTermList } from './commands/help-text.js';
 import { COMMANDS } from './commands/index.js';
+import { shareTerminal } from './commands/terminal.js';
 import type { Env } from './config/types.js';
 import { ConfigError, coerceError, UsageError } from './errors.js';
 import { redactSecrets } from './secret.js';
@@ -28,7 +29,8 @@ export function formatUsage(): string {
  * Runs the command named by `argv[0]` with the rest of `argv`; resolves to
  * its exit code: 0 ok, 1 failed, 2 usage or configuration error (one line on
  * stderr). Never throws. `env` is the environment (see `readEnv` in config/env.ts);
- * `io` defaults to the process's stdout, stderr and signals.
+ * `io` defaults to the process's stdout, stderr and signals; on a terminal,
+ * the command writes both through one {@link shareTerminal}.
  */
 export async function main(
   argv: readonly string[],
@@ -36,23 +38,25 @@ export async function main(
   io: CommandIo = processIo(),
 ): Promise<number> {
   const [name, ...args] = argv;
+  // On a terminal, the command's output, its errors and its log lines share sync's progress line.
+  const shared = shareTerminal(io);
   try {
     if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-      io.stdout.write(`${formatUsage()}\n`);
+      shared.stdout.write(`${formatUsage()}\n`);
       return name === undefined ? EXIT.usage : EXIT.ok;
     }
     if (name === '--version' || name === '-V') {
-      io.stdout.write(`hiresync ${readVersion()}\n`);
+      shared.stdout.write(`hiresync ${readVersion()}\n`);
       return EXIT.ok;
     }
     const entry = COMMANDS.find((c) => c.name === name);
     if (!entry)
       throw new UsageError(`unknown command ${JSON.stringify(name)}; run 'hiresync --help'`);
     const command = await entry.load();
-    return await command.run(args, { env, ...io });
+    return await command.run(args, { env, ...shared });
   } catch (error) {
     if (error instanceof ConfigError) {
-      io.stderr.write(`hiresync: ${redactSecrets(error.message)}\n`);
+      shared.stderr.write(`hiresync: ${redactSecrets(error.message)}\n`);
       return EXIT.usage;
     }
     const e = coerceError(error);
@@ -61,10 +65,10 @@ export async function main(
       error instanceof UsageError ||
       (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
-      io.stderr.write(`hiresync: ${redactSecrets(e.message)}\n`);
+      shared.stderr.write(`hiresync: ${redactSecrets(e.message)}\n`);
       return EXIT.usage;
     }
-    io.stderr.write(`hiresync: ${redactSecrets(e.message)}\n`);
+    shared.stderr.write(`hiresync: ${redactSecrets(e.message)}\n`);
     return EXIT.failed;
   }
 }

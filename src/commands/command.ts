@@ -7,8 +7,24 @@ export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 /** Where a command writes for humans: process.stdout or process.stderr, or a test's buffer. */
 export interface Output {
   write(text: string): unknown;
-  /** True on a terminal: `sync` then shows live progress. */
+  /** True on a terminal: `sync` then shows live progress, and logs are pretty. */
   readonly isTTY?: boolean;
+  /** A terminal's width in characters. */
+  readonly columns?: number;
+}
+
+/**
+ * The one progress line a command's standard output and standard error share
+ * on a terminal (commands/terminal.ts): every other write through them clears
+ * it first and draws it again after.
+ */
+export interface ProgressLine {
+  /** True when the progress line is drawn: standard output is a terminal. */
+  readonly interactive: boolean;
+  /** Draws `line` in place of the progress line showing. */
+  progress(line: string): void;
+  /** Erases the progress line for good. */
+  endProgress(): void;
 }
 
 /** Where a long-running command learns it should stop: the process, or a test's emitter. */
@@ -30,6 +46,8 @@ export interface CommandIo {
   stdout: Output;
   stderr: Output;
   signals: Signals;
+  /** Set when `stdout` and `stderr` are written through one terminal with a progress line (main does so). */
+  terminal?: ProgressLine;
 }
 
 /** Everything a command gets besides its arguments: the environment, read once, and its I/O. */

@@ -16,6 +16,7 @@ import { parseAccounts, registryOf, resolveAccounts } from './account-options.js
 import { defineCommand, EXIT } from './command.js';
 import type { OptionTable } from './options.js';
 import { formatRunSummary } from './run-summary-table.js';
+import { shareTerminal } from './terminal.js';
 
 /** Options of `hiresync sync`. */
 export const options = {
@@ -134,7 +135,10 @@ export const sync = defineCommand({
     succeeded, 1 when any failed, 2 on a usage or configuration error (among them:
     no account to sync, or --account default without the environment's credentials).`,
   options,
-  async execute(values, { env, stdout, stderr, signals }) {
+  async execute(values, context) {
+    const { env, signals } = context;
+    // One terminal for the progress line, the summary and the log lines.
+    const { stdout, stderr, terminal } = shareTerminal(context);
     const allowMassDelete = values['allow-mass-delete'] === true;
     if (allowMassDelete && !values.full) {
       throw new UsageError(
@@ -162,9 +166,13 @@ export const sync = defineCommand({
         },
       ]);
     }
-    // Logs go to stderr as JSON; stdout carries the human summary.
-    const logger = createLogger({ level: config.logLevel, destination: stderr });
-    const interactive = stdout.isTTY === true;
+    // Logs go to stderr (JSON, or pretty on a terminal); stdout carries the human summary.
+    const logger = createLogger({
+      level: config.logLevel,
+      format: config.logFormat,
+      destination: stderr,
+    });
+    const interactive = terminal.interactive;
     const progress = new Map<string, RunProgress & { account: string }>();
     const started = Date.now();
     const onProgress = (p: RunProgress & { account: string }) => {
@@ -177,7 +185,7 @@ export const sync = defineCommand({
             `${q.account === DEFAULT_ACCOUNT ? '' : `${q.account}/`}${q.resource}: page ${q.pages}, ${q.records} records, ${Math.round(q.records / Math.max(seconds, 0.001))}/s`,
         )
         .join(' | ');
-      stdout.write(`\r\u001b[2K${line}`);
+      terminal.progress(line);
     };
     // Before any connection of the app: nothing may be written to a database REDIS_URL does not name.
     await confirmRedisDatabase(config.redisUrl);
@@ -207,7 +215,7 @@ export const sync = defineCommand({
       const outcomes = await runOnce(app, targets, values.full ? 'full' : 'auto', {
         allowMassDelete,
       });
-      if (interactive) stdout.write('\r\u001b[2K');
+      terminal.endProgress();
       stdout.write(`${formatRunSummary(outcomes)}\n`);
       if (interrupted) {
         stderr.write(
@@ -216,6 +224,7 @@ export const sync = defineCommand({
       }
       return outcomes.every((o) => o.ok) ? EXIT.ok : EXIT.failed;
     } finally {
+      terminal.endProgress();
       await app.close();
     }
   },

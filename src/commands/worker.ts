@@ -15,7 +15,7 @@ import {
   refuseForeignCreatorsOfControl,
 } from '../warehouse/layout/schema-creators.js';
 import { registryOf, resolveAccounts } from './account-options.js';
-import { defineCommand, EXIT } from './command.js';
+import { defineCommand, EXIT, type Output } from './command.js';
 import type { OptionTable } from './options.js';
 import { type WorkerState, workerServices } from './worker-services.js';
 
@@ -60,6 +60,22 @@ async function checkAndResume(app: App, logger: Logger): Promise<ScheduleTarget[
     logger,
   });
   return runs;
+}
+
+/**
+ * The worker's logger. Its logs are its output, on standard output: JSON
+ * lines, written by pino's own writer as always, or with LOG_FORMAT=pretty,
+ * or unset on a terminal, one human line per event.
+ */
+export function workerLogger(
+  config: Pick<Config, 'logLevel' | 'logFormat'>,
+  stdout: Output,
+): Logger {
+  const pretty =
+    config.logFormat === 'pretty' || (config.logFormat === undefined && stdout.isTTY === true);
+  return pretty
+    ? createLogger({ level: config.logLevel, format: 'pretty', destination: stdout })
+    : createLogger({ level: config.logLevel, format: 'json' });
 }
 
 /** The line `worker started`: where it listens, what it schedules. */
@@ -126,12 +142,12 @@ export const worker = defineCommand({
     runs left in hand (they resume from their last checkpoints). Exit 2 when there is
     nothing it could ever sync: no environment credentials and no HIRESYNC_SECRET_KEY
     (before connecting), or no account registered and no partner app (a partner app's
-    worker waits for its customers to connect).`,
+    worker waits for its customers to connect). Exit 1 when a listener cannot listen
+    (a port in use or privileged, an address not of this machine), naming the setting.`,
   options,
-  async execute(_values, { env, signals }) {
+  async execute(_values, { env, stdout, signals }) {
     const config = withResolvedPolicy(loadConfig(env, RESOURCE_NAMES));
-    // Logs are the worker's output: JSON lines on stdout.
-    const logger = createLogger({ level: config.logLevel });
+    const logger = workerLogger(config, stdout);
     // Before any connection of the app: nothing may be written to a database REDIS_URL does not name.
     await confirmRedisDatabase(config.redisUrl);
     const app = createApp(config, logger, { registry: registryOf(config) });

@@ -26,7 +26,7 @@ import type {
   MigrateConfig,
   StatusConfig,
 } from './types.js';
-import { databaseFields, fullFields, secretKeys, statusFields } from './variables.js';
+import { databaseFields, fullFields, logSettings, secretKeys, statusFields } from './variables.js';
 
 export type { ResourceName } from '../sync/ports.js';
 
@@ -46,7 +46,7 @@ function parseOrThrow<S extends z.ZodRawShape>(shape: S, env: Env) {
 /** Configuration of `hiresync migrate`: only DATABASE_URL. */
 export function loadDatabaseConfig(env: Env): DatabaseConfig {
   const v = parseOrThrow(databaseFields, env);
-  return Object.freeze({ databaseUrl: v.DATABASE_URL, logLevel: v.LOG_LEVEL });
+  return Object.freeze({ databaseUrl: v.DATABASE_URL, ...logSettings(v) });
 }
 
 /**
@@ -57,7 +57,7 @@ export function loadMigrateConfig(env: Env, known: readonly ResourceName[]): Mig
   const v = parseOrThrow({ ...databaseFields, HIRESYNC_RESOURCES: resourceList(known) }, env);
   return Object.freeze({
     databaseUrl: v.DATABASE_URL,
-    logLevel: v.LOG_LEVEL,
+    ...logSettings(v),
     resources: Object.freeze(v.HIRESYNC_RESOURCES),
   });
 }
@@ -74,7 +74,7 @@ export function loadStatusConfig(env: Env, known: readonly ResourceName[]): Stat
     redisUrl: v.REDIS_URL,
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
     secretKeys: v.HIRESYNC_SECRET_KEY,
-    logLevel: v.LOG_LEVEL,
+    ...logSettings(v),
     updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,
     defaultAuthMode: defaultAuthModeOf(env),
     resources: Object.freeze(v.HIRESYNC_RESOURCES),
@@ -208,7 +208,7 @@ export function loadConfig(given: Env, known: readonly ResourceName[]): Config {
     redisUrl: v.REDIS_URL,
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
     secretKeys: v.HIRESYNC_SECRET_KEY,
-    logLevel: v.LOG_LEVEL,
+    ...logSettings(v),
     defaultAuthMode: auth?.mode,
     runAttempts: v.HIRESYNC_RUN_ATTEMPTS,
     runBackoffMs: v.HIRESYNC_RUN_BACKOFF,
@@ -316,7 +316,7 @@ export function loadAccountsConfig(
   const v = parsed.data;
   return Object.freeze({
     databaseUrl: v.DATABASE_URL,
-    logLevel: v.LOG_LEVEL,
+    ...logSettings(v),
     redisUrl: needs.redis ? (v.REDIS_URL as string) : undefined,
     redisPrefix: v.HIRESYNC_REDIS_PREFIX,
     secretKeys: v.HIRESYNC_SECRET_KEY,

@@ -102,6 +102,8 @@ export interface PartnerConfig {
 export interface DatabaseConfig {
   databaseUrl: string;
   logLevel: string;
+  /** `LOG_FORMAT`: `json` or `pretty`; undefined: pretty on a terminal, else JSON. */
+  logFormat: 'json' | 'pretty' | undefined;
 }
 
 export interface StatusConfig extends DatabaseConfig {

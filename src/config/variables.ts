@@ -41,7 +41,18 @@ function cronParser(): typeof CronParser {
   return createRequire(import.meta.url)('cron-parser') as typeof CronParser;
 }
 
-/** The variables every command reads: DATABASE_URL and LOG_LEVEL. */
+/**
+ * `LOG_FORMAT`: `json` or `pretty`; unset (or `auto`): undefined, which is
+ * pretty on a terminal and JSON elsewhere (logger.ts).
+ */
+const logFormat = z
+  .string()
+  .optional()
+  .transform((v) => v?.trim().toLowerCase() || 'auto')
+  .pipe(z.enum(['auto', 'json', 'pretty'], { error: 'must be json, pretty or auto' }))
+  .transform((v) => (v === 'auto' ? undefined : v));
+
+/** The variables every command reads: DATABASE_URL, LOG_LEVEL and LOG_FORMAT. */
 export const databaseFields = {
   DATABASE_URL: connectionUrl(['postgres:', 'postgresql:']),
   LOG_LEVEL: z
@@ -49,7 +60,16 @@ export const databaseFields = {
     .optional()
     .transform((v) => (v?.trim() || 'info').toLowerCase())
     .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
+  LOG_FORMAT: logFormat,
 };
+
+/** LOG_LEVEL and LOG_FORMAT, read by {@link databaseFields}, as a configuration holds them. */
+export function logSettings(v: { LOG_LEVEL: string; LOG_FORMAT: 'json' | 'pretty' | undefined }): {
+  logLevel: string;
+  logFormat: 'json' | 'pretty' | undefined;
+} {
+  return { logLevel: v.LOG_LEVEL, logFormat: v.LOG_FORMAT };
+}
 
 /** `HIRESYNC_SECRET_KEY`: comma-separated 32-byte keys; never quoted in a problem. */
 export const secretKeys = z

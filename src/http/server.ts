@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { ListenAddress } from '../config/types.js';
 import { type ConsoleOptions, isConsolePath, serveConsole } from '../console/serve-console.js';
+import { HiresyncError } from '../errors.js';
 import type { Metrics } from '../status/metrics.js';
 import { pingDatabase } from '../warehouse/reports/status-reads.js';
 import type { Database } from '../warehouse/tables.js';
@@ -80,8 +81,49 @@ async function routeOrNotFound(
   res.end(`not found${hint}\n`);
 }
 
+/** The settings of a listener's port and address, named in the error when it cannot listen. */
+interface ListenerSettings {
+  port: string;
+  host: string;
+}
+
+const HTTP_LISTENER: ListenerSettings = { port: 'HIRESYNC_HTTP_PORT', host: 'HIRESYNC_HTTP_HOST' };
+const PUBLIC_LISTENER: ListenerSettings = {
+  port: 'HIRESYNC_PUBLIC_PORT',
+  host: 'HIRESYNC_PUBLIC_HOST',
+};
+
+/**
+ * The error of a listener that could not listen, saying which setting to
+ * change: a port in use, one the user may not bind (below 1024 without the
+ * privilege), an address that is not this machine's. Anything else as it came.
+ */
+export function listenError(
+  error: unknown,
+  address: ListenAddress,
+  names: ListenerSettings,
+): Error {
+  const code = (error as { code?: unknown }).code;
+  const where = `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;
+  const cannot = `cannot listen on ${where} (${names.port}=${address.port}, ${names.host}=${address.host})`;
+  const problem =
+    code === 'EADDRINUSE'
+      ? `${cannot}: the port is in use by another process (another hiresync worker?); set ${names.port} to a free port, or stop what holds it ('lsof -i :${address.port}' names it)`
+      : code === 'EACCES'
+        ? `${cannot}: this user may not bind port ${address.port} (ports below 1024 need privileges); set ${names.port} to a port of 1024 or above, or grant the process the right to bind it (CAP_NET_BIND_SERVICE)`
+        : code === 'EADDRNOTAVAIL'
+          ? `${cannot}: ${address.host} is not an address of this machine; set ${names.host} to one of its addresses, or to 0.0.0.0 for all of them`
+          : undefined;
+  if (problem === undefined) return error instanceof Error ? error : new Error(String(error));
+  return new HiresyncError(problem, { cause: error });
+}
+
 /** A server answering with `handle`; a handler that throws answers a bare 500. */
-async function listen(handle: Handler, address: ListenAddress): Promise<Server> {
+async function listen(
+  handle: Handler,
+  address: ListenAddress,
+  names: ListenerSettings,
+): Promise<Server> {
   const server = createServer((req, res) => {
     handle(req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500);
@@ -89,9 +131,10 @@ async function listen(handle: Handler, address: ListenAddress): Promise<Server> 
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: unknown) => reject(listenError(error, address, names));
+    server.once('error', failed);
     server.listen(address.port, address.host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });
@@ -162,10 +205,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   };
   // Says nothing of what else the worker serves, nor of its health.
   const publicOnly: Handler = (req, res) => routeOrNotFound(options.routes, req, res, '');
-  const server = await listen(own, { port: options.port, host: options.host ?? '0.0.0.0' });
+  const server = await listen(
+    own,
+    { port: options.port, host: options.host ?? '0.0.0.0' },
+    HTTP_LISTENER,
+  );
   let publicServer: Server | undefined;
   try {
-    publicServer = options.publicListener && (await listen(publicOnly, options.publicListener));
+    publicServer =
+      options.publicListener && (await listen(publicOnly, options.publicListener, PUBLIC_LISTENER));
   } catch (error) {
     await close(server);
     throw error;

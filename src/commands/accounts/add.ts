@@ -220,7 +220,10 @@ async function openTester(config: Config, stderr: Output) {
     import('./account-probe.js'),
     import('../../logger.js'),
   ]);
-  return probeTester(config, createLogger({ level: config.logLevel, destination: stderr }));
+  return probeTester(
+    config,
+    createLogger({ level: config.logLevel, format: config.logFormat, destination: stderr }),
+  );
 }
 
 /** What `accounts add` says of an account it added. */

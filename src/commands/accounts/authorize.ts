@@ -95,7 +95,11 @@ export const authorize = defineSubcommand({
       loadAccountUrls(env, { baseUrl: values['base-url'], authUrl: values['auth-url'] }, true),
     );
     if (problems.length > 0 || !config || !partner || !urls) throw new ConfigError(problems);
-    const logger = createLogger({ level: config.logLevel, destination: stderr });
+    const logger = createLogger({
+      level: config.logLevel,
+      format: config.logFormat,
+      destination: stderr,
+    });
     const db = await openDatabase(config.databaseUrl, 'authorize');
     try {
       const outcome = await authorizePartnerAccount({

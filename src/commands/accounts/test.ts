@@ -51,7 +51,11 @@ export const test = defineSubcommand({
     }
     const config = loadProbeConfig(env, name);
     // Logs go to stderr as JSON; stdout carries the outcome.
-    const logger = createLogger({ level: config.logLevel, destination: stderr });
+    const logger = createLogger({
+      level: config.logLevel,
+      format: config.logFormat,
+      destination: stderr,
+    });
     const app = await openProbeApp(config, logger, (account, db) =>
       new AccountStore(db, config.secretKeys, { partner: config.partner }).resolve(account, {
         anyState: true,
