@@ -18,7 +18,7 @@ function variablesRead(): string[] {
       .map((name) => read(`src/config/${name}`)),
   ].join('\n');
   return [
-    ...new Set(source.match(/\b(HIRESYNC_[A-Z_]+|DATABASE_URL|REDIS_URL|LOG_LEVEL)\b/g)),
+    ...new Set(source.match(/\b(HIRESYNC_[A-Z_]+|DATABASE_URL|REDIS_URL|LOG_LEVEL|LOG_FORMAT)\b/g)),
   ].sort();
 }
 
