@@ -1,14 +1,9 @@
+import { OVERVIEW_ABOVE } from '../status/overview.js';
 import type { StatusReport } from '../status/report-types.js';
 import { formatTable } from './format-table.js';
 
-/**
- * Above this many accounts shown, `hiresync status` and `hiresync accounts
- * list` print an overview first and the lines of each account only on
- * request (`--account NAME`, `-v`, `--summary`; `accounts list --all`): a
- * line per account and resource of thousands of accounts is read by no one,
- * and a deployment of up to 50 keeps the tables it always had.
- */
-export const OVERVIEW_ABOVE = 50;
+/** Above this many accounts shown, `status` and `accounts list` print the overview (src/status/overview.ts). */
+export { OVERVIEW_ABOVE };
 
 /** How many accounts that need action the overview names (`status --check` names every one). */
 const ACTION_SHOWN = 20;
