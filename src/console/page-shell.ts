@@ -42,6 +42,17 @@ button:hover { background: var(--warn-bg); }
 .progress { color: var(--muted); font-size: 13px; }
 .empty { color: var(--muted); }
 a { color: #1f5fbf; }
+dl.overview { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 18px; margin: 0 0 16px; font-size: 14px; }
+dl.overview dt { color: var(--muted); } dl.overview dd { margin: 0; }
+form.filter { display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin: 0 0 8px; font-size: 14px; }
+form.filter input, form.filter select { font: inherit; padding: 4px 8px; border: 1px solid var(--line); border-radius: 6px; background: #fff; }
+form.filter button { border-color: #1f5fbf; color: #1f5fbf; }
+table.accounts { background: #fff; border: 1px solid var(--line); }
+col.name { width: 20%; } col.why { width: 45%; }
+tr.group th { background: var(--bg); color: var(--ink); font-size: 13px; text-transform: none; letter-spacing: 0; border-top: 1px solid var(--line); }
+tr.attention td:first-child { border-left: 4px solid var(--bad); }
+nav.pager { display: flex; gap: 16px; justify-content: center; margin: 12px 0; font-size: 14px; }
+ul.plain { list-style: none; padding: 0; margin: 0; font-size: 14px; } ul.plain li { margin: 4px 0; }
 `;
 
 /**

@@ -23,6 +23,19 @@ import type {
  */
 export const OVERVIEW_ABOVE = 50;
 
+/** `1,234`. */
+export function count(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** `4,990 enabled, 5 disabled`: counts by key, the most first. */
+export function countsText(counts: Record<string, number>): string {
+  return Object.entries(counts)
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .map(([key, n]) => `${count(n)} ${key}`)
+    .join(', ');
+}
+
 /** How many stalest accounts an overview names. */
 export const STALEST_SHOWN = 10;
 
