@@ -7,7 +7,7 @@ import type {
 } from '../status/report-types.js';
 import { html, type SafeHtml } from './html.js';
 import { consoleDocument } from './page-shell.js';
-import { resourceProblems, resourceTable } from './resource-table.js';
+import { foldedProblems, resourceProblems, resourceTable } from './resource-table.js';
 import { when } from './when.js';
 
 /** What a page of the console shows besides the report. */
@@ -87,6 +87,7 @@ export function accountSection(account: AccountReport, view: ConsoleView): SafeH
 <p class="meta">auth ${account.authMode ?? 'unknown'} · last success ${when(account.lastSuccess) ?? 'never'} · ${counts.join(', ') || 'no resources'}</p>
 ${reauthorizeBox(account, view)}
 ${refusedBox(account)}
+${foldedProblems(account)}
 ${account.problem && html`<div class="problem"><p class="what">${account.problem}</p></div>`}
 ${account.everyResourceRefused && html`<div class="problem"><p class="what">${account.everyResourceRefused}</p></div>`}
 ${resourceTable(account.resources)}

@@ -191,6 +191,16 @@ describe('which page the console shows', () => {
     expect(one.page).toContain('<section class="account" id="account-acct005">');
     expect(one.page.match(/<section class="account"/g)).toHaveLength(1);
     expect(one.page).toContain('Make a connect link for acct005');
+    // Its resources' errors, which its state caused, told once: folded under one line.
+    const folded = one.page.slice(one.page.indexOf('<details class="folded">'));
+    expect(folded).toMatch(
+      /^<details class="folded">\n<summary>3 resources failed because of it: jobs, job_posts, tracking_links<\/summary>/,
+    );
+    expect(one.page.indexOf('data-resource="jobs"')).toBeGreaterThan(one.page.indexOf('<details'));
+    expect(one.page.match(/data-resource=/g)).toHaveLength(3);
+    const own = renderConsole(report, { formToken: TOKEN }, query('account=acct010')).page;
+    expect(own).not.toContain('<details');
+    expect(own).toContain('<div class="problem" data-resource="jobs">');
     const missing = renderConsole(report, { formToken: TOKEN }, query('account=%3Cb%3Enope'));
     expect(missing.status).toBe(404);
     expect(missing.page).toContain('No account &lt;b&gt;nope here');
