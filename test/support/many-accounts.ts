@@ -1,4 +1,6 @@
+import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
+import { createSyncQueue } from '../../src/queue/sync-job.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import type { Database } from '../../src/warehouse/tables.js';
 
@@ -56,4 +58,21 @@ export async function addManyAccounts(
     db,
   );
   return { names, failing, refused };
+}
+
+/**
+ * Pauses the sync queue under `prefix` (BullMQ's global pause): the workers
+ * take no run from it, so accounts registered while it is paused keep the
+ * runs seeded for them (a worker queues the first runs of accounts it finds
+ * added within a minute). Resolves to what closes its connection (the queue
+ * stays paused: the test's prefix is cleared after it).
+ */
+export async function holdRuns(redisUrl: string, prefix: string): Promise<() => Promise<void>> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const queue = createSyncQueue(redis, prefix);
+  await queue.pause();
+  return async () => {
+    await queue.close();
+    redis.disconnect();
+  };
 }
