@@ -1,30 +1,12 @@
+import { count, countsText, OVERVIEW_ABOVE } from '../status/overview.js';
 import type { StatusReport } from '../status/report-types.js';
 import { formatTable } from './format-table.js';
 
-/**
- * Above this many accounts shown, `hiresync status` and `hiresync accounts
- * list` print an overview first and the lines of each account only on
- * request (`--account NAME`, `-v`, `--summary`; `accounts list --all`): a
- * line per account and resource of thousands of accounts is read by no one,
- * and a deployment of up to 50 keeps the tables it always had.
- */
-export const OVERVIEW_ABOVE = 50;
+/** Above this many accounts shown, `status` and `accounts list` print the overview (src/status/overview.ts). */
+export { count, countsText, OVERVIEW_ABOVE };
 
 /** How many accounts that need action the overview names (`status --check` names every one). */
 const ACTION_SHOWN = 20;
-
-/** `1,234`. */
-export function count(n: number): string {
-  return n.toLocaleString('en-US');
-}
-
-/** `4,990 enabled, 5 disabled`: counts by key, the most first. */
-export function countsText(counts: Record<string, number>): string {
-  return Object.entries(counts)
-    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
-    .map(([key, n]) => `${count(n)} ${key}`)
-    .join(', ');
-}
 
 /** `2026-05-01 12:00` (UTC) of an ISO timestamp, or `never`. */
 function minute(iso: string | null): string {

@@ -1,3 +1,4 @@
+import { causesOf } from '../status/check.js';
 import type { AccountReport, StatusReport } from '../status/report-types.js';
 import { formatTable } from './format-table.js';
 import { credentialNotes } from './status-detail.js';
@@ -107,13 +108,15 @@ export function formatStatusSummary(report: StatusReport): string {
 
 /** What `hiresync status --check` prints: whether it passed, and each problem on its own line. */
 export function formatCheck(report: StatusReport): string {
-  const { passed, problems } = report.check;
+  const { passed } = report.check;
   if (passed) {
     const checked = report.accounts.filter((a) => a.state !== 'disabled').length;
     return `status check passed: ${checked} account${checked === 1 ? '' : 's'}, no failed last run, nothing not permitted, none needs re-authorizing`;
   }
+  // One line per cause: a resource that failed because of its account's state is told in the account's line.
+  const causes = causesOf(report.check);
   return [
-    `status check failed: ${problems.length} problem${problems.length === 1 ? '' : 's'}`,
-    ...problems.map((p) => p.message),
+    `status check failed: ${causes.length} problem${causes.length === 1 ? '' : 's'}`,
+    ...causes.map((p) => p.message),
   ].join('\n');
 }

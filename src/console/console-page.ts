@@ -1,7 +1,13 @@
-import type { AccountReport, CheckProblem, StatusReport } from '../status/report-types.js';
+import { causesOf } from '../status/check.js';
+import type {
+  AccountReport,
+  AccountSummary,
+  CheckProblem,
+  StatusReport,
+} from '../status/report-types.js';
 import { html, type SafeHtml } from './html.js';
 import { consoleDocument } from './page-shell.js';
-import { resourceProblems, resourceTable } from './resource-table.js';
+import { foldedProblems, resourceProblems, resourceTable } from './resource-table.js';
 import { when } from './when.js';
 
 /** What a page of the console shows besides the report. */
@@ -30,7 +36,8 @@ const STATE_BADGE: Readonly<Record<string, string>> = {
   credentials_refused: 'bad',
 };
 
-function stateBadge(state: string): SafeHtml {
+/** An account's state as a badge: green enabled, amber to re-authorize, red refused. */
+export function stateBadge(state: string): SafeHtml {
   return html`<span class="badge ${STATE_BADGE[state] ?? ''}">${state.replaceAll('_', ' ')}</span>`;
 }
 
@@ -61,20 +68,26 @@ function refusedBox(account: AccountReport): SafeHtml | undefined {
 </div>`;
 }
 
-function accountSection(account: AccountReport, view: ConsoleView): SafeHtml {
-  const s = account.summary;
-  const counts = [
+/** `5 succeeded, 1 failed`: an account's resources by where they stand, counts of 0 left out. */
+export function resourceCounts(s: AccountSummary): string[] {
+  return [
     s.succeeded > 0 && `${s.succeeded} succeeded`,
     s.failed > 0 && `${s.failed} failed`,
     s.notPermitted > 0 && `${s.notPermitted} not permitted`,
     s.running > 0 && `${s.running} running`,
     s.neverRun > 0 && `${s.neverRun} never run`,
   ].filter((c): c is string => typeof c === 'string');
+}
+
+/** One account as the page of every account shows it, and its own page: state, resources, errors, what to do. */
+export function accountSection(account: AccountReport, view: ConsoleView): SafeHtml {
+  const counts = resourceCounts(account.summary);
   return html`<section class="account" id="account-${account.name}">
 <h3>${account.name} ${stateBadge(account.state)}</h3>
 <p class="meta">auth ${account.authMode ?? 'unknown'} · last success ${when(account.lastSuccess) ?? 'never'} · ${counts.join(', ') || 'no resources'}</p>
 ${reauthorizeBox(account, view)}
 ${refusedBox(account)}
+${foldedProblems(account)}
 ${account.problem && html`<div class="problem"><p class="what">${account.problem}</p></div>`}
 ${account.everyResourceRefused && html`<div class="problem"><p class="what">${account.everyResourceRefused}</p></div>`}
 ${resourceTable(account.resources)}
@@ -82,7 +95,8 @@ ${resourceProblems(account)}
 </section>`;
 }
 
-function notices(view: ConsoleView): SafeHtml {
+/** The notices of `view` at the top of a page: a link just made, a refusal. */
+export function notices(view: ConsoleView): SafeHtml {
   return html`${
     view.made &&
     html`<div class="notice" id="connect-link">
@@ -94,6 +108,22 @@ ${view.made.withdrawn > 0 && html`<p class="withdrawn">Older unused links for ${
   }${view.refusal && html`<div class="notice bad"><p>${view.refusal}</p></div>`}`;
 }
 
+/** What is wrong, in a few words; an account's state with the resources that failed because of it. */
+export function problemText(problem: CheckProblem): string {
+  const folded = problem.foldedResources ?? [];
+  return folded.length === 0
+    ? PROBLEM[problem.kind]
+    : `${PROBLEM[problem.kind]} (${folded.length} ${folded.length === 1 ? 'resource' : 'resources'} failed because of it: ${folded.join(', ')})`;
+}
+
+/** `all well`, or how many problems (one per cause) `status --check` finds. */
+export function checkBadge(report: StatusReport): SafeHtml {
+  const n = causesOf(report.check).length;
+  return report.check.passed
+    ? html`<span class="badge ok">all well</span>`
+    : html`<span class="badge bad">${n} ${n === 1 ? 'problem' : 'problems'}</span>`;
+}
+
 /**
  * The console's page: the report of every account (state, last success, per
  * resource the last run, a run in flight and its progress, the error and
@@ -103,19 +133,16 @@ ${view.made.withdrawn > 0 && html`<p class="withdrawn">Older unused links for ${
  * link.
  */
 export function renderConsolePage(report: StatusReport, view: ConsoleView): string {
-  const attention = report.check.problems;
-  const summary = report.check.passed
-    ? html`<span class="badge ok">all well</span>`
-    : html`<span class="badge bad">${attention.length} ${attention.length === 1 ? 'problem' : 'problems'}</span>`;
+  const attention = causesOf(report.check);
   const blocks = report.typedViewBlocks;
   return consoleDocument(
     'hiresync console',
     html`${notices(view)}
-<p class="meta">${report.accounts.length} ${report.accounts.length === 1 ? 'account' : 'accounts'} · read ${when(report.generatedAt)} · ${summary}</p>
+<p class="meta">${report.accounts.length} ${report.accounts.length === 1 ? 'account' : 'accounts'} · read ${when(report.generatedAt)} · ${checkBadge(report)}</p>
 ${
   attention.length > 0 &&
   html`<h2>Needs attention</h2>
-<ul>${attention.map((p) => html`<li><a href="#account-${p.account}">${p.account}${p.resource ? `/${p.resource}` : ''}</a>: ${PROBLEM[p.kind]}</li>`)}</ul>`
+<ul>${attention.map((p) => html`<li><a href="#account-${p.account}">${p.account}${p.resource ? `/${p.resource}` : ''}</a>: ${problemText(p)}</li>`)}</ul>`
 }
 <h2>Accounts</h2>
 ${report.accounts.length === 0 ? html`<p class="empty">No account yet.</p>` : report.accounts.map((a) => accountSection(a, view))}

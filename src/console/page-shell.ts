@@ -23,7 +23,7 @@ td { overflow-wrap: anywhere; }
 th, td { text-align: left; padding: 6px 8px; border-top: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; font-size: 12px; text-transform: uppercase; letter-spacing: .03em; border-top: 0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.badge { display: inline-block; border-radius: 999px; padding: 1px 9px; font-size: 12px; font-weight: 600; background: #e8ebef; color: var(--muted); }
+.badge { white-space: nowrap; display: inline-block; border-radius: 999px; padding: 1px 9px; font-size: 12px; font-weight: 600; background: #e8ebef; color: var(--muted); }
 .badge.ok { background: var(--ok-bg); color: var(--ok); }
 .badge.bad { background: var(--bad-bg); color: var(--bad); }
 .badge.warn { background: var(--warn-bg); color: var(--warn); }
@@ -42,6 +42,19 @@ button:hover { background: var(--warn-bg); }
 .progress { color: var(--muted); font-size: 13px; }
 .empty { color: var(--muted); }
 a { color: #1f5fbf; }
+dl.overview { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 18px; margin: 0 0 16px; font-size: 14px; }
+dl.overview dt { color: var(--muted); } dl.overview dd { margin: 0; }
+form.filter { display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin: 0 0 8px; font-size: 14px; }
+form.filter input, form.filter select { font: inherit; padding: 4px 8px; border: 1px solid var(--line); border-radius: 6px; background: #fff; }
+form.filter button { border-color: #1f5fbf; color: #1f5fbf; }
+table.accounts { background: #fff; border: 1px solid var(--line); }
+table.accounts col.name { width: 17%; } table.accounts col.state { width: 19%; } col.why { width: 42%; } table.accounts col.success { width: 22%; }
+table.accounts td { padding: 5px 8px; }
+details.folded { margin: 8px 0 0; font-size: 14px; } details.folded summary { cursor: pointer; color: var(--muted); }
+tr.group th { background: var(--bg); color: var(--ink); font-size: 13px; text-transform: none; letter-spacing: 0; border-top: 1px solid var(--line); }
+tr.attention td:first-child { border-left: 4px solid var(--bad); }
+nav.pager { display: flex; gap: 16px; justify-content: center; margin: 12px 0; font-size: 14px; }
+ul.plain { list-style: none; padding: 0; margin: 0; font-size: 14px; } ul.plain li { margin: 4px 0; }
 `;
 
 /**

@@ -4,6 +4,7 @@ import type {
   ResourceState,
   RunReport,
 } from '../status/report-types.js';
+import { stateThatCaused } from '../status/state-caused.js';
 import { html, type SafeHtml } from './html.js';
 import { when } from './when.js';
 
@@ -58,12 +59,47 @@ ${resources.map(
 </table>`;
 }
 
+/** The resources of `account` whose last run failed because of its state (src/status/state-caused.ts). */
+function causedByState(account: AccountReport): Set<string> {
+  return new Set(
+    account.resources
+      .filter((r) => stateThatCaused(account.name, account.state, r.error) !== undefined)
+      .map((r) => r.resource),
+  );
+}
+
+/**
+ * The errors of the resources that failed because of the account's state,
+ * told once: a line naming them, their errors folded under it (a
+ * `<details>`, which opens without a script).
+ */
+export function foldedProblems(account: AccountReport): SafeHtml | undefined {
+  const caused = causedByState(account);
+  if (caused.size === 0) return undefined;
+  return html`<details class="folded">
+<summary>${caused.size} ${caused.size === 1 ? 'resource' : 'resources'} failed because of it: ${[...caused].join(', ')}</summary>
+${resourceErrors(
+  account,
+  account.resources.filter((r) => caused.has(r.resource)),
+)}
+</details>`;
+}
+
 /**
  * Below the table: per resource that has one, its error and what to do,
- * its last successful run's warnings, and a clock-skew note.
+ * its last successful run's warnings, and a clock-skew note. The errors its
+ * account's state caused are {@link foldedProblems}'.
  */
 export function resourceProblems(account: AccountReport): SafeHtml {
-  return html`${account.resources.map((r) => {
+  const caused = causedByState(account);
+  return resourceErrors(
+    account,
+    account.resources.filter((r) => !caused.has(r.resource)),
+  );
+}
+
+function resourceErrors(account: AccountReport, resources: readonly ResourceReport[]): SafeHtml {
+  return html`${resources.map((r) => {
     const action = r.action;
     return html`${
       r.error &&

@@ -4,9 +4,10 @@ import { coerceError } from '../errors.js';
 import { redactSecrets, type Secret } from '../secret.js';
 import type { StatusReport } from '../status/report-types.js';
 import { CONSOLE_CHALLENGE, isConsoleLogin } from './basic-auth.js';
-import { renderConsolePage } from './console-page.js';
 import { checkFormToken, createFormToken, formTokenKeys } from './form-token.js';
+import { parseConsoleQuery } from './overview-query.js';
 import { messagePage, sendConsolePage } from './page-shell.js';
+import { renderConsole } from './render-console.js';
 import { crossOriginRefusal } from './same-origin.js';
 
 /** Largest form body the console reads: it has two short fields. */
@@ -114,6 +115,19 @@ export async function serveConsole(
   }
   const now = options.now ?? Date.now;
   const keys = formTokenKeys(password, options.secretKeys);
+  // Which page: ?account=NAME, or the overview's ?name=…&state=…&page=N (docs/console.md).
+  const query = parseConsoleQuery(new URL(req.url ?? '/', 'http://console').searchParams);
+  if ('invalid' in query) {
+    req.resume();
+    sendConsolePage(
+      res,
+      400,
+      messagePage('This page of the console does not exist', [
+        `Nothing is shown: ${query.invalid}.`,
+      ]),
+    );
+    return;
+  }
   const render = async (status: number, view: { made?: MadeLink; refusal?: string }) => {
     let report: StatusReport;
     try {
@@ -131,12 +145,16 @@ export async function serveConsole(
       );
       return;
     }
-    const page = renderConsolePage(report, {
-      formToken: createFormToken(keys, now()),
-      linksUnavailable: options.links.unavailable,
-      ...view,
-    });
-    sendConsolePage(res, status, page);
+    const rendered = renderConsole(
+      report,
+      {
+        formToken: createFormToken(keys, now()),
+        linksUnavailable: options.links.unavailable,
+        ...view,
+      },
+      query,
+    );
+    sendConsolePage(res, rendered.status === 200 ? status : rendered.status, rendered.page);
   };
 
   if (req.method === 'GET' || req.method === 'HEAD') {

@@ -12,6 +12,30 @@ import type {
   StatusReport,
 } from './report-types.js';
 
+/**
+ * Above this many accounts shown, `hiresync status` and `hiresync accounts
+ * list` print an overview first and the lines of each account only on
+ * request (`--account NAME`, `-v`, `--summary`; `accounts list --all`), and
+ * the console's main page is that overview, each account on a page of its
+ * own: a line per account and resource of thousands of accounts is read by
+ * no one, and a deployment of up to 50 keeps the tables (and the page) it
+ * always had.
+ */
+export const OVERVIEW_ABOVE = 50;
+
+/** `1,234`. */
+export function count(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** `4,990 enabled, 5 disabled`: counts by key, the most first. */
+export function countsText(counts: Record<string, number>): string {
+  return Object.entries(counts)
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .map(([key, n]) => `${count(n)} ${key}`)
+    .join(', ');
+}
+
 /** How many stalest accounts an overview names. */
 export const STALEST_SHOWN = 10;
 
@@ -74,11 +98,20 @@ function needingAction(
     const own = problems.get(account.name) ?? [];
     const resourcesOf = (kind: string) =>
       own.flatMap((p) => (p.kind === kind && p.resource !== null ? [p.resource] : []));
-    const failed = resourcesOf('failed');
+    const failed = own.flatMap((p) =>
+      p.kind === 'failed' && p.resource !== null && p.causedBy === undefined ? [p.resource] : [],
+    );
     const refused = resourcesOf('not_permitted');
+    // One cause, told once: the resources the account's state made fail go with it.
+    const stateWhy = (kind: 'needs_reauthorization' | 'credentials_refused', text: string) => {
+      const problem = own.find((p) => p.kind === kind);
+      if (!problem) return [];
+      const folded = problem.foldedResources ?? [];
+      return [folded.length > 0 ? `${text} (failed because of it: ${folded.join(', ')})` : text];
+    };
     const why = [
-      ...(own.some((p) => p.kind === 'needs_reauthorization') ? ['needs re-authorizing'] : []),
-      ...(own.some((p) => p.kind === 'credentials_refused') ? ['credentials refused'] : []),
+      ...stateWhy('needs_reauthorization', 'needs re-authorizing'),
+      ...stateWhy('credentials_refused', 'credentials refused'),
       ...(failed.length > 0 ? [`failed: ${failed.join(', ')}`] : []),
       ...(refused.length > 0 ? [`not permitted: ${refused.join(', ')}`] : []),
       ...(account.problem ? ['runs cannot be read'] : []),

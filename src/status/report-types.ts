@@ -150,6 +150,19 @@ export interface CheckProblem {
   kind: 'needs_reauthorization' | 'credentials_refused' | 'failed' | 'not_permitted';
   /** One line: where, what, and what to do. */
   message: string;
+  /**
+   * A resource's failure that its account's state caused (its run met the
+   * refused refresh token or credential): that state. The account's own
+   * problem names it in `foldedResources`, and `status --check`'s text and the
+   * console tell it there, once. Absent on every other problem.
+   */
+  causedBy?: 'needs_reauthorization' | 'credentials_refused';
+  /**
+   * An account's own problem (needs_reauthorization, credentials_refused):
+   * the resources whose last run failed because of it (each also listed, with
+   * `causedBy`). Absent when none did.
+   */
+  foldedResources?: string[];
 }
 
 /** One account that `status --check` fails, or whose runs cannot be read. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { checkReport } from '../../src/status/check.js';
-import { accountOf, resource, run } from '../support/status-fixture.js';
+import { formatCheck } from '../../src/commands/status-summary.js';
+import { causesOf, checkReport } from '../../src/status/check.js';
+import { accountOf, reportOf, resource, run } from '../support/status-fixture.js';
 
 const ok = (id: string) => run({ id, outcome: 'succeeded' });
 const failed = (id: string, error: string) => run({ id, outcome: 'failed', error });
@@ -157,5 +158,88 @@ describe('status --check', () => {
       running: 0,
     });
     expect(checkReport([account])).toEqual({ passed: true, problems: [] });
+  });
+});
+
+describe('status --check: one problem per cause', () => {
+  const reauth = (account: string) =>
+    `account ${account} needs re-authorizing: its refresh token was refused (400 invalid_grant); ask the customer to authorize again`;
+
+  it("folds the resources that failed because the account needs re-authorizing into the account's problem, keeping their entries", () => {
+    const report = reportOf([
+      accountOf(
+        {
+          name: 'acme',
+          authMode: 'partner',
+          state: 'needs_reauthorization',
+          reauthorizationReason: 'revoked',
+        },
+        [
+          resource('acme', 'jobs', failed('1', reauth('acme'))),
+          resource('acme', 'job_posts', failed('2', reauth('acme'))),
+          resource('acme', 'tracking_links', failed('3', reauth('acme'))),
+          resource('acme', 'users', failed('4', '503 from /v3/users: try again later')),
+        ],
+      ),
+      accountOf(
+        {
+          name: 'beta',
+          authMode: 'client_credentials',
+          state: 'credentials_refused',
+          refusalReason: 'refused',
+        },
+        [
+          resource(
+            'beta',
+            'jobs',
+            failed('5', "account beta's credentials were refused: refused; store it"),
+          ),
+        ],
+      ),
+    ]);
+    const check = report.check;
+    expect(check.passed).toBe(false);
+    // The JSON keeps every entry (extended, never broken): the folded ones say what caused them.
+    expect(check.problems.map((p) => [p.account, p.resource, p.kind, p.causedBy ?? null])).toEqual([
+      ['acme', null, 'needs_reauthorization', null],
+      ['acme', 'jobs', 'failed', 'needs_reauthorization'],
+      ['acme', 'job_posts', 'failed', 'needs_reauthorization'],
+      ['acme', 'tracking_links', 'failed', 'needs_reauthorization'],
+      ['acme', 'users', 'failed', null],
+      ['beta', null, 'credentials_refused', null],
+      ['beta', 'jobs', 'failed', 'credentials_refused'],
+    ]);
+    expect(check.problems[0]?.foldedResources).toEqual(['jobs', 'job_posts', 'tracking_links']);
+    expect(check.problems[0]?.message).toMatch(
+      /^acme: needs re-authorizing: revoked; .* \(3 resources failed because of it: jobs, job_posts, tracking_links\)$/,
+    );
+    // One problem per cause: acme's state, acme's users, beta's credentials.
+    expect(causesOf(check).map((p) => [p.account, p.resource])).toEqual([
+      ['acme', null],
+      ['acme', 'users'],
+      ['beta', null],
+    ]);
+    const text = formatCheck(report);
+    expect(text.split('\n')[0]).toBe('status check failed: 3 problems');
+    expect(text).toContain('beta: credentials refused: refused; ');
+    expect(text).toContain('(1 resource failed because of it: jobs)');
+    expect(text).not.toMatch(/^acme\/jobs:/m);
+    expect(text).toMatch(/^acme\/users: last run 4 failed/m);
+    // The overview says it the same way.
+    expect(report.overview.needingAction.map((a) => a.why)).toEqual([
+      'needs re-authorizing (failed because of it: jobs, job_posts, tracking_links); failed: users',
+      'credentials refused (failed because of it: jobs)',
+    ]);
+  });
+
+  it("keeps a failure as the resource's own once the account is enabled again, and fails the check the same", () => {
+    const check = checkReport([
+      accountOf({ name: 'acme', authMode: 'partner', state: 'enabled' }, [
+        resource('acme', 'jobs', failed('1', reauth('acme'))),
+      ]),
+    ]);
+    expect(check.passed).toBe(false);
+    expect(causesOf(check)).toEqual(check.problems);
+    expect(check.problems[0]?.causedBy).toBeUndefined();
   });
 });
