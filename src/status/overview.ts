@@ -36,7 +36,11 @@ export function overviewOf(
     }
   }
   for (const problem of check.problems) {
-    if (problem.resource === null) continue;
+    if (
+      problem.resource === null ||
+      (problem.kind !== 'failed' && problem.kind !== 'not_permitted')
+    )
+      continue;
     const entry = failing.get(problem.resource) ?? {
       resource: problem.resource,
       failed: 0,
@@ -68,6 +72,7 @@ function needingAction(
 ): AccountNeedingAction[] {
   const problems = new Map<string, StatusReport['check']['problems']>();
   for (const problem of check.problems) {
+    if (problem.account === null) continue;
     problems.set(problem.account, [...(problems.get(problem.account) ?? []), problem]);
   }
   return accounts.flatMap((account) => {
@@ -76,11 +81,13 @@ function needingAction(
       own.flatMap((p) => (p.kind === kind && p.resource !== null ? [p.resource] : []));
     const failed = resourcesOf('failed');
     const refused = resourcesOf('not_permitted');
+    const stale = resourcesOf('stale');
     const why = [
       ...(own.some((p) => p.kind === 'needs_reauthorization') ? ['needs re-authorizing'] : []),
       ...(own.some((p) => p.kind === 'credentials_refused') ? ['credentials refused'] : []),
       ...(failed.length > 0 ? [`failed: ${failed.join(', ')}`] : []),
       ...(refused.length > 0 ? [`not permitted: ${refused.join(', ')}`] : []),
+      ...(stale.length > 0 ? [`stale: ${stale.join(', ')}`] : []),
       ...(account.problem ? ['runs cannot be read'] : []),
     ];
     return why.length === 0
