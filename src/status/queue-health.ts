@@ -30,7 +30,8 @@ export interface QueueHealth {
  * (account, resource), as the schedule keeper does every minute.
  */
 export async function readQueueHealth(redis: Redis, prefix: string): Promise<QueueHealth> {
-  const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
+  // Read only: `status` writes nothing of the queue's (its metadata is the workers' to keep).
+  const queue = new Queue(QUEUE_NAME, { connection: redis, prefix, skipMetasUpdate: true });
   try {
     const [counts, schedulers] = await Promise.all([
       queue.getJobCounts(...STATES),
