@@ -68,6 +68,14 @@ describe('worker liveness in status and status --check', () => {
     expect(metrics).toMatch(/\nhiresync_workers_alive 1\n/);
     expect(metrics).toMatch(/\nhiresync_worker_heartbeat_age_seconds \d/);
 
+    // Alive: the default max age finds it.
+    const live = await run(['status', '--check', '--json'], h.env);
+    expect(
+      (JSON.parse(live.stdout) as StatusReport).check.problems.filter(
+        (p) => p.kind === 'no_worker',
+      ),
+    ).toEqual([]);
+
     worker.child.kill('SIGTERM');
     expect(await worker.exit).toBe(0);
 
