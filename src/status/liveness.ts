@@ -2,7 +2,8 @@
  * The rules of `status --check --max-age` and `--stale`: pure, given what
  * was read and the clocks to judge it by.
  */
-import type { AccountReport, CheckProblem, WorkerReport } from './report-types.js';
+import { checkReport } from './check.js';
+import type { AccountReport, CheckProblem, StatusReport, WorkerReport } from './report-types.js';
 
 /** A worker as the rule judges it: its last heartbeat in milliseconds since the epoch. */
 export interface SeenWorker {
@@ -93,4 +94,39 @@ export function workerReportOf(w: SeenWorker & Omit<WorkerReport, 'lastSeen'>): 
     lastSeen: new Date(w.lastSeenMs).toISOString(),
     alive: w.alive,
   };
+}
+
+/** What the whole of `status --check` judges besides the accounts. */
+export interface DeploymentFacts {
+  /** The workers the deployment has run (none: it syncs from cron). */
+  workers: readonly SeenWorker[];
+  /** Redis's clock now: the one that stamped the heartbeats. */
+  workersNowMs: number;
+  /** This host's clock now, against which last successes (Postgres's) age. */
+  nowMs: number;
+  /** `--max-age`. */
+  maxAgeMs: number;
+  /** `--stale`, when given. */
+  staleMs?: number | undefined;
+}
+
+/**
+ * The verdict of `status --check`: the accounts' problems (checkReport),
+ * then with `--stale` the resources whose last success is too old, and first
+ * of all the deployment's when no worker was seen within `--max-age`.
+ */
+export function checkDeployment(
+  accounts: readonly AccountReport[],
+  facts: DeploymentFacts,
+): StatusReport['check'] {
+  const named = checkReport(accounts).problems;
+  const noWorker = noWorkerProblem(facts.workers, facts.workersNowMs, facts.maxAgeMs);
+  const problems = [
+    ...(noWorker ? [noWorker] : []),
+    ...named,
+    ...(facts.staleMs === undefined
+      ? []
+      : staleProblems(accounts, facts.nowMs, facts.staleMs, named)),
+  ];
+  return { passed: problems.length === 0, problems };
 }

@@ -12,8 +12,7 @@ import { RunLock } from '../queue/run-lock.js';
 import { HEARTBEAT_PERIOD_MS, HEARTBEAT_TTL_MS, readWorkers } from '../queue/worker-heartbeat.js';
 import type { Database } from '../warehouse/tables.js';
 import { reportOfAccount } from './account-report.js';
-import { checkReport } from './check.js';
-import { noWorkerProblem, staleProblems, workerReportOf } from './liveness.js';
+import { checkDeployment, workerReportOf } from './liveness.js';
 import { overviewOf } from './overview.js';
 import { type ResourceStatus, readStatus, readTypedViewBlocks } from './read-status.js';
 import type { ReportAccount, StatusReport, StatusReportOptions } from './report-types.js';
@@ -112,16 +111,13 @@ export async function readStatusReport(
     return report;
   });
   const maxAgeMs = options.maxAgeMs ?? HEARTBEAT_TTL_MS;
-  const named = checkReport(reports).problems;
-  const problems = [
-    ...named,
-    ...(options.staleMs === undefined
-      ? []
-      : staleProblems(reports, Date.parse(generatedAt), options.staleMs, named)),
-  ];
-  const noWorker = noWorkerProblem(seen.workers, seen.nowMs, maxAgeMs);
-  if (noWorker) problems.unshift(noWorker);
-  const check = { passed: problems.length === 0, problems };
+  const check = checkDeployment(reports, {
+    workers: seen.workers,
+    workersNowMs: seen.nowMs,
+    nowMs: Date.parse(generatedAt),
+    maxAgeMs,
+    staleMs: options.staleMs,
+  });
   const workers = seen.workers.map(workerReportOf);
   return {
     generatedAt,

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { checkReport } from '../../src/status/check.js';
-import { ageText, noWorkerProblem, staleProblems } from '../../src/status/liveness.js';
+import {
+  ageText,
+  checkDeployment,
+  noWorkerProblem,
+  staleProblems,
+} from '../../src/status/liveness.js';
 import { accountOf, resource, run } from '../support/status-fixture.js';
 
 const MAX_AGE = 45_000;
@@ -122,6 +127,43 @@ describe('status --check --stale: a last success too old', () => {
       'acme/jobs:failed',
     ]);
     expect(staleProblems(accounts, SUCCESS + 30 * 24 * HOUR, HOUR, named)).toEqual([]);
+  });
+});
+
+describe('status --check as a whole', () => {
+  const failing = [
+    accountOf({ name: 'acme', authMode: 'partner', state: 'enabled' }, [
+      resource('acme', 'jobs', run({ id: '4', outcome: 'failed', error: '503' })),
+    ]),
+  ];
+  const facts = {
+    nowMs: at('2026-05-01T12:10:00Z'),
+    workersNowMs: at('2026-05-01T12:10:00Z'),
+    maxAgeMs: MAX_AGE,
+  };
+
+  it('passes a cron deployment with no worker and nothing failing, however small the max age', () => {
+    expect(checkDeployment([], { ...facts, workers: [], maxAgeMs: 1 })).toEqual({
+      passed: true,
+      problems: [],
+    });
+  });
+
+  it("names the stopped worker first, then the accounts' problems", () => {
+    const check = checkDeployment(failing, { ...facts, workers: [worker('2026-05-01T12:00:00Z')] });
+    expect(check.passed).toBe(false);
+    expect(check.problems.map((p) => p.kind)).toEqual(['no_worker', 'failed']);
+  });
+
+  it('judges the workers by the clock that stamped them (Redis), not this host’s', () => {
+    const workers = [worker('2026-05-01T12:00:00Z')];
+    // This host's clock is 10 minutes ahead of Redis's: the worker was seen 20 s ago.
+    const check = checkDeployment([], {
+      ...facts,
+      workers,
+      workersNowMs: at('2026-05-01T12:00:20Z'),
+    });
+    expect(check).toEqual({ passed: true, problems: [] });
   });
 });
 
