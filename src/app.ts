@@ -28,6 +28,7 @@ import { createSyncQueue } from './queue/sync-job.js';
 import type { AccountContext, SyncProcessorDeps } from './queue/sync-processor.js';
 import type { createSyncWorker } from './queue/sync-worker.js';
 import { throttledWarn } from './queue/throttled-warn.js';
+import { readWorkers } from './queue/worker-heartbeat.js';
 import {
   BUILT_IN_RESOURCES,
   catalogFor,
@@ -38,6 +39,7 @@ import {
 } from './resources/index.js';
 import { planRead } from './resources/read-plan.js';
 import { Metrics } from './status/metrics.js';
+import { registerWorkerSeries } from './status/worker-series.js';
 import type { RunProgress } from './sync/run-resource.js';
 import { createDatabase } from './warehouse/database.js';
 import { ResourceLock } from './warehouse/runs/resource-lock.js';
@@ -200,6 +202,7 @@ function openConnections(config: Config, logger: Logger, options: AppOptions, co
         effectiveSettings(config, own.get(account)).resources.includes(resource);
     },
   });
+  registerWorkerSeries(metrics.registry, () => readWorkers(redis, config.redisPrefix));
   // Without a listener BullMQ would print its errors raw; an outage emits one per call.
   queue.on('error', throttledWarn(logger, 'queue error'));
   return { db, resourceLock, redis, queueRedis, http, queue, metrics };

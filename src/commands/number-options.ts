@@ -26,3 +26,13 @@ export function parseRateLimit(text: string): { limit: number; windowMs: number 
   }
   return { limit, windowMs };
 }
+
+/** The value of `--name` as a duration (`90s`, `15m`, `2h`, `1d`; a bare number is seconds); a UsageError otherwise. */
+export function durationOption(name: string, text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined)
+    throw new UsageError(
+      `--${name} takes a duration such as 90s, 15m, 2h or 1d, got ${JSON.stringify(text)}`,
+    );
+  return ms;
+}

@@ -10,8 +10,10 @@ import { readStatusReport, reportAccounts } from '../status/report.js';
 import { createDatabase } from '../warehouse/database.js';
 import { parseAccounts } from './account-options.js';
 import { defineCommand, EXIT } from './command.js';
+import { durationOption } from './number-options.js';
 import type { OptionTable } from './options.js';
 import { formatStatusDetail } from './status-detail.js';
+import { formatHealth } from './status-health.js';
 import { formatStatusOverview } from './status-overview.js';
 import { formatCheck, formatStatusSummary, statusLayout } from './status-summary.js';
 
@@ -40,7 +42,19 @@ export const options = {
   check: {
     type: 'boolean',
     description:
-      'exit 1 when an account that is not disabled has a failed last run, a resource not permitted, or needs re-authorizing; print only that (or the JSON)',
+      'exit 1 when an account that is not disabled has a failed last run, a resource not permitted, or needs re-authorizing, or when this deployment runs workers and none was seen within --max-age; print only that (or the JSON)',
+  },
+  'max-age': {
+    type: 'string',
+    value: 'D',
+    description:
+      'with --check: how long without a worker seen fails it, once the deployment has run one (default 45s: three heartbeat periods)',
+  },
+  stale: {
+    type: 'string',
+    value: 'D',
+    description:
+      'with --check: also fail for each resource whose last success is older than D (such as 6h or 1d)',
   },
 } as const satisfies OptionTable;
 
@@ -78,15 +92,25 @@ export const status = defineCommand({
     --account NAME, -v or --summary for the lines. --json prints
     one JSON document of the same facts (docs/status.md describes it).
 
+    Below: the workers alive (host:pid, last seen; their heartbeats in Redis),
+    the run queue's jobs by state, and the next scheduled run (each resource's
+    with one line per resource).
+
     Needs DATABASE_URL and REDIS_URL. Exit 0; with --check, 1 when an account
     that is not disabled has a failed last run, a resource not permitted or
-    needs re-authorizing; 1 when Postgres or Redis cannot be read; 2 for an
+    needs re-authorizing, when the deployment has run workers but none was
+    seen within --max-age (a deployment that never ran one, syncing from cron,
+    is not judged), or with --stale D when a resource's last success is older
+    than D; 1 when Postgres or Redis cannot be read; 2 for an
     account name that is malformed or not registered.`,
   options,
   async execute(values, { env, stdout, stderr }) {
     if (values.verbose && values.summary) {
       throw new UsageError('hiresync status takes -v/--verbose or --summary, not both');
     }
+    const maxAgeMs =
+      values['max-age'] === undefined ? undefined : durationOption('max-age', values['max-age']);
+    const staleMs = values.stale === undefined ? undefined : durationOption('stale', values.stale);
     const named = parseAccounts(values.account);
     const config = loadStatusConfig(env, RESOURCE_NAMES);
     const db = createDatabase(config.databaseUrl, { max: 2, applicationName: 'hiresync status' });
@@ -137,6 +161,8 @@ export const status = defineCommand({
       const report = await readStatusReport(db, redis, config.redisPrefix, accounts, {
         updatedLookbackMs: config.updatedLookbackMs,
         resources: config.resources,
+        maxAgeMs,
+        staleMs,
       });
       if (values.json) {
         stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -155,7 +181,7 @@ export const status = defineCommand({
           summary: formatStatusSummary,
           detail: formatStatusDetail,
         }[layout];
-        stdout.write(`${format(report)}\n`);
+        stdout.write(`${format(report)}\n\n${formatHealth(report, layout === 'detail')}\n`);
       }
       return values.check && !report.check.passed ? EXIT.failed : EXIT.ok;
     } catch (error) {

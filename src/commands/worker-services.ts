@@ -10,6 +10,8 @@ import { startKeepalive } from '../queue/keepalive.js';
 import type { ScheduleKeeper } from '../queue/schedule-keeper.js';
 import type { Service } from '../queue/services.js';
 import type { ScheduleChanges } from '../queue/upsert-schedules.js';
+import { type Heartbeat, startHeartbeat } from '../queue/worker-heartbeat.js';
+import { readVersion } from '../version.js';
 import { authorizeEndpoint } from './accounts/partner-app.js';
 import { erasableResourcesOf } from './erasable-resources.js';
 import { consoleOptionsOf } from './worker-console.js';
@@ -140,9 +142,29 @@ function erasure({ app, logger }: WorkerParts): Service {
 }
 
 /**
+ * The worker's heartbeat in Redis (src/queue/worker-heartbeat.ts): started
+ * last, once the worker takes jobs, and stopped first, its live entry
+ * removed while Redis is still open.
+ */
+function heartbeat({ app, logger }: WorkerParts): Service {
+  let started: Heartbeat | undefined;
+  return {
+    name: 'heartbeat',
+    start: async () => {
+      started = await startHeartbeat(app.redis, app.config.redisPrefix, {
+        version: readVersion(),
+        logger,
+      });
+    },
+    close: async ({ force }) => started?.stop(force),
+  };
+}
+
+/**
  * The services of `hiresync worker` in the order they start. At SIGTERM they
- * are closed in reverse: the schedule keeper, the keep-alive, the erasure
- * and the webhook deletes stop taking work; then the queue worker lets the
+ * are closed in reverse: the heartbeat stops (the worker's live entry
+ * removed), the schedule keeper, the keep-alive, the erasure and the
+ * webhook deletes stop taking work; then the queue worker lets the
  * runs in hand commit their page and App.close closes the queue, the pool
  * and Redis; the HTTP listeners close last (/healthz answers until then).
  */
@@ -172,5 +194,6 @@ export function workerServices(parts: WorkerParts, state: WorkerState): Service[
       },
       close: () => keeper.stop(),
     },
+    heartbeat(parts),
   ];
 }

@@ -136,7 +136,9 @@ export const worker = defineCommand({
     With a partner app configured, it refreshes every enabled
     partner account at least every HIRESYNC_REFRESH_KEEPALIVE. With
     HIRESYNC_ERASE_DELETED_AFTER, it erases daily the records deleted upstream
-    longer ago than that (see 'hiresync erase'). On SIGTERM it
+    longer ago than that (see 'hiresync erase'). Every 15 s it records a
+    heartbeat in Redis (its host and pid: 'hiresync status' lists the workers
+    alive, and 'status --check' fails when none was seen). On SIGTERM it
     finishes the pages in hand, checkpoints and exits 0; when Redis does not answer,
     it stops waiting after HIRESYNC_HTTP_TIMEOUT at most, still exits 0, and logs the
     runs left in hand (they resume from their last checkpoints). Exit 2 when there is

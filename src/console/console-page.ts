@@ -5,6 +5,7 @@ import type {
   CheckProblem,
   StatusReport,
 } from '../status/report-types.js';
+import { healthSection } from './health-section.js';
 import { html, type SafeHtml } from './html.js';
 import { consoleDocument } from './page-shell.js';
 import { foldedProblems, resourceProblems, resourceTable } from './resource-table.js';
@@ -27,6 +28,8 @@ const PROBLEM: Readonly<Record<CheckProblem['kind'], string>> = {
   credentials_refused: 'credentials refused',
   failed: 'last run failed',
   not_permitted: 'not permitted',
+  stale: 'no recent success',
+  no_worker: 'no worker seen',
 };
 
 const STATE_BADGE: Readonly<Record<string, string>> = {
@@ -142,8 +145,9 @@ export function renderConsolePage(report: StatusReport, view: ConsoleView): stri
 ${
   attention.length > 0 &&
   html`<h2>Needs attention</h2>
-<ul>${attention.map((p) => html`<li><a href="#account-${p.account}">${p.account}${p.resource ? `/${p.resource}` : ''}</a>: ${problemText(p)}</li>`)}</ul>`
+<ul>${attention.map((p) => html`<li><a href="#${p.account === null ? 'health' : `account-${p.account}`}">${p.account ?? 'workers'}${p.resource ? `/${p.resource}` : ''}</a>: ${problemText(p)}</li>`)}</ul>`
 }
+${healthSection(report)}
 <h2>Accounts</h2>
 ${report.accounts.length === 0 ? html`<p class="empty">No account yet.</p>` : report.accounts.map((a) => accountSection(a, view))}
 ${

@@ -68,6 +68,19 @@ export function scheduleKeys(targets: readonly ScheduleTarget[]): string[] {
   });
 }
 
+/**
+ * The schedule a scheduler key names ({@link scheduleKeys}'s inverse: a run
+ * key without `:` is `default`'s), or undefined for a key hiresync does not keep.
+ */
+export function scheduleOfKey(
+  key: string,
+): { kind: 'incremental' | 'full'; account: string; resource: string } | undefined {
+  const match = /^(incremental|full):(?:([^:]+):)?([^:]+)$/.exec(key);
+  if (!match?.[1] || !match[3]) return undefined;
+  const kind = match[1] === 'full' ? 'full' : 'incremental';
+  return { kind, account: match[2] ?? DEFAULT_ACCOUNT, resource: match[3] };
+}
+
 /** Is `key` the key of a scheduler hiresync keeps? */
 function isScheduleKey(key: string): boolean {
   return /^(incremental|full):/.test(key);

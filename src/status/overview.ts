@@ -60,7 +60,11 @@ export function overviewOf(
     }
   }
   for (const problem of check.problems) {
-    if (problem.resource === null) continue;
+    if (
+      problem.resource === null ||
+      (problem.kind !== 'failed' && problem.kind !== 'not_permitted')
+    )
+      continue;
     const entry = failing.get(problem.resource) ?? {
       resource: problem.resource,
       failed: 0,
@@ -92,6 +96,7 @@ function needingAction(
 ): AccountNeedingAction[] {
   const problems = new Map<string, StatusReport['check']['problems']>();
   for (const problem of check.problems) {
+    if (problem.account === null) continue;
     problems.set(problem.account, [...(problems.get(problem.account) ?? []), problem]);
   }
   return accounts.flatMap((account) => {
@@ -109,11 +114,13 @@ function needingAction(
       const folded = problem.foldedResources ?? [];
       return [folded.length > 0 ? `${text} (failed because of it: ${folded.join(', ')})` : text];
     };
+    const stale = resourcesOf('stale');
     const why = [
       ...stateWhy('needs_reauthorization', 'needs re-authorizing'),
       ...stateWhy('credentials_refused', 'credentials refused'),
       ...(failed.length > 0 ? [`failed: ${failed.join(', ')}`] : []),
       ...(refused.length > 0 ? [`not permitted: ${refused.join(', ')}`] : []),
+      ...(stale.length > 0 ? [`stale: ${stale.join(', ')}`] : []),
       ...(account.problem ? ['runs cannot be read'] : []),
     ];
     return why.length === 0

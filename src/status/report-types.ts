@@ -102,7 +102,51 @@ export interface ResourceReport {
   synced: boolean;
   /** The API's clock was further from the worker's than HIRESYNC_UPDATED_LOOKBACK at its last run's first response. */
   clockSkew: { runId: string; skewMs: number; note: string } | null;
+  /**
+   * When its next scheduled run is due (the earliest of its BullMQ job
+   * schedulers, incremental and full), or null when Redis holds none (no
+   * worker keeps its schedules). Always set by readStatusReport.
+   */
+  nextRun?: NextRunReport | null;
 }
+
+/** A resource's next scheduled run. */
+export interface NextRunReport {
+  at: string;
+  mode: 'incremental' | 'full';
+}
+
+/** A worker process of the deployment, from its heartbeats in Redis. Nothing secret. */
+export interface WorkerReport {
+  host: string;
+  pid: number;
+  startedAt: string;
+  version: string;
+  /** Its last heartbeat, or its clean stop (Redis's clock). */
+  lastSeen: string;
+  /** It beat within three heartbeat periods and has not stopped. */
+  alive: boolean;
+}
+
+/** `status --json`'s `workers`: the worker processes of the deployment. */
+export interface WorkersReport {
+  /** A worker of this deployment has ever run (false: it syncs from cron, and `--max-age` does not judge it). */
+  ran: boolean;
+  /** The workers alive now. */
+  alive: WorkerReport[];
+  /** The worker seen last, alive or not; null when none ever ran. */
+  lastSeen: WorkerReport | null;
+  /** How often a worker beats. */
+  heartbeatPeriodMs: number;
+  /** `status --check --max-age` (default three heartbeat periods). */
+  maxAgeMs: number;
+}
+
+/** `status --json`'s `queue`: the run queue's jobs by state (BullMQ's getJobCounts). */
+export type QueueReport = Record<
+  'waiting' | 'prioritized' | 'active' | 'delayed' | 'failed' | 'completed',
+  number
+>;
 
 /** How many of an account's resources stand where. */
 export interface AccountSummary {
@@ -144,10 +188,19 @@ export interface TypedViewBlockReport {
 
 /** One reason `status --check` fails. */
 export interface CheckProblem {
-  account: string;
+  /** Null for a problem of the deployment (no worker seen). */
+  account: string | null;
   /** Null for the account's own state. */
   resource: string | null;
-  kind: 'needs_reauthorization' | 'credentials_refused' | 'failed' | 'not_permitted';
+  kind:
+    | 'needs_reauthorization'
+    | 'credentials_refused'
+    | 'failed'
+    | 'not_permitted'
+    /** A resource's last success older than `--stale`. */
+    | 'stale'
+    /** The deployment runs workers, but none was seen within `--max-age` (account and resource null). */
+    | 'no_worker';
   /** One line: where, what, and what to do. */
   message: string;
   /**
@@ -203,7 +256,11 @@ export interface StatusReport {
   overview: StatusOverview;
   accounts: AccountReport[];
   typedViewBlocks: TypedViewBlockReport[];
-  /** `status --check`: passed unless an account that is not disabled has a problem. */
+  /** The deployment's workers (always set by readStatusReport). */
+  workers?: WorkersReport;
+  /** The run queue's jobs by state (always set by readStatusReport). */
+  queue?: QueueReport;
+  /** `status --check`: passed unless an account that is not disabled has a problem, or no worker was seen within `--max-age`. */
   check: { passed: boolean; problems: CheckProblem[] };
 }
 
@@ -213,4 +270,8 @@ export interface StatusReportOptions {
   updatedLookbackMs: number;
   /** HIRESYNC_RESOURCES: what an account without resources of its own syncs. */
   resources: readonly string[];
+  /** `--max-age`: no worker seen for longer fails the check (once one ran). Default three heartbeat periods. */
+  maxAgeMs?: number;
+  /** `--stale`: a resource whose last success is older fails the check. Default: not judged. */
+  staleMs?: number;
 }

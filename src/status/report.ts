@@ -9,9 +9,10 @@ import { AccountSettingsStore } from '../accounts/account-settings-store.js';
 import type { AccountInfo } from '../accounts/stored-account.js';
 import { isoTimestamp } from '../iso-timestamp.js';
 import { RunLock } from '../queue/run-lock.js';
+import { HEARTBEAT_PERIOD_MS, HEARTBEAT_TTL_MS, readWorkers } from '../queue/worker-heartbeat.js';
 import type { Database } from '../warehouse/tables.js';
 import { reportOfAccount } from './account-report.js';
-import { checkReport } from './check.js';
+import { checkDeployment, workerReportOf } from './liveness.js';
 import { overviewOf } from './overview.js';
 import { type ResourceStatus, readStatus, readTypedViewBlocks } from './read-status.js';
 import type { ReportAccount, StatusReport, StatusReportOptions } from './report-types.js';
@@ -73,9 +74,12 @@ export async function readStatusReport(
       settings.resources ? [[account, settings.resources] as const] : [],
     ),
   );
-  const [statuses, blocks] = await Promise.all([
+  const [statuses, blocks, seen, queue] = await Promise.all([
     readStatus(db, redis, prefix, names, own),
     readTypedViewBlocks(db, names),
+    readWorkers(redis, prefix),
+    // BullMQ is loaded here, not when `status` starts (its help and usage errors need none).
+    import('./queue-health.js').then(({ readQueueHealth }) => readQueueHealth(redis, prefix)),
   ]);
   // Runs in flight: which a live process holds, in one round trip.
   const running = statuses.filter((s) => s.lastRun?.outcome === 'running');
@@ -93,21 +97,41 @@ export async function readStatusReport(
     byAccount.set(status.account, of);
     of.push(status);
   }
-  const reports = accounts.map((account) =>
-    reportOfAccount(
+  const reports = accounts.map((account) => {
+    const report = reportOfAccount(
       account,
       byAccount.get(account.name) ?? [],
       held,
       new Set(own.get(account.name) ?? options.resources),
       options,
-    ),
-  );
-  const check = checkReport(reports);
+    );
+    for (const r of report.resources) {
+      r.nextRun = queue.nextRuns.get(runKey(account.name, r.resource)) ?? null;
+    }
+    return report;
+  });
+  const maxAgeMs = options.maxAgeMs ?? HEARTBEAT_TTL_MS;
+  const check = checkDeployment(reports, {
+    workers: seen.workers,
+    workersNowMs: seen.nowMs,
+    nowMs: Date.parse(generatedAt),
+    maxAgeMs,
+    staleMs: options.staleMs,
+  });
+  const workers = seen.workers.map(workerReportOf);
   return {
     generatedAt,
     overview: overviewOf(reports, check),
     accounts: reports,
     typedViewBlocks: blocks.map((b) => ({ ...b, since: isoTimestamp(b.since) })),
+    workers: {
+      ran: workers.length > 0,
+      alive: workers.filter((w) => w.alive),
+      lastSeen: workers[0] ?? null,
+      heartbeatPeriodMs: HEARTBEAT_PERIOD_MS,
+      maxAgeMs,
+    },
+    queue: queue.counts,
     check,
   };
 }

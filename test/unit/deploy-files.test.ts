@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { METRIC_LABEL_VALUES } from '../../src/status/metric-label-values.js';
 import { Metrics } from '../../src/status/metrics.js';
+import { registerWorkerSeries } from '../../src/status/worker-series.js';
 import type { Database } from '../../src/warehouse/tables.js';
 
 /** How the dashboard names its data source: Grafana's `${datasource}` variable. */
@@ -35,6 +36,8 @@ function exportedSeries(): Map<string, ExportedSeries> {
     db: {} as Kysely<Database>,
     queue: { getJobCounts: async () => ({}) },
   });
+  // As createApp registers them beside the others.
+  registerWorkerSeries(metrics.registry, async () => ({ nowMs: 0, workers: [] }));
   const series = new Map<string, ExportedSeries>();
   for (const m of metrics.registry.getMetricsAsArray()) {
     const {
@@ -286,6 +289,7 @@ describe('deploy/prometheus-rules.yml', () => {
         'HiresyncRateLimitedMostOfTheTime',
         'HiresyncQueueBackingUp',
         'HiresyncTokenErrors',
+        'HiresyncNoWorkerAlive',
       ]),
     );
   });

@@ -159,6 +159,24 @@ describe.skipIf(!promtool)('deploy/prometheus-rules.yml in promtool', () => {
     });
   });
 
+  describe('HiresyncNoWorkerAlive', () => {
+    const alive = (instance: string, values: string) =>
+      [`hiresync_workers_alive{${instance}}`, values] as Series;
+    const down = { severity: 'critical' };
+
+    it('fires when the workers still scraped report no live heartbeat for five minutes, never while one is alive', () => {
+      expectAlerts([alive(W1, '1x10 0x50')], 20, 'HiresyncNoWorkerAlive', [down]);
+      expectAlerts([alive(W1, '1x10 0x50')], 14, 'HiresyncNoWorkerAlive', []);
+      expectAlerts([alive(W1, '1x10 0x50'), alive(W2, '1x60')], 20, 'HiresyncNoWorkerAlive', []);
+    });
+
+    it('fires when every worker is dead and nothing serves /metrics any more, not through a restart shorter than its grace', () => {
+      expectAlerts([alive(W1, '1x10'), alive(W2, '1x10')], 25, 'HiresyncNoWorkerAlive', [down]);
+      expectAlerts([alive(W1, '1x10')], 12, 'HiresyncNoWorkerAlive', []);
+      expectAlerts([alive(W1, '1x10 _x2 1x40')], 15, 'HiresyncNoWorkerAlive', []);
+    });
+  });
+
   describe('HiresyncCredentialsRefused', () => {
     it("fires for an account whose secret the token service refuses, and quiets its failing runs' alert", () => {
       const series: Series[] = [
