@@ -1,6 +1,8 @@
 import type { AccountReport, CheckProblem, StatusReport } from '../status/report-types.js';
+import { type ActionsView, accountActions, newCustomerForm, syncNowForms } from './action-forms.js';
 import { html, type SafeHtml } from './html.js';
 import { consoleDocument } from './page-shell.js';
+import { pendingLinksSection } from './pending-links.js';
 import { resourceProblems, resourceTable } from './resource-table.js';
 import { when } from './when.js';
 
@@ -14,6 +16,8 @@ export interface ConsoleView {
   made?: { account: string; url: string; expiresAt: string; withdrawn: number } | undefined;
   /** Why the operator's request made no link, shown at the top. */
   refusal?: string | undefined;
+  /** The actions' forms and the pending links; none without (a page of the report alone). */
+  actions?: ActionsView | undefined;
 }
 
 const PROBLEM: Readonly<Record<CheckProblem['kind'], string>> = {
@@ -75,9 +79,10 @@ function accountSection(account: AccountReport, view: ConsoleView): SafeHtml {
 <p class="meta">auth ${account.authMode ?? 'unknown'} · last success ${when(account.lastSuccess) ?? 'never'} · ${counts.join(', ') || 'no resources'}</p>
 ${reauthorizeBox(account, view)}
 ${refusedBox(account)}
+${accountActions(account, view)}
 ${account.problem && html`<div class="problem"><p class="what">${account.problem}</p></div>`}
 ${account.everyResourceRefused && html`<div class="problem"><p class="what">${account.everyResourceRefused}</p></div>`}
-${resourceTable(account.resources)}
+${resourceTable(account.resources, syncNowForms(account, view))}
 ${resourceProblems(account)}
 </section>`;
 }
@@ -117,6 +122,7 @@ ${
   html`<h2>Needs attention</h2>
 <ul>${attention.map((p) => html`<li><a href="#account-${p.account}">${p.account}${p.resource ? `/${p.resource}` : ''}</a>: ${PROBLEM[p.kind]}</li>`)}</ul>`
 }
+${newCustomerForm(view)}${pendingLinksSection(view)}
 <h2>Accounts</h2>
 ${report.accounts.length === 0 ? html`<p class="empty">No account yet.</p>` : report.accounts.map((a) => accountSection(a, view))}
 ${
