@@ -3,7 +3,7 @@
  * page's token and its `action` (see console-actions.ts): an account's Test,
  * Disable and Enable, a resource's "Sync now", and "Connect a new customer".
  */
-import type { AccountReport } from '../status/report-types.js';
+import type { AccountReport, ResourceReport } from '../status/report-types.js';
 import type { PendingLink } from './action-ports.js';
 import { html, type SafeHtml } from './html.js';
 
@@ -53,15 +53,23 @@ ${registered && (account.state === 'disabled' || account.state === 'credentials_
 
 /**
  * The "Sync now" button of each resource row of an enabled account (a
- * disabled one's run would be skipped), or undefined on a page without actions.
+ * disabled one's run would be skipped) that it still syncs, or undefined on a
+ * page without actions.
  */
 export function syncNowForms(
   account: AccountReport,
   view: FormsView,
-): ((resource: string) => SafeHtml | undefined) | undefined {
+): ((resource: ResourceReport) => SafeHtml | undefined) | undefined {
   if (!view.actions || account.state !== 'enabled') return undefined;
-  return (resource) =>
-    actionForm(view.formToken, 'sync', { account: account.name, resource }, 'Sync now');
+  return (r) =>
+    r.synced
+      ? actionForm(
+          view.formToken,
+          'sync',
+          { account: account.name, resource: r.resource },
+          'Sync now',
+        )
+      : undefined;
 }
 
 /** "Connect a new customer": the new account's name, making an invite link (`hiresync accounts invite NAME`). */

@@ -24,7 +24,8 @@ ${result.body}
 
 /** A test's outcome: the token's line, then per resource its outcome and what to do. */
 export function testResultBody(test: AccountTest): SafeHtml {
-  return html`<p class="${test.passed ? '' : 'what'}" id="test-token">${test.token}</p>
+  const minted = test.resources.length > 0 || test.passed;
+  return html`<div class="${minted ? 'notice' : 'problem'}"><p class="what" id="test-token">${test.token}</p></div>
 ${
   test.resources.length > 0 &&
   html`<table id="test-resources">

@@ -135,7 +135,9 @@ async function perform(action: ActionName, f: Fields, ports: ActionPorts): Promi
       return done(action, { account }, test.passed ? 'passed' : 'failed', 'account tested', {
         title: test.passed
           ? `The credentials of ${account} work`
-          : `The credentials of ${account} do not work for everything`,
+          : test.resources.length === 0
+            ? `The credentials of ${account} do not work`
+            : `The credentials of ${account} do not work for everything`,
         lines: [],
         body: testResultBody(test),
         ok: test.passed,

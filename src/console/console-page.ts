@@ -93,7 +93,7 @@ function notices(view: ConsoleView): SafeHtml {
     html`<div class="notice" id="connect-link">
 <p><strong>Connect link for ${view.made.account}</strong> (works once; expires ${when(view.made.expiresAt)}):</p>
 <p class="link">${view.made.url}</p>
-<p>Send it to the customer's administrator. Opening it takes them to the API vendor to authorize the partner app (in the same browser: the link completes only there); the account runs again once they have.</p>
+<p>Send it to the customer's administrator. Opening it takes them to the API vendor to authorize the partner app (in the same browser: the link completes only there); the account runs once they have.</p>
 ${view.made.withdrawn > 0 && html`<p class="withdrawn">Older unused links for ${view.made.account} were withdrawn: ${view.made.withdrawn}.</p>`}
 </div>`
   }${view.refusal && html`<div class="notice bad"><p>${view.refusal}</p></div>`}`;

@@ -40,7 +40,7 @@ form { display: inline; margin: 0; }
 .actions { display: flex; gap: 8px; flex-wrap: wrap; margin: 8px 0 4px; }
 col.act { width: 11%; }
 input[type=text] { font: inherit; font-size: 14px; padding: 3px 8px; border: 1px solid var(--line); border-radius: 6px; margin: 0 8px; }
-button { font: inherit; font-size: 13px; font-weight: 600; padding: 4px 12px; border-radius: 6px; border: 1px solid #8a5300; background: #fff; color: #8a5300; cursor: pointer; }
+button { white-space: nowrap; font: inherit; font-size: 13px; font-weight: 600; padding: 4px 12px; border-radius: 6px; border: 1px solid #8a5300; background: #fff; color: #8a5300; cursor: pointer; }
 button:hover { background: var(--warn-bg); }
 .progress { color: var(--muted); font-size: 13px; }
 .empty { color: var(--muted); }

@@ -42,7 +42,7 @@ function progressCell(resource: ResourceReport): SafeHtml {
  */
 export function resourceTable(
   resources: readonly ResourceReport[],
-  syncNow?: (resource: string) => SafeHtml | undefined,
+  syncNow?: (resource: ResourceReport) => SafeHtml | undefined,
 ): SafeHtml {
   if (resources.length === 0) return html`<p class="empty">No resource.</p>`;
   return html`<table>
@@ -58,7 +58,7 @@ ${resources.map(
 <td class="num">${r.lastRun?.records ?? '–'}</td>
 <td>${when(r.lastSuccess?.finishedAt) ?? html`<span class="empty">never</span>`}</td>
 <td>${progressCell(r)}</td>
-${syncNow && html`<td>${syncNow(r.resource)}</td>`}
+${syncNow && html`<td>${syncNow(r)}</td>`}
 </tr>
 `,
 )}</tbody>

@@ -121,6 +121,16 @@ describe('the forms of the console actions', () => {
     );
   });
 
+  it('offers no Sync now for a resource the account no longer syncs', () => {
+    const alpha = account('alpha', 'enabled');
+    alpha.resources = [resource('jobs'), { ...resource('offices'), synced: false }];
+    const page = renderConsolePage(report([alpha]), {
+      formToken: TOKEN,
+      actions: { pendingLinks: [] },
+    });
+    expect(forms(page).filter((f) => f.startsWith('sync'))).toEqual(['sync alpha/jobs']);
+  });
+
   it('lists pending links by account, when made and when they expire, never a token or URL', () => {
     const page = renderConsolePage(DEPLOYMENT, {
       formToken: TOKEN,
