@@ -5,7 +5,12 @@
 // from another site or without the page's token.
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import type { ConnectLinkTables } from '../../src/accounts/connect-links.js';
+import {
+  type ConnectLinkTables,
+  createConnectLink,
+  listPendingLinks,
+  withdrawConnectLink,
+} from '../../src/accounts/connect-links.js';
 import { enqueueConsoleRun } from '../../src/queue/console-runs.js';
 import { createSyncQueue } from '../../src/queue/sync-job.js';
 import {
@@ -306,5 +311,46 @@ describe('the console actions over HTTP', () => {
       ]),
     );
     expect(waiting).toHaveLength(2);
+  }, 30_000);
+
+  it('withdraws only a pending link of the account named: a used, withdrawn or another account’s link stays as it is, and only pending ones are listed', async () => {
+    const h = await partner();
+    const make = (account: string) =>
+      createConnectLink(h.database.db, {
+        account,
+        expiresInMs: 3_600_000,
+        publicUrl: 'http://127.0.0.1:1',
+        secretKeys: h.config.secretKeys,
+        partner: h.config.partner,
+        urls: { baseUrl: h.sim.url, authUrl: h.sim.authUrl },
+      });
+    await make('acme'); // withdrawn by the next one
+    await make('acme');
+    await make('newco');
+    await make('usedco');
+    const rows = await links(h);
+    const id = (account: string, n = 0) => String(rows.filter((r) => r.account === account)[n]?.id);
+    await h.database.db
+      .withTables<ConnectLinkTables>()
+      .updateTable('hiresync.connect_links')
+      .set({ used_at: new Date().toISOString() })
+      .where('account', '=', 'usedco')
+      .execute();
+    expect((await listPendingLinks(h.database.db)).map((l) => [l.account, l.newAccount])).toEqual([
+      ['acme', false],
+      ['newco', true],
+    ]);
+    expect(await withdrawConnectLink(h.database.db, 'acme', id('acme', 0))).toBe(false);
+    expect(await withdrawConnectLink(h.database.db, 'usedco', id('usedco'))).toBe(false);
+    expect(await withdrawConnectLink(h.database.db, 'acme', id('newco'))).toBe(false);
+    expect(await withdrawConnectLink(h.database.db, 'acme', 'not an id')).toBe(false);
+    expect((await listPendingLinks(h.database.db)).map((l) => l.account)).toEqual([
+      'acme',
+      'newco',
+    ]);
+    expect(await withdrawConnectLink(h.database.db, 'newco', id('newco'))).toBe(true);
+    expect(await withdrawConnectLink(h.database.db, 'newco', id('newco'))).toBe(false);
+    expect((await listPendingLinks(h.database.db)).map((l) => l.account)).toEqual(['acme']);
+    expect((await links(h)).find((l) => l.account === 'usedco')?.withdrawn_at).toBeNull();
   }, 30_000);
 });
