@@ -38,7 +38,17 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
 </form>`;
 }
 
-/** An account's own buttons: Test its credentials, and (registered accounts) Disable or Enable. */
+/** The id of an account's "Sync now" form, which its resource rows' buttons submit. */
+function syncFormId(account: string): string {
+  return `sync-now-${account}`;
+}
+
+/**
+ * An account's own buttons: Test its credentials, and (registered accounts)
+ * Disable or Enable; and, for an enabled account, the form its rows' "Sync
+ * now" buttons submit (one form per account, each button naming its
+ * resource: the page stays small with many accounts).
+ */
 export function accountActions(account: AccountReport, view: FormsView): SafeHtml | undefined {
   if (!view.actions) return undefined;
   const name = account.name;
@@ -48,12 +58,21 @@ export function accountActions(account: AccountReport, view: FormsView): SafeHtm
 ${actionForm(view.formToken, 'test', fields, `Test the credentials of ${name}`)}
 ${registered && account.state !== 'disabled' && actionForm(view.formToken, 'disable', fields, `Disable ${name}`)}
 ${registered && (account.state === 'disabled' || account.state === 'credentials_refused') && actionForm(view.formToken, 'enable', fields, `Enable ${name}`)}
+${
+  account.state === 'enabled' &&
+  html`<form method="post" data-action="sync" id="${syncFormId(name)}">
+<input type="hidden" name="token" value="${view.formToken}">
+<input type="hidden" name="action" value="sync">
+<input type="hidden" name="account" value="${name}">
+</form>`
+}
 </div>`;
 }
 
 /**
  * The "Sync now" button of each resource row of an enabled account (a
- * disabled one's run would be skipped) that it still syncs, or undefined on a
+ * disabled one's run would be skipped) that it still syncs, submitting the
+ * account's form of {@link accountActions} with the resource; undefined on a
  * page without actions.
  */
 export function syncNowForms(
@@ -61,14 +80,10 @@ export function syncNowForms(
   view: FormsView,
 ): ((resource: ResourceReport) => SafeHtml | undefined) | undefined {
   if (!view.actions || account.state !== 'enabled') return undefined;
+  const form = syncFormId(account.name);
   return (r) =>
     r.synced
-      ? actionForm(
-          view.formToken,
-          'sync',
-          { account: account.name, resource: r.resource },
-          'Sync now',
-        )
+      ? html`<button type="submit" form="${form}" name="resource" value="${r.resource}">Sync now</button>`
       : undefined;
 }
 

@@ -68,6 +68,20 @@ function forms(page: string): string[] {
   });
 }
 
+/** The "Sync now" buttons of a page, as `account/resource`: each submits its account's form with its resource. */
+function syncButtons(page: string): string[] {
+  const accounts = new Map(
+    [
+      ...page.matchAll(/<form method="post" data-action="sync" id="([^"]+)">([\s\S]*?)<\/form>/g),
+    ].map(([, id, body = '']) => [id, /name="account" value="([^"]*)"/.exec(body)?.[1]]),
+  );
+  return [
+    ...page.matchAll(
+      /<button type="submit" form="([^"]+)" name="resource" value="([^"]+)">Sync now</g,
+    ),
+  ].map(([, form, resource]) => `${accounts.get(form ?? '')}/${resource}`);
+}
+
 const DEPLOYMENT = report([
   account('default', 'enabled'),
   account('alpha', 'enabled'),
@@ -103,21 +117,25 @@ describe('the forms of the console actions', () => {
       'withdraw acme#17',
       'withdraw newco#18',
       'test default',
-      'sync default/jobs',
-      'sync default/offices',
+      'sync default',
       'test alpha',
       'disable alpha',
-      'sync alpha/jobs',
-      'sync alpha/offices',
+      'sync alpha',
       'test paused',
       'enable paused',
       'reauthorize acme',
       'test acme',
       'disable acme',
     ]);
+    expect(syncButtons(page)).toEqual([
+      'default/jobs',
+      'default/offices',
+      'alpha/jobs',
+      'alpha/offices',
+    ]);
     // Every form carries the page's token.
     expect(page.match(/name="token" value="v2\.abc\.nonce-of-a-render\.signature"/g)).toHaveLength(
-      15,
+      13,
     );
   });
 
@@ -128,7 +146,7 @@ describe('the forms of the console actions', () => {
       formToken: TOKEN,
       actions: { pendingLinks: [] },
     });
-    expect(forms(page).filter((f) => f.startsWith('sync'))).toEqual(['sync alpha/jobs']);
+    expect(syncButtons(page)).toEqual(['alpha/jobs']);
   });
 
   it('lists pending links by account, when made and when they expire, never a token or URL', () => {
