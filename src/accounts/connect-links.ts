@@ -198,16 +198,9 @@ export async function createConnectLink(
     await sql`select pg_advisory_xact_lock(hashtextextended(${`hiresync connect links ${account}`}, 0))`.execute(
       trx,
     );
-    const tables = trx.withTables<ConnectLinkTables>();
-    const older = await tables
-      .updateTable('hiresync.connect_links')
-      .set({ withdrawn_at: sql<string>`now()` })
-      .where('account', '=', account)
-      .where('used_at', 'is', null)
-      .where('withdrawn_at', 'is', null)
-      .where('expires_at', '>', sql<string>`now()`)
-      .executeTakeFirst();
-    const row = await tables
+    const older = await markWithdrawn(trx, { account });
+    const row = await trx
+      .withTables<ConnectLinkTables>()
       .insertInto('hiresync.connect_links')
       .values({
         account,
@@ -219,10 +212,83 @@ export async function createConnectLink(
       })
       .returning(sql<number>`(extract(epoch from expires_at) * 1000)::float8`.as('expires_ms'))
       .executeTakeFirstOrThrow();
-    return { expiresMs: row.expires_ms, withdrawn: Number(older.numUpdatedRows) };
+    return { expiresMs: row.expires_ms, withdrawn: older.length };
   });
   const url = `${options.publicUrl.replace(/\/+$/, '')}${CONNECT_PATH}${token}`;
   return { url, expiresAt: new Date(expiresMs), withdrawn };
+}
+
+/**
+ * Withdraws the pending links (unused, not withdrawn, unexpired) of
+ * `filter.account`, or only its link `filter.id`: opening one afterwards
+ * shows "This link was withdrawn" (410), and a callback of an opening made
+ * before is refused the same way. Returns the ids withdrawn.
+ */
+async function markWithdrawn(
+  db: Kysely<Database>,
+  filter: { account: string; id?: string },
+): Promise<string[]> {
+  let update = db
+    .withTables<ConnectLinkTables>()
+    .updateTable('hiresync.connect_links')
+    .set({ withdrawn_at: sql<string>`now()` })
+    .where('account', '=', filter.account)
+    .where('used_at', 'is', null)
+    .where('withdrawn_at', 'is', null)
+    .where('expires_at', '>', sql<string>`now()`);
+  if (filter.id !== undefined) update = update.where('id', '=', filter.id);
+  const rows = await update.returning('id').execute();
+  return rows.map((r) => String(r.id));
+}
+
+/**
+ * Withdraws the pending link `id` of `account` (the console's Withdraw), as a
+ * new link withdraws the older ones. False when it is not pending (used,
+ * expired, withdrawn already, removed, or not `account`'s): nothing changed.
+ */
+export async function withdrawConnectLink(
+  db: Kysely<Database>,
+  account: string,
+  id: string,
+): Promise<boolean> {
+  if (!/^[1-9][0-9]{0,17}$/.test(id)) return false;
+  return (await markWithdrawn(db, { account, id })).length > 0;
+}
+
+/** A link that can still be used: made, not used, withdrawn or expired. Never its token or URL. */
+export interface PendingConnectLink {
+  id: string;
+  account: string;
+  /** A new account (the link registers it) rather than a registered one's re-authorization. */
+  newAccount: boolean;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** The pending links of every account, oldest first; none before the control schema has the table. */
+export async function listPendingLinks(db: Kysely<Database>): Promise<PendingConnectLink[]> {
+  const { rows } = await sql<{ exists: boolean }>`
+    select to_regclass('hiresync.connect_links') is not null as exists`.execute(db);
+  if (!rows[0]?.exists) return [];
+  const links = await db
+    .withTables<ConnectLinkTables>()
+    .selectFrom('hiresync.connect_links')
+    .select(['id', 'account', 'base_url'])
+    .select(sql<string>`to_json(created_at)#>>'{}'`.as('created'))
+    .select(sql<string>`to_json(expires_at)#>>'{}'`.as('expires'))
+    .where('used_at', 'is', null)
+    .where('withdrawn_at', 'is', null)
+    .where('expires_at', '>', sql<string>`now()`)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return links.map((l) => ({
+    id: String(l.id),
+    account: l.account,
+    newAccount: l.base_url !== null,
+    createdAt: new Date(l.created).toISOString(),
+    expiresAt: new Date(l.expires).toISOString(),
+  }));
 }
 
 /** What the console and `accounts invite` say of the links a new one withdrew; undefined for none. */

@@ -1,23 +1,14 @@
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { AccountStore } from '../accounts/account-store.js';
 import { createConnectLink, DEFAULT_LINK_LIFETIME_MS } from '../accounts/connect-links.js';
-import type { Config } from '../config/types.js';
+import type { App } from '../app.js';
+import type { Config, Env } from '../config/types.js';
 import type { ConsoleLinks, ConsoleOptions } from '../console/serve-console.js';
 import { HiresyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { readStatusReport, reportAccounts } from '../status/report.js';
 import type { Database } from '../warehouse/tables.js';
-
-/** What keeps this deployment from making connect links (what to set), or undefined. */
-function linksUnavailable(config: Config): string | undefined {
-  const missing = [
-    !config.partner && 'HIRESYNC_PARTNER_CLIENT_ID and HIRESYNC_PARTNER_CLIENT_SECRET',
-    !config.publicUrl && 'HIRESYNC_PUBLIC_URL',
-    !config.secretKeys && 'HIRESYNC_SECRET_KEY',
-  ].filter((m): m is string => typeof m === 'string');
-  return missing.length === 0 ? undefined : `set ${missing.join(', ')} on the workers`;
-}
+import { consoleOperations, formTokenSpender, linksUnavailable } from './console-operations.js';
 
 /**
  * The console's connect links: for a registered partner account in state
@@ -59,15 +50,19 @@ function consoleLinks(config: Config, db: Kysely<Database>): ConsoleLinks {
 /**
  * The console of `worker`'s HTTP server, when HIRESYNC_CONSOLE_PASSWORD is
  * set: the status report of `default` and every registered account, read
- * at each page as `status --json` reads it, and connect links for the
- * accounts that need re-authorizing. Undefined: the console is off.
+ * at each page as `status --json` reads it, connect links for the accounts
+ * that need re-authorizing, and the other actions (console-operations.ts),
+ * `repairSchedules` making an enabled account's schedules at once.
+ * Undefined: the console is off.
  */
 export function consoleOptionsOf(
   config: Config,
-  app: { db: Kysely<Database>; redis: Redis },
+  app: Pick<App, 'db' | 'redis'>,
   logger: Logger,
+  worker: { queue: App['queue']; env: Env; repairSchedules: () => Promise<unknown> },
 ): ConsoleOptions | undefined {
   if (!config.consolePassword) return undefined;
+  const consoleLogger = logger.child({ component: 'console' });
   return {
     password: config.consolePassword,
     secretKeys: config.secretKeys?.reveal() ?? [],
@@ -86,6 +81,13 @@ export function consoleOptionsOf(
       });
     },
     links: consoleLinks(config, app.db),
-    logger: logger.child({ component: 'console' }),
+    actions: consoleOperations(config, {
+      app: { ...app, queue: worker.queue },
+      env: worker.env,
+      logger: consoleLogger,
+      repairSchedules: worker.repairSchedules,
+    }),
+    spendFormToken: formTokenSpender(app.redis, config.redisPrefix),
+    logger: consoleLogger,
   };
 }

@@ -81,7 +81,11 @@ function httpListeners(parts: WorkerParts, routes: HttpRoute[], state: WorkerSta
         metrics: app.metrics,
         schedules: () => keeper.health(),
         routes,
-        console: consoleOptionsOf(config, app, logger),
+        console: consoleOptionsOf(config, app, logger, {
+          queue: app.queue,
+          env: parts.env,
+          repairSchedules: () => keeper.repair(),
+        }),
       });
     },
     close: async () => state.http?.close(),

@@ -5,9 +5,11 @@ import type {
   CheckProblem,
   StatusReport,
 } from '../status/report-types.js';
+import { type ActionsView, accountActions, newCustomerForm, syncNowForms } from './action-forms.js';
 import { healthSection } from './health-section.js';
 import { html, type SafeHtml } from './html.js';
 import { consoleDocument } from './page-shell.js';
+import { pendingLinksSection } from './pending-links.js';
 import { foldedProblems, resourceProblems, resourceTable } from './resource-table.js';
 import { when } from './when.js';
 
@@ -21,6 +23,8 @@ export interface ConsoleView {
   made?: { account: string; url: string; expiresAt: string; withdrawn: number } | undefined;
   /** Why the operator's request made no link, shown at the top. */
   refusal?: string | undefined;
+  /** The actions' forms and the pending links; none without (a page of the report alone). */
+  actions?: ActionsView | undefined;
 }
 
 const PROBLEM: Readonly<Record<CheckProblem['kind'], string>> = {
@@ -91,9 +95,10 @@ export function accountSection(account: AccountReport, view: ConsoleView): SafeH
 ${reauthorizeBox(account, view)}
 ${refusedBox(account)}
 ${foldedProblems(account)}
+${accountActions(account, view)}
 ${account.problem && html`<div class="problem"><p class="what">${account.problem}</p></div>`}
 ${account.everyResourceRefused && html`<div class="problem"><p class="what">${account.everyResourceRefused}</p></div>`}
-${resourceTable(account.resources)}
+${resourceTable(account.resources, syncNowForms(account, view))}
 ${resourceProblems(account)}
 </section>`;
 }
@@ -105,7 +110,7 @@ export function notices(view: ConsoleView): SafeHtml {
     html`<div class="notice" id="connect-link">
 <p><strong>Connect link for ${view.made.account}</strong> (works once; expires ${when(view.made.expiresAt)}):</p>
 <p class="link">${view.made.url}</p>
-<p>Send it to the customer's administrator. Opening it takes them to the API vendor to authorize the partner app (in the same browser: the link completes only there); the account runs again once they have.</p>
+<p>Send it to the customer's administrator. Opening it takes them to the API vendor to authorize the partner app (in the same browser: the link completes only there); the account runs once they have.</p>
 ${view.made.withdrawn > 0 && html`<p class="withdrawn">Older unused links for ${view.made.account} were withdrawn: ${view.made.withdrawn}.</p>`}
 </div>`
   }${view.refusal && html`<div class="notice bad"><p>${view.refusal}</p></div>`}`;
@@ -148,6 +153,7 @@ ${
 <ul>${attention.map((p) => html`<li><a href="#${p.account === null ? 'health' : `account-${p.account}`}">${p.account ?? 'workers'}${p.resource ? `/${p.resource}` : ''}</a>: ${problemText(p)}</li>`)}</ul>`
 }
 ${healthSection(report)}
+${newCustomerForm(view)}${pendingLinksSection(view)}
 <h2>Accounts</h2>
 ${report.accounts.length === 0 ? html`<p class="empty">No account yet.</p>` : report.accounts.map((a) => accountSection(a, view))}
 ${

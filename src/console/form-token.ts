@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** How long a rendered console page's form may be sent: an hour. */
 export const FORM_TOKEN_TTL_MS = 60 * 60_000;
@@ -23,16 +23,21 @@ export function formTokenKeys(password: string, secretKeys: readonly Buffer[]): 
   );
 }
 
-function signature(key: Buffer, issuedAt: string): Buffer {
-  return createHmac('sha256', key).update(`console-form:${issuedAt}`).digest();
+function signature(key: Buffer, issuedAt: string, nonce: string): Buffer {
+  return createHmac('sha256', key).update(`console-form:${issuedAt}.${nonce}`).digest();
 }
 
-/** A token for the form of a page rendered at `nowMs`: its time and an HMAC of it. */
+/**
+ * A token for the forms of a page rendered at `nowMs`: its time, a random
+ * nonce (no two renders share a token, so each can be spent once: see
+ * serve-console's guard), and an HMAC of both.
+ */
 export function createFormToken(keys: readonly Buffer[], nowMs: number): string {
   const [key] = keys;
   if (!key) throw new Error('createFormToken needs a key');
   const issuedAt = Math.floor(nowMs).toString(36);
-  return `v1.${issuedAt}.${signature(key, issuedAt).toString('base64url')}`;
+  const nonce = randomBytes(12).toString('base64url');
+  return `v2.${issuedAt}.${nonce}.${signature(key, issuedAt, nonce).toString('base64url')}`;
 }
 
 /**
@@ -46,11 +51,11 @@ export function checkFormToken(
   nowMs: number,
 ): FormTokenCheck {
   if (token === undefined || token === '') return 'missing';
-  const match = /^v1\.([0-9a-z]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
-  if (!match?.[1] || !match[2]) return 'forged';
-  const issuedAt = match[1];
-  const given = Buffer.from(match[2], 'base64url');
-  const signed = keys.some((key) => timingSafeEqual(signature(key, issuedAt), given));
+  const match = /^v2\.([0-9a-z]{1,12})\.([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{43})$/.exec(token);
+  if (!match?.[1] || !match[2] || !match[3]) return 'forged';
+  const [, issuedAt, nonce] = match;
+  const given = Buffer.from(match[3], 'base64url');
+  const signed = keys.some((key) => timingSafeEqual(signature(key, issuedAt, nonce), given));
   if (!signed) return 'forged';
   const age = nowMs - Number.parseInt(issuedAt, 36);
   return age > FORM_TOKEN_TTL_MS || age < -CLOCK_LEEWAY_MS ? 'expired' : 'ok';

@@ -6,6 +6,7 @@
  */
 import { count, countsText } from '../status/overview.js';
 import type { StatusReport } from '../status/report-types.js';
+import { newCustomerForm } from './action-forms.js';
 import {
   accountSection,
   type ConsoleView,
@@ -14,6 +15,7 @@ import {
   resourceCounts,
   stateBadge,
 } from './console-page.js';
+import { healthSection } from './health-section.js';
 import { html, type SafeHtml } from './html.js';
 import {
   accountHref,
@@ -24,6 +26,7 @@ import {
 } from './overview-query.js';
 import { filterRows, type OverviewRow, overviewRows, pageOf } from './overview-rows.js';
 import { consoleDocument } from './page-shell.js';
+import { pendingLinksSection } from './pending-links.js';
 import { when } from './when.js';
 
 /** `accounts: 190 enabled, …`, the resources they sync, the resources failing: the overview's head. */
@@ -125,6 +128,8 @@ export function renderOverviewPage(
     html`${notices(view)}
 <p class="meta">${count(report.accounts.length)} ${report.accounts.length === 1 ? 'account' : 'accounts'} · read ${when(report.generatedAt)} · ${checkBadge(report)}</p>
 ${overviewHead(report)}
+${healthSection(report)}
+${first && html`${newCustomerForm(view)}${pendingLinksSection(view)}`}
 ${filterForm(query)}
 <h2>${filtered ? `Accounts matching the filter: ${count(shown.length)} of ${count(all.length)}` : 'Accounts'}</h2>
 ${

@@ -37,7 +37,10 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 code, .link { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
 .link { display: block; word-break: break-all; background: #fff; border: 1px solid var(--line); padding: 8px 10px; border-radius: 4px; margin: 6px 0; user-select: all; }
 form { display: inline; margin: 0; }
-button { font: inherit; font-size: 13px; font-weight: 600; padding: 4px 12px; border-radius: 6px; border: 1px solid #8a5300; background: #fff; color: #8a5300; cursor: pointer; }
+.actions { display: flex; gap: 8px; flex-wrap: wrap; margin: 8px 0 4px; }
+col.act { width: 11%; }
+input[type=text] { font: inherit; font-size: 14px; padding: 3px 8px; border: 1px solid var(--line); border-radius: 6px; margin: 0 8px; }
+button { white-space: nowrap; font: inherit; font-size: 13px; font-weight: 600; padding: 4px 12px; border-radius: 6px; border: 1px solid #8a5300; background: #fff; color: #8a5300; cursor: pointer; }
 button:hover { background: var(--warn-bg); }
 .progress { color: var(--muted); font-size: 13px; }
 .empty { color: var(--muted); }
@@ -92,7 +95,7 @@ export function consoleDocument(title: string, body: SafeHtml): string {
 <style>${new SafeHtml(STYLE)}</style>
 </head>
 <body>
-<header><h1>hiresync console</h1><span>read-only; the one action makes a connect link</span></header>
+<header><h1>hiresync console</h1><span>every account's state, and what an operator can do about it</span></header>
 <main>
 ${body}
 </main>

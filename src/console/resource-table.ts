@@ -37,12 +37,18 @@ function progressCell(resource: ResourceReport): SafeHtml {
   return html`<span class="empty">–</span>`;
 }
 
-/** The table of an account's resources: state, last run, its counts, last success, a run in flight. */
-export function resourceTable(resources: readonly ResourceReport[]): SafeHtml {
+/**
+ * The table of an account's resources: state, last run, its counts, last
+ * success, a run in flight, and each row's `syncNow` button when given.
+ */
+export function resourceTable(
+  resources: readonly ResourceReport[],
+  syncNow?: (resource: ResourceReport) => SafeHtml | undefined,
+): SafeHtml {
   if (resources.length === 0) return html`<p class="empty">No resource.</p>`;
   return html`<table>
-<colgroup><col class="resource"><col class="state"><col class="run"><col class="count"><col class="count"><col class="success"><col class="flight"></colgroup>
-<thead><tr><th>resource</th><th>state</th><th>last run</th><th class="num">pages</th><th class="num">records</th><th>last success</th><th>in flight</th></tr></thead>
+<colgroup><col class="resource"><col class="state"><col class="run"><col class="count"><col class="count"><col class="success"><col class="flight">${syncNow && html`<col class="act">`}</colgroup>
+<thead><tr><th>resource</th><th>state</th><th>last run</th><th class="num">pages</th><th class="num">records</th><th>last success</th><th>in flight</th>${syncNow && html`<th></th>`}</tr></thead>
 <tbody>
 ${resources.map(
   (r) => html`<tr>
@@ -53,6 +59,7 @@ ${resources.map(
 <td class="num">${r.lastRun?.records ?? '–'}</td>
 <td>${when(r.lastSuccess?.finishedAt) ?? html`<span class="empty">never</span>`}</td>
 <td>${progressCell(r)}</td>
+${syncNow && html`<td>${syncNow(r)}</td>`}
 </tr>
 `,
 )}</tbody>

@@ -3,36 +3,20 @@ import type { Logger } from 'pino';
 import { coerceError } from '../errors.js';
 import { redactSecrets, type Secret } from '../secret.js';
 import type { StatusReport } from '../status/report-types.js';
+import { actionResultPage } from './action-pages.js';
+import type { ConsoleActions, ConsoleLinks, MadeLink, PendingLink } from './action-ports.js';
 import { CONSOLE_CHALLENGE, isConsoleLogin } from './basic-auth.js';
+import { runConsoleAction } from './console-actions.js';
 import { checkFormToken, createFormToken, formTokenKeys } from './form-token.js';
 import { parseConsoleQuery } from './overview-query.js';
 import { messagePage, sendConsolePage } from './page-shell.js';
 import { renderConsole } from './render-console.js';
 import { crossOriginRefusal } from './same-origin.js';
 
-/** Largest form body the console reads: it has two short fields. */
+/** Largest form body the console reads: it has a few short fields. */
 const MAX_FORM_BYTES = 4096;
 
-/** A connect link the console made: the URL to send, and when it stops working. */
-export interface MadeLink {
-  account: string;
-  url: string;
-  expiresAt: string;
-  /** The account's older unused links it withdrew. */
-  withdrawn: number;
-}
-
-/** How the console makes connect links. */
-export interface ConsoleLinks {
-  /** Why no link can be made by this deployment (what to set), or undefined when links can be made. */
-  unavailable: string | undefined;
-  /**
-   * A new connect link for `account`, which must be a registered partner
-   * account in state needs_reauthorization; throws a HiresyncError saying
-   * why not otherwise (nothing made).
-   */
-  create(account: string): Promise<MadeLink>;
-}
+export type { ConsoleLinks, MadeLink } from './action-ports.js';
 
 /** What the console at `/` of the worker's HTTP server needs. */
 export interface ConsoleOptions {
@@ -45,6 +29,13 @@ export interface ConsoleOptions {
   /** The data of the page: what `status --json` prints. */
   readReport: () => Promise<StatusReport>;
   links: ConsoleLinks;
+  /** What the other actions do (the worker's operations). */
+  actions: ConsoleActions;
+  /**
+   * Spends a form's token, for every worker of the deployment: true the
+   * first time, false when it was spent already (a form is taken once).
+   */
+  spendFormToken: (token: string) => Promise<boolean>;
   logger: Logger;
   /** The clock of the form tokens; default Date.now. */
   now?: () => number;
@@ -80,10 +71,11 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefin
 }
 
 /**
- * Serves the console at `/`: GET renders it (behind HTTP Basic), POST makes a
- * connect link for an account that needs re-authorizing, but only when the
- * request comes from the console itself (same origin, and the token of a form
- * the console rendered within the hour); anything else changes nothing.
+ * Serves the console at `/`: GET renders it (behind HTTP Basic), POST carries
+ * out the action its form names (see console-actions.ts), but only when
+ * {@link guardPost} takes it: the request comes from the console itself (same
+ * origin, and the unspent token of a form the console rendered within the
+ * hour); anything else changes nothing.
  * Without `options` the console is off: 404 saying how to turn it on.
  */
 export async function serveConsole(
@@ -130,8 +122,12 @@ export async function serveConsole(
   }
   const render = async (status: number, view: { made?: MadeLink; refusal?: string }) => {
     let report: StatusReport;
+    let pendingLinks: PendingLink[];
     try {
-      report = await options.readReport();
+      [report, pendingLinks] = await Promise.all([
+        options.readReport(),
+        options.actions.pendingLinks(),
+      ]);
     } catch (error) {
       const message = redactSecrets(coerceError(error).message);
       options.logger.error({ err: error }, 'cannot read the status');
@@ -150,6 +146,7 @@ export async function serveConsole(
       {
         formToken: createFormToken(keys, now()),
         linksUnavailable: options.links.unavailable,
+        actions: { pendingLinks, inviteUnavailable: options.actions.inviteUnavailable },
         ...view,
       },
       query,
@@ -171,55 +168,98 @@ export async function serveConsole(
     );
     return;
   }
-  const refuse = (status: number, why: string) => {
-    options.logger.warn({ status, reason: why }, 'connect link refused');
+  const form = await guardPost(req, res, options, keys, now());
+  if (!form) return;
+  const answer = await runConsoleAction(form, options);
+  const { level, msg, fields } = answer.log;
+  options.logger[level](fields, msg);
+  if (answer.result) {
+    sendConsolePage(res, answer.status, actionResultPage(answer.result));
+    return;
+  }
+  await render(answer.status, {
+    ...(answer.made ? { made: answer.made } : {}),
+    ...(answer.refusal ? { refusal: answer.refusal } : {}),
+  });
+}
+
+/**
+ * The one guard of every POST, whatever its action: the request must come
+ * from the console itself (same origin), be its form (urlencoded, at most
+ * {@link MAX_FORM_BYTES}), carry the token of a page the console rendered
+ * within the hour, and that token must not have been spent (a reload of an
+ * action's answer sends it again). Returns the form, its token spent; or
+ * answers the refusal (403, 415, 413, 409; 503 when the token cannot be
+ * spent), logs it, and returns undefined: nothing was done.
+ */
+async function guardPost(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: ConsoleOptions,
+  keys: readonly Buffer[],
+  nowMs: number,
+): Promise<URLSearchParams | undefined> {
+  const refuse = (status: number, why: string, form?: URLSearchParams) => {
+    const action = form?.get('action') ?? (form ? 'reauthorize' : undefined);
+    options.logger.warn(
+      {
+        status,
+        reason: why,
+        ...(action ? { action: action.slice(0, 40) } : {}),
+        outcome: 'refused',
+      },
+      'console action refused',
+    );
     sendConsolePage(
       res,
       status,
-      messagePage('Refused: no connect link was made', [
+      messagePage('Refused: nothing was done', [
         why,
         'Open the console and press the button there.',
       ]),
     );
+    return undefined;
   };
   const crossOrigin = crossOriginRefusal(req.headers, options.publicUrl);
   if (crossOrigin) {
     req.resume();
-    refuse(403, `This request was refused because ${crossOrigin}.`);
-    return;
+    return refuse(403, `This request was refused because ${crossOrigin}.`);
   }
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded') {
     req.resume();
-    refuse(415, 'The console takes only its own form (application/x-www-form-urlencoded).');
-    return;
+    return refuse(415, 'The console takes only its own form (application/x-www-form-urlencoded).');
   }
   const form = await readForm(req);
-  if (!form) {
-    refuse(413, 'The form is larger than the console’s own.');
-    return;
-  }
-  const token = checkFormToken(form.get('token') ?? undefined, keys, now());
-  if (token !== 'ok') {
-    refuse(
+  if (!form) return refuse(413, 'The form is larger than the console’s own.');
+  const field = form.get('token') ?? undefined;
+  const token = checkFormToken(field, keys, nowMs);
+  if (token !== 'ok' || field === undefined) {
+    return refuse(
       403,
       token === 'expired'
         ? 'The page was open for more than an hour: reload the console and press the button again.'
         : `The form carries ${token === 'missing' ? 'no' : 'a forged'} token: only a form the console rendered is taken.`,
+      form,
     );
-    return;
   }
-  const account = form.get('account') ?? '';
-  let made: MadeLink;
+  let fresh: boolean;
   try {
-    made = await options.links.create(account);
+    fresh = await options.spendFormToken(field);
   } catch (error) {
-    const message = redactSecrets(coerceError(error).message);
-    options.logger.warn({ account, err: error }, 'no connect link made');
-    await render(409, { refusal: `No connect link was made for ${account}: ${message}` });
-    return;
+    options.logger.error({ err: error }, 'cannot spend a form token');
+    return refuse(
+      503,
+      'The console cannot tell whether this form was sent already (Redis does not answer): reload the console and try again.',
+      form,
+    );
   }
-  // The link itself is a credential: its URL is never logged.
-  options.logger.info({ account, expiresAt: made.expiresAt }, 'connect link made');
-  await render(200, { made });
+  if (!fresh) {
+    return refuse(
+      409,
+      'This form was sent already (a reload, or a second press): each page of the console does one action. Go back to the console, which shows what was done, and press the button again if you still mean it.',
+      form,
+    );
+  }
+  return form;
 }

@@ -16,9 +16,10 @@ export interface SyncJobData {
   requested: RequestedMode;
   /**
    * Who asked: the `sync` command, a schedule, a worker resuming a
-   * checkpoint, or a webhook event naming the resource (an incremental run).
+   * checkpoint, a webhook event naming the resource (an incremental run), or
+   * an operator's "sync now" in the console (an incremental run).
    */
-  origin: 'cli' | 'schedule' | 'resume' | 'webhook';
+  origin: 'cli' | 'schedule' | 'resume' | 'webhook' | 'console';
   /**
    * A full run may soft-delete more than HIRESYNC_MAX_DELETE_FRACTION of the
    * resource's live rows. Set only by `sync --full --allow-mass-delete`.
@@ -73,11 +74,21 @@ export function runJobOptions(config: Pick<Config, 'runAttempts' | 'runBackoffMs
   };
 }
 
+/** The deduplication id of a run of `data`'s origin, or undefined for an origin whose runs are not deduplicated. */
+export function deduplicationIdOf(data: SyncJobData): string | undefined {
+  const key = runKey(accountOf(data), data.resource);
+  return data.origin === 'resume' || data.origin === 'webhook' || data.origin === 'console'
+    ? `${data.origin}:${key}`
+    : undefined;
+}
+
 /**
  * Queues a run. Resume jobs are deduplicated by (account, resource): one is
  * enough. So are a webhook's runs while one waits in the queue; while one is
  * running, one more is kept for after it (BullMQ's `keepLastIfActive`), as
- * the running one may have read past what the event changed. The run lock,
+ * the running one may have read past what the event changed. A console's
+ * "sync now" is deduplicated until its run ends: pressing it again while one
+ * waits or runs queues nothing more. The run lock,
  * not the queue, guarantees one run per (account, resource) at a time, so a
  * `sync` after a crash need not wait for the dead job's queue lock to expire.
  */
@@ -87,11 +98,13 @@ export async function enqueueRun(
   config: Pick<Config, 'runAttempts' | 'runBackoffMs'>,
 ): Promise<SyncJob> {
   const key = runKey(accountOf(data), data.resource);
+  const id = deduplicationIdOf(data);
   return (await queue.add(key, data, {
     ...runJobOptions(config),
-    ...(data.origin === 'resume' ? { deduplication: { id: `resume:${key}` } } : {}),
-    ...(data.origin === 'webhook'
-      ? { deduplication: { id: `webhook:${key}`, keepLastIfActive: true } }
-      : {}),
+    ...(id === undefined
+      ? {}
+      : {
+          deduplication: { id, ...(data.origin === 'webhook' ? { keepLastIfActive: true } : {}) },
+        }),
   })) as SyncJob;
 }

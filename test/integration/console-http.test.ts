@@ -162,9 +162,12 @@ describe('the console over HTTP', () => {
     expect(healthy.page).toContain(
       'No connect link was made for beta: account beta is credentials refused, not waiting to be re-authorized',
     );
+    // Each page's token is taken once: a fresh page for each try.
+    const fresh = async () =>
+      formToken(await (await fetch(`${deployment.url}/`, { headers: LOGIN })).text());
     const unknown = await post(
       deployment,
-      { account: 'nobody', token },
+      { account: 'nobody', token: await fresh() },
       { origin: deployment.url },
     );
     expect(unknown.status).toBe(409);
@@ -184,10 +187,16 @@ describe('the console over HTTP', () => {
     }
     expect(await deployment.linkCount()).toBe(0);
 
-    // The same form from the console itself makes one.
-    const made = await post(deployment, { account: 'acme', token }, { origin: deployment.url });
+    // The same form from the console itself, on a fresh page, makes one.
+    const form = { account: 'acme', token: await fresh() };
+    const made = await post(deployment, form, { origin: deployment.url });
     expect(made.status).toBe(200);
     expect(made.page).toContain('Connect link for acme');
+    expect(await deployment.linkCount()).toBe(1);
+    // Sent again (a reload of the answer): refused, no second link withdrawing the first.
+    const reloaded = await post(deployment, form, { origin: deployment.url });
+    expect(reloaded.status).toBe(409);
+    expect(reloaded.page).toContain('This form was sent already');
     expect(await deployment.linkCount()).toBe(1);
     expect(deployment.worker.stdout()).toContain('"msg":"connect link made"');
     expect(deployment.worker.stdout()).not.toContain('/connect/');

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { consoleOptionsOf } from '../../src/commands/worker-console.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { main } from '../../src/main.js';
+import { createSyncQueue } from '../../src/queue/sync-job.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
 import type { StatusReport } from '../../src/status/report-types.js';
 import { targetsOf } from '../support/accounts-harness.js';
@@ -44,11 +45,17 @@ describe('default left behind in public by an earlier configuration', () => {
 
     const redis = new Redis(without.REDIS_URL as string, { lazyConnect: true });
     defer(() => redis.disconnect());
-    const options = consoleOptionsOf(
-      loadConfig({ ...without, HIRESYNC_CONSOLE_PASSWORD: 'a-console-password' }, RESOURCE_NAMES),
-      { db: h.database.db, redis },
-      captureLogger().logger,
+    const config = loadConfig(
+      { ...without, HIRESYNC_CONSOLE_PASSWORD: 'a-console-password' },
+      RESOURCE_NAMES,
     );
+    const queue = createSyncQueue(redis, config.redisPrefix);
+    defer(() => queue.close());
+    const options = consoleOptionsOf(config, { db: h.database.db, redis }, captureLogger().logger, {
+      queue,
+      env: without,
+      repairSchedules: async () => [],
+    });
     const page = await options?.readReport();
     expect(page?.accounts.map((a) => a.name)).toEqual(['alpha']);
   });

@@ -26,7 +26,8 @@ export interface ConsoleDeployment {
 /**
  * Over the partner harness `h` (acme, a partner account): `beta`, a
  * registered account whose client secret the API refuses, with a failed last
- * run of jobs (state credentials_refused); acme in needs_reauthorization (its customer revoked the app);
+ * run of jobs (state credentials_refused); `gamma`, a registered account
+ * whose credentials work (never run yet); acme in needs_reauthorization (its customer revoked the app);
  * then a worker (jobs only) serving the console with `env` added
  * (HIRESYNC_CONSOLE_PASSWORD {@link CONSOLE_PASSWORD} unless `env` says
  * otherwise), its HIRESYNC_PUBLIC_URL its own address and `publicPath`.
@@ -45,6 +46,17 @@ export async function startConsoleDeployment(
       authUrl: h.sim.authUrl,
       clientId: 'beta-client',
       clientSecret: new Secret('beta-secret-the-api-refuses'),
+    },
+  });
+  // gamma: a registered account in good standing, with the environment's accepted credentials.
+  await h.store.add({
+    name: 'gamma',
+    baseUrl: h.sim.url,
+    auth: {
+      mode: 'client_credentials',
+      authUrl: h.sim.authUrl,
+      clientId: h.env.HIRESYNC_CLIENT_ID ?? '',
+      clientSecret: new Secret(h.env.HIRESYNC_CLIENT_SECRET ?? ''),
     },
   });
   await migrateAll(h.database.db);

@@ -29,6 +29,17 @@ describe('the console form token', () => {
     expect(checkFormToken(createFormToken(keys, NOW + 60_000), keys, NOW)).toBe('ok');
   });
 
+  it('differs between two pages rendered in the same millisecond, so each page’s can be spent once', () => {
+    const keys = formTokenKeys(PASSWORD, [SECRET]);
+    const first = createFormToken(keys, NOW);
+    const second = createFormToken(keys, NOW);
+    expect(first).not.toBe(second);
+    expect([checkFormToken(first, keys, NOW), checkFormToken(second, keys, NOW)]).toEqual([
+      'ok',
+      'ok',
+    ]);
+  });
+
   it('is missing when the form has none', () => {
     const keys = formTokenKeys(PASSWORD, [SECRET]);
     expect(checkFormToken(undefined, keys, NOW)).toBe('missing');
@@ -44,10 +55,14 @@ describe('the console form token', () => {
     expect(
       checkFormToken(createFormToken(formTokenKeys('another password!', [SECRET]), NOW), keys, NOW),
     ).toBe('forged');
-    const [v, time, mac] = token.split('.');
+    const [v, time, nonce, mac] = token.split('.');
     // A later time under the same signature (to outlive the hour).
-    expect(checkFormToken(`${v}.${(NOW + 1).toString(36)}.${mac}`, keys, NOW)).toBe('forged');
-    expect(checkFormToken(`${v}.${time}.${'A'.repeat(43)}`, keys, NOW)).toBe('forged');
+    expect(checkFormToken(`${v}.${(NOW + 1).toString(36)}.${nonce}.${mac}`, keys, NOW)).toBe(
+      'forged',
+    );
+    // Another nonce under the same signature (to be spent again).
+    expect(checkFormToken(`${v}.${time}.${'B'.repeat(16)}.${mac}`, keys, NOW)).toBe('forged');
+    expect(checkFormToken(`${v}.${time}.${nonce}.${'A'.repeat(43)}`, keys, NOW)).toBe('forged');
     expect(checkFormToken('not a token', keys, NOW)).toBe('forged');
   });
 
