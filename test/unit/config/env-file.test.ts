@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -78,6 +78,17 @@ describe('.env in the working directory', () => {
     const problem = problemOf(() => withEnvFile({}, dir));
     expect(problem?.variable).toBe(join(dir, '.env'));
     expect(problem?.message).toContain('cannot be read (EACCES)');
+  });
+
+  it('reads a .env that is a link to a file, and refuses one whose file is missing rather than read nothing', () => {
+    const dir = folder();
+    writeFileSync(join(dir, 'settings.env'), 'HIRESYNC_BASE_URL=https://proxy.example.com\n');
+    symlinkSync(join(dir, 'settings.env'), join(dir, '.env'));
+    expect(withEnvFile({}, dir).HIRESYNC_BASE_URL).toBe('https://proxy.example.com');
+    rmSync(join(dir, 'settings.env'));
+    const problem = problemOf(() => withEnvFile({}, dir));
+    expect(problem?.variable).toBe(join(dir, '.env'));
+    expect(problem?.message).toContain('cannot be read (ENOENT)');
   });
 
   it('refuses a .env that is a folder, naming it', () => {
