@@ -1,7 +1,8 @@
 /**
  * `.env` in the working directory, read by the bin for every command with
  * Node's own parser (util.parseEnv): the variables it sets are the defaults
- * of the environment's, which win over the file. Imports no package, as
+ * of the environment's, which win over the file where they are not empty
+ * (empty is unset). Imports no package, as
  * config/env.ts.
  */
 import { lstatSync, readFileSync } from 'node:fs';
@@ -53,7 +54,8 @@ function isLink(path: string): boolean {
 }
 
 /**
- * `env` over the variables of `.env` in `dir` (the environment wins; a file
+ * `env` over the variables of `.env` in `dir` (the environment wins, unless
+ * it sets a variable empty, which is unset; a file
  * that does not exist adds nothing). An unreadable or malformed file, or a
  * link to a file that does not exist, is a ConfigError naming it, thrown before anything connects.
  */
@@ -85,5 +87,9 @@ export function withEnvFile(env: Env, dir: string): Env {
       },
     ]);
   }
-  return Object.freeze({ ...parseEnv(text), ...env });
+  // The environment wins where it sets a value: one set empty is unset, as every loader
+  // reads it, and does not hide the file's (a URL of the file's falling back to the live
+  // service's would send the file's credentials there).
+  const given = Object.entries(env).filter(([, value]) => (value ?? '').trim() !== '');
+  return Object.freeze({ ...env, ...parseEnv(text), ...Object.fromEntries(given) });
 }
