@@ -3,6 +3,7 @@
  * place, in one transaction, its data, schema and schedules kept.
  */
 import { TokenCipher } from '../api/token-cipher.js';
+import { defaultAuthUrlFor, LIVE_AUTH_URL } from '../config/live-defaults.js';
 import { HiresyncError } from '../errors.js';
 import { Secret } from '../secret.js';
 import type { AccountRow } from '../warehouse/tables.js';
@@ -77,7 +78,9 @@ function describeMode(mode: AccountRow['auth_mode']): string {
  * `credentials_refused`. Waits, as authorize does,
  * for a refresh in progress to end. Throws UnknownAccountError,
  * HiresyncError for a change its auth mode does not have (a sub without
- * client credentials, an auth URL with an API key), and ConfigError without
+ * client credentials, an auth URL with an API key) or a base URL of another
+ * API than the live one while its auth URL stays the live token service
+ * (which goes only with the live API), and ConfigError without
  * HIRESYNC_SECRET_KEY (or, to move a partner account's auth URL, the
  * partner app).
  */
@@ -108,6 +111,17 @@ export async function updateAccount(
     if (change.authUrl !== undefined && mode === 'api_key') {
       throw new HiresyncError(
         `account ${name} authenticates with an API key, whose token endpoint is its base URL + /auth/token: --auth-url does not apply (use --base-url)`,
+      );
+    }
+    if (
+      change.baseUrl !== undefined &&
+      change.authUrl === undefined &&
+      current.auth_url === LIVE_AUTH_URL &&
+      defaultAuthUrlFor(change.baseUrl) !== LIVE_AUTH_URL
+    ) {
+      // The live token service goes only with the live API: its credentials and tokens stay apart.
+      throw new HiresyncError(
+        `account ${name} gets its tokens from the live token service (${LIVE_AUTH_URL}), which goes only with the live API: to move it to ${change.baseUrl}, name that API's token service with --auth-url (--auth-url ${LIVE_AUTH_URL} to keep the live one); nothing was changed`,
       );
     }
     const baseUrl = change.baseUrl ?? current.base_url;

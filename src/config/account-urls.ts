@@ -5,7 +5,7 @@
  */
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { apiUrl } from './fields.js';
-import { defaultAuthUrlFor, LIVE_BASE_URL } from './live-defaults.js';
+import { defaultAuthUrlFor, LIVE_AUTH_URL, LIVE_BASE_URL } from './live-defaults.js';
 
 /** Why an account's token service must be named: its base URL is another API's. */
 const ACCOUNT_AUTH_URL_REQUIRED =
@@ -17,7 +17,10 @@ import type { Env } from './types.js';
  * The URLs of an account being added: `flags` when given, else
  * HIRESYNC_BASE_URL and HIRESYNC_AUTH_URL, else the live service's (as the
  * deployment's own default; the live token service only for the live API), under the rules of those variables (https unless
- * loopback; no query, fragment or credentials). `authUrl` is read when
+ * loopback; no query, fragment or credentials); the live token service of
+ * HIRESYNC_AUTH_URL only for the live API or HIRESYNC_BASE_URL's, never for
+ * another API of --base-url (credentials meant for it would reach the live
+ * service): then --auth-url is required. `authUrl` is read when
  * `needsAuthUrl`. Problems name the flag or variable the value came from, all
  * at once, as a ConfigError.
  */
@@ -40,9 +43,24 @@ export function loadAccountUrls(
     return undefined;
   };
   const baseUrl = read('--base-url', flags.baseUrl, 'HIRESYNC_BASE_URL', LIVE_BASE_URL);
-  const authUrl = needsAuthUrl
+  let authUrl = needsAuthUrl
     ? read('--auth-url', flags.authUrl, 'HIRESYNC_AUTH_URL', defaultAuthUrlFor(baseUrl))
     : undefined;
+  // HIRESYNC_AUTH_URL goes with HIRESYNC_BASE_URL: the live token service it names is
+  // taken for the live API or that base URL, never for another API given with --base-url.
+  if (
+    flags.authUrl === undefined &&
+    authUrl === LIVE_AUTH_URL &&
+    baseUrl !== undefined &&
+    defaultAuthUrlFor(baseUrl) !== LIVE_AUTH_URL &&
+    baseUrl !== apiUrl('HIRESYNC_BASE_URL').safeParse(env.HIRESYNC_BASE_URL ?? '').data
+  ) {
+    problems.push({
+      variable: '--auth-url or HIRESYNC_AUTH_URL',
+      message: ACCOUNT_AUTH_URL_REQUIRED,
+    });
+    authUrl = undefined;
+  }
   if (problems.length > 0 || baseUrl === undefined) throw new ConfigError(problems);
   return { baseUrl, authUrl };
 }

@@ -1,10 +1,11 @@
 /**
  * `.env` in the working directory, read by the bin for every command with
  * Node's own parser (util.parseEnv): the variables it sets are the defaults
- * of the environment's, which win over the file. Imports no package, as
+ * of the environment's, which win over the file where they are not empty
+ * (empty is unset). Imports no package, as
  * config/env.ts.
  */
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { ConfigError } from '../errors.js';
@@ -43,10 +44,20 @@ export function strayLines(text: string): number[] {
   return stray;
 }
 
+/** Whether `path` is a symbolic link (whether or not its target exists). */
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
 /**
- * `env` over the variables of `.env` in `dir` (the environment wins; a file
- * that does not exist adds nothing). An unreadable or malformed file is a
- * ConfigError naming it, thrown before anything connects.
+ * `env` over the variables of `.env` in `dir` (the environment wins, unless
+ * it sets a variable empty, which is unset; a file
+ * that does not exist adds nothing). An unreadable or malformed file, or a
+ * link to a file that does not exist, is a ConfigError naming it, thrown before anything connects.
  */
 export function withEnvFile(env: Env, dir: string): Env {
   const path = resolve(dir, ENV_FILE);
@@ -54,11 +65,16 @@ export function withEnvFile(env: Env, dir: string): Env {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return env;
+    // No file adds nothing; a link to a file that is missing (a mount that failed) is an error.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && !isLink(path)) return env;
     throw new ConfigError([
       {
         variable: path,
-        message: `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): fix its permissions or remove it`,
+        message:
+          code === 'ENOENT'
+            ? 'cannot be read (ENOENT): it links to a file that does not exist; make that file (a mount that failed?) or remove the link'
+            : `cannot be read (${code ?? (error as Error).message}): fix its permissions or remove it`,
       },
     ]);
   }
@@ -71,5 +87,9 @@ export function withEnvFile(env: Env, dir: string): Env {
       },
     ]);
   }
-  return Object.freeze({ ...parseEnv(text), ...env });
+  // The environment wins where it sets a value: one set empty is unset, as every loader
+  // reads it, and does not hide the file's (a URL of the file's falling back to the live
+  // service's would send the file's credentials there).
+  const given = Object.entries(env).filter(([, value]) => (value ?? '').trim() !== '');
+  return Object.freeze({ ...env, ...parseEnv(text), ...Object.fromEntries(given) });
 }

@@ -42,8 +42,9 @@ export function createFormToken(keys: readonly Buffer[], nowMs: number): string 
 
 /**
  * Whether `token` (the form's field, as sent) was made by {@link createFormToken}
- * under one of `keys` within {@link FORM_TOKEN_TTL_MS} of `nowMs`. The HMAC
- * is compared in constant time.
+ * under one of `keys` within {@link FORM_TOKEN_TTL_MS} of `nowMs`, spelled
+ * as it made it (so that spending it once spends it). The HMAC is compared
+ * in constant time.
  */
 export function checkFormToken(
   token: string | undefined,
@@ -55,6 +56,9 @@ export function checkFormToken(
   if (!match?.[1] || !match[2] || !match[3]) return 'forged';
   const [, issuedAt, nonce] = match;
   const given = Buffer.from(match[3], 'base64url');
+  // One spelling per token: base64url leaves 2 bits of the last character unused, so
+  // 4 spellings decode to the same signature, and a token is spent by its spelling.
+  if (given.toString('base64url') !== match[3]) return 'forged';
   const signed = keys.some((key) => timingSafeEqual(signature(key, issuedAt, nonce), given));
   if (!signed) return 'forged';
   const age = nowMs - Number.parseInt(issuedAt, 36);

@@ -10,6 +10,8 @@ export interface SeenWorker {
   host: string;
   pid: number;
   lastSeenMs: number;
+  /** Its live entry is still there (a TTL, which no clock moves); undefined when unknown. */
+  alive?: boolean;
 }
 
 /** A duration for people: `250ms`, `45s`, `3m`, `5h`, `2d` (rounded down to its largest unit). */
@@ -27,8 +29,9 @@ export function ageText(ms: number): string {
  * not empty) and none was seen within `maxAgeMs` of `nowMs` (by the clock
  * that stamped them, Redis's). A deployment that never ran a worker (it
  * syncs from cron) is not judged. A heartbeat stamped after `nowMs` (a
- * Redis failover onto a host whose clock is behind) counts as seen now; one
- * exactly `maxAgeMs` old is still within it.
+ * Redis failover onto a host whose clock is behind) counts as seen now while
+ * its worker is alive (its live entry's TTL runs whatever the clock), and
+ * not at all once it stopped; one exactly `maxAgeMs` old is still within it.
  */
 export function noWorkerProblem(
   workers: readonly SeenWorker[],
@@ -37,13 +40,28 @@ export function noWorkerProblem(
 ): CheckProblem | undefined {
   if (workers.length === 0) return undefined;
   const last = workers.reduce((a, b) => (b.lastSeenMs > a.lastSeenMs ? b : a));
-  const age = Math.max(0, nowMs - last.lastSeenMs);
+  // Stamped ahead of now and stopped: its age is unknown, so it proves no worker runs.
+  const seen = workers.filter((w) => w.lastSeenMs <= nowMs || w.alive !== false);
+  const newest = seen.reduce<SeenWorker | undefined>(
+    (a, b) => (a === undefined || b.lastSeenMs > a.lastSeenMs ? b : a),
+    undefined,
+  );
+  const age =
+    newest === undefined ? Number.POSITIVE_INFINITY : Math.max(0, nowMs - newest.lastSeenMs);
   if (age <= maxAgeMs) return undefined;
+  if (newest === undefined) {
+    return {
+      account: null,
+      resource: null,
+      kind: 'no_worker',
+      message: `no worker alive (last: ${last.host}:${last.pid}, stamped at ${new Date(last.lastSeenMs).toISOString()}, after Redis's clock now: the clock went back); start 'hiresync worker' or check its logs (status --check --max-age ${ageText(maxAgeMs)})`,
+    };
+  }
   return {
     account: null,
     resource: null,
     kind: 'no_worker',
-    message: `no worker seen for ${ageText(age)} (last: ${last.host}:${last.pid} at ${new Date(last.lastSeenMs).toISOString()}); start 'hiresync worker' or check its logs (status --check --max-age ${ageText(maxAgeMs)})`,
+    message: `no worker seen for ${ageText(age)} (last: ${newest.host}:${newest.pid} at ${new Date(newest.lastSeenMs).toISOString()}); start 'hiresync worker' or check its logs (status --check --max-age ${ageText(maxAgeMs)})`,
   };
 }
 

@@ -119,6 +119,39 @@ describe('accounts update with options', () => {
   });
 });
 
+describe("accounts update of an account of the live service's", () => {
+  it('refuses to move it to another API keeping the live token service, unless --auth-url names one', async () => {
+    // The live service by default: no URL set.
+    delete env.HIRESYNC_BASE_URL;
+    delete env.HIRESYNC_AUTH_URL;
+    const add = ['add', '--no-test', 'acme', '--client-id', 'acme-client'];
+    expect(await accounts(add, `${CLIENT_SECRET}\n`)).toMatchObject({ code: 0 });
+    const proxy = 'https://proxy.example.com/harvest';
+    const moved = await accounts(
+      ['update', 'acme', '--base-url', proxy, '--secret'],
+      'proxy-secret\n',
+    );
+    expect(moved.code).not.toBe(0);
+    expect(moved.stderr).toContain('--auth-url');
+    expect(moved.stderr).not.toContain('proxy-secret');
+    const kept = await new AccountStore(t.db, keys()).resolve('acme');
+    expect(kept.baseUrl).toBe('https://harvest.greenhouse.io');
+    expect((kept.auth as { clientSecret: Secret }).clientSecret.reveal()).toBe(CLIENT_SECRET);
+
+    const named = ['update', 'acme', '--base-url', proxy, '--auth-url', 'https://auth.example.com'];
+    expect(await accounts(named)).toMatchObject({ code: 0 });
+    const kept2 = [
+      'update',
+      'acme',
+      '--base-url',
+      proxy,
+      '--auth-url',
+      'https://auth.greenhouse.io',
+    ];
+    expect(await accounts(kept2)).toMatchObject({ code: 0 });
+  });
+});
+
 describe('accounts update of a partner account while a worker refresh is being refused', () => {
   it('takes the refresh lock before the account row, as authorize and the vault do (no deadlock)', async () => {
     expect(

@@ -50,6 +50,16 @@ describe('status --check --max-age: no worker seen', () => {
     expect(noWorkerProblem(workers, at('2026-05-01T12:00:00Z'), 0)).toBeUndefined();
   });
 
+  it('counts a heartbeat stamped after now as seen only while its worker is alive: a stopped worker stamped ahead (Redis failed over to a clock behind) does not pass', () => {
+    const ahead = { ...worker('2026-05-01T12:10:00Z'), alive: false };
+    const problem = noWorkerProblem([ahead], at('2026-05-01T12:00:00Z'), MAX_AGE);
+    expect(problem?.kind).toBe('no_worker');
+    expect(problem?.message).toContain('sync-1:4242');
+    expect(
+      noWorkerProblem([{ ...ahead, alive: true }], at('2026-05-01T12:00:00Z'), MAX_AGE),
+    ).toBeUndefined();
+  });
+
   it('names the worker seen last among several', () => {
     const workers = [
       worker('2026-05-01T11:00:00Z', 'a', 1),

@@ -1,9 +1,14 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { strayLines, withEnvFile } from '../../../src/config/env-file.js';
+import { loadConfig } from '../../../src/config/load-config.js';
 import { ConfigError } from '../../../src/errors.js';
+import { RESOURCE_NAMES } from '../../../src/resources/index.js';
+
+const SERVICES = { DATABASE_URL: 'postgres://u@db/hiresync', REDIS_URL: 'redis://cache:6379' };
+const CLIENT = { HIRESYNC_CLIENT_ID: 'client-1', HIRESYNC_CLIENT_SECRET: 'meant-for-the-proxy' };
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -50,9 +55,19 @@ describe('.env in the working directory', () => {
     });
   });
 
-  it('keeps an empty variable of the environment over the file: the environment wins', () => {
-    const dir = folder('HIRESYNC_CLIENT_ID=from-file\n');
-    expect(withEnvFile({ HIRESYNC_CLIENT_ID: '' }, dir).HIRESYNC_CLIENT_ID).toBe('');
+  it('takes the file’s value for a variable the environment sets empty, empty being unset as everywhere, so that credentials follow the file’s URLs', () => {
+    const dir = folder(
+      'HIRESYNC_BASE_URL=https://proxy.example.com\nHIRESYNC_AUTH_URL=https://proxy.example.com/oauth\n',
+    );
+    // docker compose's `HIRESYNC_BASE_URL: ${HIRESYNC_BASE_URL}` on a host that sets neither.
+    const env = withEnvFile(
+      { ...SERVICES, HIRESYNC_BASE_URL: '', HIRESYNC_AUTH_URL: ' ', ...CLIENT },
+      dir,
+    );
+    const config = loadConfig(env, RESOURCE_NAMES);
+    expect(config.api.baseUrl).toBe('https://proxy.example.com');
+    expect(config.api.auth?.tokenUrl).toBe('https://proxy.example.com/oauth/token');
+    expect(withEnvFile({ HIRESYNC_SUB: '' }, dir).HIRESYNC_SUB).toBe('');
   });
 
   it('adds nothing when there is no .env', () => {
@@ -78,6 +93,17 @@ describe('.env in the working directory', () => {
     const problem = problemOf(() => withEnvFile({}, dir));
     expect(problem?.variable).toBe(join(dir, '.env'));
     expect(problem?.message).toContain('cannot be read (EACCES)');
+  });
+
+  it('reads a .env that is a link to a file, and refuses one whose file is missing rather than read nothing', () => {
+    const dir = folder();
+    writeFileSync(join(dir, 'settings.env'), 'HIRESYNC_BASE_URL=https://proxy.example.com\n');
+    symlinkSync(join(dir, 'settings.env'), join(dir, '.env'));
+    expect(withEnvFile({}, dir).HIRESYNC_BASE_URL).toBe('https://proxy.example.com');
+    rmSync(join(dir, 'settings.env'));
+    const problem = problemOf(() => withEnvFile({}, dir));
+    expect(problem?.variable).toBe(join(dir, '.env'));
+    expect(problem?.message).toContain('cannot be read (ENOENT)');
   });
 
   it('refuses a .env that is a folder, naming it', () => {

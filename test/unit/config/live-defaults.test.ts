@@ -170,4 +170,27 @@ describe('the live service by default', () => {
         ?.authorizeUrl,
     ).toBeUndefined();
   });
+
+  it('never gives an account of another API the live token service the environment names for the live API: --base-url without --auth-url is refused', () => {
+    // .env.example's lines: the live service's URLs, set.
+    const liveEnv = { HIRESYNC_BASE_URL: LIVE_BASE_URL, HIRESYNC_AUTH_URL: `${LIVE_AUTH_URL}/` };
+    const proxy = { baseUrl: 'https://harvest.example.com', authUrl: undefined };
+    for (const env of [liveEnv, { HIRESYNC_AUTH_URL: LIVE_AUTH_URL }]) {
+      expect(() => loadAccountUrls(env, proxy, true)).toThrow(
+        /--auth-url or HIRESYNC_AUTH_URL: is required when the account's base URL/,
+      );
+    }
+    // Named on purpose, it is taken: with --auth-url, or paired with the environment's own base URL.
+    expect(loadAccountUrls(liveEnv, { ...proxy, authUrl: LIVE_AUTH_URL }, true).authUrl).toBe(
+      LIVE_AUTH_URL,
+    );
+    const paired = { HIRESYNC_BASE_URL: proxy.baseUrl, HIRESYNC_AUTH_URL: LIVE_AUTH_URL };
+    expect(loadAccountUrls(paired, { baseUrl: undefined, authUrl: undefined }, true)).toEqual({
+      baseUrl: proxy.baseUrl,
+      authUrl: LIVE_AUTH_URL,
+    });
+    expect(
+      loadAccountUrls(liveEnv, { baseUrl: `${LIVE_BASE_URL}/`, authUrl: undefined }, true).authUrl,
+    ).toBe(LIVE_AUTH_URL);
+  });
 });

@@ -201,6 +201,22 @@ describe('the console actions behind one guard', () => {
     },
   );
 
+  it('takes a form once however its token is spelled: the same signature in another base64url spelling is refused', async () => {
+    const d = await start();
+    const token = d.token();
+    const first = await post(d, { action: 'sync', ...FORMS.sync, token });
+    expect(first.status).toBe(200);
+    // The signature's last character carries 2 unused bits: 4 spellings decode to the same bytes.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(token.slice(-1));
+    const respelled = [1, 2, 3].map((k) => `${token.slice(0, -1)}${alphabet[last ^ k]}`);
+    for (const variant of respelled) {
+      const again = await post(d, { action: 'sync', ...FORMS.sync, token: variant });
+      expect(again.status).toBe(403);
+    }
+    expect(d.calls).toEqual(['sync acme jobs']);
+  });
+
   it('calls each operation with the form’s fields, and logs one event per action with the action, account, resource and outcome, never the link', async () => {
     const d = await start();
     for (const action of ACTION_NAMES)
