@@ -101,5 +101,5 @@ export function newCustomerForm(view: FormsView): SafeHtml | undefined {
 </form>
 <p class="meta">1 to 40 lowercase letters, digits or _, starting with a letter. The link registers the account when its administrator approves (single use, valid 7 days); it is shown once.</p>`;
   return html`<h2>Connect a new customer</h2>
-<section class="account" id="connect-new">${body}</section>`;
+<section class="panel" id="connect-new">${body}</section>`;
 }

@@ -128,8 +128,7 @@ export function renderOverviewPage(
     html`${notices(view)}
 <p class="meta">${count(report.accounts.length)} ${report.accounts.length === 1 ? 'account' : 'accounts'} · read ${when(report.generatedAt)} · ${checkBadge(report)}</p>
 ${overviewHead(report)}
-${healthSection(report)}
-${first && html`${newCustomerForm(view)}${pendingLinksSection(view)}`}
+${first && html`${healthSection(report)}${newCustomerForm(view)}${pendingLinksSection(view)}`}
 ${filterForm(query)}
 <h2>${filtered ? `Accounts matching the filter: ${count(shown.length)} of ${count(all.length)}` : 'Accounts'}</h2>
 ${

@@ -13,8 +13,8 @@ header h1 { font-size: 18px; margin: 0; }
 header span { color: #b8c0cc; font-size: 13px; }
 main { max-width: 1100px; margin: 0 auto; padding: 20px 24px 48px; }
 h2 { font-size: 16px; margin: 28px 0 10px; }
-section.account { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 18px; margin: 0 0 16px; }
-section.account h3 { margin: 0 0 6px; font-size: 16px; display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
+section.account, section.panel { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 18px; margin: 0 0 16px; }
+section.account h3, section.panel h3 { margin: 0 0 6px; font-size: 16px; display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
 .meta { color: var(--muted); font-size: 13px; margin: 0 0 10px; }
 table { border-collapse: collapse; width: 100%; font-size: 14px; table-layout: fixed; }
 col.resource { width: 15%; } col.state { width: 13%; } col.run { width: 23%; } col.count { width: 8%; }

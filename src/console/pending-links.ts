@@ -12,7 +12,7 @@ export function pendingLinksSection(view: FormsView): SafeHtml | undefined {
   const links = view.actions?.pendingLinks;
   if (!links) return undefined;
   return html`<h2>Pending connect links</h2>
-<section class="account" id="pending-links">${
+<section class="panel" id="pending-links">${
     links.length === 0
       ? html`<p class="empty">No link waits to be used.</p>`
       : html`<table>

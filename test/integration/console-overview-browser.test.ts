@@ -1,8 +1,8 @@
 // The console of many accounts in headless Chromium (Debian's chromium,
-// driven by playwright-core): at 3 accounts the page of every account as
+// driven by playwright-core): at 4 accounts the page of every account as
 // before; at 200 the overview, filtered with its form (no script: the page
 // runs none), paged, and an account opened from it. Screenshots go to
-// test-results/console-overview-3.png, console-overview-200.png,
+// test-results/console-overview-4.png, console-overview-200.png,
 // console-filtered.png and console-account.png.
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +30,7 @@ async function linkedAccounts(page: Page): Promise<string[]> {
 }
 
 describe('the console of many accounts in headless Chromium', () => {
-  it('shows every account at 3 accounts; at 200 the overview, filtered, paged, and an account opened from it', async (ctx) => {
+  it('shows every account at 4 accounts; at 200 the overview, filtered, paged, and an account opened from it', async (ctx) => {
     if (!existsSync(CHROMIUM)) {
       if (process.env.CI)
         throw new Error(`${CHROMIUM} is missing in CI: install Debian's chromium package`);
@@ -51,12 +51,13 @@ describe('the console of many accounts in headless Chromium', () => {
     });
     const page = await context.newPage();
 
-    // 3 accounts: the page of every account, as before; one problem per cause.
+    // 4 accounts: the page of every account, as before; one problem per cause.
     expect((await page.goto(`${deployment.url}/`))?.status()).toBe(200);
     expect(await page.locator('section.account h3').allTextContents()).toEqual([
       'default enabled',
       'acme needs reauthorization',
       'beta credentials refused',
+      'gamma enabled',
     ]);
     expect(await page.locator('form.filter').count()).toBe(0);
     expect(await page.locator('main > ul li').allTextContents()).toEqual([
@@ -64,12 +65,12 @@ describe('the console of many accounts in headless Chromium', () => {
       'beta: credentials refused (1 resource failed because of it: jobs)',
     ]);
     expect(await page.locator('.meta .badge.bad').textContent()).toBe('2 problems');
-    await screenshot(page, 'overview-3');
+    await screenshot(page, 'overview-4');
 
     // 200 accounts: the overview, those that need action first.
     // The accounts keep the runs seeded for them: the worker takes none.
     defer(await holdRuns(h.env.REDIS_URL ?? '', h.config.redisPrefix));
-    const many = await addManyAccounts(h.database.db, 'beta', 197);
+    const many = await addManyAccounts(h.database.db, 'beta', 196);
     expect((await page.goto(`${deployment.url}/`))?.status()).toBe(200);
     expect(await page.locator('section.account').count()).toBe(0);
     const first = await linkedAccounts(page);

@@ -40,8 +40,8 @@ describe('the console at 200 accounts', () => {
     const deployment = await startConsoleDeployment(h, cli);
     // The accounts keep the runs seeded for them: the worker takes none.
     defer(await holdRuns(h.env.REDIS_URL ?? '', h.config.redisPrefix));
-    // default, acme and beta, and 197 more.
-    const many = await addManyAccounts(h.database.db, 'beta', 197);
+    // default, acme, beta and gamma, and 196 more.
+    const many = await addManyAccounts(h.database.db, 'beta', 196);
 
     const first = await get(deployment, '');
     expect(first.status).toBe(200);
@@ -86,7 +86,7 @@ describe('the console at 200 accounts', () => {
     const deployment = await startConsoleDeployment(h, cli);
     // The accounts keep the runs seeded for them: the worker takes none.
     defer(await holdRuns(h.env.REDIS_URL ?? '', h.config.redisPrefix));
-    const many = await addManyAccounts(h.database.db, 'beta', 197);
+    const many = await addManyAccounts(h.database.db, 'beta', 196);
 
     const byName = await get(deployment, '?name=BULK01');
     expect(byName.status).toBe(200);

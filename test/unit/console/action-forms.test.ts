@@ -154,7 +154,7 @@ describe('the forms of the console actions', () => {
       formToken: TOKEN,
       actions: { pendingLinks: PENDING },
     });
-    const section = /<section class="account" id="pending-links">([\s\S]*?)<\/section>/.exec(
+    const section = /<section class="panel" id="pending-links">([\s\S]*?)<\/section>/.exec(
       page,
     )?.[1];
     expect(section).toContain(
