@@ -271,7 +271,7 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
     const message = timedOut
       ? `${options.method} ${path} timed out ${failures} times: no complete answer within HIRESYNC_HTTP_TIMEOUT` +
         `${options.timeoutMs === undefined ? '' : ` (${describeWait(options.timeoutMs)})`}; raise HIRESYNC_HTTP_TIMEOUT if the API is just slow`
-      : `${options.method} ${path} failed ${failures} times (${code}); the endpoint is unreachable: check ${variable} and the network`;
+      : `${options.method} ${path} failed ${failures} times (${code}); ${new URL(options.url).origin} is unreachable: check ${variable} and the network`;
     // got's own error is the cause (the logger serializes errors by an
     // allow-list, so its request options and headers never reach a log).
     throw new TransientApiError(message, undefined, { cause: failure });

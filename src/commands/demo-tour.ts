@@ -59,6 +59,8 @@ export interface DemoResult {
   outcomes: RunOnceOutcome[];
   queries: DemoQuery[];
   partner: DemoPartner;
+  /** The job the API changed twice and the one it deleted after the first sync, each change followed by a full run of default's jobs. */
+  changes: { changed: number; dropped: number };
 }
 
 const QUERIES: Array<{ title: string; sql: string }> = [
@@ -192,7 +194,7 @@ export async function runDemo(options: {
       refreshes: sim.partnerStats(DEMO_PARTNER_ACCOUNT).refreshes,
       accessTokenTtlSeconds: DEMO_PARTNER_TOKEN_TTL_SECONDS,
     };
-    return { databaseUrl, outcomes, queries, partner };
+    return { databaseUrl, outcomes, queries, partner, changes: { changed, dropped } };
   } finally {
     await app.close();
     await sim.close();

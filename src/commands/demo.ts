@@ -9,6 +9,7 @@ import {
   DEMO_DATABASE,
   DEMO_PARTNER_ACCOUNT,
   type DemoPartner,
+  type DemoResult,
   runDemo,
 } from './demo-tour.js';
 import { formatTable } from './format-table.js';
@@ -80,7 +81,7 @@ export const demo = defineCommand({
     try {
       for (const line of describeServices(services, keep)) stdout.write(`${line}\n`);
       stdout.write(
-        `hiresync demo: the built-in API simulator serving three accounts (default: a v3 world of ${Math.max(30, Math.round(records / 2))} applications with their jobs, posts, links, stage histories, offers and answers, and ${records} candidates; ${DEMO_ACCOUNT}: half as many; ${DEMO_PARTNER_ACCOUNT}: a third), a fresh database ${database}, one sync of every resource of each\n` +
+        `hiresync demo: the built-in API simulator serving three accounts (default: a v3 world of ${Math.max(30, Math.round(records / 2))} applications with their jobs, posts, links, stage histories, offers and answers, and ${records} candidates; ${DEMO_ACCOUNT}: half as many; ${DEMO_PARTNER_ACCOUNT}: a third), a fresh database ${database}, and one sync of every resource of each account; the summary follows when they are done.\n` +
           'The simulator sends one malformed record in 250 on purpose: they land in rejected_records.\n\n',
       );
       const demo = runDemo({
@@ -93,7 +94,7 @@ export const demo = defineCommand({
       const result = await Promise.race([demo, interrupted]);
       if (typeof result === 'string') return interruptedExit(result, stderr);
       stdout.write(`${describePartner(result.partner)}\n\n`);
-      stdout.write(`${formatRunSummary(result.outcomes)}\n`);
+      stdout.write(`${formatRunSummary(result.outcomes)}\n${describeChanges(result.changes)}\n`);
       for (const q of result.queries) {
         stdout.write(`\n${q.title}:\n${q.sql}\n\n${formatTable(q.columns, q.rows)}\n`);
       }
@@ -143,4 +144,9 @@ export function describePartner(p: DemoPartner): string {
   const minutes = p.accessTokenTtlSeconds / 60;
   const ttl = Number.isInteger(minutes) ? `${minutes}-minute` : `${p.accessTokenTtlSeconds}-second`;
   return `${p.account} is a partner account, connected by the authorization code grant: 'hiresync accounts authorize ${p.account} --port 0' printed the authorize URL, the demo played the customer's browser (approved, followed the redirect to the loopback callback), and hiresync exchanged the code and keeps only the sealed refresh token; ${ttl} access tokens, ${p.refreshes} refresh${p.refreshes === 1 ? '' : 'es'} (each rotating the refresh token) during the sync.`;
+}
+
+/** The line under the summary saying why default's jobs ran twice more (its last two rows). */
+export function describeChanges(c: DemoResult['changes']): string {
+  return `The last two runs: default's jobs again, after the API changed job ${c.changed} and deleted job ${c.dropped} (deleted 1), then changed job ${c.changed} once more; History below shows every version.`;
 }

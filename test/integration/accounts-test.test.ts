@@ -119,7 +119,10 @@ describe('hiresync accounts test', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('account acme (client credentials): access token minted\n');
     expect(result.stdout).toMatch(
-      /^ {2}jobs +failed: GET \/v3\/jobs failed 1 times \(ECONNREFUSED\); the endpoint is unreachable: check account acme's base URL \('hiresync accounts update acme --base-url URL' changes it\) and the network$/m,
+      /^ {2}jobs +failed: GET \/v3\/jobs failed 1 times \(ECONNREFUSED\); /m,
+    );
+    expect(result.stdout).toContain(
+      `(ECONNREFUSED); ${url} is unreachable: check account acme's base URL ('hiresync accounts update acme --base-url URL' changes it) and the network\n`,
     );
   });
 

@@ -275,7 +275,7 @@ describe('connect links: every failure says why and changes nothing', () => {
     const failed = await page(await h.get(await approved(new URL(url), 'beta')));
     expect(failed.status).toBe(502);
     expect(failed.text).toContain('The account could not be connected');
-    expect(failed.text).toContain('(ECONNREFUSED); the endpoint is unreachable');
+    expect(failed.text).toContain('(ECONNREFUSED); http://127.0.0.1:1 is unreachable');
     expect(await h.snapshot()).toBe(before);
     expect(await h.store.get('beta')).toBeUndefined();
   });

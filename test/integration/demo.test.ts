@@ -87,6 +87,17 @@ describe('npm run demo', () => {
       ['true', 'Job 2'],
     ]);
     expect(versions[2]).toContain('(current)');
+    // The summary's last two rows (default's jobs again) are explained right under it.
+    const [, changed, dropped] =
+      /History: every version of job (\d+) \(changed twice\) and of job (\d+) \(deleted\)/.exec(
+        result.stdout,
+      ) ?? [];
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `^default\\s+jobs\\s+full\\s.*succeeded\nThe last two runs: default's jobs again, after the API changed job ${changed} and deleted job ${dropped} \\(deleted 1\\)`,
+        'm',
+      ),
+    );
     // A list resource named in HIRESYNC_RESOURCES, stored as sent.
     expect(result.stdout).toMatch(/^default\s+applications\s+full\s+\d+\s/m);
     const statuses = result.stdout.split('applications per status')[1] ?? '';
