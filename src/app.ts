@@ -276,6 +276,7 @@ function contextFor(
     checkpoints: parts.checkpointsOf(name),
     metrics: accountMetrics,
     renewToken: () => client.renewToken(parts.shutdown.signal),
+    ensureToken: () => client.ensureToken(parts.shutdown.signal),
   };
 }
 

@@ -253,6 +253,28 @@ export class TransientApiError extends HiresyncError {
   }
 }
 
+/**
+ * Every try of one request failed at the network level (refused, reset, no
+ * such host; not a timeout): its server could not be reached. Transient like
+ * its parent, so every retry policy treats it so; a one-shot command may
+ * stop at once instead of waiting out the runs' attempts.
+ */
+export class UnreachableError extends TransientApiError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, undefined, options);
+  }
+}
+
+/** Does `error`, or any error in its chain of causes, hold an {@link UnreachableError}? */
+export function unreachableIn(error: unknown): UnreachableError | undefined {
+  const seen = new Set<unknown>();
+  for (let e = error; e instanceof Error && !seen.has(e); e = e.cause) {
+    if (e instanceof UnreachableError) return e;
+    seen.add(e);
+  }
+  return undefined;
+}
+
 /** Turns anything thrown into an Error, so callers can rely on `.message`. */
 export function coerceError(value: unknown): Error {
   if (value instanceof Error) return value;

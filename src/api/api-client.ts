@@ -99,6 +99,16 @@ export class ApiClient {
     await this.#options.tokens.refreshNow(signal);
   }
 
+  /**
+   * Makes sure an access token is at hand, never forcing a new one: the
+   * token in force (this process's, or the one shared through the store)
+   * needs no request; without one, one is obtained, which later requests use.
+   * Throws as obtaining it does (e.g. an UnreachableError in its causes).
+   */
+  async ensureToken(signal?: AbortSignal): Promise<void> {
+    await this.#options.tokens.getToken(signal);
+  }
+
   /** Resolves once no token request is under way (see TokenProvider.settled). */
   settled(): Promise<void> {
     return this.#options.tokens.settled();

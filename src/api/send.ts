@@ -4,6 +4,7 @@ import {
   ResponseTooLargeError,
   RetryAfterTooLongError,
   TransientApiError,
+  UnreachableError,
 } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { HttpResponse } from './http.js';
@@ -181,7 +182,8 @@ function isTimeout(error: unknown): boolean {
  *   `maxRetryAfterMs` throws {@link RetryAfterTooLongError} at once, without
  *   pausing the peers.
  * - 5xx, network errors and timeouts retry with jittered exponential backoff
- *   up to `maxRetries`, then throw {@link TransientApiError}.
+ *   up to `maxRetries`, then throw {@link TransientApiError} ({@link UnreachableError}
+ *   when every try failed at the network level: no answer, no timeout).
  * - with the `renewToken` hook, a 401 renews the token and is sent again once.
  * The decisions are {@link decideRetry}'s; this loop carries them out.
  * Every wait ends as soon as `signal` is aborted. Any other response is
@@ -194,6 +196,9 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
   const rules = { ...options, renewTokenOn401: hooks.renewToken !== undefined };
   let headers = options.headers;
   let state = FIRST_TRY;
+  // Did any try get an answer, or time out (perhaps connected)? Then the
+  // server is not known to be unreachable.
+  let reached = false;
   for (;;) {
     await hooks.beforeAttempt?.();
     let response: HttpResponse | undefined;
@@ -212,6 +217,7 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
       await hooks.onResponse?.(response);
     }
     const timedOut = !response && isTimeout(failure);
+    if (response || timedOut) reached = true;
     const code = timedOut
       ? 'timeout'
       : ((failure as { code?: string } | undefined)?.code ?? 'ERROR');
@@ -268,12 +274,18 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
         response.status,
       );
     }
-    const message = timedOut
-      ? `${options.method} ${path} timed out ${failures} times: no complete answer within HIRESYNC_HTTP_TIMEOUT` +
-        `${options.timeoutMs === undefined ? '' : ` (${describeWait(options.timeoutMs)})`}; raise HIRESYNC_HTTP_TIMEOUT if the API is just slow`
-      : `${options.method} ${path} failed ${failures} times (${code}); ${new URL(options.url).origin} is unreachable: check ${variable} and the network`;
     // got's own error is the cause (the logger serializes errors by an
     // allow-list, so its request options and headers never reach a log).
-    throw new TransientApiError(message, undefined, { cause: failure });
+    if (timedOut) {
+      throw new TransientApiError(
+        `${options.method} ${path} timed out ${failures} times: no complete answer within HIRESYNC_HTTP_TIMEOUT` +
+          `${options.timeoutMs === undefined ? '' : ` (${describeWait(options.timeoutMs)})`}; raise HIRESYNC_HTTP_TIMEOUT if the API is just slow`,
+        undefined,
+        { cause: failure },
+      );
+    }
+    const message = `${options.method} ${path} failed ${failures} times (${code}); ${new URL(options.url).origin} is unreachable: check ${variable} and the network`;
+    if (reached) throw new TransientApiError(message, undefined, { cause: failure });
+    throw new UnreachableError(message, { cause: failure });
   }
 }

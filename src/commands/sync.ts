@@ -16,6 +16,7 @@ import { parseAccounts, registryOf, resolveAccounts } from './account-options.js
 import { defineCommand, EXIT } from './command.js';
 import type { OptionTable } from './options.js';
 import { formatRunSummary } from './run-summary-table.js';
+import { runWhereReachable } from './sync-token-check.js';
 import { shareTerminal } from './terminal.js';
 
 /** Options of `hiresync sync`. */
@@ -212,9 +213,12 @@ export const sync = defineCommand({
         config,
         values.resource && values.resource.length > 0 ? resources : undefined,
       );
-      const outcomes = await runOnce(app, targets, values.full ? 'full' : 'auto', {
-        allowMassDelete,
-      });
+      // An account whose token service cannot be reached is told at once, not after every attempt.
+      const outcomes = await runWhereReachable(
+        { contextOf: app.contextOf, logger, concurrency: config.concurrency },
+        targets,
+        (runnable) => runOnce(app, runnable, values.full ? 'full' : 'auto', { allowMassDelete }),
+      );
       terminal.endProgress();
       stdout.write(`${formatRunSummary(outcomes)}\n`);
       if (interrupted) {

@@ -37,6 +37,12 @@ export interface AccountContext {
   metrics?: RunMetrics & { onNeedsReauthorization?(needed: boolean): void };
   /** Obtains a new access token now: the keep-alive of a partner account's refresh token. */
   renewToken?: () => Promise<void>;
+  /**
+   * Makes sure an access token is at hand without forcing a new one (the one
+   * in force needs no request): `sync`'s check that the token service can be
+   * reached before the runs are queued. Ends when the process shuts down.
+   */
+  ensureToken?: () => Promise<void>;
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   SlotYieldError,
   TransientApiError,
   UnexpectedBodyError,
+  UnreachableError,
 } from '../../../src/errors.js';
 import {
   isUnrecoverable,
@@ -54,6 +55,11 @@ describe('the error policy: what the queue does with a failed attempt', () => {
     [
       'a network failure that outlasted its retries',
       new TransientApiError('down', undefined),
+      'retry',
+    ],
+    [
+      'a server unreachable on every try',
+      new UnreachableError('POST /token failed 6 times (ECONNREFUSED); http://x is unreachable'),
       'retry',
     ],
     ['too large a page', new ResponseTooLargeError('/v3/jobs', 1024, 'grew'), 'retry'],
