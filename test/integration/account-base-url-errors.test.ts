@@ -44,7 +44,7 @@ describe("errors about a registered account's base URL", () => {
     const h = await startAccountsHarness({
       accounts: ['acme'],
       records: 5,
-      env: { HIRESYNC_RUN_ATTEMPTS: '1', HIRESYNC_HTTP_MAX_RETRIES: '1' },
+      env: { HIRESYNC_RUN_ATTEMPTS: '1', HIRESYNC_MAX_RETRIES: '1' },
     });
     defer(() => h.close());
     return h;
