@@ -1,4 +1,10 @@
-import { count, countsText, OVERVIEW_ABOVE } from '../status/overview.js';
+import {
+  count,
+  countsText,
+  failingResourceText,
+  OVERVIEW_ABOVE,
+  resourceCountsText,
+} from '../status/overview.js';
 import type { StatusReport } from '../status/report-types.js';
 import { formatTable } from './format-table.js';
 
@@ -22,33 +28,12 @@ function minute(iso: string | null): string {
  */
 export function formatStatusOverview(report: StatusReport): string {
   const o = report.overview;
-  const r = o.resources;
-  const resources = [
-    [r.succeeded, 'ok'],
-    [r.running, 'running'],
-    [r.failed, 'failed'],
-    [r.notPermitted, 'not permitted'],
-    [r.neverRun, 'never run'],
-  ] as const;
   const head = [
     `${count(o.accounts)} accounts: ${countsText(o.accountStates)}`,
-    `resources they sync: ${
-      resources
-        .filter(([n]) => n > 0)
-        .map(([n, what]) => `${count(n)} ${what}`)
-        .join(', ') || 'none'
-    }`,
+    `resources they sync: ${resourceCountsText(o.resources) || 'none'}`,
     o.failingResources.length === 0
       ? 'failing resources: none'
-      : `failing resources (accounts): ${o.failingResources
-          .map(
-            (f) =>
-              `${f.resource} ${[
-                ...(f.failed > 0 ? [`${count(f.failed)} failed`] : []),
-                ...(f.notPermitted > 0 ? [`${count(f.notPermitted)} not permitted`] : []),
-              ].join(', ')}`,
-          )
-          .join('; ')}`,
+      : `failing resources (accounts): ${o.failingResources.map(failingResourceText).join('; ')}`,
   ].join('\n');
   const action = o.needingAction;
   const actionPart =

@@ -1,4 +1,5 @@
 import { causesOf } from '../status/check.js';
+import { resourceCountsText } from '../status/overview.js';
 import type { AccountReport, StatusReport } from '../status/report-types.js';
 import { formatTable } from './format-table.js';
 import { credentialNotes } from './status-detail.js';
@@ -45,16 +46,7 @@ function minute(iso: string | null): string {
 
 /** The resources cell: `5 ok, 1 failed, 1 not permitted, 2 never run` (the counts that are not 0). */
 export function resourcesCell(account: AccountReport): string {
-  const s = account.summary;
-  const parts = [
-    [s.succeeded, 'ok'],
-    [s.running, 'running'],
-    [s.failed, 'failed'],
-    [s.notPermitted, 'not permitted'],
-    [s.neverRun, 'never run'],
-  ] as const;
-  const shown = parts.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
-  return shown.length > 0 ? shown.join(', ') : '-';
+  return resourceCountsText(account.summary, String) || '-';
 }
 
 /** The in-flight cell: `jobs: run 12, 3 pages`, `2 runs: jobs, users`, or `-`. */

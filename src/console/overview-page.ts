@@ -4,7 +4,7 @@
  * both), with a filter by name and state and pages of PAGE_SIZE lines, and
  * one account's own page. Every value is escaped.
  */
-import { count, countsText } from '../status/overview.js';
+import { count, countsText, failingResourceText, resourceCountsText } from '../status/overview.js';
 import type { StatusReport } from '../status/report-types.js';
 import { newCustomerForm } from './action-forms.js';
 import {
@@ -32,30 +32,10 @@ import { when } from './when.js';
 /** `accounts: 190 enabled, …`, the resources they sync, the resources failing: the overview's head. */
 function overviewHead(report: StatusReport): SafeHtml {
   const o = report.overview;
-  const r = o.resources;
-  const resources = [
-    [r.succeeded, 'ok'],
-    [r.running, 'running'],
-    [r.failed, 'failed'],
-    [r.notPermitted, 'not permitted'],
-    [r.neverRun, 'never run'],
-  ] as const;
-  const failing = o.failingResources.map(
-    (f) =>
-      `${f.resource} ${[
-        ...(f.failed > 0 ? [`${count(f.failed)} failed`] : []),
-        ...(f.notPermitted > 0 ? [`${count(f.notPermitted)} not permitted`] : []),
-      ].join(', ')}`,
-  );
   return html`<dl class="overview">
 <dt>accounts</dt><dd>${countsText(o.accountStates) || 'none'}</dd>
-<dt>resources they sync</dt><dd>${
-    resources
-      .filter(([n]) => n > 0)
-      .map(([n, what]) => `${count(n)} ${what}`)
-      .join(', ') || 'none'
-  }</dd>
-<dt>failing resources (accounts)</dt><dd>${failing.join('; ') || 'none'}</dd>
+<dt>resources they sync</dt><dd>${resourceCountsText(o.resources) || 'none'}</dd>
+<dt>failing resources (accounts)</dt><dd>${o.failingResources.map(failingResourceText).join('; ') || 'none'}</dd>
 </dl>`;
 }
 

@@ -11,6 +11,7 @@ import { readTypedViewBlockStates } from '../warehouse/reports/status-reads.js';
 import type { Database } from '../warehouse/tables.js';
 import { type AccountSeries, readAccountSeries } from './account-series.js';
 import { QUEUE_JOB_STATES, TOKEN_REQUEST_OUTCOMES } from './metric-label-values.js';
+import { readWithin } from './read-within.js';
 
 /** What one account's runs and requests report: the process's metrics with the `account` label set. */
 export type AccountMetrics = ApiClientMetrics &
@@ -51,27 +52,8 @@ export interface MetricsOptions {
 
 const gzipText = promisify(gzip);
 
-/** How long a scrape waits for Postgres or Redis before it serves the values read last. */
-const READ_TIMEOUT_MS = 3000;
 /** Event loop delay sampling for `*_eventloop_lag_*` (prom-client's 10 ms woke an idle worker 100 times a second). */
 const EVENT_LOOP_SAMPLE_MS = 100;
-
-/** `work`'s value, or undefined when it fails or takes longer than {@link READ_TIMEOUT_MS}. */
-async function within<T>(work: () => Promise<T | undefined>): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work(),
-      new Promise<undefined>((resolve) => {
-        timer = setTimeout(() => resolve(undefined), READ_TIMEOUT_MS);
-      }),
-    ]);
-  } catch {
-    return undefined;
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * Prometheus metrics of one process, served by `worker` at /metrics (see
@@ -161,7 +143,7 @@ export class Metrics {
     const { db, queue, synced } = options;
     const readAccounts = db
       ? () => {
-          this.#accountRead ??= within(() =>
+          this.#accountRead ??= readWithin(() =>
             readAccountSeries(db, { withDefault: options.withDefault ?? true }),
           ).finally(() => {
             this.#accountRead = undefined;
@@ -181,7 +163,7 @@ export class Metrics {
       value: (row: T) => number,
     ): Promise<Series<'account' | 'resource'> | undefined> => {
       const read = await readAccounts?.();
-      const isSynced = read && (synced ? await within(synced) : () => true);
+      const isSynced = read && (synced ? await readWithin(synced) : () => true);
       if (read === undefined || isSynced === undefined) return undefined;
       return rows(read)
         .filter((r) => isSynced(r.account, r.resource))
@@ -241,7 +223,7 @@ export class Metrics {
         labelNames: ['state'],
         registers: [this.registry],
         async collect() {
-          const counts = await within(() =>
+          const counts = await readWithin(() =>
             queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed'),
           );
           // Redis unreachable: the last counts stay.
@@ -260,7 +242,9 @@ export class Metrics {
         labelNames: ['account', 'view'],
         registers: [this.registry],
         async collect() {
-          const blocks = await within(() => typedViewBlockStates(db, options.withDefault ?? true));
+          const blocks = await readWithin(() =>
+            typedViewBlockStates(db, options.withDefault ?? true),
+          );
           // Postgres unreachable: the last values read stay.
           if (blocks === undefined) return;
           this.reset();

@@ -36,6 +36,36 @@ export function countsText(counts: Record<string, number>): string {
     .join(', ');
 }
 
+/**
+ * The counts of `summary` that are not 0, always in this order: `5 ok,
+ * 1 failed, 1 not permitted, 2 never run`; empty when every count is 0.
+ * `number` writes each count ({@link count} unless told).
+ */
+export function resourceCountsText(
+  summary: AccountSummary,
+  number: (n: number) => string = count,
+): string {
+  const counts = [
+    [summary.succeeded, 'ok'],
+    [summary.running, 'running'],
+    [summary.failed, 'failed'],
+    [summary.notPermitted, 'not permitted'],
+    [summary.neverRun, 'never run'],
+  ] as const;
+  return counts
+    .filter(([n]) => n > 0)
+    .map(([n, what]) => `${number(n)} ${what}`)
+    .join(', ');
+}
+
+/** `jobs 3 failed, 1 not permitted`: a failing resource, in how many accounts it fails. */
+export function failingResourceText(failing: StatusOverview['failingResources'][number]): string {
+  return `${failing.resource} ${[
+    ...(failing.failed > 0 ? [`${count(failing.failed)} failed`] : []),
+    ...(failing.notPermitted > 0 ? [`${count(failing.notPermitted)} not permitted`] : []),
+  ].join(', ')}`;
+}
+
 /** How many stalest accounts an overview names. */
 export const STALEST_SHOWN = 10;
 

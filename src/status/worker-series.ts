@@ -1,29 +1,10 @@
 import type { Registry } from 'prom-client';
 import { Gauge } from 'prom-client';
 import type { WorkerSeen } from '../queue/worker-heartbeat.js';
-
-/** How long a scrape waits for Redis before it leaves the series out. */
-const READ_TIMEOUT_MS = 3000;
+import { readWithin } from './read-within.js';
 
 /** The deployment's workers as Redis holds them, and Redis's clock now. */
 export type ReadWorkers = () => Promise<{ nowMs: number; workers: readonly WorkerSeen[] }>;
-
-/** `read`'s value, or undefined when it fails or takes longer than {@link READ_TIMEOUT_MS}. */
-async function within(read: ReadWorkers): Promise<Awaited<ReturnType<ReadWorkers>> | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      read(),
-      new Promise<undefined>((resolve) => {
-        timer = setTimeout(() => resolve(undefined), READ_TIMEOUT_MS);
-      }),
-    ]);
-  } catch {
-    return undefined;
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * The liveness series of the deployment's workers, read from their
@@ -37,7 +18,7 @@ export function registerWorkerSeries(registry: Registry, read: ReadWorkers): voi
   let scrape: Promise<Awaited<ReturnType<ReadWorkers>> | undefined> | undefined;
   // One read of Redis per scrape, shared by both series.
   const shared = () => {
-    scrape ??= within(read).finally(() => {
+    scrape ??= readWithin(read).finally(() => {
       setImmediate(() => {
         scrape = undefined;
       });

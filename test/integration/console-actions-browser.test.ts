@@ -4,30 +4,19 @@
 // tests credentials, each by clicking; another site's page posting an
 // action's form, and a POST without the token, change nothing. Screenshots
 // go to test-results/console-action-*.png; their paths are logged.
-import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { ConnectLinkTables } from '../../src/accounts/connect-links.js';
 import { escapeHtml } from '../../src/console/html.js';
 import { createSyncQueue } from '../../src/queue/sync-job.js';
-import { CONSOLE_PASSWORD, startConsoleDeployment } from '../support/console-deployment.js';
+import { openConsoleBrowser, screenshot, skipUnlessChromium } from '../support/console-browser.js';
+import { startConsoleDeployment } from '../support/console-deployment.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const RESULTS = fileURLToPath(new URL('../../test-results/', import.meta.url));
-
 const { partner, cli, defer } = cleanupAfterEach();
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(RESULTS, { recursive: true });
-  const path = `${RESULTS}console-action-${name}.png`;
-  await page.screenshot({ path, fullPage: true });
-  console.log(`console screenshot: ${path}`);
-}
 
 /** Clicks `button` on `page` and returns the status of the POST it sends, its answer loaded. */
 async function press(page: Page, button: ReturnType<Page['getByRole']>): Promise<number> {
@@ -57,13 +46,7 @@ async function foreignSite(action: string, form: Record<string, string>): Promis
 
 describe('the console actions in headless Chromium', () => {
   it('lets the operator connect a new customer, withdraw its link, sync a resource now, disable and enable an account and test credentials by clicking; another site’s form does nothing', async (ctx) => {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.CI)
-        throw new Error(`${CHROMIUM} is missing in CI: install Debian's chromium package`);
-      const why = `skipped: ${CHROMIUM} is absent; install Debian's chromium package (apt-get install chromium) to run the console's browser test (with CI set it fails instead)`;
-      console.warn(`console actions browser test ${why}`);
-      ctx.skip(why);
-    }
+    skipUnlessChromium(ctx, 'console actions browser test');
     const h = await partner();
     const deployment = await startConsoleDeployment(h, cli);
     const redis = new Redis(h.env.REDIS_URL as string, { maxRetriesPerRequest: null });
@@ -78,16 +61,7 @@ describe('the console actions in headless Chromium', () => {
         .selectFrom('hiresync.connect_links')
         .select(['id', 'account', 'withdrawn_at'])
         .execute();
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox'],
-    });
-    defer(() => browser.close());
-    const context = await browser.newContext({
-      httpCredentials: { username: 'hiresync', password: CONSOLE_PASSWORD },
-      viewport: { width: 1280, height: 900 },
-    });
-    const page = await context.newPage();
+    const { context, page } = await openConsoleBrowser(defer);
     const home = async () => {
       expect((await page.goto(`${deployment.url}/`))?.status()).toBe(200);
     };
@@ -98,7 +72,7 @@ describe('the console actions in headless Chromium', () => {
       'Disable gamma',
       'Sync now',
     ]);
-    await screenshot(page, 'overview');
+    await screenshot(page, 'action-overview');
 
     // Connect a new customer: the link is shown once, on top of the console.
     await page.getByLabel("New account's name").fill('newco');
@@ -108,7 +82,7 @@ describe('the console actions in headless Chromium', () => {
     const link = (await page.locator('#connect-link .link').textContent()) ?? '';
     expect(link).toMatch(new RegExp(`^${deployment.url}/connect/[A-Za-z0-9._~-]+$`));
     expect(await page.locator('#connect-link').textContent()).toContain('Connect link for newco');
-    await screenshot(page, 'invite');
+    await screenshot(page, 'action-invite');
     expect((await links()).map((l) => l.account)).toEqual(['newco']);
 
     // The pending links list it, without the link; Withdraw withdraws it.
@@ -119,7 +93,7 @@ describe('the console actions in headless Chromium', () => {
     expect(await page.locator('#action-result').textContent()).toContain(
       'A connect link for newco was withdrawn',
     );
-    await screenshot(page, 'withdraw');
+    await screenshot(page, 'action-withdraw');
     expect((await links())[0]?.withdrawn_at).not.toBeNull();
     await page.getByRole('link', { name: 'Back to the console' }).click();
     expect(await page.locator('#pending-links').textContent()).toContain(
@@ -131,7 +105,7 @@ describe('the console actions in headless Chromium', () => {
     expect(await press(page, jobsRow.getByRole('button', { name: 'Sync now' }))).toBe(200);
     const result = (await page.locator('#action-result').textContent()) ?? '';
     expect(result).toContain('A run of gamma/jobs is queued');
-    await screenshot(page, 'sync');
+    await screenshot(page, 'action-sync');
     const jobId = /Job (\d+):/.exec(result)?.[1] ?? '';
     expect((await queue.getJob(jobId))?.data).toMatchObject({
       account: 'gamma',
@@ -145,12 +119,12 @@ describe('the console actions in headless Chromium', () => {
     expect(await page.locator('#action-result').textContent()).toContain(
       'The account gamma is disabled',
     );
-    await screenshot(page, 'disable');
+    await screenshot(page, 'action-disable');
     expect((await h.store.get('gamma'))?.state).toBe('disabled');
     await page.getByRole('link', { name: 'Back to the console' }).click();
     expect(await gamma.locator('h3').textContent()).toBe('gamma disabled');
     expect(await press(page, page.getByRole('button', { name: 'Enable gamma' }))).toBe(200);
-    await screenshot(page, 'enable');
+    await screenshot(page, 'action-enable');
     expect((await h.store.get('gamma'))?.state).toBe('enabled');
 
     // Test beta's credentials: what is wrong and what to do.
@@ -166,7 +140,7 @@ describe('the console actions in headless Chromium', () => {
       'no access token could be minted with its credentials: account beta: the token service refused its client secret',
     );
     expect(tokenLine).toContain("store the right one with 'hiresync accounts update beta'");
-    await screenshot(page, 'test');
+    await screenshot(page, 'action-test');
 
     // Another site's page posts gamma's Disable form, with a valid token even: refused, nothing done.
     await home();
@@ -183,7 +157,7 @@ describe('the console actions in headless Chromium', () => {
     expect(refusal).toMatch(
       /sent from another site \(Origin http:\/\/localhost:\d+, Sec-Fetch-Site cross-site\)/,
     );
-    await screenshot(attacker, 'cross-site-refused');
+    await screenshot(attacker, 'action-cross-site-refused');
     expect((await h.store.get('gamma'))?.state).toBe('enabled');
     // The console's own origin without the token: refused too.
     const tokenless = await context.request.post(`${deployment.url}/`, {

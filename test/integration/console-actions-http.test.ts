@@ -13,43 +13,30 @@ import {
 } from '../../src/accounts/connect-links.js';
 import { enqueueConsoleRun } from '../../src/queue/console-runs.js';
 import { createSyncQueue } from '../../src/queue/sync-job.js';
-import {
-  CONSOLE_PASSWORD,
-  type ConsoleDeployment,
-  startConsoleDeployment,
-} from '../support/console-deployment.js';
+import { type ConsoleDeployment, startConsoleDeployment } from '../support/console-deployment.js';
+import { CONSOLE_LOGIN, formToken, postToConsole } from '../support/console-http.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
 import type { PartnerHarness } from '../support/partner-harness.js';
 
 const { partner, cli, defer } = cleanupAfterEach();
 
-const LOGIN = {
-  authorization: `Basic ${Buffer.from(`hiresync:${CONSOLE_PASSWORD}`).toString('base64')}`,
-};
-
 /** The console as an operator's browser reads it now. */
 async function consolePage(d: ConsoleDeployment): Promise<string> {
-  return (await fetch(`${d.url}/`, { headers: LOGIN })).text();
+  return (await fetch(`${d.url}/`, { headers: CONSOLE_LOGIN })).text();
 }
 
 /** A fresh page's form token. */
 async function freshToken(d: ConsoleDeployment): Promise<string> {
-  const token = /name="token" value="([^"]+)"/.exec(await consolePage(d))?.[1];
-  if (!token) throw new Error('no form on the page');
-  return token;
+  return formToken(await consolePage(d));
 }
 
-async function act(
+/** POSTs `form` as the console's page does (from its own origin unless `headers` say otherwise). */
+function act(
   d: ConsoleDeployment,
   form: Record<string, string>,
   headers: Record<string, string> = { origin: d.url },
 ): Promise<{ status: number; page: string }> {
-  const response = await fetch(`${d.url}/`, {
-    method: 'POST',
-    headers: { ...LOGIN, 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(form).toString(),
-  });
-  return { status: response.status, page: await response.text() };
+  return postToConsole(d, form, headers);
 }
 
 function syncQueue(h: PartnerHarness) {

@@ -6,28 +6,15 @@
 // customer approving from a link someone else opened is refused (no cookie),
 // and opening the link in their own browser enables the account.
 // Screenshots go to test-results/ (gitignored); their paths are logged.
-import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { escapeHtml } from '../../src/console/html.js';
-import { CONSOLE_PASSWORD, startConsoleDeployment } from '../support/console-deployment.js';
+import { openConsoleBrowser, screenshot, skipUnlessChromium } from '../support/console-browser.js';
+import { startConsoleDeployment } from '../support/console-deployment.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const RESULTS = fileURLToPath(new URL('../../test-results/', import.meta.url));
-
 const { partner, cli, defer } = cleanupAfterEach();
-
-async function screenshot(page: Page, name: string): Promise<string> {
-  mkdirSync(RESULTS, { recursive: true });
-  const path = `${RESULTS}console-${name}.png`;
-  await page.screenshot({ path, fullPage: true });
-  console.log(`console screenshot: ${path}`);
-  return path;
-}
 
 /** A page of another site (another origin) holding `form`, posting to `action`: what a CSRF attack serves. */
 async function foreignSite(action: string, form: Record<string, string>): Promise<string> {
@@ -50,26 +37,10 @@ async function foreignSite(action: string, form: Record<string, string>): Promis
 
 describe('the console in headless Chromium', () => {
   it("logs in, shows a failing account's error and what to do, makes a connect link; another site's form and a form without its token make none", async (ctx) => {
-    if (!existsSync(CHROMIUM)) {
-      // In CI the browser test must run: .ci/run installs Debian's chromium.
-      if (process.env.CI)
-        throw new Error(`${CHROMIUM} is missing in CI: install Debian's chromium package`);
-      const why = `skipped: ${CHROMIUM} is absent; install Debian's chromium package (apt-get install chromium) to run the console's browser test (with CI set it fails instead)`;
-      console.warn(`console browser test ${why}`);
-      ctx.skip(why);
-    }
+    skipUnlessChromium(ctx, 'console browser test');
     const h = await partner();
     const deployment = await startConsoleDeployment(h, cli);
-    const browser: Browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox'],
-    });
-    defer(() => browser.close());
-    const context = await browser.newContext({
-      httpCredentials: { username: 'hiresync', password: CONSOLE_PASSWORD },
-      viewport: { width: 1280, height: 900 },
-    });
-    const page = await context.newPage();
+    const { browser, context, page } = await openConsoleBrowser(defer);
 
     // Logged in: every account, and beta (its secret refused) with its failed run's error and what to do.
     const response = await page.goto(`${deployment.url}/`);

@@ -2,26 +2,17 @@
 // Chromium (Debian's `chromium`, driven by playwright-core): two workers
 // alive, then one once the other stops cleanly; the run queue by state; the
 // soonest scheduled runs. The screenshot goes to test-results/.
-import { existsSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { openConsoleBrowser, screenshot, skipUnlessChromium } from '../support/console-browser.js';
 import { CONSOLE_PASSWORD, freePort } from '../support/console-deployment.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const RESULTS = fileURLToPath(new URL('../../test-results/', import.meta.url));
 
 const { accounts, cli, defer } = cleanupAfterEach();
 
 describe('the console in headless Chromium: workers and queue', () => {
   it('lists every worker alive with host and pid, drops one that stopped, and shows the queue and the soonest runs', async (ctx) => {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.CI)
-        throw new Error(`${CHROMIUM} is missing in CI: install Debian's chromium package`);
-      ctx.skip(`${CHROMIUM} is absent; install Debian's chromium package to run this test`);
-    }
+    skipUnlessChromium(ctx, 'console health browser test');
     const h = await accounts({ accounts: ['acme'] });
     const port = await freePort();
     const serving = cli(['worker'], {
@@ -33,16 +24,7 @@ describe('the console in headless Chromium: workers and queue', () => {
     for (const w of [serving, other]) {
       await waitFor(async () => w.stdout().includes('"worker started"'), 30_000);
     }
-    const browser: Browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox'],
-    });
-    defer(() => browser.close());
-    const context = await browser.newContext({
-      httpCredentials: { username: 'hiresync', password: CONSOLE_PASSWORD },
-      viewport: { width: 1280, height: 900 },
-    });
-    const page = await context.newPage();
+    const { page } = await openConsoleBrowser(defer);
     const url = `http://127.0.0.1:${port}/`;
 
     expect((await page.goto(url))?.status()).toBe(200);
@@ -64,10 +46,7 @@ describe('the console in headless Chromium: workers and queue', () => {
     );
     await next.locator('summary').click();
     expect(await next.locator('tbody tr').count()).toBeGreaterThan(0);
-    mkdirSync(RESULTS, { recursive: true });
-    const shot = `${RESULTS}console-health.png`;
-    await health.screenshot({ path: shot });
-    console.log(`console screenshot: ${shot}`);
+    await screenshot(health, 'health');
 
     other.child.kill('SIGTERM');
     expect(await other.exit).toBe(0);

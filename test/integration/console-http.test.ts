@@ -7,39 +7,12 @@ import {
   refreshTokenPurpose,
 } from '../../src/accounts/refresh-token-vault.js';
 import { SecretBox } from '../../src/accounts/secret-box.js';
-import {
-  CONSOLE_PASSWORD,
-  type ConsoleDeployment,
-  startConsoleDeployment,
-} from '../support/console-deployment.js';
+import { CONSOLE_PASSWORD, startConsoleDeployment } from '../support/console-deployment.js';
+import { basicAuth, CONSOLE_LOGIN, formToken, postToConsole } from '../support/console-http.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 import { PARTNER_APP_ENV } from '../support/test-env.js';
 
 const { partner, cli } = cleanupAfterEach();
-
-const basic = (user: string, password: string) =>
-  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-const LOGIN = { authorization: basic('hiresync', CONSOLE_PASSWORD) };
-
-/** The form token of a page of the console. */
-function formToken(page: string): string {
-  const token = /name="token" value="([^"]+)"/.exec(page)?.[1];
-  if (!token) throw new Error('no form on the page');
-  return token;
-}
-
-async function post(
-  deployment: ConsoleDeployment,
-  form: Record<string, string>,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; page: string }> {
-  const response = await fetch(`${deployment.url}/`, {
-    method: 'POST',
-    headers: { ...LOGIN, 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(form).toString(),
-  });
-  return { status: response.status, page: await response.text() };
-}
 
 describe('the console over HTTP', () => {
   it('asks for the login (401, WWW-Authenticate Basic) without a password, with a wrong one, or another user', async () => {
@@ -47,8 +20,8 @@ describe('the console over HTTP', () => {
     const deployment = await startConsoleDeployment(h, cli);
     for (const headers of [
       {} as Record<string, string>,
-      { authorization: basic('hiresync', 'not the console password') },
-      { authorization: basic('admin', CONSOLE_PASSWORD) },
+      { authorization: basicAuth('hiresync', 'not the console password') },
+      { authorization: basicAuth('admin', CONSOLE_PASSWORD) },
       { authorization: `Bearer ${CONSOLE_PASSWORD}` },
     ]) {
       const response = await fetch(`${deployment.url}/`, { headers });
@@ -60,10 +33,10 @@ describe('the console over HTTP', () => {
       expect(page).not.toContain('beta');
       expect(page).toContain('User hiresync, and the password in HIRESYNC_CONSOLE_PASSWORD.');
     }
-    const refused = await post(
+    const refused = await postToConsole(
       deployment,
       { account: 'acme' },
-      { authorization: basic('hiresync', 'wrong password!') },
+      { authorization: basicAuth('hiresync', 'wrong password!') },
     );
     expect(refused.status).toBe(401);
     expect(await deployment.linkCount()).toBe(0);
@@ -72,7 +45,7 @@ describe('the console over HTTP', () => {
   it('serves the page with the password: no-store, no framing, no referrer, a CSP that runs no script', async () => {
     const h = await partner();
     const deployment = await startConsoleDeployment(h, cli);
-    const response = await fetch(`${deployment.url}/`, { headers: LOGIN });
+    const response = await fetch(`${deployment.url}/`, { headers: CONSOLE_LOGIN });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(response.headers.get('cache-control')).toBe('no-store');
@@ -92,8 +65,8 @@ describe('the console over HTTP', () => {
   it('never shows a secret: not the password, the secret key, the partner secret, a refused client secret, a refresh token or a link made', async () => {
     const h = await partner();
     const deployment = await startConsoleDeployment(h, cli);
-    const first = await (await fetch(`${deployment.url}/`, { headers: LOGIN })).text();
-    const made = await post(deployment, { account: 'acme', token: formToken(first) });
+    const first = await (await fetch(`${deployment.url}/`, { headers: CONSOLE_LOGIN })).text();
+    const made = await postToConsole(deployment, { account: 'acme', token: formToken(first) });
     expect(made.status).toBe(200);
     const link = /<p class="link">([^<]+)<\/p>/.exec(made.page)?.[1] ?? '';
     expect(link).toMatch(new RegExp(`^${deployment.url}/connect/\\S+$`));
@@ -106,7 +79,7 @@ describe('the console over HTTP', () => {
       .executeTakeFirstOrThrow();
     const box = new SecretBox(h.config.secretKeys?.reveal() ?? []);
     const refreshToken = box.open(sealed, refreshTokenPurpose('acme'));
-    const after = await (await fetch(`${deployment.url}/`, { headers: LOGIN })).text();
+    const after = await (await fetch(`${deployment.url}/`, { headers: CONSOLE_LOGIN })).text();
     for (const page of [first, after]) {
       for (const secret of [
         CONSOLE_PASSWORD,
@@ -127,10 +100,10 @@ describe('the console over HTTP', () => {
   it('makes no link on a POST from another origin, without the form token, with a forged or for an account that needs nothing', async () => {
     const h = await partner();
     const deployment = await startConsoleDeployment(h, cli);
-    const page = await (await fetch(`${deployment.url}/`, { headers: LOGIN })).text();
+    const page = await (await fetch(`${deployment.url}/`, { headers: CONSOLE_LOGIN })).text();
     const token = formToken(page);
 
-    const crossSite = await post(
+    const crossSite = await postToConsole(
       deployment,
       { account: 'acme', token },
       { origin: 'https://evil.example' },
@@ -139,17 +112,21 @@ describe('the console over HTTP', () => {
     expect(crossSite.page).toContain(
       'it was sent from another site (Origin https://evil.example), not from this console',
     );
-    const crossSiteFetch = await post(
+    const crossSiteFetch = await postToConsole(
       deployment,
       { account: 'acme', token },
       { 'sec-fetch-site': 'cross-site' },
     );
     expect(crossSiteFetch.status).toBe(403);
 
-    const noToken = await post(deployment, { account: 'acme' }, { origin: deployment.url });
+    const noToken = await postToConsole(
+      deployment,
+      { account: 'acme' },
+      { origin: deployment.url },
+    );
     expect(noToken.status).toBe(403);
     expect(noToken.page).toContain('The form carries no token');
-    const forged = await post(
+    const forged = await postToConsole(
       deployment,
       { account: 'acme', token: `${token.slice(0, -4)}AAAA` },
       { origin: deployment.url },
@@ -157,22 +134,26 @@ describe('the console over HTTP', () => {
     expect(forged.status).toBe(403);
     expect(forged.page).toContain('a forged token');
 
-    const healthy = await post(deployment, { account: 'beta', token }, { origin: deployment.url });
+    const healthy = await postToConsole(
+      deployment,
+      { account: 'beta', token },
+      { origin: deployment.url },
+    );
     expect(healthy.status).toBe(409);
     expect(healthy.page).toContain(
       'No connect link was made for beta: account beta is credentials refused, not waiting to be re-authorized',
     );
     // Each page's token is taken once: a fresh page for each try.
     const fresh = async () =>
-      formToken(await (await fetch(`${deployment.url}/`, { headers: LOGIN })).text());
-    const unknown = await post(
+      formToken(await (await fetch(`${deployment.url}/`, { headers: CONSOLE_LOGIN })).text());
+    const unknown = await postToConsole(
       deployment,
       { account: 'nobody', token: await fresh() },
       { origin: deployment.url },
     );
     expect(unknown.status).toBe(409);
 
-    const json = await post(
+    const json = await postToConsole(
       deployment,
       { account: 'acme', token },
       { origin: deployment.url, 'content-type': 'application/json' },
@@ -181,7 +162,7 @@ describe('the console over HTTP', () => {
     for (const method of ['PUT', 'DELETE']) {
       const response = await fetch(`${deployment.url}/`, {
         method,
-        headers: { ...LOGIN, origin: deployment.url },
+        headers: { ...CONSOLE_LOGIN, origin: deployment.url },
       });
       expect(response.status).toBe(405);
     }
@@ -189,12 +170,12 @@ describe('the console over HTTP', () => {
 
     // The same form from the console itself, on a fresh page, makes one.
     const form = { account: 'acme', token: await fresh() };
-    const made = await post(deployment, form, { origin: deployment.url });
+    const made = await postToConsole(deployment, form, { origin: deployment.url });
     expect(made.status).toBe(200);
     expect(made.page).toContain('Connect link for acme');
     expect(await deployment.linkCount()).toBe(1);
     // Sent again (a reload of the answer): refused, no second link withdrawing the first.
-    const reloaded = await post(deployment, form, { origin: deployment.url });
+    const reloaded = await postToConsole(deployment, form, { origin: deployment.url });
     expect(reloaded.status).toBe(409);
     expect(reloaded.page).toContain('This form was sent already');
     expect(await deployment.linkCount()).toBe(1);
@@ -205,14 +186,14 @@ describe('the console over HTTP', () => {
   it("serves the console at the public URL's path too, for a proxy that passes it on, and its form posts there", async () => {
     const h = await partner();
     const deployment = await startConsoleDeployment(h, cli, {}, '/hiresync');
-    const response = await fetch(`${deployment.url}/hiresync/`, { headers: LOGIN });
+    const response = await fetch(`${deployment.url}/hiresync/`, { headers: CONSOLE_LOGIN });
     expect(response.status).toBe(200);
     const page = await response.text();
     expect(page).toContain('<form method="post">');
     const made = await fetch(`${deployment.url}/hiresync/`, {
       method: 'POST',
       headers: {
-        ...LOGIN,
+        ...CONSOLE_LOGIN,
         origin: deployment.url,
         'content-type': 'application/x-www-form-urlencoded',
       },
@@ -222,7 +203,10 @@ describe('the console over HTTP', () => {
     expect(await made.text()).toContain(`${deployment.url}/hiresync/connect/`);
     expect(await deployment.linkCount()).toBe(1);
     for (const path of ['/hiresync', '/hiresync/x', '/other/']) {
-      expect((await fetch(`${deployment.url}${path}`, { headers: LOGIN })).status, path).toBe(404);
+      expect(
+        (await fetch(`${deployment.url}${path}`, { headers: CONSOLE_LOGIN })).status,
+        path,
+      ).toBe(404);
     }
   }, 60_000);
 
@@ -239,7 +223,7 @@ describe('the console over HTTP', () => {
       '/%2F',
       '/.env',
     ]) {
-      for (const headers of [{}, LOGIN] as Record<string, string>[]) {
+      for (const headers of [{}, CONSOLE_LOGIN] as Record<string, string>[]) {
         const response = await fetch(`${deployment.url}${path}`, { headers });
         expect(response.status, path).toBe(404);
         expect(await response.text(), path).not.toContain('beta');
@@ -254,7 +238,7 @@ describe('the console over HTTP', () => {
     const deployment = await startConsoleDeployment(h, cli, {
       HIRESYNC_CONSOLE_PASSWORD: undefined,
     });
-    for (const headers of [{}, LOGIN] as Record<string, string>[]) {
+    for (const headers of [{}, CONSOLE_LOGIN] as Record<string, string>[]) {
       const response = await fetch(`${deployment.url}/`, { headers });
       expect(response.status).toBe(404);
       expect(response.headers.get('www-authenticate')).toBeNull();
@@ -262,7 +246,11 @@ describe('the console over HTTP', () => {
         'not found: the console is off; set HIRESYNC_CONSOLE_PASSWORD (12 characters or more) to serve it here, user hiresync (see docs/console.md)\n',
       );
     }
-    const refused = await post(deployment, { account: 'acme' }, { origin: deployment.url });
+    const refused = await postToConsole(
+      deployment,
+      { account: 'acme' },
+      { origin: deployment.url },
+    );
     expect(refused.status).toBe(404);
     expect(await deployment.linkCount()).toBe(0);
     expect((await fetch(`${deployment.url}/healthz`)).status).toBe(200);

@@ -4,25 +4,14 @@
 // runs none), paged, and an account opened from it. Screenshots go to
 // test-results/console-overview-4.png, console-overview-200.png,
 // console-filtered.png and console-account.png.
-import { existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { CONSOLE_PASSWORD, startConsoleDeployment } from '../support/console-deployment.js';
+import { openConsoleBrowser, screenshot, skipUnlessChromium } from '../support/console-browser.js';
+import { startConsoleDeployment } from '../support/console-deployment.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 import { addManyAccounts, holdRuns } from '../support/many-accounts.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const RESULTS = fileURLToPath(new URL('../../test-results/', import.meta.url));
-
 const { partner, cli, defer } = cleanupAfterEach();
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(RESULTS, { recursive: true });
-  const path = `${RESULTS}console-${name}.png`;
-  await page.screenshot({ path, fullPage: true });
-  console.log(`console screenshot: ${path}`);
-}
 
 /** The accounts the lines of the overview link to, in order. */
 async function linkedAccounts(page: Page): Promise<string[]> {
@@ -31,25 +20,10 @@ async function linkedAccounts(page: Page): Promise<string[]> {
 
 describe('the console of many accounts in headless Chromium', () => {
   it('shows every account at 4 accounts; at 200 the overview, filtered, paged, and an account opened from it', async (ctx) => {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.CI)
-        throw new Error(`${CHROMIUM} is missing in CI: install Debian's chromium package`);
-      const why = `skipped: ${CHROMIUM} is absent; install Debian's chromium package (apt-get install chromium) to run the console's browser test (with CI set it fails instead)`;
-      console.warn(`console browser test ${why}`);
-      ctx.skip(why);
-    }
+    skipUnlessChromium(ctx, 'console browser test');
     const h = await partner();
     const deployment = await startConsoleDeployment(h, cli);
-    const browser: Browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox'],
-    });
-    defer(() => browser.close());
-    const context = await browser.newContext({
-      httpCredentials: { username: 'hiresync', password: CONSOLE_PASSWORD },
-      viewport: { width: 1280, height: 900 },
-    });
-    const page = await context.newPage();
+    const { page } = await openConsoleBrowser(defer);
 
     // 4 accounts: the page of every account, as before; one problem per cause.
     expect((await page.goto(`${deployment.url}/`))?.status()).toBe(200);

@@ -7,24 +7,17 @@ import { renderConsolePage } from '../../src/console/console-page.js';
 import { main } from '../../src/main.js';
 import type { StatusReport } from '../../src/status/report-types.js';
 import { captureIo } from '../support/capture-io.js';
-import {
-  CONSOLE_PASSWORD,
-  type ConsoleDeployment,
-  startConsoleDeployment,
-} from '../support/console-deployment.js';
+import { type ConsoleDeployment, startConsoleDeployment } from '../support/console-deployment.js';
+import { CONSOLE_LOGIN } from '../support/console-http.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 import { addManyAccounts, holdRuns } from '../support/many-accounts.js';
 
 const { partner, cli, defer } = cleanupAfterEach();
 
-const LOGIN = {
-  authorization: `Basic ${Buffer.from(`hiresync:${CONSOLE_PASSWORD}`).toString('base64')}`,
-};
-
 async function get(
   deployment: ConsoleDeployment,
   query: string,
-  headers: Record<string, string> = LOGIN,
+  headers: Record<string, string> = CONSOLE_LOGIN,
 ): Promise<{ status: number; page: string; headers: Headers }> {
   const response = await fetch(`${deployment.url}/${query}`, { headers });
   return { status: response.status, page: await response.text(), headers: response.headers };
