@@ -6,33 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { ensureListResources } from '../../src/warehouse/setup/migrate-all.js';
 import type { Database } from '../../src/warehouse/tables.js';
 import { runAccounts } from '../support/accounts-cli.js';
-import { leakyReader, testRole } from '../support/leaky-reader.js';
+import { leakyReader, readAs, testRole } from '../support/leaky-reader.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 
 const { defer, accounts } = cleanupAfterEach();
-
-/** What `role` may do with each relation: `read` (n rows), or the error Postgres gives it. */
-async function readAs(url: string, role: string, relations: readonly string[]) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(`set role ${role}`);
-    const out: Record<string, string> = {};
-    for (const relation of relations) {
-      try {
-        const { rows } = await client.query<{ n: string }>(
-          `select count(*)::text as n from ${relation}`,
-        );
-        out[relation] = `read ${rows[0]?.n}`;
-      } catch (error) {
-        out[relation] = (error as Error).message.replace(/ for (table|view|schema) .*/, '');
-      }
-    }
-    return out;
-  } finally {
-    await client.end();
-  }
-}
 
 async function countOf(db: Kysely<Database>, relation: string): Promise<string> {
   const { rows } = await sql<{

@@ -7,37 +7,13 @@
 // it as any other schema of someone else's (../shared/interface.md,
 // "Tenancy": a role reads the account's rows and nothing else).
 import { sql } from 'kysely';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import { runAccounts } from '../support/accounts-cli.js';
-import { testRole } from '../support/leaky-reader.js';
+import { readAs, testRole } from '../support/leaky-reader.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 
 const { defer, accounts } = cleanupAfterEach();
-
-/** What `role` gets from `select count(*)` of each relation: `read N`, or Postgres's error. */
-async function readAs(url: string, role: string, relations: readonly string[]) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(`set role ${role}`);
-    const out: Record<string, string> = {};
-    for (const relation of relations) {
-      try {
-        const { rows } = await client.query<{ n: string }>(
-          `select count(*)::text as n from ${relation}`,
-        );
-        out[relation] = `read ${rows[0]?.n}`;
-      } catch (error) {
-        out[relation] = (error as Error).message.replace(/ for (table|view|schema) .*/, '');
-      }
-    }
-    return out;
-  } finally {
-    await client.end();
-  }
-}
 
 describe('a schema of the analytics name that hiresync did not make', () => {
   it('is given to no role by accounts grant, and --revoke leaves what the DBA granted there', async () => {

@@ -9,7 +9,7 @@ import {
   type ApiRecord,
   expectedAnalytics,
 } from '../support/analytics-reference/index.js';
-import { analyticsSchemaOf, readViews } from '../support/analytics-views.js';
+import { analyticsSchemaOf, readViews, VIEW_LISTS } from '../support/analytics-views.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 
 // The edge cases the unit tests of the reference cover, written into the
@@ -19,22 +19,8 @@ import { cleanupAfterEach } from '../support/lifecycle.js';
 
 const { accounts } = cleanupAfterEach();
 
-/** Lists stored as sent in hiresync.data_NAME_data. */
-const LISTS = [
-  'applications',
-  'application_stages',
-  'job_interview_stages',
-  'offers',
-  'openings',
-  'close_reasons',
-  'rejection_details',
-  'rejection_reasons',
-  'eeoc',
-  'demographic_answers',
-  'demographic_questions',
-  'demographic_answer_options',
-  'departments',
-] as const;
+/** Lists stored as sent in hiresync.data_NAME_data: those of `@analytics` the views read. */
+const LISTS = VIEW_LISTS as readonly (keyof AnalyticsRecords)[];
 
 async function insertJson(
   db: Kysely<Database>,

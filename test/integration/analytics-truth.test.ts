@@ -34,6 +34,7 @@ import {
   readPipelineAsOf,
   readViews,
   sliceOf,
+  VIEW_LISTS,
   type ViewAnswers,
 } from '../support/analytics-views.js';
 import { servedWorld } from '../support/world-client.js';
@@ -49,26 +50,14 @@ const ACCOUNTS = ['default', 'acme'] as const;
 const CATALOG = catalogOf(...BUILT_IN_RESOURCES.values(), ...ANALYTICS_RESOURCES.values());
 /** The lists the views read, fetched from the API (users and offices are read by none). */
 const LISTS = [
-  'applications',
-  'application_stages',
-  'job_interview_stages',
-  'offers',
-  'openings',
-  'close_reasons',
-  'rejection_details',
-  'rejection_reasons',
-  'eeoc',
-  'demographic_answers',
-  'demographic_questions',
-  'demographic_answer_options',
+  ...VIEW_LISTS,
   'jobs',
   'job_posts',
   'tracking_links',
   'sources',
   'referrers',
   'job_boards',
-  'departments',
-] as const;
+];
 
 let h: AccountsHarness;
 /** The records each account's API served after each sync, and each sync's bounds (epoch ms). */

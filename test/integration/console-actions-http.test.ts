@@ -30,6 +30,11 @@ async function freshToken(d: ConsoleDeployment): Promise<string> {
   return formToken(await consolePage(d));
 }
 
+/** {@link act} with the token of a page the console renders now. */
+async function actNow(d: ConsoleDeployment, form: Record<string, string>) {
+  return act(d, { ...form, token: await freshToken(d) });
+}
+
 /** POSTs `form` as the console's page does (from its own origin unless `headers` say otherwise). */
 function act(
   d: ConsoleDeployment,
@@ -122,10 +127,9 @@ describe('the console actions over HTTP', () => {
       (await queue.getJobSchedulers()).map((s) => s.key).filter((k) => k.includes(':gamma:'));
     await waitFor(async () => (await gammaSchedulers()).length > 0, 20_000);
 
-    const disabled = await act(d, {
+    const disabled = await actNow(d, {
       action: 'disable',
       account: 'gamma',
-      token: await freshToken(d),
     });
     expect(disabled.status).toBe(200);
     expect(disabled.page).toContain('The account gamma is disabled');
@@ -135,10 +139,9 @@ describe('the console actions over HTTP', () => {
     expect(page).toContain('<h3>gamma <span class="badge ">disabled</span></h3>');
     expect(page).toContain('Enable gamma');
 
-    const enabled = await act(d, {
+    const enabled = await actNow(d, {
       action: 'enable',
       account: 'gamma',
-      token: await freshToken(d),
     });
     expect(enabled.status).toBe(200);
     expect((await h.store.get('gamma'))?.state).toBe('enabled');
@@ -162,11 +165,10 @@ describe('the console actions over HTTP', () => {
   it('queues a console run of the (account, resource) on the shared queue, and refuses a resource the account does not sync', async () => {
     const h = await partner();
     const d = await startConsoleDeployment(h, cli);
-    const queued = await act(d, {
+    const queued = await actNow(d, {
       action: 'sync',
       account: 'default',
       resource: 'jobs',
-      token: await freshToken(d),
     });
     expect(queued.status).toBe(200);
     expect(queued.page).toContain('A run of default/jobs is queued');
@@ -177,21 +179,19 @@ describe('the console actions over HTTP', () => {
     // The worker takes it: a run of default's jobs ends.
     await waitFor(async () => (await job?.getState()) === 'completed', 30_000);
 
-    const other = await act(d, {
+    const other = await actNow(d, {
       action: 'sync',
       account: 'default',
       resource: 'offices',
-      token: await freshToken(d),
     });
     expect(other.status).toBe(409);
     expect(other.page).toContain(
       'account default does not sync &quot;offices&quot; (its resources: jobs)',
     );
-    const disabled = await act(d, {
+    const disabled = await actNow(d, {
       action: 'sync',
       account: 'acme',
       resource: 'jobs',
-      token: await freshToken(d),
     });
     expect(disabled.status).toBe(409);
     expect(disabled.page).toContain('account acme is needs reauthorization: its runs are skipped');
@@ -208,10 +208,9 @@ describe('the console actions over HTTP', () => {
   it('makes an invite link for a new customer shown once, lists it pending without its token, and withdraws it', async () => {
     const h = await partner();
     const d = await startConsoleDeployment(h, cli);
-    const invalid = await act(d, {
+    const invalid = await actNow(d, {
       action: 'invite',
       account: 'New Co',
-      token: await freshToken(d),
     });
     expect(invalid.status).toBe(409);
     expect(invalid.page).toContain('must be 1 to 40 lowercase letters, digits or _');
@@ -231,11 +230,10 @@ describe('the console actions over HTTP', () => {
     expect(page).not.toContain(url);
     expect(page).not.toContain(url.split('/connect/')[1]);
 
-    const withdrawn = await act(d, {
+    const withdrawn = await actNow(d, {
       action: 'withdraw',
       account: 'newco',
       link: String(link?.id),
-      token: await freshToken(d),
     });
     expect(withdrawn.status).toBe(200);
     expect(withdrawn.page).toContain('A connect link for newco was withdrawn');

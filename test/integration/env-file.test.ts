@@ -1,11 +1,10 @@
 // Every command reads .env from its working directory, the environment
 // winning over the file (the built CLI, in a folder holding a .env).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, type CliResult } from '../support/run-cli.js';
+import { type CliResult, runCli } from '../support/run-cli.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -17,23 +16,7 @@ function runIn(text: string, args: string[], env: Record<string, string>): Promi
   const dir = mkdtempSync(join(tmpdir(), 'hiresync-dotenv-'));
   dirs.push(dir);
   writeFileSync(join(dir, '.env'), text);
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: dir,
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCli(args, env, 60_000, { cwd: dir, exactEnv: true });
 }
 
 describe('hiresync reads .env', () => {

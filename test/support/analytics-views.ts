@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { ANALYTICS_SET } from '../../src/sync/analytics-set.js';
 import type { Database } from '../../src/warehouse/tables.js';
 import {
   type AnalyticsView,
@@ -8,6 +9,11 @@ import {
   VIEW_COLUMNS,
 } from './analytics-reference/columns.js';
 import type { Row } from './analytics-reference/index.js';
+
+/** The lists of the set `@analytics` that the views read: every one but users and offices. */
+export const VIEW_LISTS: readonly string[] = ANALYTICS_SET.filter(
+  (name) => name !== 'users' && name !== 'offices',
+);
 
 /** The analytics schema of an account: `analytics` for default, `NAME_analytics` for NAME. */
 export function analyticsSchemaOf(account: string): string {

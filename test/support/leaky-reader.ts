@@ -23,6 +23,29 @@ export async function testRole(
   };
 }
 
+/** What `role` may do with each relation: `read N` (its count), or the error Postgres gives it. */
+export async function readAs(url: string, role: string, relations: readonly string[]) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`set role ${role}`);
+    const out: Record<string, string> = {};
+    for (const relation of relations) {
+      try {
+        const { rows } = await client.query<{ n: string }>(
+          `select count(*)::text as n from ${relation}`,
+        );
+        out[relation] = `read ${rows[0]?.n}`;
+      } catch (error) {
+        out[relation] = (error as Error).message.replace(/ for (table|view|schema) .*/, '');
+      }
+    }
+    return out;
+  } finally {
+    await client.end();
+  }
+}
+
 /** The relations of `schema` a reader may be granted (tables, views), hiresync's migration records left out. */
 export async function relationsOf(
   db: Kysely<Database>,

@@ -50,14 +50,24 @@ export interface CliProcess {
   kill: () => Promise<void>;
 }
 
+/** Where a CLI runs: another working directory, and `env` exactly (no URLs of {@link offlineEnv} added). */
+export interface SpawnWhere {
+  cwd?: string;
+  exactEnv?: boolean;
+}
+
 /**
  * Starts the built CLI with the given environment (plus PATH, and the
  * URLs of {@link offlineEnv}) in {@link CLI_CWD}.
  */
-export function spawnCli(args: string[], env: Record<string, string | undefined> = {}): CliProcess {
+export function spawnCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  where: SpawnWhere = {},
+): CliProcess {
   const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: CLI_CWD,
-    env: { PATH: process.env.PATH, ...offlineEnv(env) },
+    cwd: where.cwd ?? CLI_CWD,
+    env: { PATH: process.env.PATH, ...(where.exactEnv ? env : offlineEnv(env)) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -91,8 +101,9 @@ export async function runCli(
   args: string[],
   env: Record<string, string | undefined> = {},
   timeoutMs = 60_000,
+  where: SpawnWhere = {},
 ): Promise<CliResult> {
-  const cli = spawnCli(args, env);
+  const cli = spawnCli(args, env, where);
   const timer = setTimeout(() => cli.child.kill('SIGKILL'), timeoutMs);
   try {
     const code = await cli.exit;

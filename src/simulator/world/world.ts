@@ -7,6 +7,7 @@
  * {@link World.advance} (and the dataset's remove/touch on its records).
  */
 
+import { ANALYTICS_RESOURCES } from '../../resources/index.js';
 import type { SimulationContext } from '../simulation-context.js';
 import { type AdvanceReport, advanceWorld } from './world-advance.js';
 import { type Placement, placementOf } from './world-applications.js';
@@ -39,24 +40,11 @@ import {
 
 export type { AdvanceReport } from './world-advance.js';
 
-/** The resources the world serves at `/v3/NAME`, besides the catalog's jobs, job posts and tracking links it shapes. */
-export const WORLD_RESOURCES = [
-  'applications',
-  'application_stages',
-  'job_interview_stages',
-  'offers',
-  'openings',
-  'close_reasons',
-  'rejection_details',
-  'rejection_reasons',
-  'eeoc',
-  'demographic_answers',
-  'demographic_questions',
-  'demographic_answer_options',
-  'users',
-  'departments',
-  'offices',
-] as const;
+/**
+ * The resources the world serves at `/v3/NAME`, besides the catalog's jobs,
+ * job posts and tracking links it shapes: the set `@analytics`, in its order.
+ */
+export const WORLD_RESOURCES: readonly string[] = Object.freeze([...ANALYTICS_RESOURCES.keys()]);
 
 /**
  * Id of each world resource's record at index 0 before an account's offset:
