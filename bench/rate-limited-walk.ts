@@ -9,13 +9,13 @@
  * true window (else the default first guess, 10 s, stands).
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { createApiClient } from '../src/api/create-api-client.js';
 import { fetchPages } from '../src/api/fetch-pages.js';
 import { TokenCipher } from '../src/api/token-cipher.js';
 import { loadConfig, withEnvironmentCredentials } from '../src/config/load-config.js';
 import { createLogger } from '../src/logger.js';
 import { deletePrefix } from '../src/queue/redis.js';
+import { connectRedis } from '../src/redis/connect.js';
 import { RESOURCE_NAMES } from '../src/resources/index.js';
 import { listUrl } from '../src/resources/read-plan.js';
 import { trackingLinks } from '../src/resources/tracking-links.js';
@@ -74,7 +74,7 @@ export async function rateLimitedWalk(
       RESOURCE_NAMES,
     ),
   );
-  const redis = new Redis(config.redisUrl);
+  const redis = connectRedis(config.redis, { maxRetriesPerRequest: 3 });
   const prefix = `bench-${randomUUID()}`;
   try {
     const client = createApiClient({

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { DEFAULT_ACCOUNT, NO_DEFAULT_ACCOUNT, schemaOf } from './account-name.js';
 import {
@@ -29,6 +28,7 @@ import type { AccountContext, SyncProcessorDeps } from './queue/sync-processor.j
 import type { createSyncWorker } from './queue/sync-worker.js';
 import { throttledWarn } from './queue/throttled-warn.js';
 import { readWorkers } from './queue/worker-heartbeat.js';
+import type { RedisConnection } from './redis/connect.js';
 import {
   BUILT_IN_RESOURCES,
   catalogFor,
@@ -70,9 +70,9 @@ export interface App {
   /** The one pool of the process, in schema `public`; accounts' schemas share it. */
   db: Kysely<Database>;
   /** Checkpoints, tokens, pacing and locks: commands fail after a few reconnection attempts. */
-  redis: Redis;
+  redis: RedisConnection;
   /** BullMQ's own connection: commands wait for the reconnection. */
-  queueRedis: Redis;
+  queueRedis: RedisConnection;
   metrics: Metrics;
   queue: ReturnType<typeof createSyncQueue>;
   /** `default` (when the environment sets credentials) and the registered accounts. */
@@ -184,8 +184,8 @@ function openConnections(config: Config, logger: Logger, options: AppOptions, co
   // to spare. Accounts share this pool: connections never grow with their number.
   const db = createDatabase(config.databaseUrl, { max: 2 * concurrency + 2 });
   const resourceLock = new ResourceLock(db);
-  const redis = createRedis(config.redisUrl, logger, 'hiresync');
-  const queueRedis = createQueueRedis(config.redisUrl, logger, 'hiresync-queue');
+  const redis = createRedis(config.redis, logger, 'hiresync');
+  const queueRedis = createQueueRedis(config.redis, logger, 'hiresync-queue');
   const http = createHttp({ timeoutMs: config.api.httpTimeoutMs });
   const queue = createSyncQueue(queueRedis, config.redisPrefix, undefined, {
     fullWindowMs: config.fullWindowMs,

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { deleteMatching, type RedisConnection } from '../redis/connect.js';
 
 /**
  * The BullMQ job schedulers of a registered account on `queue` (the shared
@@ -18,18 +18,6 @@ export async function removeAccountSchedulers(queue: Queue, account: string): Pr
   return keys;
 }
 
-/** Deletes the keys matching `pattern` (a SCAN glob), with SCAN, never KEYS; returns how many. */
-async function deleteMatching(redis: Redis, pattern: string): Promise<number> {
-  let deleted = 0;
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    if (keys.length > 0) deleted += await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  return deleted;
-}
-
 /**
  * Deletes what Redis holds for a removed account: its checkpoints
  * (`<prefix>:checkpoint:<account>:*`) and, given its credential's namespace
@@ -39,7 +27,7 @@ async function deleteMatching(redis: Redis, pattern: string): Promise<number> {
  * another account shares the credential. Returns how many keys went.
  */
 export async function deleteAccountKeys(
-  redis: Redis,
+  redis: RedisConnection,
   prefix: string,
   account: string,
   namespace: string | undefined,
@@ -70,7 +58,7 @@ function removalKey(prefix: string, account: string): string {
  * remove` of the name finishes that cleanup when the first one could not.
  */
 export async function markRemoval(
-  redis: Redis,
+  redis: RedisConnection,
   prefix: string,
   account: string,
   removal: PendingRemoval,
@@ -80,7 +68,7 @@ export async function markRemoval(
 
 /** The removal of `account` recorded by {@link markRemoval} and not yet cleared; undefined when none. */
 export async function pendingRemoval(
-  redis: Redis,
+  redis: RedisConnection,
   prefix: string,
   account: string,
 ): Promise<PendingRemoval | undefined> {
@@ -98,6 +86,10 @@ export async function pendingRemoval(
 }
 
 /** Clears the record of {@link markRemoval}. */
-export async function clearRemoval(redis: Redis, prefix: string, account: string): Promise<void> {
+export async function clearRemoval(
+  redis: RedisConnection,
+  prefix: string,
+  account: string,
+): Promise<void> {
   await redis.del(removalKey(prefix, account));
 }

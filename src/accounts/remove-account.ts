@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { coerceError, HiresyncError } from '../errors.js';
+import type { RedisConnection } from '../redis/connect.js';
 import { schemaOwner } from '../warehouse/layout/account-schema-owner.js';
 import { allAccountsViewNames } from '../warehouse/layout/all-accounts-views.js';
 import { unregisterAccount } from '../warehouse/layout/drop-account-schema.js';
@@ -20,7 +20,7 @@ export interface RemovalPorts {
   /** The account registry on `db`. */
   store: AccountStore;
   /** Reached before anything changes: when it is down, nothing does. */
-  redis: Redis;
+  redis: RedisConnection;
   /** HIRESYNC_REDIS_PREFIX. */
   prefix: string;
   /** Deletes the account's job schedulers (removeAccountSchedulers on the sync queue); returns their keys. */

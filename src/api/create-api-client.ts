@@ -1,7 +1,7 @@
 import type { Got } from 'got';
-import type { Redis } from 'ioredis';
 import type { ApiConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
+import type { RedisConnection } from '../redis/connect.js';
 import { ApiClient, type ApiClientMetrics } from './api-client.js';
 import type { CredentialRefusals } from './credential-refusal.js';
 import { createHttp } from './http.js';
@@ -15,7 +15,7 @@ import { RedisTokenStore } from './token-store.js';
 /** Options of {@link createApiClient}. */
 export interface CreateApiClientOptions {
   config: ApiConfig;
-  redis: Redis;
+  redis: RedisConnection;
   logger: Logger;
   metrics?: ApiClientMetrics;
   /** Redis key prefix. Default `hiresync`. */

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import { RetryAfterTooLongError } from '../errors.js';
+import type { RedisConnection } from '../redis/connect.js';
 import { withScripts } from '../redis/scripts.js';
 import type { RateLimitHeaders } from './rate-limit-headers.js';
 import { sleep } from './sleep.js';
@@ -36,7 +36,7 @@ const PACER_SCRIPTS = [
 
 /** Options of {@link RateLimitPacer}. */
 export interface RateLimitPacerOptions {
-  redis: Redis;
+  redis: RedisConnection;
   /** Credential namespace: every process with the same credentials shares one state. */
   namespace: string;
   /**
@@ -75,7 +75,7 @@ export interface PacerTicket {
  * waits its Retry-After. The rules are in src/redis/scripts/pace-*.lua.
  */
 export class RateLimitPacer {
-  readonly #redis: Redis & PacerCommands;
+  readonly #redis: RedisConnection & PacerCommands;
   readonly #key: string;
   readonly #windowMs: number;
   readonly #reserve: number;

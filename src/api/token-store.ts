@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connect.js';
 import { RedisLock } from '../redis/redis-lock.js';
 import type { CachedToken, TokenCipher } from './token-cipher.js';
 
@@ -30,7 +30,7 @@ export function tokenTtlMs(token: CachedToken, now: number): number | undefined 
 
 /** Options of {@link RedisTokenStore}. */
 export interface RedisTokenStoreOptions {
-  redis: Redis;
+  redis: RedisConnection;
   cipher: TokenCipher;
   /** Key prefix; default `hiresync`. */
   prefix?: string;
@@ -40,7 +40,7 @@ export interface RedisTokenStoreOptions {
 
 /** Shares the token through Redis, encrypted, across every process using the same credentials. */
 export class RedisTokenStore implements TokenStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #cipher: TokenCipher;
   readonly #tokenKey: string;
   readonly #lockKey: string;

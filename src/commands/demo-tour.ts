@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
@@ -11,6 +10,8 @@ import { HiresyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { deletePrefix } from '../queue/redis.js';
 import { type RunOnceOutcome, runOnce } from '../queue/run-once.js';
+import { connectRedis } from '../redis/connect.js';
+import { keyPrefix, parseRedisUrl } from '../redis/redis-target.js';
 import { catalogFor, RESOURCE_NAMES, typedViewDeclarations } from '../resources/index.js';
 import { defineListResource } from '../resources/json-resource.js';
 import { Secret } from '../secret.js';
@@ -372,7 +373,8 @@ async function askQueries(
 /** Deletes the demo's queue keys (`prefix`) from Redis. */
 async function deleteQueueKeys(redisUrl: string, prefix: string): Promise<void> {
   // Once, without retrying: after a SIGINT the demo's own Redis is stopped already.
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const target = parseRedisUrl(redisUrl);
+  const redis = connectRedis(target, { maxRetriesPerRequest: 0, failFastMs: 5000 });
   redis.on('error', () => {});
-  await deletePrefix(redis, prefix).finally(() => redis.disconnect());
+  await deletePrefix(redis, keyPrefix(prefix, target)).finally(() => redis.disconnect());
 }

@@ -1,7 +1,7 @@
-import { Redis } from 'ioredis';
 import { AccountStore } from '../accounts/account-store.js';
 import { loadStatusConfig } from '../config/load-config.js';
 import { coerceError, HiresyncError, UsageError } from '../errors.js';
+import { connectRedis } from '../redis/connect.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
 import { redactSecrets } from '../secret.js';
 import { checkConnections } from '../status/preflight.js';
@@ -115,11 +115,7 @@ export const status = defineCommand({
     const config = loadStatusConfig(env, RESOURCE_NAMES);
     const db = createDatabase(config.databaseUrl, { max: 2, applicationName: 'hiresync status' });
     // Status reads once: fail fast rather than wait for Redis to come back.
-    const redis = new Redis(config.redisUrl, {
-      maxRetriesPerRequest: 1,
-      connectTimeout: 5000,
-      retryStrategy: () => null,
-    });
+    const redis = connectRedis(config.redis, { maxRetriesPerRequest: 1, failFastMs: 5000 });
     let redisError: Error | undefined;
     redis.on('error', (error: Error) => {
       redisError = error;

@@ -189,7 +189,7 @@ export const sync = defineCommand({
       terminal.progress(line);
     };
     // Before any connection of the app: nothing may be written to a database REDIS_URL does not name.
-    await confirmRedisDatabase(config.redisUrl);
+    await confirmRedisDatabase(config.redis);
     const app = createApp(config, logger, {
       onProgress,
       defaultMetrics: false,

@@ -151,7 +151,7 @@ export const worker = defineCommand({
     const config = withResolvedPolicy(loadConfig(env, RESOURCE_NAMES));
     const logger = workerLogger(config, stdout);
     // Before any connection of the app: nothing may be written to a database REDIS_URL does not name.
-    await confirmRedisDatabase(config.redisUrl);
+    await confirmRedisDatabase(config.redis);
     const app = createApp(config, logger, { registry: registryOf(config) });
     // Redis gone, BullMQ's close and a run's checkpoint would wait for good:
     // what has not closed by then is left (the runs resume from their checkpoints).

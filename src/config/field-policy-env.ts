@@ -7,7 +7,10 @@
 import type { ConfigProblem } from '../errors.js';
 import { FieldHasher } from '../privacy/field-hasher.js';
 import { type FieldPolicy, parseFieldPolicy } from '../privacy/field-policy.js';
+import { RecordPolicy } from '../privacy/police-page.js';
 import { registerSecret } from '../secret.js';
+import type { ResourceName } from '../sync/ports.js';
+import { resourceNameProblem } from './resource-names.js';
 import { parseSecretKeys } from './secret-keys.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -52,4 +55,35 @@ export function readFieldPolicy(env: Env): {
     });
   }
   return { policy, hasher, problems };
+}
+
+/**
+ * `HIRESYNC_FIELD_POLICY` and `HIRESYNC_HASH_KEY`, as written: the resources'
+ * checks and mirrors are applied by whoever holds the catalog (createApp,
+ * reapply-policy: privacy/policy-targets.ts resolvePolicy). Given `known`
+ * (the declared resource names), an item whose resource is neither one of
+ * them nor a name a list resource could take (`Candidates`, `candidates_data`)
+ * is a problem: it would protect nothing, silently.
+ */
+export function recordPolicyOf(
+  env: Env,
+  known?: readonly ResourceName[],
+): {
+  fieldPolicy: RecordPolicy | undefined;
+  problems: ConfigProblem[];
+} {
+  const { policy, hasher, problems } = readFieldPolicy(env);
+  if (policy && known) {
+    for (const name of policy.resources) {
+      const problem = known.includes(name) ? undefined : resourceNameProblem(name);
+      if (problem) {
+        problems.push({
+          variable: 'HIRESYNC_FIELD_POLICY',
+          message: `names the resource ${JSON.stringify(name)}, which no resource can be (${problem}): its items would apply to nothing`,
+        });
+      }
+    }
+  }
+  if (!policy || problems.length > 0) return { fieldPolicy: undefined, problems };
+  return { fieldPolicy: new RecordPolicy(policy, hasher), problems: [] };
 }

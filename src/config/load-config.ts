@@ -8,12 +8,13 @@ import { ConfigError, type ConfigProblem } from '../errors.js';
 import { RecordPolicy } from '../privacy/police-page.js';
 import { Secret } from '../secret.js';
 import type { ResourceName } from '../sync/ports.js';
-import { readFieldPolicy } from './field-policy-env.js';
+import { recordPolicyOf } from './field-policy-env.js';
 import { apiUrl } from './fields.js';
 import { readListeners } from './listeners.js';
 import { AUTH_URL_REQUIRED, withLiveDefaults } from './live-defaults.js';
 import { readPartner } from './partner.js';
 import { readPublicUrl } from './public-url.js';
+import { readRedis, readRedisPrefix } from './redis-settings.js';
 import { resourceList, resourceNameProblem } from './resource-names.js';
 import type {
   AccountsConfig,
@@ -24,11 +25,13 @@ import type {
   DemoConfig,
   Env,
   MigrateConfig,
+  RedisSettings,
   StatusConfig,
 } from './types.js';
 import { databaseFields, fullFields, logSettings, secretKeys, statusFields } from './variables.js';
 
 export type { ResourceName } from '../sync/ports.js';
+export { recordPolicyOf } from './field-policy-env.js';
 
 function problemsOf(error: z.ZodError): ConfigProblem[] {
   return error.issues.map((issue) => ({
@@ -68,11 +71,16 @@ export function loadMigrateConfig(env: Env, known: readonly ResourceName[]): Mig
  * the declared resource names (the caller's catalog).
  */
 export function loadStatusConfig(env: Env, known: readonly ResourceName[]): StatusConfig {
-  const v = parseOrThrow({ ...statusFields, HIRESYNC_RESOURCES: resourceList(known) }, env);
+  const parsed = z
+    .object({ ...statusFields, HIRESYNC_RESOURCES: resourceList(known) })
+    .safeParse(env);
+  const { settings, problems } = readRedis(env);
+  if (!parsed.success) problems.unshift(...problemsOf(parsed.error));
+  if (!parsed.success || !settings || problems.length > 0) throw new ConfigError(problems);
+  const v = parsed.data;
   return Object.freeze({
     databaseUrl: v.DATABASE_URL,
-    redisUrl: v.REDIS_URL,
-    redisPrefix: v.HIRESYNC_REDIS_PREFIX,
+    ...settings,
     secretKeys: v.HIRESYNC_SECRET_KEY,
     ...logSettings(v),
     updatedLookbackMs: v.HIRESYNC_UPDATED_LOOKBACK,
@@ -110,7 +118,12 @@ export function loadConfig(given: Env, known: readonly ResourceName[]): Config {
   const parsed = z
     .object({ ...fullFields, HIRESYNC_RESOURCES: resourceList(known) })
     .safeParse(env);
-  const problems = [...profileProblems, ...(parsed.success ? [] : problemsOf(parsed.error))];
+  const redis = readRedis(env);
+  const problems = [
+    ...profileProblems,
+    ...(parsed.success ? [] : problemsOf(parsed.error)),
+    ...redis.problems,
+  ];
   // Cross-variable rules are checked on the raw text, so they are reported
   // alongside per-variable problems instead of after them.
   const has = (name: string) => (env[name] ?? '').trim() !== '';
@@ -205,8 +218,7 @@ export function loadConfig(given: Env, known: readonly ResourceName[]): Config {
 
   return Object.freeze({
     databaseUrl: v.DATABASE_URL,
-    redisUrl: v.REDIS_URL,
-    redisPrefix: v.HIRESYNC_REDIS_PREFIX,
+    ...(redis.settings as RedisSettings),
     secretKeys: v.HIRESYNC_SECRET_KEY,
     ...logSettings(v),
     defaultAuthMode: auth?.mode,
@@ -256,37 +268,6 @@ export function loadConfig(given: Env, known: readonly ResourceName[]): Config {
 }
 
 /**
- * `HIRESYNC_FIELD_POLICY` and `HIRESYNC_HASH_KEY`, as written: the resources'
- * checks and mirrors are applied by whoever holds the catalog (createApp,
- * reapply-policy: privacy/policy-targets.ts resolvePolicy). Given `known`
- * (the declared resource names), an item whose resource is neither one of
- * them nor a name a list resource could take (`Candidates`, `candidates_data`)
- * is a problem: it would protect nothing, silently.
- */
-export function recordPolicyOf(
-  env: Env,
-  known?: readonly ResourceName[],
-): {
-  fieldPolicy: RecordPolicy | undefined;
-  problems: ConfigProblem[];
-} {
-  const { policy, hasher, problems } = readFieldPolicy(env);
-  if (policy && known) {
-    for (const name of policy.resources) {
-      const problem = known.includes(name) ? undefined : resourceNameProblem(name);
-      if (problem) {
-        problems.push({
-          variable: 'HIRESYNC_FIELD_POLICY',
-          message: `names the resource ${JSON.stringify(name)}, which no resource can be (${problem}): its items would apply to nothing`,
-        });
-      }
-    }
-  }
-  if (!policy || problems.length > 0) return { fieldPolicy: undefined, problems };
-  return { fieldPolicy: new RecordPolicy(policy, hasher), problems: [] };
-}
-
-/**
  * Reads the configuration of an `accounts` subcommand: DATABASE_URL, plus
  * REDIS_URL when `needs.redis` and HIRESYNC_SECRET_KEY when `needs.secretKey`
  * (`needs.secretKey` says what for, in the message of its absence). Every
@@ -300,12 +281,15 @@ export function loadAccountsConfig(
     .object({
       ...databaseFields,
       HIRESYNC_SECRET_KEY: secretKeys,
-      HIRESYNC_REDIS_PREFIX: statusFields.HIRESYNC_REDIS_PREFIX,
-      // Read only when asked for: the other subcommands run without Redis.
-      REDIS_URL: needs.redis ? statusFields.REDIS_URL : z.unknown().optional(),
     })
     .safeParse(env);
-  const problems = parsed.success ? [] : problemsOf(parsed.error);
+  // Redis is read only when asked for: the other subcommands run without it.
+  const redis = needs.redis ? readRedis(env) : undefined;
+  const prefix = readRedisPrefix(env);
+  const problems = [
+    ...(parsed.success ? [] : problemsOf(parsed.error)),
+    ...(redis ? redis.problems : prefix.problems),
+  ];
   if (needs.secretKey && (env.HIRESYNC_SECRET_KEY ?? '').trim() === '') {
     problems.push({
       variable: 'HIRESYNC_SECRET_KEY',
@@ -317,8 +301,8 @@ export function loadAccountsConfig(
   return Object.freeze({
     databaseUrl: v.DATABASE_URL,
     ...logSettings(v),
-    redisUrl: needs.redis ? (v.REDIS_URL as string) : undefined,
-    redisPrefix: v.HIRESYNC_REDIS_PREFIX,
+    redis: redis?.settings?.redis,
+    redisPrefix: redis?.settings?.redisPrefix ?? prefix.prefix,
     secretKeys: v.HIRESYNC_SECRET_KEY,
     defaultAuthMode: defaultAuthModeOf(env),
     defaultWebhookSecret:

@@ -3,6 +3,7 @@
  * return, frozen, and hand to the rest of hiresync.
  */
 import type { RecordPolicy } from '../privacy/police-page.js';
+import type { RedisTarget } from '../redis/redis-target.js';
 import type { Secret } from '../secret.js';
 import type { ResourceName } from '../sync/ports.js';
 import type { ResourceUpdatedFilter } from './resource-names.js';
@@ -99,6 +100,18 @@ export interface PartnerConfig {
   scope: string | undefined;
 }
 
+/** Where hiresync's Redis is and the prefix of its keys, as a configuration holds them. */
+export interface RedisSettings {
+  /** REDIS_URL, with REDIS_CA_FILE's PEM and REDIS_SENTINEL_PASSWORD. */
+  redis: RedisTarget;
+  /**
+   * Prefix of every Redis key (queue, checkpoints, tokens, pacing):
+   * HIRESYNC_REDIS_PREFIX (default `hiresync`), hash-tagged on a Cluster
+   * (`{hiresync}`, src/redis/redis-target.ts keyPrefix).
+   */
+  redisPrefix: string;
+}
+
 export interface DatabaseConfig {
   databaseUrl: string;
   logLevel: string;
@@ -106,10 +119,7 @@ export interface DatabaseConfig {
   logFormat: 'json' | 'pretty' | undefined;
 }
 
-export interface StatusConfig extends DatabaseConfig {
-  redisUrl: string;
-  /** Prefix of every Redis key (queue, checkpoints, tokens, pacing). Default `hiresync`. */
-  redisPrefix: string;
+export interface StatusConfig extends DatabaseConfig, RedisSettings {
   /**
    * `HIRESYNC_SECRET_KEY`: the keys that seal and open the credentials of
    * registered accounts (the accounts layer makes its SecretBox of them);
@@ -244,8 +254,9 @@ export interface DemoConfig {
 
 /** Configuration of `hiresync accounts`: Postgres always; Redis and the secret key when a subcommand needs them. */
 export interface AccountsConfig extends DatabaseConfig {
-  /** `REDIS_URL`; undefined unless asked for (disable, remove). */
-  redisUrl: string | undefined;
+  /** `REDIS_URL` (src/config/redis-settings.ts); undefined unless asked for (disable, remove). */
+  redis: RedisTarget | undefined;
+  /** HIRESYNC_REDIS_PREFIX, hash-tagged on a Cluster (RedisSettings). */
   redisPrefix: string;
   /** `HIRESYNC_SECRET_KEY`; always set when asked for (add, rekey). */
   secretKeys: SecretKeys | undefined;

@@ -114,18 +114,13 @@ export const consolePassword = z
  */
 export const eraseDeletedAfter = optionalDurationMs(3_600_000, 3650 * 86_400_000);
 
-/** The variables of `status`: the database's, Redis, the secret key and the updated lookback. */
+/**
+ * The variables of `status`: the database's, the secret key and the updated
+ * lookback; Redis's are read by src/config/redis-settings.ts.
+ */
 export const statusFields = {
   ...databaseFields,
   HIRESYNC_SECRET_KEY: secretKeys,
-  REDIS_URL: connectionUrl(['redis:', 'rediss:']),
-  HIRESYNC_REDIS_PREFIX: z
-    .string()
-    .optional()
-    .transform((v) => v?.trim() || 'hiresync')
-    .refine((v) => /^[A-Za-z0-9_.-]+$/.test(v), {
-      message: 'may hold only letters, digits, _ . and -',
-    }),
   HIRESYNC_UPDATED_LOOKBACK: durationMs('5m', 1, 7 * 86_400_000),
 };
 

@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { ListenAddress } from '../config/types.js';
 import { type ConsoleOptions, isConsolePath, serveConsole } from '../console/serve-console.js';
 import { HiresyncError } from '../errors.js';
+import type { RedisConnection } from '../redis/connect.js';
 import type { Metrics } from '../status/metrics.js';
 import { pingDatabase } from '../warehouse/reports/status-reads.js';
 import type { Database } from '../warehouse/tables.js';
@@ -13,7 +13,7 @@ import type { Database } from '../warehouse/tables.js';
 export interface HttpServerOptions {
   port: number;
   db: Kysely<Database>;
-  redis: Redis;
+  redis: RedisConnection;
   metrics: Metrics;
   /**
    * The state of the job schedulers (the worker's ScheduleKeeper): /healthz

@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../logger.js';
+import type { RedisConnection } from '../redis/connect.js';
 import type { Database } from '../warehouse/tables.js';
 import { closeRedis } from './redis.js';
 import { closeServices, type Service } from './services.js';
@@ -34,8 +34,8 @@ export interface CloseOutcome {
 /** What an App opens that its close closes. */
 export interface AppConnections {
   db: Kysely<Database>;
-  redis: Redis;
-  queueRedis: Redis;
+  redis: RedisConnection;
+  queueRedis: RedisConnection;
   queue: ReturnType<typeof createSyncQueue>;
 }
 

@@ -1,9 +1,9 @@
 import { type Job, Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { formatDuration } from '../config/fields.js';
 import { HiresyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { RedisConnection } from '../redis/connect.js';
 import type { Database } from '../warehouse/tables.js';
 import {
   type DeletedErasure,
@@ -152,7 +152,7 @@ export interface EraseSchedule {
  * (an operator who turns it off) and nothing is started.
  */
 export async function startEraseSchedule(
-  connection: Redis,
+  connection: RedisConnection,
   prefix: string,
   deps: Omit<EraseDeletedDeps, 'afterMs'> & { afterMs: number | undefined },
 ): Promise<EraseSchedule> {

@@ -1,8 +1,8 @@
 import { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { keepaliveTickMs } from '../accounts/keepalive-tick.js';
 import { coerceError, ReauthorizationRequiredError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { RedisConnection } from '../redis/connect.js';
 import { throttledWarn } from './throttled-warn.js';
 
 /** The queue of the partner keep-alive: one job scheduler, one job per tick. */
@@ -53,7 +53,7 @@ export async function keepAlive(
  * concurrency 1 per process running {@link keepAlive}.
  */
 export async function startKeepalive(
-  connection: Redis,
+  connection: RedisConnection,
   prefix: string,
   keepaliveMs: number,
   deps: KeepaliveDeps,

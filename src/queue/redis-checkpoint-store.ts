@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
 import type { ResourceName } from '../config/load-config.js';
+import type { RedisConnection } from '../redis/connect.js';
 import type { Checkpoint, CheckpointStore } from '../sync/ports.js';
 
 /**
@@ -9,11 +9,11 @@ import type { Checkpoint, CheckpointStore } from '../sync/ports.js';
  * store serves one account (`default` unless told).
  */
 export class RedisCheckpointStore implements CheckpointStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #prefix: string;
   readonly #account: string;
 
-  constructor(redis: Redis, prefix = 'hiresync', account = DEFAULT_ACCOUNT) {
+  constructor(redis: RedisConnection, prefix = 'hiresync', account = DEFAULT_ACCOUNT) {
     this.#redis = redis;
     this.#prefix = prefix;
     this.#account = account;
@@ -58,7 +58,7 @@ const KEYS_PER_COMMAND = 1000;
  * is pending.
  */
 export async function loadCheckpoints(
-  redis: Redis,
+  redis: RedisConnection,
   prefix: string,
   pairs: ReadonlyArray<{ account: string; resource: ResourceName }>,
 ): Promise<Array<Checkpoint | undefined>> {

@@ -1,5 +1,6 @@
-import { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
+import { connectRedis, deleteMatching, type RedisConnection } from '../redis/connect.js';
+import type { RedisTarget } from '../redis/redis-target.js';
 
 /**
  * How many reconnection attempts a command of the application's connection
@@ -10,12 +11,12 @@ import type { Logger } from '../logger.js';
 export const APP_MAX_RETRIES_PER_REQUEST = 3;
 
 function connect(
-  url: string,
+  target: RedisTarget,
   logger: Logger,
   name: string,
   maxRetriesPerRequest: number | null,
-): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest, connectionName: name, lazyConnect: false });
+): RedisConnection {
+  const redis = connectRedis(target, { maxRetriesPerRequest, name });
   let warned = false;
   redis.on('error', (error: Error) => {
     if (!warned)
@@ -35,8 +36,8 @@ function connect(
  * reconnection attempts. Connection trouble is logged once per outage instead
  * of crashing the process on an 'error' event.
  */
-export function createRedis(url: string, logger: Logger, name: string): Redis {
-  return connect(url, logger, name, APP_MAX_RETRIES_PER_REQUEST);
+export function createRedis(target: RedisTarget, logger: Logger, name: string): RedisConnection {
+  return connect(target, logger, name, APP_MAX_RETRIES_PER_REQUEST);
 }
 
 /**
@@ -44,8 +45,12 @@ export function createRedis(url: string, logger: Logger, name: string): Redis {
  * command waits for the reconnection instead of failing, BullMQ's own loops
  * resume), logging as {@link createRedis} does.
  */
-export function createQueueRedis(url: string, logger: Logger, name: string): Redis {
-  return connect(url, logger, name, null);
+export function createQueueRedis(
+  target: RedisTarget,
+  logger: Logger,
+  name: string,
+): RedisConnection {
+  return connect(target, logger, name, null);
 }
 
 /**
@@ -53,7 +58,7 @@ export function createQueueRedis(url: string, logger: Logger, name: string): Red
  * `disconnect` ends the socket and leaves a timer (up to its
  * disconnectTimeout, 2 s) that would otherwise outlive the caller's work.
  */
-export async function closeRedis(redis: Redis): Promise<void> {
+export async function closeRedis(redis: RedisConnection): Promise<void> {
   // Only a live socket ends with 'end' (within disconnectTimeout at worst);
   // one never connected, reconnecting or closed has nothing to wait for.
   if (!['connecting', 'connect', 'ready'].includes(redis.status)) {
@@ -66,11 +71,6 @@ export async function closeRedis(redis: Redis): Promise<void> {
 }
 
 /** Deletes every key under `prefix:` with SCAN (never KEYS, which blocks Redis). */
-export async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    if (keys.length > 0) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+export async function deletePrefix(redis: RedisConnection, prefix: string): Promise<void> {
+  await deleteMatching(redis, `${prefix}:*`);
 }

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
+import type { RedisConnection } from '../redis/connect.js';
 import { RedisLock } from '../redis/redis-lock.js';
 import type { HeldResourceLock, ResourceLock } from '../warehouse/runs/resource-lock.js';
 import type { Database } from '../warehouse/tables.js';
@@ -28,12 +28,12 @@ export interface HeldRunLock {
  * resource is busy when either lock is held elsewhere.
  */
 export class RunLock {
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #prefix: string;
   readonly #ttlMs: number;
   readonly #postgres: ResourceLock | undefined;
 
-  constructor(redis: Redis, prefix: string, ttlMs = 15_000, postgres?: ResourceLock) {
+  constructor(redis: RedisConnection, prefix: string, ttlMs = 15_000, postgres?: ResourceLock) {
     this.#redis = redis;
     this.#prefix = prefix;
     this.#ttlMs = ttlMs;

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Queue, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
 import type { ResourceName } from '../config/load-config.js';
 import type { Config } from '../config/types.js';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { duplicateConnection, type RedisConnection } from '../redis/connect.js';
 import { redactSecrets } from '../secret.js';
 import type { RequestedMode, RunSummary } from '../sync/run-resource.js';
 import {
@@ -28,7 +28,7 @@ export const ONCE_QUEUE_PREFIX = 'sync-once-';
 /** What {@link runOnce} runs on (the App provides all of it). */
 export interface RunOnceDeps {
   /** BullMQ's connection (maxRetriesPerRequest null); duplicated for the queue events. */
-  queueRedis: Redis;
+  queueRedis: RedisConnection;
   /** The Redis prefix, and the job options of every run. */
   config: Pick<Config, 'redisPrefix' | 'runAttempts' | 'runBackoffMs'>;
   logger: Logger;
@@ -157,7 +157,7 @@ export async function runOnce(
   const queueName = `${ONCE_QUEUE_PREFIX}${randomUUID()}`;
   const queue = createSyncQueue(deps.queueRedis, prefix, queueName);
   queue.on('error', throttledWarn(deps.logger, 'queue error'));
-  const eventsRedis = deps.queueRedis.duplicate();
+  const eventsRedis = duplicateConnection(deps.queueRedis);
   eventsRedis.on('error', () => {
     // Reconnection is ioredis's job; the main connections log the outage.
   });

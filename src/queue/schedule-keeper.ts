@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { RedisConnection } from '../redis/connect.js';
 import type { SyncJobData } from './sync-job.js';
 import {
   changedSchedules,
@@ -43,7 +43,7 @@ export interface ScheduleKeeperOptions {
 export class ScheduleKeeper {
   readonly #options: ScheduleKeeperOptions;
   #timer: NodeJS.Timeout | undefined;
-  #redis: Redis | undefined;
+  #redis: RedisConnection | undefined;
   #repairing: Promise<string[]> | undefined;
   /** Keys kept at the last check: a key among them that goes missing was lost, not added. */
   #kept = new Set<string>();
@@ -162,7 +162,7 @@ export class ScheduleKeeper {
   }
 
   /** Starts the periodic check and the check on reconnection of `redis` (the queue's connection). */
-  start(redis?: Redis): void {
+  start(redis?: RedisConnection): void {
     clearInterval(this.#timer);
     this.#redis?.off('ready', this.#onReady);
     this.#timer = setInterval(() => void this.repair(), this.#options.intervalMs ?? 60_000);

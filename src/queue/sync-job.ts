@@ -1,8 +1,8 @@
 import { type Job, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
 import type { ResourceName } from '../config/load-config.js';
 import type { Config } from '../config/types.js';
+import type { RedisConnection } from '../redis/connect.js';
 import type { RequestedMode, RunSummary } from '../sync/run-resource.js';
 import { fullWindowStrategy } from './schedule-offsets.js';
 
@@ -52,7 +52,7 @@ export interface SyncQueueOptions {
 
 /** The queue `name` (default the shared queue of scheduled and resumed runs). */
 export function createSyncQueue(
-  connection: Redis,
+  connection: RedisConnection,
   prefix: string,
   name: string = QUEUE_NAME,
   options: SyncQueueOptions = {},

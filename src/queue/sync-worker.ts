@@ -1,6 +1,6 @@
 import { DelayedError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { coerceError } from '../errors.js';
+import type { RedisConnection } from '../redis/connect.js';
 import { fullWindowStrategy } from './schedule-offsets.js';
 import { QUEUE_NAME, type SyncJob, type SyncJobData, type SyncJobResult } from './sync-job.js';
 import { createSyncProcessor, type SyncProcessorDeps } from './sync-processor.js';
@@ -36,7 +36,7 @@ export interface SyncWorkerOptions {
 
 /** A BullMQ worker running the processor; one job per resource at a time, resources in parallel. */
 export function createSyncWorker(
-  connection: Redis,
+  connection: RedisConnection,
   prefix: string,
   deps: SyncProcessorDeps,
   options: SyncWorkerOptions,

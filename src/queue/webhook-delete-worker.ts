@@ -1,8 +1,8 @@
 import { DelayedError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { runKey } from '../account-name.js';
 import type { Logger } from '../logger.js';
+import type { RedisConnection } from '../redis/connect.js';
 import type { HistoryTarget } from '../warehouse/pages/history.js';
 import type { Database } from '../warehouse/tables.js';
 import { applyWebhookDeletion } from '../warehouse/upkeep/webhook-deletions.js';
@@ -83,7 +83,7 @@ export function createWebhookDeleteProcessor(deps: WebhookDeleteDeps) {
 
 /** A BullMQ worker applying the delete events of the queue {@link WEBHOOK_QUEUE_NAME}. */
 export function createWebhookDeleteWorker(
-  connection: Redis,
+  connection: RedisConnection,
   prefix: string,
   deps: WebhookDeleteDeps,
   options: { concurrency?: number } = {},

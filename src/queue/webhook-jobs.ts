@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { type Job, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
 import type { Config } from '../config/types.js';
+import type { RedisConnection } from '../redis/connect.js';
 import { enqueueRun, type SyncJobData } from './sync-job.js';
 
 /** The queue of webhooks' delete events, apart from the runs': its jobs are short and never wait on the API. */
@@ -23,7 +23,10 @@ export interface WebhookDeleteJobData {
 export type WebhookDeleteJob = Job<WebhookDeleteJobData, void>;
 
 /** The queue of delete events. */
-export function createWebhookQueue(connection: Redis, prefix: string): Queue<WebhookDeleteJobData> {
+export function createWebhookQueue(
+  connection: RedisConnection,
+  prefix: string,
+): Queue<WebhookDeleteJobData> {
   return new Queue<WebhookDeleteJobData>(WEBHOOK_QUEUE_NAME, { connection, prefix });
 }
 
@@ -68,11 +71,11 @@ export const WEBHOOK_EVENT_TTL_SECONDS = 8 * 86_400;
  * SHA-256), set with NX and an expiry of {@link WEBHOOK_EVENT_TTL_SECONDS}.
  */
 export class WebhookEventLedger {
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #prefix: string;
   readonly #ttlSeconds: number;
 
-  constructor(redis: Redis, prefix: string, ttlSeconds = WEBHOOK_EVENT_TTL_SECONDS) {
+  constructor(redis: RedisConnection, prefix: string, ttlSeconds = WEBHOOK_EVENT_TTL_SECONDS) {
     this.#redis = redis;
     this.#prefix = prefix;
     this.#ttlSeconds = ttlSeconds;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
+import type { RedisConnection } from '../redis/connect.js';
 import { throttledWarn } from './throttled-warn.js';
 
 /** How often a worker records that it is alive (docs/status.md, "Workers, queue and next runs"). */
@@ -49,7 +49,7 @@ export function workerLiveKey(prefix: string, id: string): string {
 }
 
 /** Redis's clock now, in milliseconds since the epoch: the one clock every heartbeat is judged by. */
-export async function redisNowMs(redis: Redis): Promise<number> {
+export async function redisNowMs(redis: RedisConnection): Promise<number> {
   const [seconds, micros] = await redis.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
@@ -70,7 +70,7 @@ export interface Heartbeat {
  * succeed (a worker that cannot write to Redis does not start).
  */
 export async function startHeartbeat(
-  redis: Redis,
+  redis: RedisConnection,
   prefix: string,
   options: { version: string; logger: Logger; now?: () => Date },
 ): Promise<Heartbeat> {
@@ -117,7 +117,7 @@ export async function startHeartbeat(
  * worker of this deployment ever ran (it syncs from cron, or not yet).
  */
 export async function readWorkers(
-  redis: Redis,
+  redis: RedisConnection,
   prefix: string,
 ): Promise<{ nowMs: number; workers: WorkerSeen[] }> {
   const [nowMs, flat] = await Promise.all([

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { HiresyncError } from '../errors.js';
+import type { RedisConnection } from './connect.js';
 import { withScripts } from './scripts.js';
 
 /** A held lock can no longer be counted on: its key is gone or another owner's, or it could not be renewed in time. */
@@ -18,7 +18,7 @@ const LOCK_SCRIPTS = [
 ] as const;
 
 /** The lock scripts defined on `redis` (once per connection). */
-function lockCommands(redis: Redis): LockCommands {
+function lockCommands(redis: RedisConnection): LockCommands {
   return withScripts<LockCommands>(redis, LOCK_SCRIPTS);
 }
 
@@ -35,7 +35,7 @@ function lockCommands(redis: Redis): LockCommands {
 export class RedisLock {
   readonly key: string;
   readonly ttlMs: number;
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #owner = randomUUID();
   readonly #lost = new AbortController();
   #renewTimer: NodeJS.Timeout | undefined;
@@ -45,7 +45,7 @@ export class RedisLock {
   /** When the last confirmed write of the TTL was sent: the key expires TTL after it at the latest. */
   #confirmedAt = 0;
 
-  constructor(redis: Redis, key: string, ttlMs: number) {
+  constructor(redis: RedisConnection, key: string, ttlMs: number) {
     this.#redis = redis;
     this.key = key;
     this.ttlMs = ttlMs;

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './connect.js';
 
 /** A Lua script of scripts/, named `<name>-<numkeys>.lua` (BullMQ's convention). */
 export interface ScriptFile {
@@ -10,7 +10,7 @@ export interface ScriptFile {
 }
 
 const texts = new Map<string, string>();
-const defined = new WeakMap<Redis, Set<string>>();
+const defined = new WeakMap<RedisConnection, Set<string>>();
 
 function numberOfKeys(file: string): number {
   const match = /-(\d+)\.lua$/.exec(file);
@@ -23,7 +23,10 @@ function numberOfKeys(file: string): number {
  * sends a script's text the first time on each socket, then only its SHA
  * (EVALSHA). Returns the connection, typed with the commands.
  */
-export function withScripts<T>(redis: Redis, scripts: readonly ScriptFile[]): Redis & T {
+export function withScripts<T>(
+  redis: RedisConnection,
+  scripts: readonly ScriptFile[],
+): RedisConnection & T {
   let names = defined.get(redis);
   if (!names) {
     names = new Set();
@@ -39,5 +42,5 @@ export function withScripts<T>(redis: Redis, scripts: readonly ScriptFile[]): Re
     redis.defineCommand(command, { numberOfKeys: numberOfKeys(file), lua });
     names.add(command);
   }
-  return redis as Redis & T;
+  return redis as RedisConnection & T;
 }

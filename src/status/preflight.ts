@@ -1,6 +1,8 @@
-import { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { HiresyncError } from '../errors.js';
+import { connectRedis, databaseIndex, type RedisConnection } from '../redis/connect.js';
+import type { RedisTarget } from '../redis/redis-target.js';
 import {
   type DatabaseIdentity,
   databaseIdentity,
@@ -50,7 +52,7 @@ export interface CheckConnectionsOptions {
  */
 export async function checkConnections(
   db: Kysely<Database>,
-  redis: Redis,
+  redis: RedisConnection,
   options: CheckConnectionsOptions = {},
 ): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 5000;
@@ -103,7 +105,7 @@ export function prefixOwnerKey(prefix: string): string {
  */
 export async function checkPrefixOwner(
   db: Kysely<Database>,
-  redis: Redis,
+  redis: RedisConnection,
   prefix: string,
   claim: boolean,
 ): Promise<void> {
@@ -142,12 +144,11 @@ export async function checkPrefixOwner(
  * server refuses the index, and a connection made earlier would write there
  * (BullMQ's queue writes its meta key as soon as it connects).
  */
-export async function confirmRedisDatabase(url: string, timeoutMs = 5000): Promise<void> {
-  const redis = new Redis(url, {
+export async function confirmRedisDatabase(target: RedisTarget, timeoutMs = 5000): Promise<void> {
+  const redis = connectRedis(target, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
-    connectTimeout: timeoutMs,
-    retryStrategy: () => null,
+    failFastMs: timeoutMs,
   });
   let lastError: Error | undefined;
   redis.on('error', (error: Error) => {
@@ -174,8 +175,10 @@ export async function confirmRedisDatabase(url: string, timeoutMs = 5000): Promi
  * it: ioredis only logs a refused SELECT at connection time and goes on with
  * database 0, where hiresync would share keys with whatever else lives there.
  */
-export async function checkRedisDatabase(redis: Redis, timeoutMs = 5000): Promise<void> {
-  const db: unknown = redis.options.db ?? 0;
+export async function checkRedisDatabase(redis: RedisConnection, timeoutMs = 5000): Promise<void> {
+  // A Cluster has database 0 only (its URL cannot name another).
+  if (redis instanceof Cluster) return;
+  const db = databaseIndex(redis);
   if (typeof db !== 'number' || !Number.isInteger(db) || db < 0) {
     throw new HiresyncError(
       `REDIS_URL names database ${JSON.stringify(db)}, which is not a database index (a whole number >= 0): check REDIS_URL`,

@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { runKey } from '../account-name.js';
 import { QUEUE_NAME } from '../queue/sync-job.js';
 import { scheduleOfKey } from '../queue/upsert-schedules.js';
+import type { RedisConnection } from '../redis/connect.js';
 import type { NextRunReport, QueueReport } from './report-types.js';
 
 /** The states `status` counts the run queue's jobs in. */
@@ -29,7 +29,10 @@ export interface QueueHealth {
  * earlier of its incremental and full ones. Reads every scheduler, two per
  * (account, resource), as the schedule keeper does every minute.
  */
-export async function readQueueHealth(redis: Redis, prefix: string): Promise<QueueHealth> {
+export async function readQueueHealth(
+  redis: RedisConnection,
+  prefix: string,
+): Promise<QueueHealth> {
   // Read only: `status` writes nothing of the queue's (its metadata is the workers' to keep).
   const queue = new Queue(QUEUE_NAME, { connection: redis, prefix, skipMetasUpdate: true });
   try {

@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { schemaOf } from '../account-name.js';
 import type { ResourceName } from '../config/load-config.js';
 import { loadCheckpoints } from '../queue/redis-checkpoint-store.js';
+import type { RedisConnection } from '../redis/connect.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
 import { redactSecrets } from '../secret.js';
 import type { Checkpoint } from '../sync/ports.js';
@@ -40,7 +40,7 @@ export interface ResourceStatus {
  */
 export async function readStatus(
   db: Kysely<Database>,
-  redis: Redis,
+  redis: RedisConnection,
   prefix: string,
   accounts: readonly string[] = ['default'],
   own: ReadonlyMap<string, readonly ResourceName[]> = new Map(),

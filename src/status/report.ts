@@ -2,7 +2,7 @@
  * Reads what `hiresync status` knows into one document (its types:
  * src/status/report-types.ts) for `status`, `status --json` and the console.
  */
-import type { Redis } from 'ioredis';
+
 import type { Kysely } from 'kysely';
 import { DEFAULT_ACCOUNT, runKey } from '../account-name.js';
 import { AccountSettingsStore } from '../accounts/account-settings-store.js';
@@ -10,6 +10,7 @@ import type { AccountInfo } from '../accounts/stored-account.js';
 import { isoTimestamp } from '../iso-timestamp.js';
 import { RunLock } from '../queue/run-lock.js';
 import { HEARTBEAT_PERIOD_MS, HEARTBEAT_TTL_MS, readWorkers } from '../queue/worker-heartbeat.js';
+import type { RedisConnection } from '../redis/connect.js';
 import type { Database } from '../warehouse/tables.js';
 import { reportOfAccount } from './account-report.js';
 import { checkDeployment, workerReportOf } from './liveness.js';
@@ -61,7 +62,7 @@ export function reportAccounts(
  */
 export async function readStatusReport(
   db: Kysely<Database>,
-  redis: Redis,
+  redis: RedisConnection,
   prefix: string,
   accounts: readonly ReportAccount[],
   options: StatusReportOptions,

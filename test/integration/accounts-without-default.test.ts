@@ -78,7 +78,7 @@ describe('a deployment without the environment credentials', () => {
     const worker = cli(['worker'], h.env);
     const port = await waitFor(async () => /"port":(\d+)/.exec(worker.stdout())?.[1]);
     expect(worker.stdout()).toContain('"accounts":2');
-    const redis = createQueueRedis(h.env.REDIS_URL as string, captureLogger().logger, 'test');
+    const redis = createQueueRedis(h.config.redis, captureLogger().logger, 'test');
     defer(() => redis.disconnect());
     const queue = createSyncQueue(redis, h.config.redisPrefix);
     defer(() => queue.close());

@@ -1,9 +1,9 @@
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TokenCipher } from '../../src/api/token-cipher.js';
 import { createApp } from '../../src/app.js';
 import { withEnvironmentCredentials } from '../../src/config/load-config.js';
 import { runOnce } from '../../src/queue/run-once.js';
+import { connectRedis } from '../../src/redis/connect.js';
 import type { RateLimitResetFormat } from '../../src/simulator/rate-limiter.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { type SyncHarness, startSyncHarness } from '../support/sync-harness.js';
@@ -67,7 +67,7 @@ describe('pacing per credential across all its resources', () => {
       // the simulator and Redis read one clock, so the true offset is 0, and the lower
       // bound the waits use is never above it (a wait never ends before the API's end).
       const namespace = new TokenCipher(withEnvironmentCredentials(h.config).api.auth).namespace;
-      const redis = new Redis(h.config.redisUrl);
+      const redis = connectRedis(h.config.redis, { maxRetriesPerRequest: 3 });
       const state = await redis.hgetall(`${h.config.redisPrefix}:rate:${namespace}`);
       redis.disconnect();
       expect(Number(state.offsetLo)).toBeLessThanOrEqual(0);

@@ -173,9 +173,9 @@ describe("the application's Redis connection", () => {
       expect((outcome as Error).message).toContain(
         `max retries per request limit (which is ${APP_MAX_RETRIES_PER_REQUEST})`,
       );
-      expect(app.redis.options.maxRetriesPerRequest).toBe(APP_MAX_RETRIES_PER_REQUEST);
+      expect((app.redis as Redis).options.maxRetriesPerRequest).toBe(APP_MAX_RETRIES_PER_REQUEST);
       // BullMQ's connection still waits for the reconnection.
-      expect(app.queueRedis.options.maxRetriesPerRequest).toBeNull();
+      expect((app.queueRedis as Redis).options.maxRetriesPerRequest).toBeNull();
     },
   );
 });

@@ -57,7 +57,7 @@ function clientKit(
       RESOURCE_NAMES,
     ),
   );
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
   const prefix = `test-${randomUUID()}`;
   const log = captureLogger();
   const client = (o: { logger?: ReturnType<typeof captureLogger>['logger'] } = {}) =>

@@ -223,8 +223,8 @@ describe('command scopes', () => {
   it('status needs DATABASE_URL and REDIS_URL', () => {
     expect(
       loadStatusConfig({ DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://r' }, RESOURCE_NAMES)
-        .redisUrl,
-    ).toBe('redis://r');
+        .redis,
+    ).toMatchObject({ kind: 'server', url: 'redis://r' });
     expect(() => loadStatusConfig({ DATABASE_URL: 'postgres://x/y' }, RESOURCE_NAMES)).toThrow(
       /REDIS_URL/,
     );
@@ -348,7 +348,7 @@ describe('loadConfig guards and bounds', () => {
       RESOURCE_NAMES,
     );
     expect(config.databaseUrl).toBe('postgres://u@db/hiresync');
-    expect(config.redisUrl).toBe('redis://cache:6379');
+    expect(config.redis).toMatchObject({ kind: 'server', url: 'redis://cache:6379' });
     expect(config.logLevel).toBe('debug');
     expect(config.api.perPage).toBe(200);
   });

@@ -95,7 +95,7 @@ const LAYERS: Record<string, { may: readonly string[]; packagesNot?: readonly st
     may: ['resources/', 'secret.ts', 'sync/'],
     packagesNot: ['got', 'bullmq', 'ioredis', 'pg', 'kysely'],
   },
-  'config/': { may: ['duration.ts', 'errors.ts', 'privacy/', 'secret.ts', 'sync/'] },
+  'config/': { may: ['duration.ts', 'errors.ts', 'privacy/', 'redis/', 'secret.ts', 'sync/'] },
   'api/': {
     may: ['config/', 'errors.ts', 'logger.ts', 'redis/', 'resources/', 'secret.ts', 'sync/'],
     packagesNot: ['bullmq', 'pg', 'kysely'],
@@ -106,7 +106,7 @@ const LAYERS: Record<string, { may: readonly string[]; packagesNot?: readonly st
   },
   'simulator/': { may: ['resources/'], packagesNot: ['bullmq', 'ioredis', 'pg', 'kysely'] },
   'accounts/': {
-    may: ['account-name.ts', 'api/', 'config/', 'errors.ts', 'secret.ts', 'warehouse/'],
+    may: ['account-name.ts', 'api/', 'config/', 'errors.ts', 'redis/', 'secret.ts', 'warehouse/'],
   },
   'http/': {
     may: [
@@ -117,6 +117,7 @@ const LAYERS: Record<string, { may: readonly string[]; packagesNot?: readonly st
       'console/',
       'errors.ts',
       'logger.ts',
+      'redis/',
       'secret.ts',
       'status/',
       'warehouse/',
@@ -135,6 +136,7 @@ const LAYERS: Record<string, { may: readonly string[]; packagesNot?: readonly st
       'errors.ts',
       'iso-timestamp.ts',
       'queue/',
+      'redis/',
       'resources/',
       'secret.ts',
       'sync/',

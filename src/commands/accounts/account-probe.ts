@@ -46,7 +46,7 @@ export async function openProbeApp(
     maxRetryAfterMs: Math.min(config.api.maxRetryAfterMs, PROBE_MAX_WAIT_MS),
   };
   // Before any connection of the app: nothing may be written to a database REDIS_URL does not name.
-  await confirmRedisDatabase(config.redisUrl);
+  await confirmRedisDatabase(config.redis);
   const app = createApp({ ...config, api }, logger, {
     concurrency: 1,
     defaultMetrics: false,

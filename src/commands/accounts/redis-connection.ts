@@ -1,5 +1,6 @@
-import { Redis } from 'ioredis';
 import { HiresyncError } from '../../errors.js';
+import { connectRedis, type RedisConnection } from '../../redis/connect.js';
+import type { RedisTarget } from '../../redis/redis-target.js';
 import { checkRedisDatabase } from '../../status/preflight.js';
 import { connectionReason } from './connections.js';
 
@@ -10,12 +11,8 @@ const CONNECT_TIMEOUT_MS = 5000;
  * Redis to come back (a command, not a worker), checked with a PING and a
  * SELECT of REDIS_URL's database index. The caller disconnects it.
  */
-export async function openRedis(url: string): Promise<Redis> {
-  const redis = new Redis(url, {
-    maxRetriesPerRequest: 1,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    retryStrategy: () => null,
-  });
+export async function openRedis(target: RedisTarget): Promise<RedisConnection> {
+  const redis = connectRedis(target, { maxRetriesPerRequest: 1, failFastMs: CONNECT_TIMEOUT_MS });
   let lastError: Error | undefined;
   redis.on('error', (error: Error) => {
     lastError = error;

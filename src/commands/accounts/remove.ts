@@ -9,6 +9,7 @@ import { TokenCipher } from '../../api/token-cipher.js';
 import { loadAccountsConfig, loadDefaultAuth } from '../../config/load-config.js';
 import { HiresyncError, UsageError } from '../../errors.js';
 import { createSyncQueue } from '../../queue/sync-job.js';
+import type { RedisTarget } from '../../redis/redis-target.js';
 import { DependentObjectsError } from '../../warehouse/layout/drop-account-schema.js';
 import { describeStoredRows } from '../../warehouse/layout/stored-rows.js';
 import { EXIT, type Input, type Output } from '../command.js';
@@ -90,7 +91,7 @@ export const remove = defineSubcommand({
     const db = await openDatabase(config.databaseUrl, 'remove');
     try {
       // Redis is reached before anything changes: when it is down, nothing does.
-      const redis = await openRedis(config.redisUrl as string);
+      const redis = await openRedis(config.redis as RedisTarget);
       const queue = createSyncQueue(redis, prefix);
       try {
         const outcome = await removeAccount(

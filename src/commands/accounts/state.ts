@@ -2,6 +2,7 @@ import { removeAccountSchedulers } from '../../accounts/account-keys.js';
 import { AccountStore } from '../../accounts/account-store.js';
 import { loadAccountsConfig } from '../../config/load-config.js';
 import { createSyncQueue } from '../../queue/sync-job.js';
+import type { RedisTarget } from '../../redis/redis-target.js';
 import { EXIT } from '../command.js';
 import type { OptionTable } from '../options.js';
 import { openDatabase } from './connections.js';
@@ -29,7 +30,7 @@ export const disable = defineSubcommand({
     const config = loadAccountsConfig(env, { redis: true });
     const db = await openDatabase(config.databaseUrl, 'disable');
     try {
-      const redis = await openRedis(config.redisUrl as string);
+      const redis = await openRedis(config.redis as RedisTarget);
       const queue = createSyncQueue(redis, config.redisPrefix);
       try {
         const { changed } = await new AccountStore(db).setState(name, 'disabled');

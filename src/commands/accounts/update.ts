@@ -9,6 +9,7 @@ import { loadAccountsConfig } from '../../config/load-config.js';
 import { readPartner } from '../../config/partner.js';
 import { webhookSecretProblem } from '../../config/webhook-secret.js';
 import { coerceError, UsageError } from '../../errors.js';
+import type { RedisTarget } from '../../redis/redis-target.js';
 import { Secret } from '../../secret.js';
 import { ensureListResources } from '../../warehouse/setup/migrate-all.js';
 import { EXIT, type Input, type Output } from '../command.js';
@@ -190,7 +191,7 @@ export const update = defineSubcommand({
         return EXIT.ok;
       }
       // Reached before anything changes: the cached token is dropped after.
-      const redis = await openRedis(config.redisUrl as string);
+      const redis = await openRedis(config.redis as RedisTarget);
       try {
         // The partner app, when configured: moving a partner account's auth URL needs it.
         const { partner } = readPartner(env);
