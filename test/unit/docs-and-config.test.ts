@@ -1,26 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { RESOURCE_NAMES } from '../../src/resources/index.js';
+import { variablesRead } from '../support/config-variables.js';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
-
-/** Every environment variable the configuration (src/config/load-config.ts and src/config/) reads. */
-function variablesRead(): string[] {
-  const folder = new URL('../../src/config/', import.meta.url);
-  const source = [
-    read('src/config/load-config.ts'),
-    ...readdirSync(folder)
-      .filter((name) => name.endsWith('.ts'))
-      .map((name) => read(`src/config/${name}`)),
-  ].join('\n');
-  return [
-    ...new Set(source.match(/\b(HIRESYNC_[A-Z_]+|DATABASE_URL|REDIS_URL|LOG_LEVEL|LOG_FORMAT)\b/g)),
-  ].sort();
-}
 
 function envFile(text: string): Record<string, string> {
   const out: Record<string, string> = {};
