@@ -5,7 +5,6 @@
  */
 import { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '../errors.js';
-import { RecordPolicy } from '../privacy/police-page.js';
 import { Secret } from '../secret.js';
 import type { ResourceName } from '../sync/ports.js';
 import { recordPolicyOf } from './field-policy-env.js';

@@ -13,6 +13,7 @@ import { COMMANDS } from '../../src/commands/index.js';
 import { readListeners } from '../../src/config/listeners.js';
 import { fullFields } from '../../src/config/variables.js';
 import { type HttpServers, startHttpServer } from '../../src/http/server.js';
+import { parseRedisUrl } from '../../src/redis/redis-target.js';
 import type { Metrics } from '../../src/status/metrics.js';
 import type { Database } from '../../src/warehouse/tables.js';
 import { variablesRead } from '../support/config-variables.js';
@@ -285,6 +286,12 @@ describe('the Kubernetes example (deploy/kubernetes/)', () => {
         expect(secretKeys(find('Secret', secretName ?? ''))).toContain(posix.basename(file ?? ''));
       }
     }
+  });
+
+  it('gives the worker a REDIS_URL of the forms hiresync reads, TLS as REDIS_CA_FILE wants', () => {
+    const target = parseRedisUrl(settingOf(worker(), 'REDIS_URL') ?? '');
+    expect(target.tls).toBe(true);
+    expect(settingOf(worker(), 'REDIS_CA_FILE')).toBeDefined();
   });
 
   it('holds placeholders only in its Secrets', () => {
