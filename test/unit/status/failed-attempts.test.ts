@@ -4,7 +4,7 @@ import type { SyncJob } from '../../../src/queue/sync-job.js';
 import { failedAttemptsOf } from '../../../src/status/queue-health.js';
 
 /** A run queue job as BullMQ reads it back, with what failedAttemptsOf looks at. */
-function job(fields: Partial<SyncJob> & { data: Partial<SyncJob['data']> }): SyncJob {
+function job(fields: Partial<Omit<SyncJob, 'data'>> & { data: Partial<SyncJob['data']> }): SyncJob {
   return {
     attemptsMade: 0,
     ...fields,
