@@ -139,6 +139,67 @@ export class PrivatePostgres {
     return pg;
   }
 
+  /**
+   * A streaming standby of `primary` (pg_basebackup -R), started: read-only
+   * until {@link promote}. Run `primary.synchronous()` for commits to wait
+   * for it, so that a primary stopped at any moment has lost nothing a
+   * client saw committed (as a managed service's synchronous standby).
+   */
+  static async standbyOf(primary: PrivatePostgres): Promise<PrivatePostgres> {
+    const pg = new PrivatePostgres(await freePort(), primary.#bin, primary.#fsync);
+    if (process.getuid?.() === 0) execFileSync('chown', ['postgres', pg.#dir]);
+    const [cmd, ...args] = asPostgres([
+      path.join(pg.#bin, 'pg_basebackup'),
+      '-D',
+      path.join(pg.#dir, 'data'),
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primary.port),
+      '-U',
+      'postgres',
+      '-R',
+      '-X',
+      'stream',
+    ]);
+    execFileSync(cmd as string, args, { stdio: 'ignore' });
+    pg.ctl('start', '-w');
+    return pg;
+  }
+
+  /** Commits on this primary wait until its standby has them (synchronous_standby_names '*'). */
+  synchronous(): void {
+    this.psql("alter system set synchronous_standby_names = '*'", 'select pg_reload_conf()');
+  }
+
+  /** Runs `statements` with psql over the cluster's socket directory. */
+  psql(...statements: string[]): string {
+    const [cmd, ...args] = asPostgres([
+      path.join(this.#bin, 'psql'),
+      '-h',
+      this.#dir,
+      '-p',
+      String(this.port),
+      '-U',
+      'postgres',
+      '-Atq',
+      '-v',
+      'ON_ERROR_STOP=1',
+      ...statements.flatMap((s) => ['-c', s]),
+    ]);
+    return execFileSync(cmd as string, args, { encoding: 'utf8' }).trim();
+  }
+
+  /** A standby becomes a primary (pg_ctl promote, waiting until it accepts writes). */
+  promote(): void {
+    this.ctl('promote', '-w');
+  }
+
+  /** Stops the server: `fast` (a clean shutdown) or `immediate` (as a crash). */
+  stop(mode: 'fast' | 'immediate'): void {
+    this.ctl('stop', '-m', mode, '-w');
+  }
+
   ctl(...action: string[]): void {
     const options = `-p ${this.port} -k ${this.#dir} -c listen_addresses=127.0.0.1${this.#fsync ? '' : ' -c fsync=off'}`;
     const [cmd, ...args] = asPostgres([
@@ -154,13 +215,17 @@ export class PrivatePostgres {
     execFileSync(cmd as string, args, { stdio: 'ignore' });
   }
 
+  #running(): boolean {
+    return existsSync(path.join(this.#dir, 'data', 'postmaster.pid'));
+  }
+
   restart(): void {
     this.ctl('restart', '-m', 'fast', '-w');
   }
 
   close(): void {
     try {
-      this.ctl('stop', '-m', 'immediate', '-w');
+      if (this.#running()) this.stop('immediate');
     } finally {
       rmSync(this.#dir, { recursive: true, force: true });
     }

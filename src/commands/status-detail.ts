@@ -1,5 +1,5 @@
 import { DEFAULT_ACCOUNT } from '../account-name.js';
-import type { AccountReport, StatusReport } from '../status/report-types.js';
+import type { AccountReport, RetriesReport, StatusReport } from '../status/report-types.js';
 import { formatTable } from './format-table.js';
 
 /**
@@ -82,10 +82,29 @@ export function formatStatusDetail(report: StatusReport): string {
       s.clockSkew ? [`${withAccount ? `${a.name}/` : ''}${s.resource}: ${s.clockSkew.note}`] : [],
     ),
   );
-  return [formatTable(header, rows), reauthorize, refused, blocked, skewed]
+  const retried = report.accounts.flatMap((a) =>
+    a.resources.flatMap((s) => {
+      const note = s.retries && s.lastRun && retriesNote(s.lastRun.outcome, s.retries);
+      return note ? [`${withAccount ? `${a.name}/` : ''}${s.resource}: ${note}`] : [];
+    }),
+  );
+  return [formatTable(header, rows), reauthorize, refused, blocked, skewed, retried]
     .filter((part) => part.length > 0)
     .map((part) => (typeof part === 'string' ? part : part.join('\n')))
     .join('\n\n');
+}
+
+/**
+ * A run's attempts that failed and were retried, for people: after its
+ * success, or while it runs (a failed run's error is in its table row).
+ */
+export function retriesNote(outcome: string, retries: RetriesReport): string | undefined {
+  const failed = `${retries.failedAttempts} failed attempt${retries.failedAttempts === 1 ? '' : 's'}`;
+  if (outcome === 'succeeded')
+    return `run ${retries.runId} succeeded after ${failed}, each retried from its checkpoint; the last: ${retries.lastError}`;
+  if (outcome === 'running')
+    return `run ${retries.runId}: ${failed} so far, each retried from its checkpoint; the last: ${retries.lastError}`;
+  return undefined;
 }
 
 /**

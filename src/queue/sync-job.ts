@@ -27,6 +27,11 @@ export interface SyncJobData {
   allowMassDelete?: boolean;
   /** How many times this job found its resource busy and waited (its backoff); set by the processor. */
   busyWaits?: number;
+  /**
+   * The run an attempt of this job failed at, to be retried from its
+   * checkpoint (`status` names the failure beside the run); set by the processor.
+   */
+  failedRun?: string;
 }
 
 /** What a job returns: its run's summary, or why it ran nothing. */

@@ -154,6 +154,8 @@ interface Attempt {
    * checkpoint names) and clears its checkpoint: no attempt will follow.
    */
   failRun: (error: unknown, message: string) => Promise<void>;
+  /** The run of this attempt, else the one its checkpoint names. */
+  runOf: () => Promise<string | undefined>;
 }
 
 /** The job is gone from Redis: the run ends failed, and the job with it. */
@@ -208,6 +210,9 @@ async function settleFailure(error: unknown, attempt: Attempt): Promise<SyncJobR
     await failRun(error, message);
   } else {
     logger.warn({ err: error }, 'run attempt failed; retrying from its checkpoint');
+    // The job's failedReason says why; this says which run (read by status).
+    const run = await attempt.runOf().catch(() => undefined);
+    if (run !== undefined) await job.updateData({ ...job.data, failedRun: run }).catch(() => {});
   }
   if (unrecoverable) {
     const thrown = new UnrecoverableError(message);
@@ -279,6 +284,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       if (error instanceof ReauthorizationRequiredError) metrics?.onNeedsReauthorization?.(true);
       logger.error({ err: error, runId: failed }, 'run failed');
     };
+    const runOf = async () => runId ?? (await checkpoints.load(resource))?.runId;
     const slot = new SlotYield(deps.maxSlotWaitMs);
     // A lost lock stops the run as a shutdown does (another worker may hold it
     // now), and so does a rate-limit wait too long to spend on the slot.
@@ -318,7 +324,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       });
       return { ...summary, account };
     } catch (error) {
-      return await settleFailure(error, { job, token, logger, signal, failRun });
+      return await settleFailure(error, { job, token, logger, signal, failRun, runOf });
     } finally {
       lock.lost.removeEventListener('abort', onLost);
       await lock.release();

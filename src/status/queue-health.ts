@@ -1,9 +1,9 @@
 import { Queue } from 'bullmq';
 import { runKey } from '../account-name.js';
-import { QUEUE_NAME } from '../queue/sync-job.js';
+import { accountOf, QUEUE_NAME, type SyncJob } from '../queue/sync-job.js';
 import { scheduleOfKey } from '../queue/upsert-schedules.js';
 import type { RedisConnection } from '../redis/connect.js';
-import type { NextRunReport, QueueReport } from './report-types.js';
+import type { NextRunReport, QueueReport, RetriesReport } from './report-types.js';
 
 /** The states `status` counts the run queue's jobs in. */
 const STATES = [
@@ -20,7 +20,42 @@ export interface QueueHealth {
   counts: QueueReport;
   /** Per run key (`<account>:<resource>`, `<resource>` for default): its next scheduled run. */
   nextRuns: Map<string, NextRunReport>;
+  /** Per run key and run: attempts that failed and were retried (see {@link failedAttemptsOf}). */
+  failedAttempts: FailedAttempts;
 }
+
+/** How many of the newest jobs of each state are read for failed attempts. */
+const RECENT_JOBS = 100;
+
+/**
+ * Per run key, then per run: the attempts of `jobs` that failed at the run
+ * (the processor names it, `failedRun`) and were retried, and the last
+ * one's error (BullMQ keeps it on the job, also once a later attempt
+ * completes, which it counts too).
+ */
+export function failedAttemptsOf(jobs: readonly (SyncJob | undefined)[]): FailedAttempts {
+  const found: FailedAttempts = new Map();
+  const last = new Map<RetriesReport, number>();
+  for (const job of jobs) {
+    const runId = job?.data?.failedRun;
+    if (!job || runId === undefined || !job.failedReason) continue;
+    const key = runKey(accountOf(job.data), job.data.resource);
+    const runs = found.get(key) ?? new Map<string, RetriesReport>();
+    found.set(key, runs);
+    const report = runs.get(runId) ?? { runId, failedAttempts: 0, lastError: job.failedReason };
+    runs.set(runId, report);
+    report.failedAttempts += job.finishedOn === undefined ? job.attemptsMade : job.attemptsMade - 1;
+    const at = job.processedOn ?? 0;
+    if (at >= (last.get(report) ?? 0)) {
+      last.set(report, at);
+      report.lastError = job.failedReason;
+    }
+  }
+  return found;
+}
+
+/** Per run key, then per run id: its failed attempts. */
+export type FailedAttempts = Map<string, Map<string, RetriesReport>>;
 
 /**
  * The run queue under `prefix`, read through BullMQ's own API on `redis`
@@ -36,9 +71,12 @@ export async function readQueueHealth(
   // Read only: `status` writes nothing of the queue's (its metadata is the workers' to keep).
   const queue = new Queue(QUEUE_NAME, { connection: redis, prefix, skipMetasUpdate: true });
   try {
-    const [counts, schedulers] = await Promise.all([
+    const [counts, schedulers, ...recent] = await Promise.all([
       queue.getJobCounts(...STATES),
       queue.getJobSchedulers(0, -1),
+      ...(['completed', 'delayed', 'active', 'failed'] as const).map(
+        (state) => queue.getJobs([state], 0, RECENT_JOBS - 1) as Promise<SyncJob[]>,
+      ),
     ]);
     const nextRuns = new Map<string, NextRunReport>();
     for (const s of schedulers) {
@@ -50,7 +88,7 @@ export async function readQueueHealth(
       if (!held || at < held.at) nextRuns.set(key, { at, mode: schedule.kind });
     }
     const report = Object.fromEntries(STATES.map((s) => [s, counts[s] ?? 0])) as QueueReport;
-    return { counts: report, nextRuns };
+    return { counts: report, nextRuns, failedAttempts: failedAttemptsOf(recent.flat()) };
   } finally {
     await queue.close();
   }

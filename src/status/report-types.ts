@@ -108,6 +108,21 @@ export interface ResourceReport {
    * worker keeps its schedules). Always set by readStatusReport.
    */
   nextRun?: NextRunReport | null;
+  /**
+   * Attempts at its last run that failed (Postgres lost mid-run, say) and
+   * were retried from its checkpoint, as the run queue's jobs tell while
+   * Redis keeps them; null when none. Always set by readStatusReport.
+   */
+  retries?: RetriesReport | null;
+}
+
+/** A run's failed attempts, each retried from its checkpoint (see {@link ResourceReport.retries}). */
+export interface RetriesReport {
+  runId: string;
+  /** Attempts that failed. */
+  failedAttempts: number;
+  /** The error of the last one (redacted as every stored error). */
+  lastError: string;
 }
 
 /** A resource's next scheduled run. */

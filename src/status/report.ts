@@ -108,6 +108,10 @@ export async function readStatusReport(
     );
     for (const r of report.resources) {
       r.nextRun = queue.nextRuns.get(runKey(account.name, r.resource)) ?? null;
+      const lastRun = r.lastRun?.id;
+      r.retries =
+        (lastRun && queue.failedAttempts.get(runKey(account.name, r.resource))?.get(lastRun)) ||
+        null;
     }
     return report;
   });

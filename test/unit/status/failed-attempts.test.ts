@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { retriesNote } from '../../../src/commands/status-detail.js';
+import type { SyncJob } from '../../../src/queue/sync-job.js';
+import { failedAttemptsOf } from '../../../src/status/queue-health.js';
+
+/** A run queue job as BullMQ reads it back, with what failedAttemptsOf looks at. */
+function job(fields: Partial<Omit<SyncJob, 'data'>> & { data: Partial<SyncJob['data']> }): SyncJob {
+  return {
+    attemptsMade: 0,
+    ...fields,
+    data: { resource: 'job_posts', requested: 'auto', origin: 'schedule', ...fields.data },
+  } as SyncJob;
+}
+
+describe('failed attempts of a run, from the run queue', () => {
+  it('counts the failed attempts of every job at the run, the last error the latest one', () => {
+    const found = failedAttemptsOf([
+      // Failed once at run 7, then completed (skipped: another job held the run).
+      job({
+        data: { failedRun: '7' },
+        attemptsMade: 2,
+        finishedOn: 3000,
+        processedOn: 2000,
+        failedReason: 'read ECONNRESET',
+      }),
+      // Failed twice at run 7 and waits for its third attempt.
+      job({
+        data: { failedRun: '7', account: 'acme' },
+        attemptsMade: 2,
+        processedOn: 2500,
+        failedReason: 'connect ECONNREFUSED',
+      }),
+      job({
+        data: { failedRun: '7', account: 'acme' },
+        attemptsMade: 1,
+        processedOn: 1000,
+        failedReason: 'terminating connection',
+      }),
+      // No failed attempt: a run put back after a shutdown sets no reason.
+      job({ data: {}, attemptsMade: 1, finishedOn: 4000 }),
+    ]);
+    expect(found.get('job_posts')?.get('7')).toEqual({
+      runId: '7',
+      failedAttempts: 1,
+      lastError: 'read ECONNRESET',
+    });
+    expect(found.get('acme:job_posts')?.get('7')).toEqual({
+      runId: '7',
+      failedAttempts: 3,
+      lastError: 'connect ECONNREFUSED',
+    });
+    expect(found.size).toBe(2);
+  });
+
+  it('are named after a success and while running, and left to the error column after a failure', () => {
+    const retries = { runId: '7', failedAttempts: 1, lastError: 'read ECONNRESET' };
+    expect(retriesNote('succeeded', retries)).toBe(
+      'run 7 succeeded after 1 failed attempt, each retried from its checkpoint; the last: read ECONNRESET',
+    );
+    expect(retriesNote('running', { ...retries, failedAttempts: 2 })).toBe(
+      'run 7: 2 failed attempts so far, each retried from its checkpoint; the last: read ECONNRESET',
+    );
+    expect(retriesNote('failed', retries)).toBeUndefined();
+  });
+});
