@@ -19,13 +19,15 @@
  * it (no account `default`), with the same day of series counted for every
  * account, scraped K times (default 5) as Prometheus scrapes it (gzip):
  * prints the plain and gzipped bytes, the series, and the scrapes'
- * milliseconds (median, and each), the Postgres read included.
+ * milliseconds (median, and each), the Postgres read included, and that
+ * read's alone (median of K).
  * --account-series: HIRESYNC_METRICS_ACCOUNT_SERIES (default auto).
  */
 import { gzipSync } from 'node:zlib';
 import pg from 'pg';
 import type { ResourceName } from '../src/config/load-config.js';
 import { fullFields } from '../src/config/variables.js';
+import { readAccountSeries } from '../src/status/account-series.js';
 import { Metrics } from '../src/status/metrics.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import { seedRuns } from './accounts-layout.js';
@@ -125,6 +127,13 @@ async function seededScrape(accounts: number, accountSeries: number, scrapes: nu
       gzip = body.length;
     }
     const text = await metrics.registry.metrics();
+    // The Postgres read of a scrape alone (accounts, then their latest runs).
+    const reads: number[] = [];
+    for (let i = 0; i < scrapes; i += 1) {
+      const at = performance.now();
+      await readAccountSeries(db, { withDefault: false });
+      reads.push(performance.now() - at);
+    }
     return {
       accounts,
       resources: RESOURCES.length,
@@ -134,6 +143,7 @@ async function seededScrape(accounts: number, accountSeries: number, scrapes: nu
       series: text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).length,
       scrapeMs: Math.round(median(times)),
       scrapesMs: times.map(Math.round),
+      postgresReadMs: Math.round(median(reads)),
     };
   } finally {
     await db.destroy();

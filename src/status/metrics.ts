@@ -13,6 +13,7 @@ import { type ScopedSeries, scopeAccountSeries } from './account-series-scope.js
 import { registerAggregates } from './aggregate-series.js';
 import { QUEUE_JOB_STATES } from './metric-label-values.js';
 import { readWithin } from './read-within.js';
+import { ScopeReader } from './scope-reader.js';
 
 export type { AccountMetrics } from './account-counters.js';
 
@@ -83,8 +84,6 @@ export class Metrics {
   readonly #accountSeries: number;
   /** The accounts this process made metrics for: how many there are without a database. */
   readonly #seen = new Set<string>();
-  /** The Postgres read of the scrape under way, shared by the series it feeds. */
-  #scope: Promise<ScopedSeries | undefined> | undefined;
 
   constructor(options: MetricsOptions = {}) {
     if (options.defaultMetrics ?? true)
@@ -96,30 +95,23 @@ export class Metrics {
     const { db, queue, synced } = options;
     const withDefault = options.withDefault ?? true;
     this.#accountSeries = options.accountSeries ?? AUTO_ACCOUNT_SERIES;
-    const readScope = db
-      ? () => {
-          this.#scope ??= readWithin(async () => {
-            const read = await readAccountSeries(db, { withDefault });
-            const isSynced = synced ? await synced() : () => true;
-            return (
-              read &&
-              scopeAccountSeries(read, {
-                isSynced,
-                withDefault,
-                accountSeries: this.#accountSeries,
-                nowSeconds: Date.now() / 1000,
-                staleAfterSeconds: options.staleAfterSeconds ?? DEFAULT_STALE_AFTER_SECONDS,
-              })
-            );
-          }).finally(() => {
-            // Once every series of this scrape has asked for it.
-            setImmediate(() => {
-              this.#scope = undefined;
-            });
-          });
-          return this.#scope;
-        }
-      : async () => undefined;
+    const reader =
+      db &&
+      new ScopeReader(async () => {
+        const read = await readAccountSeries(db, { withDefault });
+        const isSynced = synced ? await synced() : () => true;
+        return (
+          read &&
+          scopeAccountSeries(read, {
+            isSynced,
+            withDefault,
+            accountSeries: this.#accountSeries,
+            nowSeconds: Date.now() / 1000,
+            staleAfterSeconds: options.staleAfterSeconds ?? DEFAULT_STALE_AFTER_SECONDS,
+          })
+        );
+      });
+    const readScope = async () => reader?.forScrape();
     this.#counters = new AccountCounters(this.registry, async () => {
       const scope = await readScope();
       // Postgres unreachable: the mode stays.
