@@ -195,6 +195,9 @@ function openConnections(config: Config, logger: Logger, options: AppOptions, co
     db,
     queue,
     withDefault: config.api.auth !== undefined,
+    accountSeries: config.metricsAccountSeries,
+    // A pair keeps its series above the threshold once its runs have missed a few schedules.
+    staleAfterSeconds: Math.max(3600, (3 * config.incrementalEveryMs) / 1000),
     // What the schedules cover: a resource dropped from them must not look stale.
     synced: async () => {
       const own = await new AccountSettingsStore(db).all();

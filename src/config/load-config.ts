@@ -1,7 +1,6 @@
 /**
- * The loaders of hiresync's configuration, one per command: each reads the
- * variables its command needs (src/config/variables.ts), collects every problem
- * into one ConfigError, and returns a frozen Config (src/config/types.ts).
+ * The loaders of hiresync's configuration, one per command: each reads the variables its command
+ * needs (variables.ts), collects every problem into one ConfigError, returns a frozen Config.
  */
 import { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '../errors.js';
@@ -249,6 +248,7 @@ export function loadConfig(given: Env, known: readonly ResourceName[]): Config {
     eraseDeletedAfterMs: v.HIRESYNC_ERASE_DELETED_AFTER,
     resources: Object.freeze(v.HIRESYNC_RESOURCES),
     concurrency: v.HIRESYNC_CONCURRENCY,
+    metricsAccountSeries: v.HIRESYNC_METRICS_ACCOUNT_SERIES,
     partner,
     publicUrl,
     refreshKeepaliveMs: v.HIRESYNC_REFRESH_KEEPALIVE,

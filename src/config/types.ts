@@ -188,6 +188,12 @@ export interface Config extends StatusConfig {
   eraseDeletedAfterMs: number | undefined;
   /** `HIRESYNC_CONCURRENCY`: runs one worker process runs at once. Default 4. */
   concurrency: number;
+  /**
+   * `HIRESYNC_METRICS_ACCOUNT_SERIES`: a /metrics scrape holds every account's
+   * series while the enabled accounts are at most this many (`auto`: 100,
+   * `all`: Infinity, `none`: 0); above, aggregates and the accounts that need action.
+   */
+  metricsAccountSeries: number;
   /** The partner app, when HIRESYNC_PARTNER_CLIENT_ID and _SECRET are set. */
   partner: PartnerConfig | undefined;
   /**

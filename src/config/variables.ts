@@ -114,6 +114,30 @@ export const consolePassword = z
  */
 export const eraseDeletedAfter = optionalDurationMs(3_600_000, 3650 * 86_400_000);
 
+/** Every account in a /metrics scrape's series at most this many accounts (`HIRESYNC_METRICS_ACCOUNT_SERIES=auto`). */
+export const AUTO_ACCOUNT_SERIES = 100;
+
+/**
+ * `HIRESYNC_METRICS_ACCOUNT_SERIES`: up to how many enabled accounts a
+ * /metrics scrape holds every account's series: `auto` (the default, 100),
+ * `all` (Infinity), `none` (0) or a count.
+ */
+const metricsAccountSeries = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    const v = text?.trim().toLowerCase() || 'auto';
+    if (v === 'auto') return AUTO_ACCOUNT_SERIES;
+    if (v === 'all') return Number.POSITIVE_INFINITY;
+    if (v === 'none') return 0;
+    if (/^\d{1,9}$/.test(v)) return Number(v);
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be auto, all, none or a number of accounts, got ${JSON.stringify(text)}`,
+    });
+    return z.NEVER;
+  });
+
 /**
  * The variables of `status`: the database's, the secret key and the updated
  * lookback; Redis's are read by src/config/redis-settings.ts.
@@ -174,6 +198,7 @@ export const fullFields = {
   HIRESYNC_CONSOLE_PASSWORD: consolePassword,
   HIRESYNC_WEBHOOK_SECRET: webhookSecret,
   HIRESYNC_CONCURRENCY: integer(4, 1, 256),
+  HIRESYNC_METRICS_ACCOUNT_SERIES: metricsAccountSeries,
   HIRESYNC_REFRESH_KEEPALIVE: durationMs('6h', 60_000, 7 * 86_400_000),
   HIRESYNC_RATE_LIMIT_WINDOW: durationMs('10s', 100, 86_400_000),
   HIRESYNC_RATE_LIMIT_RESERVE: integer(0, 0, 1000),

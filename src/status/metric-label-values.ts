@@ -1,5 +1,6 @@
 import type { TokenRequestOutcome } from '../api/token-grants.js';
 import type { RunMode } from '../sync/ports.js';
+import { ACCOUNT_STATES, PAIR_STATES } from './account-series-scope.js';
 
 /** Every member of a union of strings, as a list: a record over the union makes the compiler check it. */
 function everyValue<T extends string>(values: Record<T, true>): readonly T[] {
@@ -25,6 +26,8 @@ export const QUEUE_JOB_STATES = ['waiting', 'active', 'delayed', 'failed'] as co
  */
 export const METRIC_LABEL_VALUES: Readonly<Record<string, Record<string, readonly string[]>>> = {
   hiresync_queue_jobs: { state: QUEUE_JOB_STATES },
+  hiresync_accounts: { state: ACCOUNT_STATES },
+  hiresync_account_resources: { state: PAIR_STATES },
   hiresync_token_requests_total: { outcome: TOKEN_REQUEST_OUTCOMES },
   hiresync_run_duration_seconds: {
     mode: everyValue<RunMode>({ incremental: true, full: true }),

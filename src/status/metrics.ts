@@ -1,24 +1,21 @@
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { Kysely } from 'kysely';
-import { Counter, collectDefaultMetrics, Gauge, Registry, Summary } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { DEFAULT_ACCOUNT } from '../account-name.js';
-import type { ApiClientMetrics } from '../api/api-client.js';
-import type { ResourceName } from '../config/load-config.js';
-import type { RunMetrics } from '../sync/run-resource.js';
+import { AUTO_ACCOUNT_SERIES } from '../config/variables.js';
 import { readVersion } from '../version.js';
 import { readTypedViewBlockStates } from '../warehouse/reports/status-reads.js';
 import type { Database } from '../warehouse/tables.js';
-import { type AccountSeries, readAccountSeries } from './account-series.js';
-import { QUEUE_JOB_STATES, TOKEN_REQUEST_OUTCOMES } from './metric-label-values.js';
+import { AccountCounters, type AccountMetrics } from './account-counters.js';
+import { readAccountSeries } from './account-series.js';
+import { type ScopedSeries, scopeAccountSeries } from './account-series-scope.js';
+import { registerAggregates } from './aggregate-series.js';
+import { QUEUE_JOB_STATES } from './metric-label-values.js';
 import { readWithin } from './read-within.js';
+import { ScopeReader } from './scope-reader.js';
 
-/** What one account's runs and requests report: the process's metrics with the `account` label set. */
-export type AccountMetrics = ApiClientMetrics &
-  RunMetrics & {
-    /** Whether the account (a partner's customer) must be authorized again. */
-    onNeedsReauthorization?(needed: boolean): void;
-  };
+export type { AccountMetrics } from './account-counters.js';
 
 /** The BullMQ queue as the metrics read it: its jobs by state (Queue.getJobCounts). */
 export interface QueueCounts {
@@ -48,7 +45,21 @@ export interface MetricsOptions {
   synced?: () => Promise<(account: string, resource: string) => boolean>;
   /** The run queue, whose jobs are counted by state at each scrape. */
   queue?: QueueCounts;
+  /**
+   * HIRESYNC_METRICS_ACCOUNT_SERIES: every account's series while the
+   * enabled accounts are at most this many (Infinity: always, 0: never);
+   * above, aggregates and the accounts that need action. Default 100.
+   */
+  accountSeries?: number;
+  /**
+   * Above `accountSeries`, an (account, resource) whose last success is older
+   * than this keeps its series (it is stale). Default 3600.
+   */
+  staleAfterSeconds?: number;
 }
+
+/** See {@link MetricsOptions.staleAfterSeconds}. */
+const DEFAULT_STALE_AFTER_SECONDS = 3600;
 
 const gzipText = promisify(gzip);
 
@@ -58,80 +69,21 @@ const EVENT_LOOP_SAMPLE_MS = 100;
 /**
  * Prometheus metrics of one process, served by `worker` at /metrics (see
  * docs/metrics.md). Every series of runs and requests carries an `account`
- * label. What a scrape holds per account is kept small, as there may be
- * hundreds: run durations are a sum and a count per (resource, mode,
- * outcome), not histogram buckets, and no label takes values without bound.
+ * label while the enabled accounts are at most `accountSeries`; above, the
+ * scrape holds aggregates by state and resource, and per-account series only
+ * of the accounts that need action (see account-series-scope.ts), so that its
+ * size does not grow with the accounts. Run durations are a sum and a count
+ * per (resource, mode, outcome), not histogram buckets.
  */
 export class Metrics {
   readonly registry = new Registry();
-  readonly #pages = new Counter({
-    name: 'hiresync_pages_total',
-    help: 'Pages committed',
-    labelNames: ['account', 'resource'],
-    registers: [this.registry],
-  });
-  readonly #records = new Counter({
-    name: 'hiresync_records_total',
-    help: 'Records written',
-    labelNames: ['account', 'resource'],
-    registers: [this.registry],
-  });
-  readonly #rejected = new Counter({
-    name: 'hiresync_rejected_records_total',
-    help: 'Records rejected into rejected_records',
-    labelNames: ['account', 'resource'],
-    registers: [this.registry],
-  });
-  readonly #requests = new Counter({
-    name: 'hiresync_http_requests_total',
-    help: 'API responses by status',
-    labelNames: ['account', 'status'],
-    registers: [this.registry],
-  });
-  readonly #rateLimited = new Counter({
-    name: 'hiresync_rate_limited_total',
-    help: '429 responses',
-    labelNames: ['account'],
-    registers: [this.registry],
-  });
-  readonly #retries = new Counter({
-    name: 'hiresync_http_retries_total',
-    help: 'Retries after 5xx or network errors',
-    labelNames: ['account', 'reason'],
-    registers: [this.registry],
-  });
-  readonly #remaining = new Gauge({
-    name: 'hiresync_rate_limit_remaining',
-    help: 'Last X-RateLimit-Remaining the API reported',
-    labelNames: ['account'],
-    registers: [this.registry],
-  });
-  readonly #pacingWait = new Counter({
-    name: 'hiresync_rate_limit_wait_seconds_total',
-    help: "Time runs of the resource spent waiting for the account's rate-limit window (the runs of one resource never overlap: its rate is the share of time they waited)",
-    labelNames: ['account', 'resource'],
-    registers: [this.registry],
-  });
-  readonly #runs = new Summary({
-    name: 'hiresync_run_duration_seconds',
-    help: 'Duration of finished runs: _count is the number of runs, _sum their seconds',
-    labelNames: ['account', 'resource', 'mode', 'outcome'],
-    // A sum and a count per series: buckets or quantiles per account and
-    // resource would make most of a scrape.
-    percentiles: [],
-    registers: [this.registry],
-  });
+  readonly #counters: AccountCounters;
   readonly #lastSuccess: Gauge<'account' | 'resource'>;
   readonly #lastRunFailed: Gauge<'account' | 'resource'>;
   readonly #needsReauthorization: Gauge<'account'>;
-  readonly #tokenRequests = new Counter({
-    name: 'hiresync_token_requests_total',
-    help: 'Token requests (mint, refresh, code exchange) by outcome: ok, refused (the endpoint refused the credential or grant), error',
-    labelNames: ['account', 'outcome'],
-    registers: [this.registry],
-  });
-  /** The Postgres read of the scrape under way, shared by the series it feeds. */
-  #accountRead: Promise<AccountSeries | undefined> | undefined;
+  readonly #accountSeries: number;
+  /** The accounts this process made metrics for: how many there are without a database. */
+  readonly #seen = new Set<string>();
 
   constructor(options: MetricsOptions = {}) {
     if (options.defaultMetrics ?? true)
@@ -141,81 +93,77 @@ export class Metrics {
         eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS,
       });
     const { db, queue, synced } = options;
-    const readAccounts = db
-      ? () => {
-          this.#accountRead ??= readWithin(() =>
-            readAccountSeries(db, { withDefault: options.withDefault ?? true }),
-          ).finally(() => {
-            this.#accountRead = undefined;
-          });
-          return this.#accountRead;
-        }
-      : undefined;
+    const withDefault = options.withDefault ?? true;
+    this.#accountSeries = options.accountSeries ?? AUTO_ACCOUNT_SERIES;
+    const reader =
+      db &&
+      new ScopeReader(async () => {
+        const read = await readAccountSeries(db, { withDefault });
+        const isSynced = synced ? await synced() : () => true;
+        return (
+          read &&
+          scopeAccountSeries(read, {
+            isSynced,
+            withDefault,
+            accountSeries: this.#accountSeries,
+            nowSeconds: Date.now() / 1000,
+            staleAfterSeconds: options.staleAfterSeconds ?? DEFAULT_STALE_AFTER_SECONDS,
+          })
+        );
+      });
+    const readScope = async () => reader?.forScrape();
+    this.#counters = new AccountCounters(this.registry, async () => {
+      const scope = await readScope();
+      // Postgres unreachable: the mode stays.
+      if (scope) this.#counters.perAccount = scope.perAccount;
+      else if (!db) this.#counters.perAccount = this.#seen.size <= this.#accountSeries;
+    });
     new Gauge({
       name: 'hiresync_build_info',
       help: 'Always 1; the version of hiresync this process runs',
       labelNames: ['version'],
       registers: [this.registry],
     }).set({ version: buildVersion() }, 1);
-    // The series of each account and resource it syncs now, from one read of Postgres.
-    const perResource = async <T extends { account: string; resource: string }>(
-      rows: (read: AccountSeries) => readonly T[],
-      value: (row: T) => number,
-    ): Promise<Series<'account' | 'resource'> | undefined> => {
-      const read = await readAccounts?.();
-      const isSynced = read && (synced ? await readWithin(synced) : () => true);
-      if (read === undefined || isSynced === undefined) return undefined;
-      return rows(read)
-        .filter((r) => isSynced(r.account, r.resource))
-        .map((r) => [{ account: r.account, resource: r.resource }, value(r)]);
-    };
-    const perAccount = async <T extends { account: string }>(
-      rows: (read: AccountSeries) => readonly T[],
-      value: (row: T) => number,
-    ): Promise<Series<'account'> | undefined> => {
-      const read = await readAccounts?.();
-      return read && rows(read).map((r) => [{ account: r.account }, value(r)]);
-    };
+    // The series of the accounts and resources, from one read of Postgres.
+    const fromScope =
+      <L extends string>(series: (scope: ScopedSeries) => Series<L>) =>
+      async () => {
+        const scope = await readScope();
+        return scope && series(scope);
+      };
     this.#lastSuccess = gaugeReadAtScrape(this.registry, {
       name: 'hiresync_last_success_timestamp_seconds',
       help: "When a run of the resource last succeeded (read from the account's sync_runs at each scrape)",
       labelNames: ['account', 'resource'],
-      read: () =>
-        perResource(
-          (read) => read.lastSuccesses,
-          (s) => s.at,
-        ),
+      read: fromScope((s) =>
+        s.lastSuccesses.map((r) => [{ account: r.account, resource: r.resource }, r.at]),
+      ),
     });
     this.#lastRunFailed = gaugeReadAtScrape(this.registry, {
       name: 'hiresync_last_run_failed',
       help: "1 when the latest finished run of the resource failed (a 403, not permitted, included), 0 when it succeeded (read from the account's sync_runs at each scrape)",
       labelNames: ['account', 'resource'],
-      read: () =>
-        perResource(
-          (read) => read.lastRuns,
-          (r) => (r.failed ? 1 : 0),
-        ),
+      read: fromScope((s) =>
+        s.lastRuns.map((r) => [{ account: r.account, resource: r.resource }, r.failed ? 1 : 0]),
+      ),
     });
     this.#needsReauthorization = gaugeReadAtScrape(this.registry, {
       name: 'hiresync_account_needs_reauthorization',
       help: "1 while a partner account's authorization is gone (send a connect link: hiresync accounts invite, or hiresync accounts authorize), else 0",
       labelNames: ['account'],
-      read: () =>
-        perAccount(
-          (read) => read.partners,
-          (p) => (p.needsReauthorization ? 1 : 0),
-        ),
+      read: fromScope((s) =>
+        s.partners.map((p) => [{ account: p.account }, p.needsReauthorization ? 1 : 0]),
+      ),
     });
     gaugeReadAtScrape(this.registry, {
       name: 'hiresync_account_credentials_refused',
       help: "1 while the token service refuses a registered account's client secret or API key (store the right one: hiresync accounts update NAME), else 0",
       labelNames: ['account'],
-      read: () =>
-        perAccount(
-          (read) => read.credentialed,
-          (c) => (c.credentialsRefused ? 1 : 0),
-        ),
+      read: fromScope((s) =>
+        s.credentialed.map((c) => [{ account: c.account }, c.credentialsRefused ? 1 : 0]),
+      ),
     });
+    if (db) registerAggregates(this.registry, readScope);
     if (queue) {
       new Gauge({
         name: 'hiresync_queue_jobs',
@@ -242,13 +190,16 @@ export class Metrics {
         labelNames: ['account', 'view'],
         registers: [this.registry],
         async collect() {
-          const blocks = await readWithin(() =>
-            typedViewBlockStates(db, options.withDefault ?? true),
-          );
+          const [blocks, scope] = await Promise.all([
+            readWithin(() => typedViewBlockStates(db, withDefault)),
+            readScope(),
+          ]);
           // Postgres unreachable: the last values read stay.
           if (blocks === undefined) return;
           this.reset();
-          for (const b of blocks) this.set({ account: b.account, view: b.view }, b.blocked ? 1 : 0);
+          // Above the threshold, only the views that need action.
+          const shown = scope?.perAccount === false ? blocks.filter((b) => b.blocked) : blocks;
+          for (const b of shown) this.set({ account: b.account, view: b.view }, b.blocked ? 1 : 0);
         },
       });
     }
@@ -271,31 +222,24 @@ export class Metrics {
   }
 
   /**
-   * The metrics of `account`'s runs and requests. Its token requests are
-   * counted from 0 for every outcome from here on (an account's context is
-   * made before its first request), so a series is not born at its first
-   * refusal where increase() cannot see it.
+   * The metrics of `account`'s runs and requests (see AccountCounters for
+   * the series they count).
    */
   forAccount(account: string = DEFAULT_ACCOUNT): AccountMetrics {
-    for (const outcome of TOKEN_REQUEST_OUTCOMES) this.#tokenRequests.inc({ account, outcome }, 0);
+    this.#seen.add(account);
+    if (this.#seen.size > this.#accountSeries) this.#counters.perAccount = false;
+    const counting = this.#counters.forAccount(account);
+    // Every account's own until the next scrape reads them from Postgres (at
+    // once without a database); above the threshold, the scrape reads them.
+    const own = () => this.#counters.perAccount;
     return {
-      onResponse: (status: number) => this.#requests.inc({ account, status: String(status) }),
-      onRateLimited: () => this.#rateLimited.inc({ account }),
-      onRetry: (reason: string) => this.#retries.inc({ account, reason }),
-      onRemaining: (remaining: number) => this.#remaining.set({ account }, remaining),
-      onPacingWait: (ms: number, resource?: string) =>
-        this.#pacingWait.inc({ account, resource: resource ?? '' }, ms / 1000),
-      onTokenRequest: (outcome) => this.#tokenRequests.inc({ account, outcome }),
-      onPage: (resource: ResourceName, records: number, rejected: number) => {
-        this.#pages.inc({ account, resource });
-        this.#records.inc({ account, resource }, records);
-        if (rejected > 0) this.#rejected.inc({ account, resource }, rejected);
+      ...counting,
+      onNeedsReauthorization: (needed: boolean) => {
+        if (own()) this.#needsReauthorization.set({ account }, needed ? 1 : 0);
       },
-      onNeedsReauthorization: (needed: boolean) =>
-        this.#needsReauthorization.set({ account }, needed ? 1 : 0),
       onRunFinished: (resource, mode, outcome, seconds) => {
-        this.#runs.observe({ account, resource, mode, outcome }, seconds);
-        // Until the next scrape reads them from sync_runs (at once without a database).
+        counting.onRunFinished?.(resource, mode, outcome, seconds);
+        if (!own()) return;
         if (outcome === 'succeeded')
           this.#lastSuccess.set({ account, resource }, Date.now() / 1000);
         this.#lastRunFailed.set({ account, resource }, outcome === 'failed' ? 1 : 0);

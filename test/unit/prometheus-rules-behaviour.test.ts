@@ -259,4 +259,73 @@ describe.skipIf(!promtool)('deploy/prometheus-rules.yml in promtool', () => {
       );
     });
   });
+
+  describe('above HIRESYNC_METRICS_ACCOUNT_SERIES: aggregates, and per-account series only of the accounts that need action', () => {
+    /** What a worker of 10,000 accounts exports beside the series of the cases: the aggregates. */
+    const aggregates: Series[] = [
+      [`hiresync_metrics_per_account_series{${W1}}`, '0x400'],
+      [`hiresync_accounts{${W1},state="enabled"}`, '9999x400'],
+      [`hiresync_accounts{${W1},state="credentials_refused"}`, '1x400'],
+      [`hiresync_account_resources{${W1},resource="jobs",state="ok"}`, '9998x400'],
+      [`hiresync_account_resources{${W1},resource="jobs",state="failed"}`, '1x400'],
+      [`hiresync_account_resources{${W1},resource="jobs",state="stale"}`, '1x400'],
+      // Every account's runs counted in one series without the account label.
+      [
+        `hiresync_run_duration_seconds_count{${W1},resource="jobs",mode="incremental",outcome="succeeded"}`,
+        '0+400x400',
+      ],
+    ];
+
+    it('fires HiresyncRunFailing for the failing account, whose series is born at 1 when it starts to fail', () => {
+      expectAlerts(
+        [
+          ...aggregates,
+          [`hiresync_last_run_failed{${W1},account="bulk04217",resource="jobs"}`, '_x5 1x60'],
+        ],
+        45,
+        'HiresyncRunFailing',
+        [{ account: 'bulk04217', resource: 'jobs', severity: 'warning' }],
+      );
+    });
+
+    it('fires HiresyncRunStale for the account whose last success is 7 hours old, its series born once it is stale', () => {
+      // Minute 400 is epoch 24,000 s: a last success at 0 is 6 h 40 min old then.
+      expectAlerts(
+        [
+          ...aggregates,
+          [
+            `hiresync_last_success_timestamp_seconds{${W1},account="bulk00042",resource="jobs"}`,
+            '_x60 0x340',
+          ],
+        ],
+        400,
+        'HiresyncRunStale',
+        [{ account: 'bulk00042', resource: 'jobs', severity: 'warning' }],
+      );
+    });
+
+    it('fires HiresyncCredentialsRefused for the account whose secret is refused, and quiets its failing runs', () => {
+      const series: Series[] = [
+        ...aggregates,
+        [`hiresync_last_run_failed{${W1},account="bulk00025",resource="jobs"}`, '1x60'],
+        [`hiresync_account_credentials_refused{${W1},account="bulk00025"}`, '1x60'],
+      ];
+      expectAlerts(series, 45, 'HiresyncCredentialsRefused', [
+        { account: 'bulk00025', severity: 'warning' },
+      ]);
+      expectAlerts(series, 45, 'HiresyncRunFailing', []);
+    });
+
+    it("stays quiet about the rate limit when every account's waits add up in one series past 100%", () => {
+      expectAlerts(
+        [
+          ...aggregates,
+          [`hiresync_rate_limit_wait_seconds_total{${W1},resource="jobs"}`, '0+600x100'],
+        ],
+        95,
+        'HiresyncRateLimitedMostOfTheTime',
+        [],
+      );
+    });
+  });
 });
