@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,16 +8,19 @@ import { freePort } from './free-port.js';
 
 const run = promisify(execFile);
 
-/** One master of a {@link PrivateRedisCluster}: its client port and its cluster bus port. */
+/** One master of a {@link PrivateRedisCluster}: its client port and its process. */
 interface ClusterNode {
   port: number;
-  busPort: number;
-  dir: string;
   process: ChildProcess;
 }
 
-async function redisCli(port: number, ...args: string[]): Promise<string> {
-  const { stdout } = await run('redis-cli', ['-p', String(port), ...args]);
+/** The arguments that give redis-cli a node's password, when it has one. */
+function auth(password: string | undefined): string[] {
+  return password === undefined ? [] : ['-a', password, '--no-auth-warning'];
+}
+
+async function redisCli(port: number, password: string | undefined, ...args: string[]) {
+  const { stdout } = await run('redis-cli', ['-p', String(port), ...auth(password), ...args]);
   return stdout;
 }
 
@@ -33,21 +36,30 @@ async function until(check: () => Promise<boolean>, what: string, tries = 100): 
 /**
  * A Redis Cluster of the test's own: three masters on loopback ports, no
  * replicas, no persistence, the slots spread over the three by
- * `redis-cli --cluster create`. The bus ports are chosen free too (not the
- * client port + 10000, which may not exist).
+ * `redis-cli --cluster create`, every node with `password` when one is
+ * given. The bus ports are chosen free too (not the client port + 10000,
+ * which may not exist).
  */
 export class PrivateRedisCluster {
   readonly #dir = mkdtempSync(path.join(tmpdir(), 'hiresync-cluster-'));
   readonly #nodes: ClusterNode[] = [];
+
+  private constructor(readonly password: string | undefined) {}
 
   /** The client ports of the masters. */
   get ports(): number[] {
     return this.#nodes.map((node) => node.port);
   }
 
-  /** REDIS_URL naming every master: `redis+cluster://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3`. */
+  /** REDIS_URL naming every master: `redis+cluster://[:PASSWORD@]127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3`. */
   get url(): string {
-    return `redis+cluster://${this.ports.map((port) => `127.0.0.1:${port}`).join(',')}`;
+    return this.urlWith(this.password);
+  }
+
+  /** REDIS_URL naming every master, with `password` (none: without one). */
+  urlWith(password: string | undefined): string {
+    const credentials = password === undefined ? '' : `:${encodeURIComponent(password)}@`;
+    return `redis+cluster://${credentials}${this.ports.map((port) => `127.0.0.1:${port}`).join(',')}`;
   }
 
   /** Whether the redis-server and redis-cli binaries are installed. */
@@ -61,11 +73,18 @@ export class PrivateRedisCluster {
     }
   }
 
-  static async start(masters = 3): Promise<PrivateRedisCluster> {
-    const cluster = new PrivateRedisCluster();
+  static async start({
+    masters = 3,
+    password,
+  }: {
+    masters?: number;
+    password?: string;
+  } = {}): Promise<PrivateRedisCluster> {
+    const cluster = new PrivateRedisCluster(password);
     try {
       for (let i = 0; i < masters; i += 1) await cluster.#startNode();
       await run('redis-cli', [
+        ...auth(password),
         '--cluster',
         'create',
         ...cluster.ports.map((port) => `127.0.0.1:${port}`),
@@ -75,7 +94,8 @@ export class PrivateRedisCluster {
       ]);
       for (const port of cluster.ports) {
         await until(
-          async () => (await redisCli(port, 'cluster', 'info')).includes('cluster_state:ok'),
+          async () =>
+            (await redisCli(port, password, 'cluster', 'info')).includes('cluster_state:ok'),
           `node ${port} never reported cluster_state:ok`,
         );
       }
@@ -112,27 +132,17 @@ export class PrivateRedisCluster {
         'no',
         '--logfile',
         path.join(dir, 'redis.log'),
+        ...(this.password === undefined
+          ? []
+          : ['--requirepass', this.password, '--masterauth', this.password]),
       ],
       { stdio: 'ignore' },
     );
-    this.#nodes.push({ port, busPort, dir, process: child });
+    this.#nodes.push({ port, process: child });
     await until(
-      async () => (await redisCli(port, 'ping')).trim() === 'PONG',
+      async () => (await redisCli(port, this.password, 'ping')).trim() === 'PONG',
       `node ${port} did not start`,
     );
-  }
-
-  /** The server logs of every node, for a failing test to show. */
-  logs(): string {
-    return this.#nodes
-      .map((node) => {
-        try {
-          return readFileSync(path.join(node.dir, 'redis.log'), 'utf8');
-        } catch {
-          return '';
-        }
-      })
-      .join('\n');
   }
 
   /** Stops every node and deletes their files. */
