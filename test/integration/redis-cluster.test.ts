@@ -171,7 +171,7 @@ describe('hiresync on a three-master Redis Cluster (redis+cluster://)', () => {
     expect(rateKeys.length).toBeGreaterThanOrEqual(2);
   });
 
-  it('a worker upserts the schedules, runs a scheduled run, answers /healthz 200, claims a webhook event once, and status sees it alive', async () => {
+  it('a worker upserts the schedules, runs a scheduled run, answers /healthz 200 and /metrics, claims a webhook event once, and status sees it alive', async () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}/hiresync`;
     const before = await succeededRuns();
@@ -196,6 +196,10 @@ describe('hiresync on a three-master Redis Cluster (redis+cluster://)', () => {
       const health = await fetch(`http://127.0.0.1:${port}/healthz`);
       expect(health.status).toBe(200);
       expect(await health.json()).toMatchObject({ redis: 'ok', schedules: 'ok' });
+      // /metrics reads the workers' heartbeats from the Cluster.
+      const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toMatch(/^hiresync_workers_alive 1$/m);
 
       const event = deleteJob(sim.dataset, 4);
       const id = (event.payload as { job: { id: number } }).job.id;
