@@ -62,34 +62,31 @@ export class PrivateRedisCluster {
     return `redis+cluster://${credentials}${this.ports.map((port) => `127.0.0.1:${port}`).join(',')}`;
   }
 
-  /** Whether the redis-server and redis-cli binaries are installed. */
-  static async available(): Promise<boolean> {
-    try {
-      await run('redis-server', ['--version']);
-      await run('redis-cli', ['--version']);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
+  /**
+   * Starts `masters` masters (default 3), each with `replicas` replicas
+   * (default none), and waits until every node says cluster_state:ok. A node
+   * is taken for failed after 2 s (cluster-node-timeout), so that a replica
+   * takes over a stopped master within seconds.
+   */
   static async start({
     masters = 3,
+    replicas = 0,
     password,
   }: {
     masters?: number;
+    replicas?: number;
     password?: string;
   } = {}): Promise<PrivateRedisCluster> {
     const cluster = new PrivateRedisCluster(password);
     try {
-      for (let i = 0; i < masters; i += 1) await cluster.#startNode();
+      for (let i = 0; i < masters * (1 + replicas); i += 1) await cluster.#startNode();
       await run('redis-cli', [
         ...auth(password),
         '--cluster',
         'create',
         ...cluster.ports.map((port) => `127.0.0.1:${port}`),
         '--cluster-replicas',
-        '0',
+        String(replicas),
         '--cluster-yes',
       ]);
       for (const port of cluster.ports) {
@@ -124,6 +121,8 @@ export class PrivateRedisCluster {
         'yes',
         '--cluster-config-file',
         path.join(dir, 'nodes.conf'),
+        '--cluster-node-timeout',
+        '2000',
         '--dir',
         dir,
         '--save',
@@ -143,6 +142,37 @@ export class PrivateRedisCluster {
       async () => (await redisCli(port, this.password, 'ping')).trim() === 'PONG',
       `node ${port} did not start`,
     );
+  }
+
+  /** The client port of the master serving `key`'s hash slot now; undefined while none does (a failover). */
+  async masterOf(key: string): Promise<number | undefined> {
+    const port = this.ports.find((p) => this.#alive(p)) as number;
+    const slot = Number(await redisCli(port, this.password, 'cluster', 'keyslot', key));
+    const nodes = await redisCli(port, this.password, 'cluster', 'nodes');
+    for (const line of nodes.split('\n')) {
+      const [, address = '', flags = '', , , , , , ...ranges] = line.split(' ');
+      if (!flags.includes('master') || flags.includes('fail')) continue;
+      const serves = ranges.some((range) => {
+        const [from = -1, to = from] = range.split('-').map(Number);
+        return slot >= from && slot <= to;
+      });
+      if (serves) return Number(address.split('@')[0]?.split(':')[1]);
+    }
+    return undefined;
+  }
+
+  #alive(port: number): boolean {
+    const node = this.#nodes.find((n) => n.port === port);
+    return node !== undefined && node.process.exitCode === null && node.process.signalCode === null;
+  }
+
+  /** Kills the node on `port` (SIGKILL: as a crash) and waits for its exit. */
+  async kill(port: number): Promise<void> {
+    const node = this.#nodes.find((n) => n.port === port);
+    if (!node || !this.#alive(port)) return;
+    const exited = new Promise((resolve) => node.process.once('exit', resolve));
+    node.process.kill('SIGKILL');
+    await exited;
   }
 
   /** Stops every node and deletes their files. */
