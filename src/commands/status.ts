@@ -2,6 +2,7 @@ import { AccountStore } from '../accounts/account-store.js';
 import { loadStatusConfig } from '../config/load-config.js';
 import { coerceError, HiresyncError, UsageError } from '../errors.js';
 import { connectRedis } from '../redis/connect.js';
+import { redisFailureReason } from '../redis/redis-error.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
 import { redactSecrets } from '../secret.js';
 import { checkConnections } from '../status/preflight.js';
@@ -124,7 +125,9 @@ export const status = defineCommand({
       await checkConnections(db, redis, { prefix: config.redisPrefix }).catch((error: unknown) => {
         // ioredis reports a refused connection as "Connection is closed"; name the real cause.
         if (redisError && /^cannot reach Redis/.test(coerceError(error).message)) {
-          throw new HiresyncError(`cannot reach Redis (${redisError.message}): check REDIS_URL`);
+          throw new HiresyncError(
+            `cannot reach Redis (${redisFailureReason(redisError)}): check REDIS_URL`,
+          );
         }
         throw error;
       });

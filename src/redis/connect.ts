@@ -74,11 +74,23 @@ export function connectRedis(target: RedisTarget, options: ConnectOptions): Redi
 }
 
 /**
+ * The masters of a Cluster, once it is connected: a connection still
+ * connecting (a command's first) knows none yet, and a SCAN of none would
+ * find nothing and say so without error.
+ */
+async function mastersOf(cluster: Cluster): Promise<Redis[]> {
+  if (cluster.status !== 'ready') await cluster.ping();
+  const masters = cluster.nodes('master');
+  if (masters.length === 0) throw new Error('the Redis Cluster names no master to scan');
+  return masters;
+}
+
+/**
  * The keys matching `pattern` (a SCAN glob), with SCAN, never KEYS (which
  * blocks Redis): on a Cluster, on every master.
  */
 export async function* scanKeys(redis: RedisConnection, pattern: string): AsyncGenerator<string[]> {
-  const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  const servers = redis instanceof Cluster ? await mastersOf(redis) : [redis];
   for (const server of servers) {
     let cursor = '0';
     do {

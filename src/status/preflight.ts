@@ -2,6 +2,7 @@ import { Cluster } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { HiresyncError } from '../errors.js';
 import { connectRedis, databaseIndex, type RedisConnection } from '../redis/connect.js';
+import { redisFailureReason } from '../redis/redis-error.js';
 import type { RedisTarget } from '../redis/redis-target.js';
 import {
   type DatabaseIdentity,
@@ -67,12 +68,22 @@ export async function checkConnections(
       { cause: error },
     );
   }
+  // The connection's own error says why (a refused connection, a wrong
+  // password), where the ping's says only that the connection is closed.
+  let lastError: Error | undefined;
+  const onError = (error: Error) => {
+    lastError = error;
+  };
+  redis.on('error', onError);
   try {
     await within(redis.ping(), timeoutMs, 'Redis');
   } catch (error) {
-    throw new HiresyncError(`cannot reach Redis (${reason(error)}): check REDIS_URL`, {
-      cause: error,
-    });
+    throw new HiresyncError(
+      `cannot reach Redis (${redisFailureReason(lastError ?? error)}): check REDIS_URL`,
+      { cause: error },
+    );
+  } finally {
+    redis.off('error', onError);
   }
   await checkRedisDatabase(redis, timeoutMs);
   if (options.prefix !== undefined) {
@@ -160,7 +171,7 @@ export async function confirmRedisDatabase(target: RedisTarget, timeoutMs = 5000
     } catch (error) {
       // ioredis reports a refused connection as "Connection is closed"; name the real cause.
       throw new HiresyncError(
-        `cannot reach Redis (${reason(lastError ?? error)}): check REDIS_URL`,
+        `cannot reach Redis (${redisFailureReason(lastError ?? error)}): check REDIS_URL`,
         { cause: error },
       );
     }

@@ -1,8 +1,8 @@
 import { HiresyncError } from '../../errors.js';
 import { connectRedis, type RedisConnection } from '../../redis/connect.js';
+import { redisFailureReason } from '../../redis/redis-error.js';
 import type { RedisTarget } from '../../redis/redis-target.js';
 import { checkRedisDatabase } from '../../status/preflight.js';
-import { connectionReason } from './connections.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
 
@@ -23,7 +23,7 @@ export async function openRedis(target: RedisTarget): Promise<RedisConnection> {
     redis.disconnect();
     // ioredis reports a refused connection as "Connection is closed"; name the real cause.
     throw new HiresyncError(
-      `cannot reach Redis (${connectionReason(lastError ?? error)}): check REDIS_URL`,
+      `cannot reach Redis (${redisFailureReason(lastError ?? error)}): check REDIS_URL`,
       {
         cause: error,
       },
