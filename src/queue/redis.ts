@@ -1,6 +1,7 @@
 import type { Logger } from '../logger.js';
 import { connectRedis, deleteMatching, type RedisConnection } from '../redis/connect.js';
 import type { RedisTarget } from '../redis/redis-target.js';
+import { clearConnectionError, noteConnectionError } from '../redis/tls-failure.js';
 
 /**
  * How many reconnection attempts a command of the application's connection
@@ -19,11 +20,19 @@ function connect(
   const redis = connectRedis(target, { maxRetriesPerRequest, name });
   let warned = false;
   redis.on('error', (error: Error) => {
-    if (!warned)
-      logger.warn({ err: error, connection: name }, 'redis connection error, reconnecting');
+    // A certificate that stopped verifying: said as the setting to fix.
+    const tls = noteConnectionError(redis, error, target);
+    if (!warned) {
+      if (tls === undefined) {
+        logger.warn({ err: error, connection: name }, 'redis connection error, reconnecting');
+      } else {
+        logger.error({ connection: name }, `redis connection error, reconnecting: ${tls}`);
+      }
+    }
     warned = true;
   });
   redis.on('ready', () => {
+    clearConnectionError(redis);
     if (warned) logger.info({ connection: name }, 'redis connection restored');
     warned = false;
   });
