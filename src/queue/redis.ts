@@ -19,15 +19,17 @@ function connect(
 ): RedisConnection {
   const redis = connectRedis(target, { maxRetriesPerRequest, name });
   let warned = false;
+  // The TLS failure logged in this outage: a certificate that stopped
+  // verifying is said as the setting to fix, once, even when the outage began
+  // otherwise (the server restarting with its new certificate refuses first).
+  let tlsLogged: string | undefined;
   redis.on('error', (error: Error) => {
-    // A certificate that stopped verifying: said as the setting to fix.
     const tls = noteConnectionError(redis, error, target);
-    if (!warned) {
-      if (tls === undefined) {
-        logger.warn({ err: error, connection: name }, 'redis connection error, reconnecting');
-      } else {
-        logger.error({ connection: name }, `redis connection error, reconnecting: ${tls}`);
-      }
+    if (tls !== undefined && tls !== tlsLogged) {
+      logger.error({ connection: name }, `redis connection error, reconnecting: ${tls}`);
+      tlsLogged = tls;
+    } else if (!warned && tls === undefined) {
+      logger.warn({ err: error, connection: name }, 'redis connection error, reconnecting');
     }
     warned = true;
   });
@@ -35,6 +37,7 @@ function connect(
     clearConnectionError(redis);
     if (warned) logger.info({ connection: name }, 'redis connection restored');
     warned = false;
+    tlsLogged = undefined;
   });
   return redis;
 }

@@ -4,7 +4,7 @@
 // server without it (and the reverse), is an error naming the setting, never
 // a fallback to plain text: `sync` and `accounts test` exit 2 at their
 // preflight, the worker answers /healthz 503 with the reason and logs it once.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -160,5 +160,65 @@ describe('Redis over TLS (rediss:// and REDIS_CA_FILE)', () => {
     worker.child.kill('SIGTERM');
     expect(await worker.exit).toBe(0);
     expect(plainTextSince(mark)).toBe(false);
+  });
+
+  it("says on /healthz and once in the log that REDIS_CA_FILE no longer verifies the server's certificate when it is replaced under a running worker", async () => {
+    const h = await harness();
+    // A server of its own: its certificate is replaced by one of another CA mid-test.
+    const own = mkdtempSync(path.join(dir, 'replaced-'));
+    const cert = issueCert(ca, { ips: ['127.0.0.1'] }, 'own');
+    const served = {
+      certFile: path.join(own, 'server.crt'),
+      keyFile: path.join(own, 'server.key'),
+      caFile: path.join(own, 'ca.crt'),
+    };
+    const serve = (from: TestCa, issued: { certFile: string; keyFile: string }) => {
+      copyFileSync(issued.certFile, served.certFile);
+      copyFileSync(issued.keyFile, served.keyFile);
+      copyFileSync(from.certFile, served.caFile);
+    };
+    serve(ca, cert);
+    const redis = await PrivateRedis.start({ tls: served });
+    try {
+      const worker = cli(['worker'], {
+        ...h.env,
+        REDIS_URL: redis.url,
+        REDIS_CA_FILE: ca.certFile,
+        HIRESYNC_HTTP_PORT: '0',
+        LOG_LEVEL: 'info',
+      });
+      const port = await waitFor(
+        async () =>
+          /"msg":"worker started"/.test(worker.stdout()) &&
+          /"port":(\d+)/.exec(worker.stdout())?.[1],
+      );
+      const healthz = async () => {
+        const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+        return { status: response.status, body: (await response.json()) as { redis: string } };
+      };
+      expect((await healthz()).body.redis).toBe('ok');
+
+      serve(otherCa, issueCert(otherCa, { ips: ['127.0.0.1'] }, 'own'));
+      await redis.restart(0);
+      const unhealthy = await waitFor(async () => {
+        const now = await healthz();
+        return now.body.redis.startsWith('REDIS_CA_FILE') && now;
+      });
+      expect(unhealthy.status).toBe(503);
+      expect(unhealthy.body.redis).toContain(
+        'REDIS_CA_FILE: names a CA that did not sign the certificate',
+      );
+      const logged = worker
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('redis connection error, reconnecting: REDIS_CA_FILE'));
+      // Once per connection that lost Redis, not at each reconnection attempt.
+      expect(logged.length).toBeGreaterThan(0);
+      expect(new Set(logged.map((line) => /"connection":"([^"]+)"/.exec(line)?.[1])).size).toBe(
+        logged.length,
+      );
+    } finally {
+      await redis.close();
+    }
   });
 });
