@@ -1,7 +1,8 @@
 import { AccountStore } from '../accounts/account-store.js';
 import { loadStatusConfig } from '../config/load-config.js';
-import { coerceError, HiresyncError, UsageError } from '../errors.js';
+import { ConfigError, coerceError, HiresyncError, UsageError } from '../errors.js';
 import { connectRedis } from '../redis/connect.js';
+import { redisConnectionError, redisTlsProblem } from '../redis/tls-failure.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
 import { redactSecrets } from '../secret.js';
 import { checkConnections } from '../status/preflight.js';
@@ -124,6 +125,10 @@ export const status = defineCommand({
       await checkConnections(db, redis, { prefix: config.redisPrefix }).catch((error: unknown) => {
         // ioredis reports a refused connection as "Connection is closed"; name the real cause.
         if (redisError && /^cannot reach Redis/.test(coerceError(error).message)) {
+          // TLS: the setting to fix (a certificate that does not verify: exit 2).
+          if (redisTlsProblem(redisError, config.redis)) {
+            throw redisConnectionError(redisError, config.redis);
+          }
           throw new HiresyncError(`cannot reach Redis (${redisError.message}): check REDIS_URL`);
         }
         throw error;
@@ -182,7 +187,8 @@ export const status = defineCommand({
       return values.check && !report.check.passed ? EXIT.failed : EXIT.ok;
     } catch (error) {
       stderr.write(`hiresync status: ${redactSecrets(coerceError(error).message)}\n`);
-      return EXIT.failed;
+      // A Redis TLS that does not verify is configuration, as for every command: exit 2.
+      return error instanceof ConfigError ? EXIT.usage : EXIT.failed;
     } finally {
       await db.destroy();
       redis.disconnect();

@@ -73,7 +73,7 @@ describe('Redis over TLS (rediss:// and REDIS_CA_FILE)', () => {
     expect(plainTextSince(mark)).toBe(false);
   });
 
-  it('exits 2 naming REDIS_CA_FILE when it names a CA that did not sign the certificate, storing nothing', async () => {
+  it('exits 2 naming REDIS_CA_FILE when it names a CA that did not sign the certificate (sync, accounts test, status), storing nothing', async () => {
     const h = await harness({ simulator: { dataset: { counts: { jobs: 50 } } } });
     const mark = tlsRedis.log().length;
     const env = { ...h.env, REDIS_URL: tlsRedis.url, REDIS_CA_FILE: otherCa.certFile };
@@ -88,6 +88,10 @@ describe('Redis over TLS (rediss:// and REDIS_CA_FILE)', () => {
     const test = await runCli(['accounts', 'test', 'default'], env);
     expect(test.code).toBe(2);
     expect(test.stderr).toContain('REDIS_CA_FILE: names a CA that did not sign');
+
+    const status = await runCli(['status'], env);
+    expect(status.code).toBe(2);
+    expect(status.stderr).toContain('REDIS_CA_FILE: names a CA that did not sign');
   });
 
   it("exits 2 asking for REDIS_CA_FILE when the server's private CA is not among the system's", async () => {
