@@ -1,21 +1,34 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './ports.js';
 
+/** The certificate of a TLS-only {@link PrivateRedis} (PEM files). */
+export interface PrivateRedisTls {
+  certFile: string;
+  keyFile: string;
+  /** The CA that signed `certFile`: what redis-cli trusts to check it is up. */
+  caFile: string;
+}
+
 /**
  * A Redis server of the test's own, with AOF persistence (as BullMQ wants in
- * production), so it can be restarted without touching the shared one.
+ * production), so it can be restarted without touching the shared one. With
+ * `tls`, it listens in TLS only (no plain port: `--port 0`), at a `rediss://`
+ * URL, clients unauthenticated by certificate.
  */
 export class PrivateRedis {
   readonly url: string;
   #process: ChildProcess | undefined;
   readonly #dir = mkdtempSync(path.join(tmpdir(), 'hiresync-redis-'));
 
-  private constructor(readonly port: number) {
-    this.url = `redis://127.0.0.1:${port}`;
+  private constructor(
+    readonly port: number,
+    readonly tls?: PrivateRedisTls,
+  ) {
+    this.url = `${tls ? 'rediss' : 'redis'}://127.0.0.1:${port}`;
   }
 
   static available(): boolean {
@@ -27,18 +40,46 @@ export class PrivateRedis {
     }
   }
 
-  static async start(): Promise<PrivateRedis> {
-    const redis = new PrivateRedis(await freePort());
+  static async start({ tls }: { tls?: PrivateRedisTls } = {}): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freePort(), tls);
     await redis.startProcess();
     return redis;
+  }
+
+  /** The port arguments of redis-server and redis-cli. */
+  #portArgs(server: boolean): string[] {
+    const { tls } = this;
+    if (!tls) return server ? ['--port', String(this.port)] : ['-p', String(this.port)];
+    return server
+      ? [
+          '--port',
+          '0',
+          '--tls-port',
+          String(this.port),
+          '--tls-cert-file',
+          tls.certFile,
+          '--tls-key-file',
+          tls.keyFile,
+          '--tls-ca-cert-file',
+          tls.caFile,
+          '--tls-auth-clients',
+          'no',
+        ]
+      : ['-p', String(this.port), '--tls', '--cacert', tls.caFile];
+  }
+
+  /** The server's log: where it says, for one, a client that did not speak TLS to its TLS port. */
+  log(): string {
+    return readFileSync(path.join(this.#dir, 'redis.log'), 'utf8');
   }
 
   async startProcess(): Promise<void> {
     this.#process = spawn(
       'redis-server',
       [
-        '--port',
-        String(this.port),
+        ...this.#portArgs(true),
+        '--logfile',
+        path.join(this.#dir, 'redis.log'),
         '--bind',
         '127.0.0.1',
         '--save',
@@ -54,13 +95,19 @@ export class PrivateRedis {
     );
     for (let i = 0; i < 50; i += 1) {
       try {
-        execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'ignore' });
+        execFileSync('redis-cli', [...this.#portArgs(false), 'ping'], { stdio: 'ignore' });
         return;
       } catch {
         await sleep(100);
       }
     }
-    throw new Error('private redis did not start');
+    let log = '';
+    try {
+      log = this.log().split('\n').slice(-5).join('\n');
+    } catch {
+      // No log: redis-server did not get as far as opening it.
+    }
+    throw new Error(`private redis did not start${log ? `:\n${log}` : ''}`);
   }
 
   async stop(): Promise<void> {

@@ -1,8 +1,8 @@
 import { AccountStore } from '../accounts/account-store.js';
 import { loadStatusConfig } from '../config/load-config.js';
-import { coerceError, HiresyncError, UsageError } from '../errors.js';
+import { ConfigError, coerceError, UsageError } from '../errors.js';
 import { connectRedis } from '../redis/connect.js';
-import { redisFailureReason } from '../redis/redis-error.js';
+import { redisConnectionError } from '../redis/tls-failure.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
 import { redactSecrets } from '../secret.js';
 import { checkConnections } from '../status/preflight.js';
@@ -125,9 +125,7 @@ export const status = defineCommand({
       await checkConnections(db, redis, { prefix: config.redisPrefix }).catch((error: unknown) => {
         // ioredis reports a refused connection as "Connection is closed"; name the real cause.
         if (redisError && /^cannot reach Redis/.test(coerceError(error).message)) {
-          throw new HiresyncError(
-            `cannot reach Redis (${redisFailureReason(redisError)}): check REDIS_URL`,
-          );
+          throw redisConnectionError(redisError, config.redis);
         }
         throw error;
       });
@@ -185,7 +183,8 @@ export const status = defineCommand({
       return values.check && !report.check.passed ? EXIT.failed : EXIT.ok;
     } catch (error) {
       stderr.write(`hiresync status: ${redactSecrets(coerceError(error).message)}\n`);
-      return EXIT.failed;
+      // A Redis TLS that does not verify is configuration, as for every command: exit 2.
+      return error instanceof ConfigError ? EXIT.usage : EXIT.failed;
     } finally {
       await db.destroy();
       redis.disconnect();

@@ -9,7 +9,7 @@ import { ScheduleKeeper } from '../queue/schedule-keeper.js';
 import { closeServices, type Service, type Stop, startServices } from '../queue/services.js';
 import type { ScheduleTarget } from '../queue/upsert-schedules.js';
 import { RESOURCE_NAMES } from '../resources/index.js';
-import { checkConnections, confirmRedisDatabase } from '../status/preflight.js';
+import { checkConnections } from '../status/preflight.js';
 import {
   foreignCreatorWarnings,
   refuseForeignCreatorsOfControl,
@@ -17,6 +17,7 @@ import {
 import { registryOf, resolveAccounts } from './account-options.js';
 import { defineCommand, EXIT, type Output } from './command.js';
 import type { OptionTable } from './options.js';
+import { confirmRedisOrWait } from './worker-redis-wait.js';
 import { type WorkerState, workerServices } from './worker-services.js';
 
 /** `hiresync worker` takes no option but `--help`. */
@@ -145,13 +146,20 @@ export const worker = defineCommand({
     nothing it could ever sync: no environment credentials and no HIRESYNC_SECRET_KEY
     (before connecting), or no account registered and no partner app (a partner app's
     worker waits for its customers to connect). Exit 1 when a listener cannot listen
-    (a port in use or privileged, an address not of this machine), naming the setting.`,
+    (a port in use or privileged, an address not of this machine), naming the setting.
+    When Redis's TLS does not verify (REDIS_CA_FILE, or REDIS_URL's scheme), it does
+    not start, nor fall back to plain text: it logs why, answers /healthz 503 with the
+    reason, and tries again every 10 s.`,
   options,
   async execute(_values, { env, stdout, signals }) {
     const config = withResolvedPolicy(loadConfig(env, RESOURCE_NAMES));
     const logger = workerLogger(config, stdout);
-    // Before any connection of the app: nothing may be written to a database REDIS_URL does not name.
-    await confirmRedisDatabase(config.redis);
+    // Before any connection of the app: nothing may be written to a database
+    // REDIS_URL does not name. A TLS that does not verify: not ready, until it does.
+    if (!(await confirmRedisOrWait(config, logger, signals))) {
+      logger.info('worker stopped before it started: Redis TLS never verified');
+      return EXIT.ok;
+    }
     const app = createApp(config, logger, { registry: registryOf(config) });
     // Redis gone, BullMQ's close and a run's checkpoint would wait for good:
     // what has not closed by then is left (the runs resume from their checkpoints).

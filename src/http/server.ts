@@ -5,6 +5,7 @@ import type { ListenAddress } from '../config/types.js';
 import { type ConsoleOptions, isConsolePath, serveConsole } from '../console/serve-console.js';
 import { HiresyncError } from '../errors.js';
 import type { RedisConnection } from '../redis/connect.js';
+import { tlsFailureOf } from '../redis/tls-failure.js';
 import type { Metrics } from '../status/metrics.js';
 import { pingDatabase } from '../warehouse/reports/status-reads.js';
 import type { Database } from '../warehouse/tables.js';
@@ -159,10 +160,12 @@ function close(server: Server | undefined): Promise<void> {
 export async function startHttpServer(options: HttpServerOptions): Promise<HttpServers> {
   const split = options.publicListener !== undefined;
   const healthz = async (res: ServerResponse) => {
-    const [postgres, redis] = await Promise.all([
+    const [postgres, pinged] = await Promise.all([
       probe(() => pingDatabase(options.db)),
       probe(() => options.redis.ping()),
     ]);
+    // A certificate that stopped verifying: the setting to fix, not "Connection is closed".
+    const redis = pinged === 'ok' ? pinged : (tlsFailureOf(options.redis) ?? pinged);
     const schedules = redis === 'ok' && options.schedules ? await options.schedules() : undefined;
     const ok =
       postgres === 'ok' &&
@@ -227,4 +230,25 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       await Promise.all([close(server), close(publicServer)]);
     },
   };
+}
+
+/**
+ * The listener of HIRESYNC_HTTP_PORT while the worker cannot start (its Redis
+ * TLS does not verify): every path, /healthz first, answers 503 with
+ * `{status: 'unhealthy', redis: <why>}`, so a readiness probe fails saying
+ * why. Closed before the worker's own listeners start.
+ */
+export async function startNotReadyServer(
+  address: ListenAddress,
+  redis: () => string,
+): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = await listen(
+    async (_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ status: 'unhealthy', redis: redis() }));
+    },
+    address,
+    HTTP_LISTENER,
+  );
+  return { port: (server.address() as AddressInfo).port, close: () => close(server) };
 }

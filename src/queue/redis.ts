@@ -1,6 +1,7 @@
 import type { Logger } from '../logger.js';
 import { connectRedis, deleteMatching, type RedisConnection } from '../redis/connect.js';
 import type { RedisTarget } from '../redis/redis-target.js';
+import { clearConnectionError, noteConnectionError } from '../redis/tls-failure.js';
 
 /**
  * How many reconnection attempts a command of the application's connection
@@ -18,14 +19,25 @@ function connect(
 ): RedisConnection {
   const redis = connectRedis(target, { maxRetriesPerRequest, name });
   let warned = false;
+  // The TLS failure logged in this outage: a certificate that stopped
+  // verifying is said as the setting to fix, once, even when the outage began
+  // otherwise (the server restarting with its new certificate refuses first).
+  let tlsLogged: string | undefined;
   redis.on('error', (error: Error) => {
-    if (!warned)
+    const tls = noteConnectionError(redis, error, target);
+    if (tls !== undefined && tls !== tlsLogged) {
+      logger.error({ connection: name }, `redis connection error, reconnecting: ${tls}`);
+      tlsLogged = tls;
+    } else if (!warned && tls === undefined) {
       logger.warn({ err: error, connection: name }, 'redis connection error, reconnecting');
+    }
     warned = true;
   });
   redis.on('ready', () => {
+    clearConnectionError(redis);
     if (warned) logger.info({ connection: name }, 'redis connection restored');
     warned = false;
+    tlsLogged = undefined;
   });
   return redis;
 }

@@ -4,6 +4,7 @@ import { HiresyncError } from '../errors.js';
 import { connectRedis, databaseIndex, type RedisConnection } from '../redis/connect.js';
 import { redisFailureReason } from '../redis/redis-error.js';
 import type { RedisTarget } from '../redis/redis-target.js';
+import { redisConnectionError } from '../redis/tls-failure.js';
 import {
   type DatabaseIdentity,
   databaseIdentity,
@@ -18,7 +19,12 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
       promise,
       new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new Error(`${what} did not answer within ${ms / 1000} s`)),
+          () =>
+            reject(
+              Object.assign(new Error(`${what} did not answer within ${ms / 1000} s`), {
+                code: 'ETIMEDOUT',
+              }),
+            ),
           ms,
         );
       }),
@@ -170,10 +176,7 @@ export async function confirmRedisDatabase(target: RedisTarget, timeoutMs = 5000
       await within(redis.ping(), timeoutMs, 'Redis');
     } catch (error) {
       // ioredis reports a refused connection as "Connection is closed"; name the real cause.
-      throw new HiresyncError(
-        `cannot reach Redis (${redisFailureReason(lastError ?? error)}): check REDIS_URL`,
-        { cause: error },
-      );
+      throw redisConnectionError(lastError ?? error, target);
     }
     await checkRedisDatabase(redis, timeoutMs);
   } finally {

@@ -1,7 +1,6 @@
-import { HiresyncError } from '../../errors.js';
 import { connectRedis, type RedisConnection } from '../../redis/connect.js';
-import { redisFailureReason } from '../../redis/redis-error.js';
 import type { RedisTarget } from '../../redis/redis-target.js';
+import { redisConnectionError } from '../../redis/tls-failure.js';
 import { checkRedisDatabase } from '../../status/preflight.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
@@ -22,12 +21,7 @@ export async function openRedis(target: RedisTarget): Promise<RedisConnection> {
   } catch (error) {
     redis.disconnect();
     // ioredis reports a refused connection as "Connection is closed"; name the real cause.
-    throw new HiresyncError(
-      `cannot reach Redis (${redisFailureReason(lastError ?? error)}): check REDIS_URL`,
-      {
-        cause: error,
-      },
-    );
+    throw redisConnectionError(lastError ?? error, target);
   }
   try {
     // Refused database index: ioredis would go on in database 0.
