@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { inject } from 'vitest';
-import { deletePrefix } from '../../src/queue/redis.js';
+import { closeRedis, deletePrefix } from '../../src/queue/redis.js';
+import { connectRedis } from '../../src/redis/connect.js';
+import { parseRedisUrl } from '../../src/redis/redis-target.js';
 
 /** A Redis key prefix of the test's own (HIRESYNC_REDIS_PREFIX): no other test sees its keys. */
 export function newRedisPrefix(): string {
@@ -41,11 +42,13 @@ export async function clearRedisPrefix(env: {
   HIRESYNC_REDIS_PREFIX?: string | undefined;
 }): Promise<void> {
   if (!env.HIRESYNC_REDIS_PREFIX) throw new Error('no HIRESYNC_REDIS_PREFIX to clear');
-  const redis = new Redis(env.REDIS_URL ?? inject('redisUrl'));
+  // Any form of REDIS_URL (one server, Sentinels, a Cluster), as hiresync connects to it.
+  const target = parseRedisUrl(env.REDIS_URL ?? inject('redisUrl'));
+  const redis = connectRedis(target, { maxRetriesPerRequest: 3 });
   try {
     await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX);
   } finally {
-    redis.disconnect();
+    await closeRedis(redis);
   }
 }
 
