@@ -39,13 +39,15 @@ class Node {
   constructor(
     readonly port: number,
     readonly args: () => string[],
+    /** redis-cli's arguments to authenticate (`-a PASSWORD`), when the server wants a password. */
+    readonly auth: string[] = [],
   ) {}
 
   async start(): Promise<void> {
     this.#process = spawn('redis-server', this.args(), { stdio: 'ignore' });
     await until(
       `redis-server on ${this.port} did not start`,
-      () => cli(this.port, 'ping') === 'PONG',
+      () => cli(this.port, ...this.auth, 'ping') === 'PONG',
     );
   }
 
@@ -72,7 +74,9 @@ export class PrivateSentinel {
   /** How many failovers {@link failover} has seen through. */
   failovers = 0;
 
-  private constructor(dataPorts: number[], sentinelPorts: number[]) {
+  private constructor(dataPorts: number[], sentinelPorts: number[], sentinelPassword?: string) {
+    const auth =
+      sentinelPassword === undefined ? [] : ['-a', sentinelPassword, '--no-auth-warning'];
     const [first] = dataPorts as [number];
     this.#data = dataPorts.map((port, i) => {
       const dir = path.join(this.#dir, `data-${port}`);
@@ -97,11 +101,15 @@ export class PrivateSentinel {
           `sentinel down-after-milliseconds ${MASTER} ${DOWN_AFTER_MS}`,
           `sentinel failover-timeout ${MASTER} 5000`,
           `sentinel parallel-syncs ${MASTER} 1`,
+          // The Sentinels' own password (REDIS_SENTINEL_PASSWORD), asked of each other too.
+          ...(sentinelPassword === undefined
+            ? []
+            : [`requirepass ${sentinelPassword}`, `sentinel sentinel-pass ${sentinelPassword}`]),
           '',
         ].join('\n'),
       );
       // A Sentinel rewrites its configuration file: it must be its own, writable.
-      return new Node(port, () => [conf, '--sentinel']);
+      return new Node(port, () => [conf, '--sentinel'], auth);
     });
   }
 
@@ -116,20 +124,28 @@ export class PrivateSentinel {
     return `redis+sentinel://${hosts}/${MASTER}`;
   }
 
-  /** Starts the master, the replica (in sync) and the Sentinels (each knowing the others and the replica). */
-  static async start(): Promise<PrivateSentinel> {
+  /**
+   * Starts the master, the replica (in sync) and the Sentinels (each knowing
+   * the others and the replica), the Sentinels asking `sentinelPassword`
+   * when given.
+   */
+  static async start({
+    sentinelPassword,
+  }: {
+    sentinelPassword?: string;
+  } = {}): Promise<PrivateSentinel> {
     const ports: number[] = [];
     while (ports.length < 5) {
       const port = await freePort();
       if (!ports.includes(port)) ports.push(port);
     }
-    const setup = new PrivateSentinel(ports.slice(0, 2), ports.slice(2));
+    const setup = new PrivateSentinel(ports.slice(0, 2), ports.slice(2), sentinelPassword);
     for (const node of setup.#data) await node.start();
     await until('the replica did not sync', () => setup.#replicaInSync());
     for (const sentinel of setup.#sentinels) await sentinel.start();
     await until('the Sentinels did not find each other and the replica', () =>
       setup.#sentinels.every((s) => {
-        const master = cli(s.port, 'sentinel', 'master', MASTER) ?? '';
+        const master = cli(s.port, ...s.auth, 'sentinel', 'master', MASTER) ?? '';
         return /num-slaves\n1\n/.test(master) && /num-other-sentinels\n2\n/.test(master);
       }),
     );
@@ -139,7 +155,7 @@ export class PrivateSentinel {
   /** The port of the master every Sentinel names, undefined while they disagree. */
   masterPort(): number | undefined {
     const named = this.#sentinels.map(
-      (s) => cli(s.port, 'sentinel', 'get-master-addr-by-name', MASTER)?.split('\n')[1],
+      (s) => cli(s.port, ...s.auth, 'sentinel', 'get-master-addr-by-name', MASTER)?.split('\n')[1],
     );
     return named.every((port) => port !== undefined && port === named[0])
       ? Number(named[0])

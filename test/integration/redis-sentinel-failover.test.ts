@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { PrivateSentinel } from '../../bench/private-sentinel.js';
 import { presentUnlessCi, REDIS_SERVER } from '../../bench/required-binaries.js';
+import { connectRedis } from '../../src/redis/connect.js';
+import { parseRedisUrl } from '../../src/redis/redis-target.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 import type { CliProcess } from '../support/run-cli.js';
 
@@ -93,5 +95,32 @@ describe('Redis Sentinel', () => {
       );
     },
     180_000,
+  );
+
+  it.runIf(privateRedis)(
+    'syncs through Sentinels that ask REDIS_SENTINEL_PASSWORD, which refuse a connection without it',
+    async () => {
+      const sentinel = await PrivateSentinel.start({ sentinelPassword: 'sentinel-secret' });
+      defer(() => sentinel.close());
+      const h = await harness({
+        simulator: { dataset: { counts: { jobs: 120 } } },
+        env: {
+          REDIS_URL: sentinel.url,
+          REDIS_SENTINEL_PASSWORD: 'sentinel-secret',
+          HIRESYNC_PER_PAGE: '50',
+        },
+      });
+      const [outcome] = await h.sync(['jobs'], 'full');
+      expect(outcome).toMatchObject({ ok: true, summary: { records: 120, pages: 3 } });
+      expect(await h.liveIds('jobs')).toEqual(h.expectedIds('jobs'));
+      const without = connectRedis(parseRedisUrl(sentinel.url), {
+        maxRetriesPerRequest: 0,
+        failFastMs: 2000,
+      });
+      without.on('error', () => {});
+      await expect(without.ping()).rejects.toThrow();
+      without.disconnect();
+    },
+    120_000,
   );
 });
