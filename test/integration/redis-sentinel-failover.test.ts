@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PrivateSentinel } from '../../bench/private-sentinel.js';
 import { presentUnlessCi, REDIS_SERVER } from '../../bench/required-binaries.js';
 import { connectRedis } from '../../src/redis/connect.js';
@@ -32,6 +32,9 @@ describe('Redis Sentinel', () => {
         },
       });
       const oldMaster = sentinel.masterPort();
+      // Connection errors during the failover are the log's to tell, never raw stacks on stderr.
+      const printed = vi.spyOn(console, 'error').mockImplementation(() => {});
+      defer(() => printed.mockRestore());
       let contender: CliProcess | undefined;
       let failover: Promise<number> | undefined;
       let killedAt = 0;
@@ -57,6 +60,7 @@ describe('Redis Sentinel', () => {
       expect(newMaster).not.toBe(oldMaster);
       expect(outcome).toMatchObject({ ok: true, summary: { records: RECORDS, pages: PAGES } });
       expect(await contender?.exit).toBe(0);
+      expect(printed).not.toHaveBeenCalled();
 
       // Every record stored once: the ids are the simulator's, one row each.
       const ids = await h.liveIds('jobs');
