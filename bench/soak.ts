@@ -26,6 +26,12 @@
  *
  *   npm run soak                       # 180 s
  *   npm run soak -- --seconds 45       # the short form CI runs
+ *   npm run soak -- --redis sentinel   # through Sentinels: a master, a replica, three Sentinels
+ *
+ * With `--redis sentinel` every process reaches Redis through
+ * `redis+sentinel://` and the Redis restart becomes a SIGKILL of the master
+ * and a Sentinel failover to the replica (the killed server then rejoins as
+ * a replica, so the next fault can fail over again).
  *
  * Prints cycles, faults by kind and mismatches; exits 1 on any mismatch.
  */
@@ -34,7 +40,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import { DEFAULT_ACCOUNT, schemaOf } from '../src/account-name.js';
 import { AccountStore } from '../src/accounts/account-store.js';
@@ -42,6 +47,8 @@ import { loadConfig, type ResourceName } from '../src/config/load-config.js';
 import { deletePrefix } from '../src/queue/redis.js';
 import { createSyncQueue, enqueueRun } from '../src/queue/sync-job.js';
 import type { ScheduleTarget } from '../src/queue/upsert-schedules.js';
+import { connectRedis } from '../src/redis/connect.js';
+import { parseRedisUrl } from '../src/redis/redis-target.js';
 import { RESOURCE_NAMES, validateRecord } from '../src/resources/index.js';
 import { Secret } from '../src/secret.js';
 import { ApiSimulator } from '../src/simulator/api-simulator.js';
@@ -53,6 +60,7 @@ import { PARTNER_CLIENT_ID, PARTNER_CLIENT_SECRET } from '../src/simulator/simul
 import { createDatabase } from '../src/warehouse/database.js';
 import { migrateAll } from '../src/warehouse/setup/migrate-all.js';
 import type { Database } from '../src/warehouse/tables.js';
+import { PrivateSentinel } from './private-sentinel.js';
 import { PrivatePostgres, PrivateRedis } from './private-servers.js';
 import { POSTGRES_SERVER, presentUnlessCi, REDIS_SERVER } from './required-binaries.js';
 import { freshDatabase, REDIS_URL } from './support.js';
@@ -65,6 +73,7 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     accounts: { type: 'string' },
     'partner-accounts': { type: 'string' },
+    redis: { type: 'string' },
   },
 });
 const seconds = Number(values.seconds ?? 180);
@@ -90,15 +99,21 @@ const count = (kind: string) => {
 // Postgres and Redis of the soak's own when the machine has the binaries, so
 // they can be restarted; else the shared ones, without restarts (under CI a
 // missing binary is an error instead: the soak must restart both).
-const redis = presentUnlessCi(PrivateRedis.available(), REDIS_SERVER)
-  ? await PrivateRedis.start()
-  : undefined;
+// With `--redis sentinel`, a Sentinel setup of its own (which needs the binaries).
+if (values.redis !== undefined && values.redis !== 'sentinel') {
+  throw new Error(`--redis ${values.redis}: the one form is --redis sentinel`);
+}
+const sentinel = values.redis === 'sentinel' ? await PrivateSentinel.start() : undefined;
+const redis =
+  !sentinel && presentUnlessCi(PrivateRedis.available(), REDIS_SERVER)
+    ? await PrivateRedis.start()
+    : undefined;
 const postgres = presentUnlessCi(PrivatePostgres.available(), POSTGRES_SERVER)
   ? await PrivatePostgres.start()
   : undefined;
 const shared = postgres ? undefined : await freshDatabase('soak');
 const databaseUrl = postgres?.url ?? (shared?.url as string);
-const redisUrl = redis?.url ?? REDIS_URL;
+const redisUrl = sentinel?.url ?? redis?.url ?? REDIS_URL;
 
 // Registered accounts: acct001.. with data of their own (ids a million apart
 // from default's and from each other's), smaller than default's.
@@ -203,7 +218,7 @@ const targets: ScheduleTarget[] = everyAccount.flatMap((account) =>
   RESOURCE_NAMES.map((resource) => ({ account, resource })),
 );
 const keyOf = ({ account, resource }: ScheduleTarget) => `${account}/${resource}`;
-const queueRedis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+const queueRedis = connectRedis(parseRedisUrl(redisUrl), { maxRetriesPerRequest: null });
 queueRedis.on('error', () => {});
 const queue = createSyncQueue(queueRedis, config.redisPrefix);
 queue.on('error', () => {});
@@ -436,6 +451,9 @@ async function chaos(until: () => boolean): Promise<void> {
       count('worker SIGKILL');
       await sleep(100 + rand() * 400);
       startWorker(slot);
+    } else if (roll < 0.64 && sentinel) {
+      count('redis master SIGKILL, Sentinel failover');
+      await sentinel.failover();
     } else if (roll < 0.64 && redis) {
       count('redis restart');
       await redis.restart(200 + rand() * 300);
@@ -556,11 +574,12 @@ queueRedis.disconnect();
 await db.destroy();
 await sim.close();
 await redis?.close();
+await sentinel?.close();
 postgres?.close();
 await shared?.drop();
 
 process.stdout.write(
-  `\nsoak: ${seconds} s, seed ${seed}, ${workerCount} worker processes + 1 of a second deployment (another Redis prefix); ` +
+  `\nsoak: ${seconds} s, seed ${seed}, ${sentinel ? 'Redis through Sentinels, ' : ''}${workerCount} worker processes + 1 of a second deployment (another Redis prefix); ` +
     `accounts ${everyAccount.join(', ')} (${partnerNames.join(', ') || 'none'} through the authorization code grant, ${PARTNER_TOKEN_TTL_S} s access tokens), each compared with its own data after every cycle\n`,
 );
 process.stdout.write(`cycles run: ${cycles}\nfaults injected:\n`);

@@ -162,6 +162,10 @@ export async function runOnce(
     // Reconnection is ioredis's job; the main connections log the outage.
   });
   const events = new QueueEvents(queueName, { connection: eventsRedis, prefix });
+  // Without a listener BullMQ prints each of its connection's errors raw on
+  // stderr (console.error) all through a Redis outage or failover; the main
+  // connections log the outage once.
+  events.on('error', () => {});
   const stopPolling = new AbortController();
   // Each run waits with a listener on both: as many listeners as runs, which
   // is no leak (Node would warn past ten: four accounts' three resources).

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { inject } from 'vitest';
-import { deletePrefix } from '../../src/queue/redis.js';
+import { readRedis } from '../../src/config/redis-settings.js';
+import { closeRedis, deletePrefix } from '../../src/queue/redis.js';
+import { connectRedis } from '../../src/redis/connect.js';
 
 /** A Redis key prefix of the test's own (HIRESYNC_REDIS_PREFIX): no other test sees its keys. */
 export function newRedisPrefix(): string {
@@ -38,14 +39,21 @@ export function servicesEnv(databaseUrl: string): ServicesEnv {
 /** Deletes every Redis key under `env`'s HIRESYNC_REDIS_PREFIX (REDIS_URL default the shared Redis). */
 export async function clearRedisPrefix(env: {
   REDIS_URL?: string | undefined;
+  REDIS_SENTINEL_PASSWORD?: string | undefined;
   HIRESYNC_REDIS_PREFIX?: string | undefined;
 }): Promise<void> {
   if (!env.HIRESYNC_REDIS_PREFIX) throw new Error('no HIRESYNC_REDIS_PREFIX to clear');
-  const redis = new Redis(env.REDIS_URL ?? inject('redisUrl'));
+  // Any form of REDIS_URL (one server, Sentinels, a Cluster), as hiresync connects to it.
+  const { settings, problems } = readRedis({
+    REDIS_URL: env.REDIS_URL ?? inject('redisUrl'),
+    REDIS_SENTINEL_PASSWORD: env.REDIS_SENTINEL_PASSWORD,
+  });
+  if (!settings) throw new Error(problems.map((p) => `${p.variable} ${p.message}`).join('; '));
+  const redis = connectRedis(settings.redis, { maxRetriesPerRequest: 3 });
   try {
     await deletePrefix(redis, env.HIRESYNC_REDIS_PREFIX);
   } finally {
-    redis.disconnect();
+    await closeRedis(redis);
   }
 }
 
