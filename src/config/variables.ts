@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import type * as CronParser from 'cron-parser';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { postgresTls } from '../postgres-tls.js';
 import { registerSecret, Secret } from '../secret.js';
 import {
   apiUrl,
@@ -21,7 +22,6 @@ import {
   optionalDurationMs,
   optionalText,
 } from './fields.js';
-import { postgresTls } from './postgres-tls.js';
 import {
   extraWalks,
   isUpdatedTemplate,
@@ -57,7 +57,7 @@ const logFormat = z
 /** The variables every command reads: DATABASE_URL, LOG_LEVEL and LOG_FORMAT. */
 export const databaseFields = {
   DATABASE_URL: connectionUrl(['postgres:', 'postgresql:']).superRefine((url, ctx) => {
-    // TLS: the mode known, the files it names readable (config/postgres-tls.ts).
+    // TLS: the mode known, the files it names readable (src/postgres-tls.ts).
     try {
       postgresTls(url);
     } catch (error) {

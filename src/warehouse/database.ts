@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
-import { describeTlsFailure, type PostgresTls, postgresTls } from '../config/postgres-tls.js';
 import { ConfigError } from '../errors.js';
+import { describeTlsFailure, type PostgresTls, postgresTls } from '../postgres-tls.js';
 import type { Database } from './tables.js';
 
 const TIMESTAMPTZ_OID = 1184;
@@ -77,7 +77,7 @@ function withSearchPath(connectionString: string): { connectionString: string; o
 /**
  * A Kysely instance over a pg pool whose every connection searches
  * {@link SEARCH_PATH} only, with TLS as the URL's `sslmode`, `sslrootcert`,
- * `sslcert` and `sslkey` say (src/warehouse/postgres-tls.ts): a ConfigError
+ * `sslcert` and `sslkey` say (src/postgres-tls.ts): a ConfigError
  * at once for a file that cannot be read, and on connecting for a failure of
  * TLS. Call `destroy()` on it to close the pool.
  */

@@ -24,7 +24,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { type ConnectionOptions, createSecureContext } from 'node:tls';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from './errors.js';
 
 /** The modes of `sslmode` and what each checks, once `allow`/`prefer` are read as `require`. */
 const MODES = {

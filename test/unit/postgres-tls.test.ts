@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadDatabaseConfig } from '../../../src/config/load-config.js';
-import { describeTlsFailure, postgresTls } from '../../../src/config/postgres-tls.js';
-import { ConfigError } from '../../../src/errors.js';
-import { makeTestCa, type TestCa } from '../../support/test-certificates.js';
+import { loadDatabaseConfig } from '../../src/config/load-config.js';
+import { ConfigError } from '../../src/errors.js';
+import { describeTlsFailure, postgresTls } from '../../src/postgres-tls.js';
+import { makeTestCa, type TestCa } from '../support/test-certificates.js';
 
 const BASE = 'postgres://hiresync:s3cret-pw@db.example:5432/hiresync';
 
