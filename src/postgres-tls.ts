@@ -21,6 +21,7 @@
  * - `no-verify` (node-postgres's own): encrypted, not verified.
  * - no `sslmode`: `ssl=true` or any of the file parameters, verify-full (as
  *   node-postgres did); none, pg's default (plain text).
+ * - a Unix-domain socket: plain text whatever the mode, as libpq.
  */
 import { readFileSync } from 'node:fs';
 import { type ConnectionOptions, createSecureContext } from 'node:tls';
@@ -110,6 +111,13 @@ function readPem(parameter: string, path: string, readFile: ReadFile, marker: Re
   return text;
 }
 
+/** Does the URL name a Unix-domain socket (its host a path, in the URL or its `host` parameter)? */
+function isSocket(base: string, host: string | undefined): boolean {
+  if (host !== undefined) return host.startsWith('/');
+  const authority = /^[a-z]+:\/\/(?:[^@/]*@)?([^/:?]*)/i.exec(base)?.[1] ?? '';
+  return /^%2f/i.test(authority);
+}
+
 function modeOf(sslmode: string | undefined, ssl: string | undefined, files: boolean) {
   if (sslmode !== undefined) {
     const mode = (MODES as Record<string, (typeof MODES)[keyof typeof MODES]>)[sslmode];
@@ -161,7 +169,9 @@ export function postgresTls(url: string, readFile: ReadFile = readUtf8): Postgre
       `sslrootcert=system (the system's CA certificates) needs sslmode=verify-full: anyone may get a certificate from a public CA, only the host name tells the server apart`,
     );
   }
-  if (mode === 'disable') {
+  // A Unix-domain socket (`host=/run/postgresql`) never carries TLS: libpq
+  // ignores sslmode there, and the server would refuse the TLS request.
+  if (mode === 'disable' || isSocket(base, value('host'))) {
     return { connectionString, ssl: false, check: 'plain', unverified: undefined, ...given };
   }
   if (mode === 'verify-ca' && sslrootcert === undefined) {

@@ -111,6 +111,15 @@ describe('postgresTls: what each sslmode checks', () => {
     );
   });
 
+  it('connects to a Unix-domain socket in plain text whatever the mode, as libpq does', () => {
+    for (const url of [
+      'postgres://hiresync@%2Frun%2Fpostgresql/hiresync?sslmode=verify-full',
+      `${BASE}?host=/run/postgresql&sslmode=require`,
+    ]) {
+      expect(postgresTls(url)).toMatchObject({ ssl: false, check: 'plain', unverified: undefined });
+    }
+  });
+
   it('drops uselibpqcompat: the modes already mean what libpq says', () => {
     expect(postgresTls(`${BASE}?sslmode=require&uselibpqcompat=true`).connectionString).toBe(BASE);
   });
