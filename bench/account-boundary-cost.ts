@@ -13,10 +13,10 @@
  * on the same data, rounds interleaved (plain, barrier, plain, …), and each
  * query's median over every run of each kind is printed.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { createDatabase } from '../src/warehouse/database.js';
 import { migrateSchema } from '../src/warehouse/setup/migrate-all.js';
-import { freshDatabase } from './support.js';
+import { freshDatabase, postgresClient } from './support.js';
 
 const ROUNDS = 6;
 const RUNS = 7;
@@ -105,8 +105,8 @@ async function main(): Promise<void> {
   const rows = Number(process.argv[3] ?? 20_000);
   const database = await freshDatabase('boundary');
   const db = createDatabase(database.url);
-  const owner = new pg.Client({ connectionString: database.url });
-  const analyst = new pg.Client({ connectionString: database.url });
+  const owner = postgresClient(database.url);
+  const analyst = postgresClient(database.url);
   try {
     await migrateSchema(db, 'acme');
     await owner.connect();

@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { schemaOf } from '../src/account-name.js';
 import { AccountStore } from '../src/accounts/account-store.js';
 import { loadConfig, type ResourceName } from '../src/config/load-config.js';
@@ -37,7 +37,7 @@ import { simulatedAccounts } from '../src/simulator/simulated-accounts.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import { migrateAll, migrateSchemas } from '../src/warehouse/setup/migrate-all.js';
 import { clearPrefix, HEAP_FLAGS } from './end-to-end.js';
-import { ADMIN_URL, cpuSeconds, machineTicks, REDIS_URL } from './support.js';
+import { ADMIN_URL, cpuSeconds, machineTicks, postgresClient, REDIS_URL } from './support.js';
 
 const CHILD = fileURLToPath(new URL('./accounts-worker-child.js', import.meta.url));
 
@@ -114,7 +114,7 @@ function urlOf(database: string, applicationName?: string): string {
 }
 
 async function admin<T extends pg.QueryResultRow>(text: string, values?: unknown[]) {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
+  const client = postgresClient(ADMIN_URL);
   await client.connect();
   try {
     return await client.query<T>(text, values);
@@ -377,7 +377,7 @@ async function round(
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const queue = createSyncQueue(redis, config.redisPrefix);
   const children: ChildProcess[] = [];
-  const monitor = new pg.Client({ connectionString: ADMIN_URL });
+  const monitor = postgresClient(ADMIN_URL);
   await monitor.connect();
   const before = accounts.map((a) => ({ ...sim.statsOf(a) }));
   const peakPg = Array.from({ length: workers }, () => 0);

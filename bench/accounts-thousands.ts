@@ -87,7 +87,14 @@ import {
 } from './accounts-layout.js';
 import { clearPrefix, startSimulatorProcess } from './end-to-end.js';
 import { freePort } from './ports.js';
-import { cpuSeconds, freshDatabase, machineTicks, median, REDIS_URL } from './support.js';
+import {
+  cpuSeconds,
+  freshDatabase,
+  machineTicks,
+  median,
+  postgresClient,
+  REDIS_URL,
+} from './support.js';
 
 export const STEPS = [
   'add',
@@ -429,7 +436,7 @@ export async function accountsThousands(options: ThousandsOptions): Promise<Thou
     };
     const monitorUrl = new URL(database.url);
     monitorUrl.searchParams.set('application_name', 'bench-monitor');
-    const monitor = new pg.Client({ connectionString: monitorUrl.href });
+    const monitor = postgresClient(monitorUrl.href);
     await monitor.connect();
     cleanups.push(() => monitor.end());
     let cli = CLI;
@@ -604,7 +611,7 @@ export async function accountsThousands(options: ThousandsOptions): Promise<Thou
       const seeding = performance.now();
       await seedRows(monitor, names);
       log(`seeded rows of ${n} accounts in ${s(seconds(seeding))}`);
-      const reader = new pg.Client({ connectionString: database.url });
+      const reader = postgresClient(database.url);
       await reader.connect();
       cleanups.push(() => reader.end());
       const locksHeld = async () =>

@@ -57,7 +57,7 @@ import {
   startSimulatorProcess,
   syncEnv,
 } from './end-to-end.js';
-import { fmt, freshDatabase, median, REDIS_URL } from './support.js';
+import { fmt, freshDatabase, median, postgresClient, REDIS_URL } from './support.js';
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
@@ -186,7 +186,7 @@ async function readAll(
 
 /** A client of `url` whose reads are cut after CUT_S. */
 async function reader(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
+  const client = postgresClient(url);
   await client.connect();
   cleanups.push(() => client.end());
   await client.query(`set statement_timeout = '${CUT_S}s'`);

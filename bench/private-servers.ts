@@ -160,6 +160,16 @@ export class PrivatePostgres {
     this.url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   }
 
+  /** The cluster's data directory (postgresql.conf, pg_hba.conf): a test may write there, then {@link restart}. */
+  get dataDir(): string {
+    return path.join(this.#dir, 'data');
+  }
+
+  /** The server's log (`pg_ctl -l`). */
+  get logFile(): string {
+    return path.join(this.#dir, 'log');
+  }
+
   static available(): boolean {
     const bin = postgresBin();
     return bin !== undefined && existsSync(path.join(bin, 'initdb'));

@@ -8,7 +8,6 @@
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import pg from 'pg';
 import { accountsScale, describeAccountsScale, idealSeconds } from './accounts-scale.js';
 import { accountsThousands, busyText } from './accounts-thousands.js';
 import { childSync, clearPrefix, endToEnd, startSimulatorProcess, syncEnv } from './end-to-end.js';
@@ -18,7 +17,7 @@ import { describeWalk, rateLimitedWalk } from './rate-limited-walk.js';
 import { describeRedactionScale, redactionScale } from './redaction-scale.js';
 import { resumeCost } from './resume-cost.js';
 import { scheduleSpread } from './schedule-spread.js';
-import { ADMIN_URL, fmt, freshDatabase } from './support.js';
+import { ADMIN_URL, fmt, freshDatabase, postgresClient } from './support.js';
 import { v3PacingRows } from './v3-pacing.js';
 import { warehouseUpsert } from './warehouse-upsert.js';
 import { workerScaling } from './worker-scaling.js';
@@ -189,7 +188,7 @@ for (const r of await accountsThousands({ accounts: 100 })) {
   );
 }
 
-const client = new pg.Client({ connectionString: ADMIN_URL });
+const client = postgresClient(ADMIN_URL);
 await client.connect();
 const postgres = (await client.query<{ server_version: string }>('show server_version')).rows[0]
   ?.server_version;

@@ -48,7 +48,7 @@
  * they differ from --accounts (A's DDL makes 20 relations per account).
  */
 import { cpus } from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import {
   accountViewsText,
   ident,
@@ -58,7 +58,7 @@ import {
 import { trackingLinksFlatSelect } from '../src/warehouse/layout/derived-views.js';
 import { CROSS_ACCOUNT_QUERIES } from './accounts-layout.js';
 import { PrivatePostgres } from './private-servers.js';
-import { fmt, freshDatabase, median } from './support.js';
+import { fmt, freshDatabase, median, postgresClient } from './support.js';
 
 type Table = 'job_boards' | 'referrers' | 'sources' | 'tracking_links';
 
@@ -475,7 +475,7 @@ async function measureLayout(admin: string, layout: Layout, n: number): Promise<
     migrate: false,
     admin,
   });
-  const client = new pg.Client({ connectionString: database.url });
+  const client = postgresClient(database.url);
   await client.connect();
   try {
     const { accounts, allAccounts } = layout.ddl(n);
@@ -500,7 +500,7 @@ async function measureLayout(admin: string, layout: Layout, n: number): Promise<
     await client.end();
 
     // A fresh session for the reads, as an analyst's.
-    const reader = new pg.Client({ connectionString: database.url });
+    const reader = postgresClient(database.url);
     await reader.connect();
     try {
       await reader.query('begin');
@@ -630,7 +630,7 @@ export async function storageAlternatives(
   process.once('SIGTERM', stop);
   const admin = options.url ?? (server as PrivatePostgres).url;
   try {
-    const client = new pg.Client({ connectionString: admin });
+    const client = postgresClient(admin);
     await client.connect();
     const { rows } = await client.query<{ name: string; setting: string }>(
       `select name, setting from pg_settings

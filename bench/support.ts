@@ -1,12 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { postgresTls } from '../src/postgres-tls.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import { migrateAll } from '../src/warehouse/setup/migrate-all.js';
 
 /** The Postgres server benchmarks use: DATABASE_URL, else the local one. */
 export const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A client of `url` with TLS as its `sslmode`, `sslrootcert`, `sslcert` and `sslkey` say (src/postgres-tls.ts), as hiresync's own. */
+export function postgresClient(url: string): pg.Client {
+  const tls = postgresTls(url);
+  return new pg.Client({
+    connectionString: tls.connectionString,
+    ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
+  });
+}
 
 /**
  * Creates a fresh database for one benchmark on the server of `admin`
@@ -18,7 +28,7 @@ export async function freshDatabase(
   { migrate = true, admin = ADMIN_URL }: { migrate?: boolean; admin?: string } = {},
 ): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `hiresync_bench_${label}_${randomUUID().slice(0, 8)}`;
-  const creator = new pg.Client({ connectionString: admin });
+  const creator = postgresClient(admin);
   await creator.connect();
   await creator.query(`create database ${name}`);
   await creator.end();
@@ -32,7 +42,7 @@ export async function freshDatabase(
   return {
     url: url.href,
     drop: async () => {
-      const client = new pg.Client({ connectionString: admin });
+      const client = postgresClient(admin);
       await client.connect();
       await client.query(`drop database if exists ${name} with (force)`);
       await client.end();

@@ -12,7 +12,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type Kysely, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { trackingLinks } from '../src/resources/tracking-links.js';
 import { Dataset } from '../src/simulator/dataset.js';
@@ -20,7 +20,7 @@ import { createDatabase } from '../src/warehouse/database.js';
 import { writePage } from '../src/warehouse/pages/write-page.js';
 import { createRun } from '../src/warehouse/runs/sync-runs.js';
 import type { Database } from '../src/warehouse/tables.js';
-import { fmt, freshDatabase, peakRssMb } from './support.js';
+import { fmt, freshDatabase, peakRssMb, postgresClient } from './support.js';
 
 const PAGE = 500;
 
@@ -110,7 +110,7 @@ const COPY_SQL =
 
 /** A COPY target: the same table, without the foreign keys (COPY writes link rows only). */
 async function copyTarget(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
+  const client = postgresClient(url);
   await client.connect();
   await client.query(
     'alter table hiresync.data_tracking_links drop constraint if exists data_tracking_links_job_board_id_fkey, drop constraint if exists data_tracking_links_credited_to_id_fkey, drop constraint if exists data_tracking_links_source_id_fkey',

@@ -182,7 +182,10 @@ function openConnections(config: Config, logger: Logger, options: AppOptions, co
   // which its statements go through; the rest (account lookups, list tables
   // made on demand, a failed run's record, metrics) take others, with room
   // to spare. Accounts share this pool: connections never grow with their number.
-  const db = createDatabase(config.databaseUrl, { max: 2 * concurrency + 2 });
+  const db = createDatabase(config.databaseUrl, {
+    max: 2 * concurrency + 2,
+    onUnverified: (warning) => logger.warn(warning),
+  });
   const resourceLock = new ResourceLock(db);
   const redis = createRedis(config.redis, logger, 'hiresync');
   const queueRedis = createQueueRedis(config.redis, logger, 'hiresync-queue');

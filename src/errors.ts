@@ -20,9 +20,10 @@ export interface ConfigProblem {
 /** Bad configuration: reported all at once, exit 2, before anything connects. */
 export class ConfigError extends HiresyncError {
   readonly problems: readonly ConfigProblem[];
-  constructor(problems: readonly ConfigProblem[]) {
+  constructor(problems: readonly ConfigProblem[], options?: { cause?: unknown }) {
     super(
       `invalid configuration: ${problems.map((p) => `${p.variable}: ${p.message}`).join('; ')}`,
+      options,
     );
     this.problems = problems;
   }
@@ -270,6 +271,20 @@ export function unreachableIn(error: unknown): UnreachableError | undefined {
   const seen = new Set<unknown>();
   for (let e = error; e instanceof Error && !seen.has(e); e = e.cause) {
     if (e instanceof UnreachableError) return e;
+    seen.add(e);
+  }
+  return undefined;
+}
+
+/**
+ * The {@link ConfigError} in `error`'s chain of causes (a certificate of
+ * DATABASE_URL's server that does not verify, met on connecting): the
+ * command exits 2 with it, whatever wrapped it.
+ */
+export function configErrorIn(error: unknown): ConfigError | undefined {
+  const seen = new Set<unknown>();
+  for (let e = error; e instanceof Error && !seen.has(e); e = e.cause) {
+    if (e instanceof ConfigError) return e;
     seen.add(e);
   }
   return undefined;

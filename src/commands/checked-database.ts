@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { HiresyncError } from '../errors.js';
+import { configErrorIn, HiresyncError } from '../errors.js';
 import { createDatabase } from '../warehouse/database.js';
 import type { Database } from '../warehouse/tables.js';
 import { describeConnectionError } from './connection-error.js';
@@ -21,6 +21,8 @@ export async function openCheckedDatabase(
     return db;
   } catch (error) {
     await db.destroy();
+    const misconfigured = configErrorIn(error);
+    if (misconfigured) throw misconfigured;
     const cause = describeConnectionError(error, 'DATABASE_URL');
     throw cause ? new HiresyncError(cause, { cause: error }) : error;
   }

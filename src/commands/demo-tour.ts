@@ -8,6 +8,7 @@ import { loadConfig } from '../config/load-config.js';
 import type { Config, Env } from '../config/types.js';
 import { HiresyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { describeTlsFailure, postgresTls } from '../postgres-tls.js';
 import { deletePrefix } from '../queue/redis.js';
 import { type RunOnceOutcome, runOnce } from '../queue/run-once.js';
 import { connectRedis } from '../redis/connect.js';
@@ -205,14 +206,19 @@ export async function runDemo(options: {
 
 /** Creates `database` (dropped first) on the server of `adminUrl`; returns its URL. */
 async function createDemoDatabase(adminUrl: string, database: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: adminUrl });
+  const tls = postgresTls(adminUrl);
+  const admin = new pg.Client({
+    connectionString: tls.connectionString,
+    ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
+  });
   try {
     await admin.connect();
     await admin.query(`drop database if exists ${database} with (force)`);
     await admin.query(`create database ${database}`);
   } catch (error) {
     throw new HiresyncError(
-      `cannot create the demo database ${database} (${(error as Error).message}): set DATABASE_URL to a Postgres server where this user may create databases`,
+      describeTlsFailure(error, tls) ??
+        `cannot create the demo database ${database} (${(error as Error).message}): set DATABASE_URL to a Postgres server where this user may create databases`,
       { cause: error },
     );
   } finally {

@@ -1,5 +1,5 @@
 import { loadMigrateConfig } from '../config/load-config.js';
-import { coerceError, HiresyncError } from '../errors.js';
+import { coerceError, configErrorIn, HiresyncError } from '../errors.js';
 import { catalogFor, RESOURCE_NAMES, typedViewDeclarations } from '../resources/index.js';
 import { createDatabase } from '../warehouse/database.js';
 import type { MigrateOutcome } from '../warehouse/layout/migrate.js';
@@ -33,7 +33,11 @@ export const migrate = defineCommand({
   options,
   async execute(_values, { env, stdout, stderr }) {
     const config = loadMigrateConfig(env, RESOURCE_NAMES);
-    const db = createDatabase(config.databaseUrl, { max: 1, applicationName: 'hiresync migrate' });
+    const db = createDatabase(config.databaseUrl, {
+      max: 1,
+      applicationName: 'hiresync migrate',
+      onUnverified: (warning) => stderr.write(`hiresync migrate: warning: ${warning}\n`),
+    });
     /** What was applied to each schema, and the warnings; `done` when the run went through. */
     const report = (
       schemas: readonly MigrateOutcome[],
@@ -87,6 +91,9 @@ export const migrate = defineCommand({
       }
       return EXIT.ok;
     } catch (error) {
+      // TLS refused on connecting (a certificate that does not verify): exit 2 naming the parameter.
+      const misconfigured = configErrorIn(error);
+      if (misconfigured) throw misconfigured;
       // A schema failed: what came before it stands, and the views were rebuilt without it.
       if (error instanceof SchemaMigrationError) report(error.schemas, error.warnings, false);
       let cause: unknown = error;

@@ -6,6 +6,8 @@
 import { createRequire } from 'node:module';
 import type * as CronParser from 'cron-parser';
 import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { postgresTls } from '../postgres-tls.js';
 import { registerSecret, Secret } from '../secret.js';
 import {
   apiUrl,
@@ -54,7 +56,15 @@ const logFormat = z
 
 /** The variables every command reads: DATABASE_URL, LOG_LEVEL and LOG_FORMAT. */
 export const databaseFields = {
-  DATABASE_URL: connectionUrl(['postgres:', 'postgresql:']),
+  DATABASE_URL: connectionUrl(['postgres:', 'postgresql:']).superRefine((url, ctx) => {
+    // TLS: the mode known, the files it names readable (src/postgres-tls.ts).
+    try {
+      postgresTls(url);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      for (const { message } of error.problems) ctx.addIssue({ code: 'custom', message });
+    }
+  }),
   LOG_LEVEL: z
     .string()
     .optional()

@@ -1,6 +1,6 @@
 import { Cluster } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { HiresyncError } from '../errors.js';
+import { configErrorIn, HiresyncError } from '../errors.js';
 import { connectRedis, databaseIndex, type RedisConnection } from '../redis/connect.js';
 import { redisFailureReason } from '../redis/redis-error.js';
 import type { RedisTarget } from '../redis/redis-target.js';
@@ -66,6 +66,9 @@ export async function checkConnections(
   try {
     await within(probeSyncRuns(db), timeoutMs, 'Postgres');
   } catch (error) {
+    // TLS refused (src/warehouse/database.ts): exit 2, naming DATABASE_URL's parameter.
+    const misconfigured = configErrorIn(error);
+    if (misconfigured) throw misconfigured;
     const missing = (error as { code?: string }).code === '42P01';
     throw new HiresyncError(
       missing

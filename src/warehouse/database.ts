@@ -1,5 +1,7 @@
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
+import { ConfigError } from '../errors.js';
+import { describeTlsFailure, type PostgresTls, postgresTls } from '../postgres-tls.js';
 import type { Database } from './tables.js';
 
 const TIMESTAMPTZ_OID = 1184;
@@ -22,6 +24,12 @@ export interface DatabaseOptions {
   max?: number;
   /** `application_name` seen in pg_stat_activity. Default `hiresync`. */
   applicationName?: string;
+  /**
+   * Told once, on creation, when DATABASE_URL's sslmode encrypts without
+   * verifying the server's certificate (`require` without `sslrootcert`):
+   * the warning to log.
+   */
+  onUnverified?: (warning: string) => void;
 }
 
 /** The schema of the environment's account (`default`): its tables stay where they always were. */
@@ -68,14 +76,20 @@ function withSearchPath(connectionString: string): { connectionString: string; o
 
 /**
  * A Kysely instance over a pg pool whose every connection searches
- * {@link SEARCH_PATH} only. Call `destroy()` on it to close the pool.
+ * {@link SEARCH_PATH} only, with TLS as the URL's `sslmode`, `sslrootcert`,
+ * `sslcert` and `sslkey` say (src/postgres-tls.ts): a ConfigError
+ * at once for a file that cannot be read, and on connecting for a failure of
+ * TLS. Call `destroy()` on it to close the pool.
  */
 export function createDatabase(
   connectionString: string,
   options: DatabaseOptions = {},
 ): Kysely<Database> {
+  const tls = postgresTls(connectionString);
+  if (tls.unverified !== undefined) options.onUnverified?.(tls.unverified);
   const pool = new pg.Pool({
-    ...withSearchPath(connectionString),
+    ...withSearchPath(tls.connectionString),
+    ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
     max: options.max ?? 5,
     application_name: options.applicationName ?? 'hiresync',
     types,
@@ -94,7 +108,9 @@ export function createDatabase(
     // the output format changes; queued before any statement of the client.
     client.query('set datestyle to iso').catch(() => {});
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingPool(pool) }) });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: droppingPool(pool, tls) }),
+  });
   pools.set(db, { pool });
   return db;
 }
@@ -113,13 +129,13 @@ const watched = new WeakSet<pg.PoolClient>();
  * one statement at most fails on a dead connection (a run retries from its
  * checkpoint), and a failed connection is never leaked.
  */
-function droppingPool(pool: pg.Pool): PostgresPool {
+function droppingPool(pool: pg.Pool, tls: PostgresTls): PostgresPool {
   return {
     Client: pg.Client,
     options: pool.options,
     end: () => pool.end(),
     connect: async () => {
-      const client = await pool.connect();
+      const client = await connectOrExplain(pool, tls);
       if (!watched.has(client)) {
         watched.add(client);
         const query = client.query.bind(client) as (...args: unknown[]) => unknown;
@@ -141,6 +157,22 @@ function droppingPool(pool: pg.Pool): PostgresPool {
       return client;
     },
   };
+}
+
+/**
+ * A connection of `pool`; a failure TLS caused (a certificate that does not
+ * verify, a server without TLS, a client certificate refused) is a
+ * ConfigError naming DATABASE_URL's parameter to change.
+ */
+async function connectOrExplain(pool: pg.Pool, tls: PostgresTls): Promise<pg.PoolClient> {
+  try {
+    return await pool.connect();
+  } catch (error) {
+    const message = describeTlsFailure(error, tls);
+    throw message === undefined
+      ? error
+      : new ConfigError([{ variable: 'DATABASE_URL', message }], { cause: error });
+  }
 }
 
 /** How many connections the pool of `db` holds now (idle or in use): the bench's figure. */

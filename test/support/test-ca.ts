@@ -21,6 +21,8 @@ export interface IssuedCert {
 export interface CertNames {
   dns?: string[];
   ips?: string[];
+  /** The subject's CN; default the first name, else the file's name. */
+  commonName?: string;
 }
 
 function openssl(args: string[]): void {
@@ -73,9 +75,9 @@ export function issueCert(ca: TestCa, names: CertNames, file = 'server'): Issued
   ];
   writeFileSync(
     ext,
-    `subjectAltName=${alt.join(',')}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n`,
+    `${alt.length > 0 ? `subjectAltName=${alt.join(',')}\n` : ''}basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n`,
   );
-  const subject = `/CN=${names.dns?.[0] ?? names.ips?.[0] ?? file}`;
+  const subject = `/CN=${names.commonName ?? names.dns?.[0] ?? names.ips?.[0] ?? file}`;
   openssl([
     'req',
     '-new',

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { HiresyncError } from '../../errors.js';
+import { configErrorIn, HiresyncError } from '../../errors.js';
 import { createDatabase } from '../../warehouse/database.js';
 import type { Database } from '../../warehouse/tables.js';
 import { describeConnectionError } from '../connection-error.js';
@@ -22,6 +22,8 @@ export async function openDatabase(url: string, subcommand: string): Promise<Kys
     return db;
   } catch (error) {
     await db.destroy();
+    const misconfigured = configErrorIn(error);
+    if (misconfigured) throw misconfigured;
     throw new HiresyncError(
       describeConnectionError(error, 'DATABASE_URL') ??
         `cannot reach Postgres (${connectionReason(error)}): check DATABASE_URL`,
