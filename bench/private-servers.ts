@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,8 +14,11 @@ export class PrivateRedis {
   #process: ChildProcess | undefined;
   readonly #dir = mkdtempSync(path.join(tmpdir(), 'hiresync-redis-'));
 
-  private constructor(readonly port: number) {
-    this.url = `redis://127.0.0.1:${port}`;
+  private constructor(
+    readonly port: number,
+    readonly bind: string,
+  ) {
+    this.url = `redis://${bind}:${port}`;
   }
 
   static available(): boolean {
@@ -27,8 +30,9 @@ export class PrivateRedis {
     }
   }
 
-  static async start(): Promise<PrivateRedis> {
-    const redis = new PrivateRedis(await freePort());
+  /** `bind`: the address it listens on besides 127.0.0.1, and its URL's (another host's reach). */
+  static async start(options: { bind?: string } = {}): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freePort(), options.bind ?? '127.0.0.1');
     await redis.startProcess();
     return redis;
   }
@@ -40,7 +44,9 @@ export class PrivateRedis {
         '--port',
         String(this.port),
         '--bind',
-        '127.0.0.1',
+        ...new Set(['127.0.0.1', this.bind]),
+        // Without a password, protected mode refuses every client but loopback's.
+        ...(this.bind === '127.0.0.1' ? [] : ['--protected-mode', 'no']),
         '--save',
         '',
         '--appendonly',
@@ -97,10 +103,11 @@ function asPostgres(args: string[]): string[] {
 
 /** A Postgres cluster of the test's own (initdb into a temp dir), to restart mid-run. */
 export class PrivatePostgres {
-  readonly url: string;
   readonly #dir: string;
   readonly #bin: string;
   readonly #fsync: boolean;
+  /** Addresses it listens on besides 127.0.0.1 (see {@link PrivatePostgres.start}). */
+  #listen: string[] = [];
 
   private constructor(
     readonly port: number,
@@ -110,7 +117,11 @@ export class PrivatePostgres {
     this.#bin = bin;
     this.#fsync = fsync;
     this.#dir = mkdtempSync(path.join(tmpdir(), 'hiresync-pg-'));
-    this.url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  }
+
+  /** Its URL: at the address given to {@link PrivatePostgres.start} as `listen`, else 127.0.0.1. */
+  get url(): string {
+    return `postgres://postgres@${this.#listen[0] ?? '127.0.0.1'}:${this.port}/postgres`;
   }
 
   static available(): boolean {
@@ -122,8 +133,19 @@ export class PrivatePostgres {
    * initdb and start. `fsync` (default false: a test's cluster need not
    * survive a crash of the machine) true leaves every setting at its default.
    */
-  static async start({ fsync = false }: { fsync?: boolean } = {}): Promise<PrivatePostgres> {
+  static async start({
+    fsync = false,
+    listen,
+  }: {
+    fsync?: boolean;
+    /**
+     * Another address to listen on (another host's reach), and the /24 around
+     * it trusted as 127.0.0.1 is; `url` then names it.
+     */
+    listen?: string;
+  } = {}): Promise<PrivatePostgres> {
     const pg = new PrivatePostgres(await freePort(), postgresBin() as string, fsync);
+    if (listen !== undefined) pg.#listen = [listen];
     if (process.getuid?.() === 0) execFileSync('chown', ['postgres', pg.#dir]);
     const [cmd, ...args] = asPostgres([
       path.join(pg.#bin, 'initdb'),
@@ -135,12 +157,17 @@ export class PrivatePostgres {
       '-N',
     ]);
     execFileSync(cmd as string, args, { stdio: 'ignore' });
+    const subnet = pg.#listen.map((address) => `${address.replace(/\.\d+$/, '.0')}/24`);
+    for (const trusted of subnet) {
+      appendFileSync(path.join(pg.#dir, 'data', 'pg_hba.conf'), `host all all ${trusted} trust\n`);
+    }
     pg.ctl('start', '-w');
     return pg;
   }
 
   ctl(...action: string[]): void {
-    const options = `-p ${this.port} -k ${this.#dir} -c listen_addresses=127.0.0.1${this.#fsync ? '' : ' -c fsync=off'}`;
+    const listen = ['127.0.0.1', ...this.#listen].join(',');
+    const options = `-p ${this.port} -k ${this.#dir} -c listen_addresses=${listen}${this.#fsync ? '' : ' -c fsync=off'}`;
     const [cmd, ...args] = asPostgres([
       path.join(this.#bin, 'pg_ctl'),
       '-D',
