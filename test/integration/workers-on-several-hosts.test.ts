@@ -87,29 +87,39 @@ async function workerInTheMiddle(
 }
 
 /**
- * Every resource read to its end once: one full run each, succeeded, every
- * record stored once; and its pages committed by one worker after another,
- * never two at once: in the order committed, the page numbers never go back
- * (a page may be committed again only by the worker that takes the run
- * over, where the one before it stopped), and no worker comes back to a
- * resource once another has committed a page of it.
+ * Every resource read to its end: its first full run succeeded, every record
+ * stored once; no two runs of one resource ran at once (a worker's schedules
+ * may start another once the first has finished); and the first run's pages
+ * committed by one worker after another, never two at once: in the order
+ * committed, the page numbers never go back (a page may be committed again
+ * only by the worker that takes the run over, where the one before it
+ * stopped), and no worker comes back to the run once another has committed
+ * a page of it.
  */
 async function expectEachRunOnceAndWhole(d: HostsDeployment): Promise<void> {
-  const runsDone = await d.db
-    .withSchema('public')
-    .selectFrom('sync_runs')
-    .select(['resource', 'outcome'])
-    .where('resource', 'in', RESOURCES)
-    .orderBy('resource')
-    .execute();
-  expect(runsDone).toEqual(
-    [...RESOURCES].sort().map((resource) => ({ resource, outcome: 'succeeded' })),
-  );
   for (const resource of RESOURCES) {
+    const runsOf = await d.db
+      .withSchema('public')
+      .selectFrom('sync_runs')
+      .select(['id', 'outcome', 'started_at', 'finished_at'])
+      .where('resource', '=', resource)
+      .orderBy('id')
+      .execute();
+    expect(runsOf[0]?.outcome, resource).toBe('succeeded');
+    runsOf.slice(1).forEach((later, i) => {
+      const earlier = runsOf[i];
+      expect(
+        earlier?.finished_at,
+        `${resource}: run ${later.id} began before run ${earlier?.id} ended`,
+      ).not.toBeNull();
+      expect(Date.parse(String(later.started_at))).toBeGreaterThanOrEqual(
+        Date.parse(String(earlier?.finished_at)),
+      );
+    });
     const live = await d.liveIds(resource);
     expect(live).toEqual(d.expectedIds(resource));
     expect(new Set(live).size).toBe(live.length);
-    const pages = commits(d, resource);
+    const pages = commits(d, resource).filter((p) => p.runId === runsOf[0]?.id);
     const workersInTurn = pages
       .map((p) => p.worker)
       .filter((worker, i, all) => i === 0 || all[i - 1] !== worker);

@@ -21,6 +21,7 @@ export interface WorkerLine {
   time: number;
   msg: string;
   resource?: string;
+  runId?: string;
   page?: number;
   records?: number;
 }
