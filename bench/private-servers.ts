@@ -1,5 +1,12 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,9 +33,10 @@ export class PrivateRedis {
 
   private constructor(
     readonly port: number,
+    readonly bind: string,
     readonly tls?: PrivateRedisTls,
   ) {
-    this.url = `${tls ? 'rediss' : 'redis'}://127.0.0.1:${port}`;
+    this.url = `${tls ? 'rediss' : 'redis'}://${bind}:${port}`;
   }
 
   static available(): boolean {
@@ -40,8 +48,14 @@ export class PrivateRedis {
     }
   }
 
-  static async start({ tls }: { tls?: PrivateRedisTls } = {}): Promise<PrivateRedis> {
-    const redis = new PrivateRedis(await freePort(), tls);
+  /**
+   * `bind`: the address it listens on besides 127.0.0.1, and its URL's
+   * (another host's reach); `tls`: TLS only, at a `rediss://` URL.
+   */
+  static async start(
+    options: { bind?: string; tls?: PrivateRedisTls } = {},
+  ): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freePort(), options.bind ?? '127.0.0.1', options.tls);
     await redis.startProcess();
     return redis;
   }
@@ -81,7 +95,9 @@ export class PrivateRedis {
         '--logfile',
         path.join(this.#dir, 'redis.log'),
         '--bind',
-        '127.0.0.1',
+        ...new Set(['127.0.0.1', this.bind]),
+        // Without a password, protected mode refuses every client but loopback's.
+        ...(this.bind === '127.0.0.1' ? [] : ['--protected-mode', 'no']),
         '--save',
         '',
         '--appendonly',
@@ -144,10 +160,11 @@ function asPostgres(args: string[]): string[] {
 
 /** A Postgres cluster of the test's own (initdb into a temp dir), to restart mid-run. */
 export class PrivatePostgres {
-  readonly url: string;
   readonly #dir: string;
   readonly #bin: string;
   readonly #fsync: boolean;
+  /** Addresses it listens on besides 127.0.0.1 (see {@link PrivatePostgres.start}). */
+  #listen: string[] = [];
 
   private constructor(
     readonly port: number,
@@ -157,7 +174,11 @@ export class PrivatePostgres {
     this.#bin = bin;
     this.#fsync = fsync;
     this.#dir = mkdtempSync(path.join(tmpdir(), 'hiresync-pg-'));
-    this.url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  }
+
+  /** Its URL: at the address given to {@link PrivatePostgres.start} as `listen`, else 127.0.0.1. */
+  get url(): string {
+    return `postgres://postgres@${this.#listen[0] ?? '127.0.0.1'}:${this.port}/postgres`;
   }
 
   /** The cluster's data directory (postgresql.conf, pg_hba.conf): a test may write there, then {@link restart}. */
@@ -179,8 +200,19 @@ export class PrivatePostgres {
    * initdb and start. `fsync` (default false: a test's cluster need not
    * survive a crash of the machine) true leaves every setting at its default.
    */
-  static async start({ fsync = false }: { fsync?: boolean } = {}): Promise<PrivatePostgres> {
+  static async start({
+    fsync = false,
+    listen,
+  }: {
+    fsync?: boolean;
+    /**
+     * Another address to listen on (another host's reach), and the /24 around
+     * it trusted as 127.0.0.1 is; `url` then names it.
+     */
+    listen?: string;
+  } = {}): Promise<PrivatePostgres> {
     const pg = new PrivatePostgres(await freePort(), postgresBin() as string, fsync);
+    if (listen !== undefined) pg.#listen = [listen];
     if (process.getuid?.() === 0) execFileSync('chown', ['postgres', pg.#dir]);
     const [cmd, ...args] = asPostgres([
       path.join(pg.#bin, 'initdb'),
@@ -192,6 +224,10 @@ export class PrivatePostgres {
       '-N',
     ]);
     execFileSync(cmd as string, args, { stdio: 'ignore' });
+    const subnet = pg.#listen.map((address) => `${address.replace(/\.\d+$/, '.0')}/24`);
+    for (const trusted of subnet) {
+      appendFileSync(path.join(pg.#dir, 'data', 'pg_hba.conf'), `host all all ${trusted} trust\n`);
+    }
     pg.ctl('start', '-w');
     return pg;
   }
@@ -258,7 +294,8 @@ export class PrivatePostgres {
   }
 
   ctl(...action: string[]): void {
-    const options = `-p ${this.port} -k ${this.#dir} -c listen_addresses=127.0.0.1${this.#fsync ? '' : ' -c fsync=off'}`;
+    const listen = ['127.0.0.1', ...this.#listen].join(',');
+    const options = `-p ${this.port} -k ${this.#dir} -c listen_addresses=${listen}${this.#fsync ? '' : ' -c fsync=off'}`;
     const [cmd, ...args] = asPostgres([
       path.join(this.#bin, 'pg_ctl'),
       '-D',

@@ -186,7 +186,10 @@ function openConnections(config: Config, logger: Logger, options: AppOptions, co
     max: 2 * concurrency + 2,
     onUnverified: (warning) => logger.warn(warning),
   });
-  const resourceLock = new ResourceLock(db);
+  // A host that vanishes with a run (cut off, powered off) releases the
+  // run's Postgres lock once the server has found its connection dead,
+  // within about one run-lock lifetime, as its Redis lock expires.
+  const resourceLock = new ResourceLock(db, { deadPeerMs: config.runLockTtlMs });
   const redis = createRedis(config.redis, logger, 'hiresync');
   const queueRedis = createQueueRedis(config.redis, logger, 'hiresync-queue');
   const http = createHttp({ timeoutMs: config.api.httpTimeoutMs });

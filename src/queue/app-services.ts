@@ -11,6 +11,9 @@ import type { SyncProcessorDeps } from './sync-processor.js';
 import { createSyncWorker } from './sync-worker.js';
 import { throttledWarn } from './throttled-warn.js';
 
+/** A job's BullMQ lock lasts this many run-lock lifetimes (HIRESYNC_RUN_LOCK_TTL). */
+const JOB_LOCK_PER_RUN_LOCK = 4;
+
 /** Options of App.close. */
 export interface CloseOptions {
   /**
@@ -95,6 +98,9 @@ export class AppServices {
     const worker = createSyncWorker(queueRedis, config.redisPrefix, deps, {
       concurrency: options.concurrency,
       fullWindowMs: config.fullWindowMs,
+      // Four run-lock lifetimes (60 s by default): a vanished worker's job is
+      // back in the queue soon after its run lock has expired.
+      jobLockMs: JOB_LOCK_PER_RUN_LOCK * config.runLockTtlMs,
       ...(options.queueName === undefined ? {} : { queueName: options.queueName }),
     });
     worker.on('error', throttledWarn(logger, 'queue worker error'));

@@ -32,6 +32,13 @@ export interface SyncWorkerOptions {
    * upserted it did. Default 0.
    */
   fullWindowMs?: number;
+  /**
+   * How long a job stays active without its worker renewing its lock (BullMQ's
+   * lockDuration, renewed every half of it); the stalled-job check runs every
+   * half of it too (at most 30 s), so a job of a worker that vanished (killed,
+   * its host cut off) is back in the queue within 1.5 times this. Default 60 s.
+   */
+  jobLockMs?: number;
 }
 
 /** A BullMQ worker running the processor; one job per resource at a time, resources in parallel. */
@@ -42,6 +49,7 @@ export function createSyncWorker(
   options: SyncWorkerOptions,
 ): SyncWorker {
   const processor = createSyncProcessor(deps);
+  const jobLockMs = options.jobLockMs ?? 60_000;
   const settlements = new Map<string, JobSettlement>();
   const settle = (id: string | undefined, settlement: JobSettlement | undefined) => {
     if (id === undefined) return;
@@ -75,7 +83,8 @@ export function createSyncWorker(
       prefix,
       concurrency: options.concurrency,
       // A page can take a while behind a long Retry-After; the lock is renewed meanwhile.
-      lockDuration: 60_000,
+      lockDuration: jobLockMs,
+      stalledInterval: Math.min(30_000, jobLockMs / 2),
       settings: { repeatStrategy: fullWindowStrategy(options.fullWindowMs ?? 0) },
     },
   );

@@ -37,6 +37,28 @@ export interface HeldResourceLock {
   session: Kysely<Database>;
 }
 
+/** Server-side TCP settings of a lock's session (seconds, but tcp_user_timeout in ms), as text for set_config. */
+interface DeadPeerSettings {
+  idle: string;
+  interval: string;
+  count: string;
+  userTimeout: string;
+}
+
+/**
+ * Keepalives that find a silent client dead in about `ms`: the first probe
+ * after half of it, then three probes a sixth of it apart; and unacknowledged
+ * data given up after `ms`. At least a second each (their unit).
+ */
+export function deadPeerSettings(ms: number): DeadPeerSettings {
+  return {
+    idle: String(Math.max(1, Math.ceil(ms / 2000))),
+    interval: String(Math.max(1, Math.floor(ms / 6000))),
+    count: '3',
+    userTimeout: String(Math.max(1000, Math.round(ms))),
+  };
+}
+
 /** How long a release may wait for the unlock before giving the connection up. */
 const RELEASE_TIMEOUT_MS = 5000;
 
@@ -56,11 +78,20 @@ const RELEASE_TIMEOUT_MS = 5000;
 export class ResourceLock {
   readonly #db: Kysely<Database>;
   readonly #heartbeatMs: number;
+  readonly #deadPeer: DeadPeerSettings | undefined;
   readonly #held = new Map<string, Held>();
 
-  constructor(db: Kysely<Database>, options: { heartbeatMs?: number } = {}) {
+  /**
+   * `deadPeerMs`: the server drops the lock's connection (and so the lock)
+   * about this long after the client's host stops answering (TCP
+   * keepalives and tcp_user_timeout of that session); without it, the
+   * server's defaults, often two hours.
+   */
+  constructor(db: Kysely<Database>, options: { heartbeatMs?: number; deadPeerMs?: number } = {}) {
     this.#db = db;
     this.#heartbeatMs = options.heartbeatMs ?? 5000;
+    this.#deadPeer =
+      options.deadPeerMs === undefined ? undefined : deadPeerSettings(options.deadPeerMs);
   }
 
   /** Takes the lock of `name` if it is free; undefined when another session holds it. */
@@ -80,6 +111,15 @@ export class ResourceLock {
     const done = this.#db
       .connection()
       .execute(async (conn) => {
+        // Before the lock: should this fail, the connection holds nothing.
+        const deadPeer = this.#deadPeer;
+        if (deadPeer) {
+          await sql`select
+            set_config('tcp_keepalives_idle', ${deadPeer.idle}, false),
+            set_config('tcp_keepalives_interval', ${deadPeer.interval}, false),
+            set_config('tcp_keepalives_count', ${deadPeer.count}, false),
+            set_config('tcp_user_timeout', ${deadPeer.userTimeout}, false)`.execute(conn);
+        }
         const { rows } = await sql<{ ok: boolean; pid: number }>`
           select pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid`.execute(conn);
         const row = rows[0];
