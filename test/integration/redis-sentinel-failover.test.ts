@@ -22,7 +22,9 @@ describe('Redis Sentinel', () => {
       const sentinel = await PrivateSentinel.start();
       defer(() => sentinel.close());
       const h = await harness({
-        simulator: { dataset: { counts: { jobs: RECORDS } }, latencyMs: 20 },
+        // Pages slow enough that the second `sync` is waiting for the first
+        // (past its own start and preflight) before the master is killed.
+        simulator: { dataset: { counts: { jobs: RECORDS } }, latencyMs: 400 },
         env: {
           REDIS_URL: sentinel.url,
           HIRESYNC_PER_PAGE: String(PER_PAGE),
@@ -41,13 +43,16 @@ describe('Redis Sentinel', () => {
       let firstPageAfterKill = 0;
       // The in-process sync runs first; at its first page a second `sync` of
       // the same resource starts (it must wait: one run per resource), and at
-      // its fourth page the master is SIGKILLed.
+      // its fourth page or later, once that one is waiting (a command starting
+      // during a failover fails its preflight, exit 1: docs/operating.md), the
+      // master is SIGKILLed.
       const [outcome] = await h.sync(['jobs'], 'full', {
         onProgress: (p) => {
           if (p.pages === 1 && !contender) {
             contender = cli(['sync', '--resource', 'jobs', '--full'], h.env);
           }
-          if (p.pages === 4 && !failover) {
+          const waiting = contender?.stderr().includes('resource already running elsewhere');
+          if (p.pages >= 4 && waiting && !failover) {
             killedAt = Date.now();
             failover = sentinel.failover({ keepDown: true });
           } else if (failover && firstPageAfterKill === 0) {
