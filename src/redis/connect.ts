@@ -44,9 +44,16 @@ export function connectRedis(target: RedisTarget, options: ConnectOptions): Redi
   };
   switch (target.kind) {
     case 'server':
-      // The URL as ioredis reads it (database, query options); `tls` replaces
-      // the bare `tls: true` ioredis gives rediss:// so REDIS_CA_FILE applies.
-      return new Redis(target.url, { ...common, ...(tls ? { tls } : {}) });
+      // Options only, never the URL: ioredis lets a URL's parts override
+      // options, and REDIS_URL was read once, in redis-target.ts.
+      return new Redis({
+        ...common,
+        host: target.host,
+        port: target.port,
+        db: target.db,
+        ...(target.family === undefined ? {} : { family: target.family }),
+        ...(tls ? { tls } : {}),
+      });
     case 'sentinel':
       return new Redis({
         ...common,

@@ -28,7 +28,13 @@ interface TargetBase {
 /** One server: the URL as ioredis reads it (database index, query options). */
 export interface ServerTarget extends TargetBase {
   kind: 'server';
+  /** REDIS_URL as given (the demo passes it on). */
   url: string;
+  host: string;
+  port: number;
+  db: number;
+  /** `?family=4|6`: the address family of a host name. */
+  family?: number;
 }
 
 /** A master found through Sentinels, failing over with it. */
@@ -77,24 +83,41 @@ function nodesOf(list: string, form: string): RedisNode[] {
   });
 }
 
-/** `user:password@`, decoded; the URL shown without the password. */
+/** Percent-decoded, or a problem that quotes nothing of the text (it may be a password). */
+function decoded(text: string, what: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new RedisUrlProblem(`has a malformed percent-encoding (%XX) in its ${what}`);
+  }
+}
+
+/** `user:password@`, decoded. */
 function credentials(auth: string): { username?: string; password?: string } {
   if (auth === '') return {};
   const colon = auth.indexOf(':');
-  const user = decodeURIComponent(colon < 0 ? auth : auth.slice(0, colon));
-  const password = colon < 0 ? undefined : decodeURIComponent(auth.slice(colon + 1));
+  const user = decoded(colon < 0 ? auth : auth.slice(0, colon), 'user name');
+  const password = colon < 0 ? undefined : decoded(auth.slice(colon + 1), 'password');
   return {
     ...(user === '' ? {} : { username: user }),
     ...(password === undefined || password === '' ? {} : { password }),
   };
 }
 
-function withoutPassword(url: string): string {
-  return url.replace(/^([a-z+]+:\/\/)([^@/]*)@/i, (_all, scheme: string, auth: string) => {
-    const colon = auth.indexOf(':');
-    return colon < 0 ? `${scheme}${auth}@` : `${scheme}${auth.slice(0, colon)}:***@`;
-  });
+/** The URL as messages show it: its user, never its password (`***`). */
+function shownAs(scheme: string, auth: { username?: string; password?: string }, rest: string) {
+  const user = auth.username === undefined ? '' : encodeURIComponent(auth.username);
+  const who = auth.password === undefined ? (user === '' ? '' : `${user}@`) : `${user}:***@`;
+  return `${scheme}://${who}${rest}`;
 }
+
+/**
+ * The only query parameter REDIS_URL may carry: ioredis lets a URL's
+ * parameters override every option hiresync sets (`tls`, `password`,
+ * `maxRetriesPerRequest`…), so any other is refused rather than obeyed or
+ * ignored; `family` (4 or 6) picks the address family of a host name.
+ */
+const QUERY_ALLOWED = new Set(['family']);
 
 const SENTINEL_FORM = 'redis+sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT…]/MASTER[/DB]';
 const CLUSTER_FORM = 'redis+cluster://[:PASSWORD@]HOST:PORT[,HOST:PORT…]';
@@ -112,23 +135,55 @@ export function parseRedisUrl(text: string): RedisTarget {
     throw new RedisUrlProblem(`must be a ${REDIS_SCHEMES.map((s) => `${s}//`).join(', ')} URL`);
   }
   const tls = scheme.startsWith('rediss');
-  const shown = withoutPassword(url);
-  if (scheme === 'redis' || scheme === 'rediss') {
-    try {
-      const parsed = new URL(url);
-      if (parsed.hostname === '') throw new RedisUrlProblem('names no host');
-    } catch (error) {
-      if (error instanceof RedisUrlProblem) throw error;
+  // The credentials end at the last `@` (a password may hold `/`, `?`, `#` or
+  // `@`); nothing before it is ever quoted in a problem.
+  const body = url.slice(scheme.length + 3);
+  const at = body.lastIndexOf('@');
+  const auth = credentials(at < 0 ? '' : body.slice(0, at));
+  const after = body.slice(at + 1);
+  const [place = '', query] = after.split(/\?(.*)/s, 2);
+  if (place.includes('#')) throw new RedisUrlProblem('may not hold a fragment (#…)');
+  const params = new URLSearchParams(query ?? '');
+  for (const key of params.keys()) {
+    if (!QUERY_ALLOWED.has(key) || scheme.includes('+')) {
       throw new RedisUrlProblem(
-        `is not a URL (the form is ${scheme}://[:PASSWORD@]HOST:PORT[/DB])`,
+        `has the query parameter "${key}", which hiresync does not take${scheme.includes('+') ? '' : ' (only family=4|6)'}: give the password before the host ([:PASSWORD@]HOST), TLS by the rediss scheme and REDIS_CA_FILE`,
       );
     }
-    return { kind: 'server', url, tls, shown };
   }
-  const rest = url.slice(scheme.length + 3).split(/[?#]/, 1)[0] ?? '';
-  const at = rest.lastIndexOf('@', rest.indexOf('/') < 0 ? undefined : rest.indexOf('/'));
-  const auth = credentials(at < 0 ? '' : rest.slice(0, at));
-  const [hosts = '', ...path] = rest.slice(at + 1).split('/');
+  const shown = shownAs(scheme, auth, after);
+  if (scheme === 'redis' || scheme === 'rediss') {
+    const [hostPort = '', ...path] = place.split('/');
+    const node = /^(\[[0-9A-Fa-f:.]+\]|[^:/[\]]+)(?::(\d{1,5}))?$/.exec(hostPort);
+    const port = Number(node?.[2] ?? 6379);
+    if (!node?.[1] || !(port >= 1 && port <= 65535)) {
+      throw new RedisUrlProblem(
+        `names no host, or one that is not HOST[:PORT] (the form is ${scheme}://[:PASSWORD@]HOST:PORT[/DB])`,
+      );
+    }
+    const db = path.length === 0 || path[0] === '' ? '0' : path.join('/');
+    if (!/^\d{1,5}$/.test(db)) {
+      throw new RedisUrlProblem(
+        `names database "${db}", which is not a database index (a whole number >= 0; the form is ${scheme}://[:PASSWORD@]HOST:PORT[/DB])`,
+      );
+    }
+    const family = params.get('family');
+    if (family !== null && family !== '4' && family !== '6') {
+      throw new RedisUrlProblem(`has family=${JSON.stringify(family)}: it may be 4 or 6`);
+    }
+    return {
+      kind: 'server',
+      url,
+      host: node[1].replace(/^\[|\]$/g, ''),
+      port,
+      db: Number(db),
+      ...(family === null ? {} : { family: Number(family) }),
+      tls,
+      shown,
+      ...auth,
+    };
+  }
+  const [hosts = '', ...path] = place.split('/');
   if (scheme.endsWith('+cluster')) {
     if (path.some((part) => part !== '')) {
       throw new RedisUrlProblem(
@@ -151,7 +206,7 @@ export function parseRedisUrl(text: string): RedisTarget {
   return {
     kind: 'sentinel',
     sentinels: nodesOf(hosts, SENTINEL_FORM),
-    master: decodeURIComponent(master),
+    master: decoded(master, 'master name'),
     db: Number(db),
     tls,
     shown,

@@ -71,6 +71,51 @@ describe('REDIS_URL forms', () => {
   });
 });
 
+describe('hostile REDIS_URLs', () => {
+  it('ends the credentials at the last @, so a password may hold @ / ? #, and never shows it', () => {
+    expect(parseRedisUrl('redis+sentinel://:p@ss@h1:26379/m')).toMatchObject({
+      password: 'p@ss',
+      sentinels: [{ host: 'h1', port: 26379 }],
+      shown: 'redis+sentinel://:***@h1:26379/m',
+    });
+    expect(parseRedisUrl('redis+cluster://:pa/ss@h1:7000')).toMatchObject({
+      password: 'pa/ss',
+      nodes: [{ host: 'h1', port: 7000 }],
+    });
+    expect(parseRedisUrl('redis://:pa/s?s#@cache:6379/2')).toMatchObject({
+      host: 'cache',
+      port: 6379,
+      db: 2,
+      password: 'pa/s?s#',
+      shown: 'redis://:***@cache:6379/2',
+    });
+  });
+
+  it.each([
+    ['rediss://h:6380/?password=hunter2secret', /query parameter "password"/],
+    ['redis://h:6379?tls=false', /query parameter "tls"/],
+    ['redis://h:6379?maxRetriesPerRequest=1', /query parameter "maxRetriesPerRequest"/],
+    ['redis+sentinel://h:26379/m?tls=true', /query parameter "tls"/],
+    ['redis+cluster://h:7000?password=hunter2secret', /query parameter "password"/],
+    ['redis+sentinel://%:hunter2secret@h:1/m', /malformed percent-encoding/],
+    ['redis://h:6379/x', /not a database index/],
+    ['redis://:hunter2secret@:6379', /names no host/],
+  ])('refuses %s rather than obey or ignore it, quoting no password', (url, problem) => {
+    expect(() => parseRedisUrl(url)).toThrow(problem);
+    expect(() => parseRedisUrl(url)).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('hunter2secret') }),
+    );
+  });
+
+  it('takes family=4|6 of one server, the only query parameter it reads', () => {
+    expect(parseRedisUrl('redis://cache:6379?family=6')).toMatchObject({
+      host: 'cache',
+      family: 6,
+    });
+    expect(() => parseRedisUrl('redis://cache:6379?family=5')).toThrow(/4 or 6/);
+  });
+});
+
 describe('the key prefix', () => {
   it('is hash-tagged on a Cluster only, so every key of hiresync and BullMQ is in one slot', () => {
     expect(keyPrefix('hiresync', { kind: 'cluster' })).toBe('{hiresync}');
