@@ -24,6 +24,7 @@
  * - a Unix-domain socket: plain text whatever the mode, as libpq.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { type ConnectionOptions, createSecureContext } from 'node:tls';
 import { ConfigError } from './errors.js';
 
@@ -111,11 +112,50 @@ function readPem(parameter: string, path: string, readFile: ReadFile, marker: Re
   return text;
 }
 
-/** Does the URL name a Unix-domain socket (its host a path, in the URL or its `host` parameter)? */
-function isSocket(base: string, host: string | undefined): boolean {
-  if (host !== undefined) return host.startsWith('/');
-  const authority = /^[a-z]+:\/\/(?:[^@/]*@)?([^/:?]*)/i.exec(base)?.[1] ?? '';
-  return /^%2f/i.test(authority);
+/**
+ * The parser pg itself reads a connection string with: pg's own dependency,
+ * resolved from pg, so that "is this a socket" is pg's reading of the URL.
+ */
+const pgConnectionString = createRequire(createRequire(import.meta.url).resolve('pg'))(
+  'pg-connection-string',
+) as { parse(url: string): { host?: string | null } };
+
+/**
+ * Does pg connect to a Unix-domain socket (the host it parses a path, from
+ * the URL or its `host` parameter)? pg's parse, never a pattern of ours: a
+ * password with `@` or `%2F` in it must not read as a socket host.
+ */
+function isSocket(connectionString: string): boolean {
+  try {
+    return pgConnectionString.parse(connectionString).host?.startsWith('/') ?? false;
+  } catch {
+    // pg will refuse the URL itself; it names no socket.
+    return false;
+  }
+}
+
+/**
+ * A ConfigError for a TLS parameter hiresync would not read as pg does: one
+ * that starts with `ssl` but is not a name read here (`SSLMODE`,
+ * `ssl_mode`, `sslcrl`: ignored, they would leave the connection in plain
+ * text or unchecked), or one given twice (hiresync and pg would each take a
+ * different one).
+ */
+function checkParameterNames(params: readonly [string, string][]): void {
+  const known = TLS_PARAMETERS.join(', ');
+  const seen = new Set<string>();
+  for (const [key] of params) {
+    if (/^ssl/i.test(key) && !TLS_PARAMETERS.includes(key)) {
+      throw problem(
+        `parameter ${key} is not one hiresync reads (TLS parameters are lower case: ${known}): fix its name or remove it`,
+      );
+    }
+    if (!TLS_PARAMETERS.includes(key)) continue;
+    if (seen.has(key)) {
+      throw problem(`parameter ${key} is given more than once: give it once`);
+    }
+    seen.add(key);
+  }
 }
 
 function modeOf(sslmode: string | undefined, ssl: string | undefined, files: boolean) {
@@ -143,6 +183,7 @@ function modeOf(sslmode: string | undefined, ssl: string | undefined, files: boo
  */
 export function postgresTls(url: string, readFile: ReadFile = readUtf8): PostgresTls {
   const { base, params } = splitQuery(url);
+  checkParameterNames(params);
   const value = (name: string) => params.find(([key]) => key === name)?.[1];
   const sslmode = value('sslmode');
   const sslrootcert = value('sslrootcert') || undefined;
@@ -171,7 +212,7 @@ export function postgresTls(url: string, readFile: ReadFile = readUtf8): Postgre
   }
   // A Unix-domain socket (`host=/run/postgresql`) never carries TLS: libpq
   // ignores sslmode there, and the server would refuse the TLS request.
-  if (mode === 'disable' || isSocket(base, value('host'))) {
+  if (mode === 'disable' || isSocket(connectionString)) {
     return { connectionString, ssl: false, check: 'plain', unverified: undefined, ...given };
   }
   if (mode === 'verify-ca' && sslrootcert === undefined) {

@@ -54,9 +54,31 @@ const logFormat = z
   .pipe(z.enum(['auto', 'json', 'pretty'], { error: 'must be json, pretty or auto' }))
   .transform((v) => (v === 'auto' ? undefined : v));
 
+/**
+ * DATABASE_URL's password, as written and decoded, registered as a secret
+ * for the process's life (as REDIS_URL's): a driver error or a log line that
+ * echoes it shows `[redacted]`.
+ */
+export function registerDatabasePassword(url: string): void {
+  let written: string;
+  try {
+    written = new URL(url).password;
+  } catch {
+    return;
+  }
+  if (written === '') return;
+  registerSecret(written, { pinned: true });
+  try {
+    registerSecret(decodeURIComponent(written), { pinned: true });
+  } catch {
+    // Not valid percent-encoding: pg reads it as written, registered above.
+  }
+}
+
 /** The variables every command reads: DATABASE_URL, LOG_LEVEL and LOG_FORMAT. */
 export const databaseFields = {
   DATABASE_URL: connectionUrl(['postgres:', 'postgresql:']).superRefine((url, ctx) => {
+    registerDatabasePassword(url);
     // TLS: the mode known, the files it names readable (src/postgres-tls.ts).
     try {
       postgresTls(url);

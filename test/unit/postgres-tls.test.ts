@@ -120,6 +120,36 @@ describe('postgresTls: what each sslmode checks', () => {
     }
   });
 
+  it('a password with @ and %2F in it is no socket host: the host is the one pg parses', () => {
+    const tls = postgresTls('postgres://u:x@%2Fy@db.example.com/db?sslmode=verify-full');
+    expect(tls.check).toBe('verify-full');
+    expect(tls.ssl).not.toBe(false);
+  });
+
+  it('a TLS parameter mis-cased or misspelt is refused, naming it and the known ones', () => {
+    for (const key of ['SSLMODE', 'ssl_mode', 'sslMode', 'SslRootCert', 'sslcrl']) {
+      const message = refusal(`${BASE}?${key}=verify-full`);
+      expect(message).toContain(`parameter ${key} is not one hiresync reads`);
+      expect(message).toContain('sslmode, sslrootcert, sslcert, sslkey, ssl');
+      expect(message).not.toContain('s3cret-pw');
+    }
+  });
+
+  it('a TLS parameter given twice is refused: hiresync and pg would read different ones', () => {
+    expect(refusal(`${BASE}?sslmode=disable&sslmode=verify-full`)).toMatch(
+      /parameter sslmode is given more than once/,
+    );
+    expect(refusal(`${BASE}?sslrootcert=/a.pem&sslmode=require&sslrootcert=/b.pem`)).toMatch(
+      /parameter sslrootcert is given more than once/,
+    );
+  });
+
+  it('a config error for a bad TLS parameter exits 2 before connecting', () => {
+    expect(() => loadDatabaseConfig({ DATABASE_URL: `${BASE}?SSLMODE=verify-full` })).toThrow(
+      ConfigError,
+    );
+  });
+
   it('drops uselibpqcompat: the modes already mean what libpq says', () => {
     expect(postgresTls(`${BASE}?sslmode=require&uselibpqcompat=true`).connectionString).toBe(BASE);
   });

@@ -62,6 +62,14 @@ export function deadPeerSettings(ms: number): DeadPeerSettings {
 /** How long a release may wait for the unlock before giving the connection up. */
 const RELEASE_TIMEOUT_MS = 5000;
 
+/** The session settings `deadPeerMs` sets on the lock's connection, reset before it goes back to the pool. */
+const DEAD_PEER_SETTINGS = [
+  'tcp_keepalives_idle',
+  'tcp_keepalives_interval',
+  'tcp_keepalives_count',
+  'tcp_user_timeout',
+] as const;
+
 /**
  * One run per resource per database, whatever Redis says: a session-level
  * advisory lock held on one pooled connection for the whole run. Two
@@ -111,45 +119,60 @@ export class ResourceLock {
     const done = this.#db
       .connection()
       .execute(async (conn) => {
-        // Before the lock: should this fail, the connection holds nothing.
+        const hold = async (): Promise<void> => {
+          const { rows } = await sql<{ ok: boolean; pid: number }>`
+            select pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid`.execute(
+            conn,
+          );
+          const row = rows[0];
+          if (!row?.ok) {
+            settle(undefined);
+            return;
+          }
+          session = conn;
+          settle(row.pid);
+          // Release cancels the sleep in progress: a timer left running would
+          // keep the process alive up to a heartbeat after the run ended.
+          const stop = new AbortController();
+          void released.then(() => stop.abort());
+          while (!stop.signal.aborted) {
+            await sleep(this.#heartbeatMs, undefined, { signal: stop.signal }).catch(() => {});
+            if (stop.signal.aborted) break;
+            try {
+              await sql`select 1`.execute(conn);
+            } catch (error) {
+              lost.abort(
+                new ResourceLockLostError(
+                  `the run of ${name} lost its Postgres lock (its connection failed); it stops after the page in hand and resumes from its checkpoint`,
+                  { cause: error },
+                ),
+              );
+              return;
+            }
+          }
+          // A broken connection has released the lock already.
+          await sql`select pg_advisory_unlock(${key}::bigint)`.execute(conn).catch(() => {});
+        };
         const deadPeer = this.#deadPeer;
-        if (deadPeer) {
+        if (!deadPeer) return await hold();
+        // The settings are the session's, and the connection is the shared
+        // pool's: they are reset (RESET, to the server's values) on every way
+        // out, lock taken or not, so that no other query's connection drops
+        // a slow peer this early. A reset fails only on a broken connection,
+        // which pg's pool does not keep (the rejection is the lock's loss).
+        try {
+          // Before the lock: should this fail, the connection holds nothing.
           await sql`select
             set_config('tcp_keepalives_idle', ${deadPeer.idle}, false),
             set_config('tcp_keepalives_interval', ${deadPeer.interval}, false),
             set_config('tcp_keepalives_count', ${deadPeer.count}, false),
             set_config('tcp_user_timeout', ${deadPeer.userTimeout}, false)`.execute(conn);
-        }
-        const { rows } = await sql<{ ok: boolean; pid: number }>`
-          select pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid`.execute(conn);
-        const row = rows[0];
-        if (!row?.ok) {
-          settle(undefined);
-          return;
-        }
-        session = conn;
-        settle(row.pid);
-        // Release cancels the sleep in progress: a timer left running would
-        // keep the process alive up to a heartbeat after the run ended.
-        const stop = new AbortController();
-        void released.then(() => stop.abort());
-        while (!stop.signal.aborted) {
-          await sleep(this.#heartbeatMs, undefined, { signal: stop.signal }).catch(() => {});
-          if (stop.signal.aborted) break;
-          try {
-            await sql`select 1`.execute(conn);
-          } catch (error) {
-            lost.abort(
-              new ResourceLockLostError(
-                `the run of ${name} lost its Postgres lock (its connection failed); it stops after the page in hand and resumes from its checkpoint`,
-                { cause: error },
-              ),
-            );
-            return;
+          await hold();
+        } finally {
+          for (const setting of DEAD_PEER_SETTINGS) {
+            await sql`reset ${sql.raw(setting)}`.execute(conn);
           }
         }
-        // A broken connection has released the lock already.
-        await sql`select pg_advisory_unlock(${key}::bigint)`.execute(conn).catch(() => {});
       })
       .catch((error: unknown) => {
         settle(undefined);
