@@ -9,6 +9,18 @@ import type { AccountSeries } from './account-series.js';
  */
 export const NEEDS_ACTION_MAX = 500;
 
+/**
+ * The reasons an account needs action, most severe first (an account counts
+ * under its most severe): the cap keeps the most severe.
+ */
+export const ACTION_REASONS = [
+  'credentials_refused',
+  'needs_reauthorization',
+  'failing',
+  'stale',
+] as const;
+const [REFUSED, REAUTHORIZE, FAILING, STALE] = [0, 1, 2, 3];
+
 /** The states `hiresync_accounts` counts the enabled accounts by. */
 export const ACCOUNT_STATES = ['enabled', 'needs_reauthorization', 'credentials_refused'] as const;
 
@@ -25,6 +37,11 @@ export interface ScopedSeries extends AccountSeries {
   pairs: Array<{ resource: string; state: (typeof PAIR_STATES)[number]; count: number }>;
   /** Per resource, the oldest of its pairs' last successes (epoch seconds). */
   oldest: Array<{ resource: string; at: number }>;
+  /**
+   * By the most severe reason of each: the accounts that need action, all of
+   * them, and how many of those the per-account series leave out.
+   */
+  needingAction: Array<{ reason: (typeof ACTION_REASONS)[number]; count: number; leftOut: number }>;
 }
 
 /** Options of {@link scopeAccountSeries}. */
@@ -45,8 +62,9 @@ export interface ScopeOptions {
  * The series a scrape holds of what Postgres says of the accounts. Up to
  * `accountSeries` enabled accounts, every account's, as read; above, only
  * those of the accounts that need action (a resource failing or stale, a
- * partner to authorize again, credentials refused; the first
- * {@link NEEDS_ACTION_MAX} by name), with only the failing or stale pairs of
+ * partner to authorize again, credentials refused; at most
+ * {@link NEEDS_ACTION_MAX}: the most severe first, credentials refused, then
+ * authorization gone, then a resource failing, then only stale, each by name), with only the failing or stale pairs of
  * an account and its state only when it is not enabled. The aggregates count
  * every account in both cases.
  */
@@ -67,7 +85,10 @@ export function scopeAccountSeries(read: AccountSeries, options: ScopeOptions): 
   const lastSuccessOf = new Map(lastSuccesses.map((s) => [`${s.account}\n${s.resource}`, s.at]));
   const counts = new Map<string, number>();
   const oldest = new Map<string, number>();
-  const needsAction = new Set<string>();
+  // Each account that needs action, by its most severe reason (a lower rank is more severe).
+  const needsAction = new Map<string, number>();
+  const flag = (account: string, rank: number) =>
+    needsAction.set(account, Math.min(rank, needsAction.get(account) ?? rank));
   const actionPairs = new Set<string>();
   for (const r of lastRuns) {
     const key = `${r.account}\n${r.resource}`;
@@ -76,12 +97,12 @@ export function scopeAccountSeries(read: AccountSeries, options: ScopeOptions): 
     counts.set(`${r.resource}\n${state}`, (counts.get(`${r.resource}\n${state}`) ?? 0) + 1);
     if (at !== undefined) oldest.set(r.resource, Math.min(at, oldest.get(r.resource) ?? at));
     if (state !== 'ok') {
-      needsAction.add(r.account);
+      flag(r.account, state === 'failed' ? FAILING : STALE);
       actionPairs.add(key);
     }
   }
-  for (const p of read.partners) if (p.needsReauthorization) needsAction.add(p.account);
-  for (const c of read.credentialed) if (c.credentialsRefused) needsAction.add(c.account);
+  for (const p of read.partners) if (p.needsReauthorization) flag(p.account, REAUTHORIZE);
+  for (const c of read.credentialed) if (c.credentialsRefused) flag(c.account, REFUSED);
   const enabled = accounts.enabled + accounts.needs_reauthorization + accounts.credentials_refused;
   const aggregates = {
     accounts,
@@ -91,11 +112,26 @@ export function scopeAccountSeries(read: AccountSeries, options: ScopeOptions): 
     }),
     oldest: [...oldest].map(([resource, at]) => ({ resource, at })),
   };
+  const needingAction = ACTION_REASONS.map((reason) => ({ reason, count: 0, leftOut: 0 }));
+  for (const rank of needsAction.values()) (needingAction[rank] ?? { count: 0 }).count += 1;
   if (enabled <= options.accountSeries) {
     const { partners, credentialed } = read;
-    return { perAccount: true, lastSuccesses, lastRuns, partners, credentialed, ...aggregates };
+    return {
+      perAccount: true,
+      lastSuccesses,
+      lastRuns,
+      partners,
+      credentialed,
+      ...aggregates,
+      needingAction,
+    };
   }
-  const shown = new Set([...needsAction].sort(byName).slice(0, NEEDS_ACTION_MAX));
+  const bySeverity = [...needsAction].sort(
+    ([a, rankA], [b, rankB]) => rankA - rankB || byName(a, b),
+  );
+  const shown = new Set(bySeverity.slice(0, NEEDS_ACTION_MAX).map(([account]) => account));
+  for (const [, rank] of bySeverity.slice(NEEDS_ACTION_MAX))
+    (needingAction[rank] ?? { leftOut: 0 }).leftOut += 1;
   const pairShown = (p: { account: string; resource: string }) =>
     shown.has(p.account) && actionPairs.has(`${p.account}\n${p.resource}`);
   return {
@@ -105,6 +141,7 @@ export function scopeAccountSeries(read: AccountSeries, options: ScopeOptions): 
     partners: read.partners.filter((p) => p.needsReauthorization && shown.has(p.account)),
     credentialed: read.credentialed.filter((c) => c.credentialsRefused && shown.has(c.account)),
     ...aggregates,
+    needingAction,
   };
 }
 

@@ -128,8 +128,10 @@ export class Metrics {
     const fromScope =
       <L extends string>(series: (scope: ScopedSeries) => Series<L>) =>
       async () => {
+        if (!reader) return undefined;
         const scope = await readScope();
-        return scope && series(scope);
+        // No read under 2 minutes old: the series are dropped, not left stale.
+        return scope ? series(scope) : [];
       };
     this.#lastSuccess = gaugeReadAtScrape(this.registry, {
       name: 'hiresync_last_success_timestamp_seconds',
@@ -163,7 +165,7 @@ export class Metrics {
         s.credentialed.map((c) => [{ account: c.account }, c.credentialsRefused ? 1 : 0]),
       ),
     });
-    if (db) registerAggregates(this.registry, readScope);
+    if (reader) registerAggregates(this.registry, readScope, () => reader.lastReadAtMs);
     if (queue) {
       new Gauge({
         name: 'hiresync_queue_jobs',

@@ -3,8 +3,11 @@ import { readWithin } from './read-within.js';
 
 /** Past the threshold, a read older than this is made again, in the background. */
 const REFRESH_AFTER_MS = 10_000;
-/** Past the threshold, a scrape serves a read up to this old rather than wait for Postgres. */
-const SERVE_UP_TO_MS = 120_000;
+/**
+ * A scrape serves a read up to this old rather than wait for Postgres (past
+ * the threshold), or when Postgres cannot be read; never an older one.
+ */
+export const SERVE_UP_TO_MS = 120_000;
 
 /**
  * What a scrape reads of the accounts in Postgres, once per scrape (shared by
@@ -14,7 +17,9 @@ const SERVE_UP_TO_MS = 120_000;
  * starts another when it is over 10 s old, without waiting for it, so a
  * scrape's time does not depend on Postgres, and Postgres is read at most
  * once in 10 s per worker however many Prometheus servers scrape it. The
- * alerts' `for` (5 minutes and more) dwarfs that lag.
+ * alerts' `for` (5 minutes and more) dwarfs that lag. When Postgres cannot be
+ * read, a scrape serves the last read while it is under 2 minutes old, then
+ * nothing (undefined): the series read from it are dropped, not left stale.
  */
 export class ScopeReader {
   readonly #read: () => Promise<ScopedSeries | undefined>;
@@ -29,7 +34,12 @@ export class ScopeReader {
     this.#now = now;
   }
 
-  /** The scope of the scrape under way; undefined when Postgres did not answer in time. */
+  /** When the last read that answered was made (epoch ms); undefined before the first. */
+  get lastReadAtMs(): number | undefined {
+    return this.#last?.atMs;
+  }
+
+  /** The scope of the scrape under way; undefined when no read under 2 minutes old is at hand. */
   forScrape(): Promise<ScopedSeries | undefined> {
     this.#scrape ??= this.#choose().finally(() => {
       // Once every series of this scrape has asked for it.
@@ -47,7 +57,11 @@ export class ScopeReader {
       if (age >= REFRESH_AFTER_MS) void this.#readNow();
       return last.scope;
     }
-    return readWithin(() => this.#readNow());
+    const scope = await readWithin(() => this.#readNow());
+    if (scope) return scope;
+    // Postgres did not answer in time: the last read while it is young enough.
+    const latest = this.#last;
+    return latest && this.#now() - latest.atMs < SERVE_UP_TO_MS ? latest.scope : undefined;
   }
 
   /** The read under way, or a new one; a read that outlasts a scrape's wait is kept for the next. */

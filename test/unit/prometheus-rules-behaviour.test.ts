@@ -177,6 +177,24 @@ describe.skipIf(!promtool)('deploy/prometheus-rules.yml in promtool', () => {
     });
   });
 
+  describe('HiresyncAccountsUnread', () => {
+    // '0+60x10 600x50': read every minute for 10 minutes, then never again.
+    const read = (instance: string, values: string) =>
+      [`hiresync_metrics_read_timestamp_seconds{${instance}}`, values] as Series;
+    const blind = { severity: 'warning' };
+
+    it('fires once no worker has read Postgres for 5 minutes and 5 more, never while one reads it', () => {
+      expectAlerts([read(W1, '0+60x10 600x50')], 30, 'HiresyncAccountsUnread', [blind]);
+      expectAlerts([read(W1, '0+60x10 600x50')], 18, 'HiresyncAccountsUnread', []);
+      expectAlerts(
+        [read(W1, '0+60x10 600x50'), read(W2, '0+60x60')],
+        30,
+        'HiresyncAccountsUnread',
+        [],
+      );
+    });
+  });
+
   describe('HiresyncCredentialsRefused', () => {
     it("fires for an account whose secret the token service refuses, and quiets its failing runs' alert", () => {
       const series: Series[] = [

@@ -99,6 +99,39 @@ describe('the account series a scrape holds', () => {
     );
   });
 
+  it('past NEEDS_ACTION_MAX keeps the most severe first, counts them all and says how many it left out', () => {
+    // 600 accounts fail; acct00001 is only stale, the last two have their credentials refused.
+    const read = accounts(2000, (name, r) => {
+      const n = Number(name.slice(4));
+      if (n === 1) Object.assign(r.lastSuccesses[0] ?? {}, { at: NOW - 5 * HOUR });
+      if (n >= 1000 && n < 1600)
+        for (const run of r.lastRuns) if (run.account === name) run.failed = true;
+      if (n >= 1999) Object.assign(r.credentialed.at(-1) ?? {}, { credentialsRefused: true });
+    });
+    const scope = scopeAccountSeries(read, options(100));
+    expect(scope.credentialed.map((c) => c.account)).toEqual(['acct01999', 'acct02000']);
+    const shown = new Set(scope.lastRuns.map((r) => r.account));
+    expect(shown.size).toBe(NEEDS_ACTION_MAX - 2);
+    expect(shown.has('acct00001')).toBe(false);
+    expect(shown.has('acct01000')).toBe(true);
+    expect(scope.needingAction).toEqual([
+      { reason: 'credentials_refused', count: 2, leftOut: 0 },
+      { reason: 'needs_reauthorization', count: 0, leftOut: 0 },
+      { reason: 'failing', count: 600, leftOut: 102 },
+      { reason: 'stale', count: 1, leftOut: 1 },
+    ]);
+  });
+
+  it('up to the threshold counts the accounts that need action and leaves none out', () => {
+    const scope = scopeAccountSeries(accounts(10, troubled), options(10));
+    expect(scope.needingAction.map((n) => [n.reason, n.count, n.leftOut])).toEqual([
+      ['credentials_refused', 1, 0],
+      ['needs_reauthorization', 0, 0],
+      ['failing', 1, 0],
+      ['stale', 1, 0],
+    ]);
+  });
+
   it('leaves out a resource the account no longer syncs', () => {
     const scope = scopeAccountSeries(accounts(3, troubled), {
       ...options(100),

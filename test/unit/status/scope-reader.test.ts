@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { ScopedSeries } from '../../../src/status/account-series-scope.js';
-import { ScopeReader } from '../../../src/status/scope-reader.js';
+import { ScopeReader, SERVE_UP_TO_MS } from '../../../src/status/scope-reader.js';
 
 /** A read's result: per account or not, and which read it was. */
 function scopeOf(perAccount: boolean, read: number): ScopedSeries {
@@ -14,6 +14,7 @@ function scopeOf(perAccount: boolean, read: number): ScopedSeries {
     accounts: { enabled: read, needs_reauthorization: 0, credentials_refused: 0 },
     pairs: [],
     oldest: [],
+    needingAction: [{ reason: 'credentials_refused', count: 1, leftOut: 0 }],
   };
 }
 
@@ -22,12 +23,15 @@ function harness(perAccount: boolean) {
   const pending: Array<() => void> = [];
   let reads = 0;
   let nowMs = 0;
+  let down = false;
   const reader = new ScopeReader(
     () =>
-      new Promise<ScopedSeries>((resolve) => {
+      new Promise<ScopedSeries>((resolve, reject) => {
         reads += 1;
         const read = reads;
-        pending.push(() => resolve(scopeOf(perAccount, read)));
+        pending.push(() =>
+          down ? reject(new Error('connection refused')) : resolve(scopeOf(perAccount, read)),
+        );
       }),
     () => nowMs,
   );
@@ -48,6 +52,9 @@ function harness(perAccount: boolean) {
     scrape,
     answer,
     reads: () => reads,
+    postgresDown: () => {
+      down = true;
+    },
     at: (ms: number) => {
       nowMs = ms;
     },
@@ -86,4 +93,18 @@ describe('the Postgres read a scrape serves', () => {
     h.at(130_000);
     expect(await h.scrape()).toBe(2);
   });
+});
+
+describe('the Postgres read a scrape serves while Postgres cannot be read', () => {
+  for (const perAccount of [true, false])
+    it(`is the last one up to 2 minutes old, then none (${perAccount ? 'up to' : 'past'} the threshold)`, async () => {
+      const h = harness(perAccount);
+      expect(await h.scrape()).toBe(1);
+      h.postgresDown();
+      h.at(60_000);
+      expect(await h.scrape()).toBe(1);
+      h.at(SERVE_UP_TO_MS + 1);
+      expect(await h.scrape()).toBeUndefined();
+      expect(h.reader.lastReadAtMs).toBe(0);
+    });
 });
