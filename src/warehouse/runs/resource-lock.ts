@@ -119,9 +119,31 @@ export class ResourceLock {
     const done = this.#db
       .connection()
       .execute(async (conn) => {
-        const hold = async (): Promise<void> => {
+        const deadPeer = this.#deadPeer;
+        // The dead-peer settings are the session's, and the connection is the
+        // shared pool's: set in the statement that takes the lock, put back to
+        // the server's values (pg_settings.reset_val, what RESET restores) in
+        // the one that releases it, or at once when the lock is not taken, so
+        // that no other query's connection drops a slow peer this early and a
+        // run sends no statement more than without them.
+        const setDeadPeer = deadPeer
+          ? sql`set_config('tcp_keepalives_idle', ${deadPeer.idle}, false),
+              set_config('tcp_keepalives_interval', ${deadPeer.interval}, false),
+              set_config('tcp_keepalives_count', ${deadPeer.count}, false),
+              set_config('tcp_user_timeout', ${deadPeer.userTimeout}, false),`
+          : sql``;
+        const resetDeadPeer = deadPeer
+          ? sql`, ${sql.join(
+              DEAD_PEER_SETTINGS.map(
+                (setting) =>
+                  sql`set_config(${setting}, (select reset_val from pg_catalog.pg_settings where name = ${setting}), false)`,
+              ),
+            )}`
+          : sql``;
+        let reset = !deadPeer;
+        try {
           const { rows } = await sql<{ ok: boolean; pid: number }>`
-            select pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid`.execute(
+            select ${setDeadPeer} pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid`.execute(
             conn,
           );
           const row = rows[0];
@@ -151,27 +173,17 @@ export class ResourceLock {
             }
           }
           // A broken connection has released the lock already.
-          await sql`select pg_advisory_unlock(${key}::bigint)`.execute(conn).catch(() => {});
-        };
-        const deadPeer = this.#deadPeer;
-        if (!deadPeer) return await hold();
-        // The settings are the session's, and the connection is the shared
-        // pool's: they are reset (RESET, to the server's values) on every way
-        // out, lock taken or not, so that no other query's connection drops
-        // a slow peer this early. A reset fails only on a broken connection,
-        // which pg's pool does not keep (the rejection is the lock's loss).
-        try {
-          // Before the lock: should this fail, the connection holds nothing.
-          await sql`select
-            set_config('tcp_keepalives_idle', ${deadPeer.idle}, false),
-            set_config('tcp_keepalives_interval', ${deadPeer.interval}, false),
-            set_config('tcp_keepalives_count', ${deadPeer.count}, false),
-            set_config('tcp_user_timeout', ${deadPeer.userTimeout}, false)`.execute(conn);
-          await hold();
+          await sql`select pg_advisory_unlock(${key}::bigint) ${resetDeadPeer}`
+            .execute(conn)
+            .then(() => {
+              reset = true;
+            })
+            .catch(() => {});
         } finally {
-          for (const setting of DEAD_PEER_SETTINGS) {
-            await sql`reset ${sql.raw(setting)}`.execute(conn);
-          }
+          // The lock not taken, or a way out before its release: a reset of
+          // its own (it fails only on a broken connection, which pg's pool
+          // does not keep).
+          if (!reset) await sql`select 1 ${resetDeadPeer}`.execute(conn).catch(() => {});
         }
       })
       .catch((error: unknown) => {
