@@ -99,11 +99,20 @@ export function formatStatusDetail(report: StatusReport): string {
  * success, or while it runs (a failed run's error is in its table row).
  */
 export function retriesNote(outcome: string, retries: RetriesReport): string | undefined {
-  const failed = `${retries.failedAttempts} failed attempt${retries.failedAttempts === 1 ? '' : 's'}`;
+  const { failedAttempts: failed, interruptions } = retries;
+  const parts = [
+    ...(failed > 0 ? [`${failed} failed attempt${failed === 1 ? '' : 's'}`] : []),
+    ...(interruptions > 0
+      ? [`${interruptions} interruption${interruptions === 1 ? '' : 's'}`]
+      : []),
+  ].join(' and ');
+  if (parts === '') return undefined;
+  // Failed attempts are retried; a run interrupted (shutdown, run lock lost) is resumed.
+  const how = interruptions > 0 ? 'resumed' : 'retried';
   if (outcome === 'succeeded')
-    return `run ${retries.runId} succeeded after ${failed}, each retried from its checkpoint; the last: ${retries.lastError}`;
+    return `run ${retries.runId} succeeded after ${parts}, each ${how} from its checkpoint; the last: ${retries.lastError}`;
   if (outcome === 'running')
-    return `run ${retries.runId}: ${failed} so far, each retried from its checkpoint; the last: ${retries.lastError}`;
+    return `run ${retries.runId}: ${parts} so far, each ${how} from its checkpoint; the last: ${retries.lastError}`;
   return undefined;
 }
 

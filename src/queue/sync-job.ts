@@ -32,6 +32,14 @@ export interface SyncJobData {
    * checkpoint (`status` names the failure beside the run); set by the processor.
    */
   failedRun?: string;
+  /**
+   * The run this job's attempt was interrupted at (shutdown, the run lock
+   * lost: no attempt spent), to be resumed from its checkpoint; with how many
+   * times and the last reason (`status` names them beside the run).
+   */
+  interruptedRun?: string;
+  interruptions?: number;
+  lastInterruption?: string;
 }
 
 /** What a job returns: its run's summary, or why it ran nothing. */

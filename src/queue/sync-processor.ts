@@ -75,6 +75,24 @@ async function putBack(job: SyncJob, at: number, token: string | undefined): Pro
   }
 }
 
+/**
+ * Says on the job which run was interrupted, how often and why (read by
+ * status beside the run); nothing when the run is unknown or Redis refuses.
+ */
+async function noteInterruption({ job, runOf }: Attempt, reason: string): Promise<void> {
+  const run = await runOf().catch(() => undefined);
+  if (run === undefined) return;
+  const before = job.data.interruptedRun === run ? (job.data.interruptions ?? 0) : 0;
+  await job
+    .updateData({
+      ...job.data,
+      interruptedRun: run,
+      interruptions: before + 1,
+      lastInterruption: reason,
+    })
+    .catch(() => {});
+}
+
 /** What the processor needs. */
 export interface SyncProcessorDeps {
   /**
@@ -177,6 +195,7 @@ async function settleFailure(error: unknown, attempt: Attempt): Promise<SyncJobR
   const behaviour = jobBehaviourOf(error, signal.aborted ? signal.reason : undefined);
   if (behaviour.action === 'resume-later') {
     const { message } = coerceError(error);
+    await noteInterruption(attempt, redactSecrets(message));
     if (!(await putBack(job, behaviour.at, token))) return await failLost(error, attempt);
     logger.info({ reason: message }, 'run interrupted; checkpoint kept, job back in the queue');
     throw new DelayedError(message);

@@ -31,19 +31,36 @@ const RECENT_JOBS = 100;
  * Per run key, then per run: the attempts of `jobs` that failed at the run
  * (the processor names it, `failedRun`) and were retried, and the last
  * one's error (BullMQ keeps it on the job, also once a later attempt
- * completes, which it counts too).
+ * completes, which it counts too); and the times a job's run was
+ * interrupted (`interruptedRun`: shutdown, the run lock lost), whose
+ * last reason stands for the error when no attempt failed.
  */
 export function failedAttemptsOf(jobs: readonly (SyncJob | undefined)[]): FailedAttempts {
   const found: FailedAttempts = new Map();
   const last = new Map<RetriesReport, number>();
-  for (const job of jobs) {
-    const runId = job?.data?.failedRun;
-    if (!job || runId === undefined || !job.failedReason) continue;
+  const reportOf = (job: SyncJob, runId: string, reason: string): RetriesReport => {
     const key = runKey(accountOf(job.data), job.data.resource);
     const runs = found.get(key) ?? new Map<string, RetriesReport>();
     found.set(key, runs);
-    const report = runs.get(runId) ?? { runId, failedAttempts: 0, lastError: job.failedReason };
+    const report = runs.get(runId) ?? {
+      runId,
+      failedAttempts: 0,
+      interruptions: 0,
+      lastError: reason,
+    };
     runs.set(runId, report);
+    return report;
+  };
+  for (const job of jobs) {
+    if (!job) continue;
+    const { failedRun, interruptedRun, interruptions, lastInterruption } = job.data ?? {};
+    if (interruptedRun !== undefined && interruptions && lastInterruption !== undefined) {
+      const report = reportOf(job, interruptedRun, lastInterruption);
+      report.interruptions += interruptions;
+      if (report.failedAttempts === 0) report.lastError = lastInterruption;
+    }
+    if (failedRun === undefined || !job.failedReason) continue;
+    const report = reportOf(job, failedRun, job.failedReason);
     report.failedAttempts += job.finishedOn === undefined ? job.attemptsMade : job.attemptsMade - 1;
     const at = job.processedOn ?? 0;
     if (at >= (last.get(report) ?? 0)) {

@@ -110,18 +110,27 @@ export interface ResourceReport {
   nextRun?: NextRunReport | null;
   /**
    * Attempts at its last run that failed (Postgres lost mid-run, say) and
-   * were retried from its checkpoint, as the run queue's jobs tell while
-   * Redis keeps them; null when none. Always set by readStatusReport.
+   * were retried from its checkpoint, and its interruptions, as the run
+   * queue's jobs tell while Redis keeps them; null when none. Always set by readStatusReport.
    */
   retries?: RetriesReport | null;
 }
 
-/** A run's failed attempts, each retried from its checkpoint (see {@link ResourceReport.retries}). */
+/**
+ * A run's failed attempts, each retried from its checkpoint, and its
+ * interruptions (shutdown, the run lock lost), each resumed from it (see
+ * {@link ResourceReport.retries}).
+ */
 export interface RetriesReport {
   runId: string;
   /** Attempts that failed. */
   failedAttempts: number;
-  /** The error of the last one (redacted as every stored error). */
+  /** Times the run stopped after a checkpoint, no attempt spent, and went back to the queue. */
+  interruptions: number;
+  /**
+   * The error of the last failed attempt; when none failed, the reason of
+   * the last interruption (redacted as every stored error).
+   */
   lastError: string;
 }
 

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { PrivatePostgres } from '../../bench/private-servers.js';
 import { POSTGRES_SERVER, presentUnlessCi } from '../../bench/required-binaries.js';
 import { RedisCheckpointStore } from '../../src/queue/redis-checkpoint-store.js';
-import { enqueueRun } from '../../src/queue/sync-job.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
@@ -94,13 +93,9 @@ async function syncThroughOutage(options: {
   });
   const worker = cli(['worker'], h.env);
   const port = await waitFor(async () => /"port":(\d+)/.exec(worker.stdout())?.[1]);
-  const app = h.app();
-  await enqueueRun(
-    app.queue,
-    { resource: 'job_posts', requested: 'auto', origin: 'cli' },
-    h.config,
-  );
-  await app.close();
+  // The worker queues the resource's first run at once (a new schedule): the
+  // one run of the test. (Another queued here would start a second run
+  // after it, and status would then speak of that one.)
   await waitFor(async () => (await storedRows(direct)) >= CUT_AFTER_PAGES * PER_PAGE);
   expect(await healthz(port)).toBe(200);
 
@@ -127,7 +122,10 @@ async function syncThroughOutage(options: {
     if ((await storedRows(after)) > storedAtCut) storedAgainAt = Date.now();
     return storedAgainAt > 0;
   };
-  await waitFor(storedAgain, 60_000, 10);
+  // The attempts back off exponentially from 300 ms: after an outage of T
+  // (a slow restart on a busy machine) the next may come up to about 2T
+  // later; the wait is generous, not a figure.
+  await waitFor(storedAgain, 150_000, 10);
   await waitFor(async () => (await healthz(port)) === 200, 60_000);
   await waitFor(async () => {
     const run = await after
@@ -180,10 +178,12 @@ async function report(
   const status = await runCli(['status'], h.env);
   expect(status.code).toBe(0);
   const retried =
-    /^job_posts: run 1 succeeded after (\d+) failed attempts?, each retried from its checkpoint; the last: .+$/m.exec(
+    // A failed page write is a failed attempt, retried; the run lock lost
+    // first (its session cut) an interruption, resumed: either way, said.
+    /^job_posts: run 1 succeeded after \d+ (?:failed attempts?|interruptions?)(?: and \d+ interruptions?)?, each (?:retried|resumed) from its checkpoint; the last: .+$/m.exec(
       status.stdout,
     );
-  expect(retried).not.toBeNull();
+  expect(retried, status.stdout).not.toBeNull();
   await annotate(
     `${name}: ${o.pauseMs} ms from the cut to the next page stored (${o.resumeMs} ms after Postgres answered again); pages read twice ${o.pagesReadTwice} (checkpoint behind by ${o.checkpointLag}); rows lost 0; status: ${retried?.[0]}`,
   );

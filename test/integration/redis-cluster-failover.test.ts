@@ -90,5 +90,5 @@ describe('a worker on a Redis Cluster with replicas', () => {
       database.db,
     );
     expect(Number(rows[0]?.n)).toBe(0);
-  });
+  }, 300_000);
 });

@@ -42,18 +42,25 @@ describe('failed attempts of a run, from the run queue', () => {
     expect(found.get('job_posts')?.get('7')).toEqual({
       runId: '7',
       failedAttempts: 1,
+      interruptions: 0,
       lastError: 'read ECONNRESET',
     });
     expect(found.get('acme:job_posts')?.get('7')).toEqual({
       runId: '7',
       failedAttempts: 3,
+      interruptions: 0,
       lastError: 'connect ECONNREFUSED',
     });
     expect(found.size).toBe(2);
   });
 
   it('are named after a success and while running, and left to the error column after a failure', () => {
-    const retries = { runId: '7', failedAttempts: 1, lastError: 'read ECONNRESET' };
+    const retries = {
+      runId: '7',
+      failedAttempts: 1,
+      interruptions: 0,
+      lastError: 'read ECONNRESET',
+    };
     expect(retriesNote('succeeded', retries)).toBe(
       'run 7 succeeded after 1 failed attempt, each retried from its checkpoint; the last: read ECONNRESET',
     );
@@ -61,5 +68,39 @@ describe('failed attempts of a run, from the run queue', () => {
       'run 7: 2 failed attempts so far, each retried from its checkpoint; the last: read ECONNRESET',
     );
     expect(retriesNote('failed', retries)).toBeUndefined();
+  });
+
+  it('counts the interruptions of a run (the run lock lost, a shutdown), whose reason stands when no attempt failed', () => {
+    const lost = 'run lock lost: the Postgres session holding it ended';
+    const found = failedAttemptsOf([
+      job({ data: { interruptedRun: '9', interruptions: 2, lastInterruption: lost } }),
+      job({
+        data: {
+          account: 'acme',
+          interruptedRun: '4',
+          interruptions: 1,
+          lastInterruption: 'shutting down',
+          failedRun: '4',
+        },
+        attemptsMade: 1,
+        processedOn: 1000,
+        failedReason: 'connect ECONNREFUSED',
+      }),
+    ]);
+    const alone = found.get('job_posts')?.get('9');
+    expect(alone).toEqual({ runId: '9', failedAttempts: 0, interruptions: 2, lastError: lost });
+    expect(retriesNote('succeeded', alone as NonNullable<typeof alone>)).toBe(
+      `run 9 succeeded after 2 interruptions, each resumed from its checkpoint; the last: ${lost}`,
+    );
+    const both = found.get('acme:job_posts')?.get('4');
+    expect(both).toEqual({
+      runId: '4',
+      failedAttempts: 1,
+      interruptions: 1,
+      lastError: 'connect ECONNREFUSED',
+    });
+    expect(retriesNote('running', both as NonNullable<typeof both>)).toBe(
+      'run 4: 1 failed attempt and 1 interruption so far, each resumed from its checkpoint; the last: connect ECONNREFUSED',
+    );
   });
 });
