@@ -6,7 +6,7 @@ import { presentUnlessCi, REDIS_SERVER } from '../../bench/required-binaries.js'
 import { createApp } from '../../src/app.js';
 import { APP_MAX_RETRIES_PER_REQUEST } from '../../src/queue/redis.js';
 import { RunLock } from '../../src/queue/run-lock.js';
-import { runOnce } from '../../src/queue/run-once.js';
+import { ONCE_QUEUE_PREFIX, runOnce } from '../../src/queue/run-once.js';
 import { createSyncQueue, enqueueRun } from '../../src/queue/sync-job.js';
 import { LockLostError } from '../../src/redis/redis-lock.js';
 import { registerSecret } from '../../src/secret.js';
@@ -21,6 +21,18 @@ async function privateRedis(): Promise<PrivateRedis> {
   const server = await PrivateRedis.start();
   defer(() => server.close());
   return server;
+}
+
+/** The data of the first job hash under `pattern` (a sync command's own queue). */
+async function jobData(
+  redis: Redis,
+  pattern: string,
+): Promise<Record<string, unknown> | undefined> {
+  for (const key of await redis.keys(pattern)) {
+    const data = (await redis.type(key)) === 'hash' ? await redis.hget(key, 'data') : null;
+    if (data) return JSON.parse(data) as Record<string, unknown>;
+  }
+  return undefined;
 }
 
 function connect(url: string, options: { maxRetriesPerRequest?: number | null } = {}): Redis {
@@ -71,6 +83,7 @@ describe('a lost run lock', () => {
     // takeover, the job finding the resource busy, the other owner's release.
     const events: string[] = [];
     let released: Promise<void> | undefined;
+    let interrupted: Record<string, unknown> | undefined;
     const [outcome] = await h.sync(['jobs'], 'auto', {
       onProgress: (p) => {
         events.push(lost() ? 'commit after loss' : 'commit');
@@ -82,6 +95,7 @@ describe('a lost run lock', () => {
           released = (async () => {
             await waitFor(async () => h.log.text().includes('already running elsewhere; waiting'));
             events.push('busy');
+            interrupted = await jobData(redis, `${h.config.redisPrefix}:${ONCE_QUEUE_PREFIX}*`);
             await redis.del(key);
             events.push('released');
           })();
@@ -109,6 +123,12 @@ describe('a lost run lock', () => {
       .select('outcome')
       .execute();
     expect(runs).toEqual([{ outcome: 'succeeded' }]);
+    // Its job, put back, said which run was interrupted and why (status reads it).
+    expect(interrupted).toMatchObject({
+      interruptedRun: '1',
+      interruptions: 1,
+      lastInterruption: expect.stringContaining('run-lock:jobs was lost'),
+    });
   });
 
   it.runIf(redisServer)(

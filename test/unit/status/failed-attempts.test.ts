@@ -71,7 +71,7 @@ describe('failed attempts of a run, from the run queue', () => {
   });
 
   it('counts the interruptions of a run (the run lock lost, a shutdown), whose reason stands when no attempt failed', () => {
-    const lost = 'run lock lost: the Postgres session holding it ended';
+    const lost = 'lock h:run-lock:job_posts was lost; run 9 of job_posts stopped after page 3';
     const found = failedAttemptsOf([
       job({ data: { interruptedRun: '9', interruptions: 2, lastInterruption: lost } }),
       job({
