@@ -64,13 +64,18 @@ function nothingToRun(
  * credentials: a configuration error (exit 2). With none to run and no
  * environment credentials, a usage error saying what to do (exit 2), unless
  * `waitForConnects` (the worker) and a partner app or registered accounts
- * may yet give it some: then none.
+ * may yet give it some: then none. A named account is looked up with
+ * `resolve` (default: the directory's), which `sync` shares with its token
+ * check so that the account is read once for both.
  */
 export async function resolveAccounts(
   app: { accounts: AccountDirectory; db: ConstructorParameters<typeof AccountStore>[0] },
   named: readonly string[] | undefined,
   config: Pick<Config, 'secretKeys' | 'partner'> & { api: { auth: unknown } },
-  { waitForConnects = false }: { waitForConnects?: boolean } = {},
+  {
+    waitForConnects = false,
+    resolve = (name) => app.accounts.resolve(name),
+  }: { waitForConnects?: boolean; resolve?: (name: string) => Promise<unknown> } = {},
 ): Promise<string[]> {
   const directory = app.accounts;
   const hasDefault = config.api.auth !== undefined;
@@ -96,7 +101,7 @@ export async function resolveAccounts(
   if (named) {
     for (const name of named) {
       try {
-        await directory.resolve(name);
+        await resolve(name);
       } catch (error) {
         if (error instanceof AccountUnavailableError) {
           throw new UsageError(`${error.message}; see 'hiresync accounts list'`);

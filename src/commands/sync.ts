@@ -8,6 +8,7 @@ import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { accountTargets } from '../queue/account-targets.js';
 import { runOnce } from '../queue/run-once.js';
+import type { AccountContext } from '../queue/sync-processor.js';
 import type { ScheduleTarget } from '../queue/upsert-schedules.js';
 import { catalogFor, RESOURCE_NAMES } from '../resources/index.js';
 import { checkConnections, confirmRedisDatabase } from '../status/preflight.js';
@@ -206,7 +207,19 @@ export const sync = defineCommand({
     signals.once('SIGTERM', stop);
     try {
       await checkConnections(app.db, app.redis, { prefix: config.redisPrefix, claimPrefix: true });
-      const accounts = await resolveAccounts(app, named, config);
+      // An account's context is read once for the command's own checks (a named
+      // account runs; its token service answers); each run reads it again, as
+      // the worker's runs do, and sees a change made since.
+      const contexts = new Map<string, Promise<AccountContext>>();
+      const checkedContextOf = (account: string) => {
+        let context = contexts.get(account);
+        if (context === undefined) {
+          context = app.contextOf(account);
+          contexts.set(account, context);
+        }
+        return context;
+      };
+      const accounts = await resolveAccounts(app, named, config, { resolve: checkedContextOf });
       const targets = syncTargets(
         accounts,
         await app.accountSettings(),
@@ -215,7 +228,7 @@ export const sync = defineCommand({
       );
       // An account whose token service cannot be reached is told at once, not after every attempt.
       const outcomes = await runWhereReachable(
-        { contextOf: app.contextOf, logger, concurrency: config.concurrency },
+        { contextOf: checkedContextOf, logger, concurrency: config.concurrency },
         targets,
         (runnable) => runOnce(app, runnable, values.full ? 'full' : 'auto', { allowMassDelete }),
       );

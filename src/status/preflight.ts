@@ -63,8 +63,9 @@ export async function checkConnections(
   options: CheckConnectionsOptions = {},
 ): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 5000;
+  let identity: DatabaseIdentity;
   try {
-    await within(probeSyncRuns(db), timeoutMs, 'Postgres');
+    identity = await within(probeSyncRuns(db), timeoutMs, 'Postgres');
   } catch (error) {
     // TLS refused (src/warehouse/database.ts): exit 2, naming DATABASE_URL's parameter.
     const misconfigured = configErrorIn(error);
@@ -97,7 +98,7 @@ export async function checkConnections(
   await checkRedisDatabase(redis, timeoutMs);
   if (options.prefix !== undefined) {
     await within(
-      checkPrefixOwner(db, redis, options.prefix, options.claimPrefix === true),
+      checkPrefixOwner(db, redis, options.prefix, options.claimPrefix === true, identity),
       timeoutMs,
       'Redis',
     );
@@ -128,8 +129,10 @@ export async function checkPrefixOwner(
   redis: RedisConnection,
   prefix: string,
   claim: boolean,
+  /** The database's identity when read already (see probeSyncRuns); else read now. */
+  identity?: DatabaseIdentity,
 ): Promise<void> {
-  const ours = await databaseIdentity(db);
+  const ours = identity ?? (await databaseIdentity(db));
   const key = prefixOwnerKey(prefix);
   const value = JSON.stringify(ours);
   if (claim && (await redis.set(key, value, 'NX')) === 'OK') return;

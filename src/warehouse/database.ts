@@ -55,14 +55,24 @@ const pools = new WeakMap<Kysely<Database>, { pool: pg.Pool }>();
 
 /**
  * The pool's connection settings: `connectionString` with `-c
- * search_path=…` ({@link SEARCH_PATH}) last in its startup `options`, after
- * any the URL gives (pg takes the URL's `options` over a separate one). Sent
- * in the startup packet, it is the session's own default before any
- * statement, and wins over one a role or database sets (`alter role … set
- * search_path`) and over the URL's.
+ * search_path=…` ({@link SEARCH_PATH}) and `-c datestyle=iso` last in its
+ * startup `options`, after any the URL gives (pg takes the URL's `options`
+ * over a separate one). Sent in the startup packet, they are the session's
+ * own defaults before any statement, and win over those a role or database
+ * sets (`alter role … set search_path`) and over the URL's; no statement of
+ * a new connection sets them.
+ *
+ * Timestamps are read as the text Postgres prints (see `types`): in ISO
+ * format whatever DateStyle the server, database, role or URL sets (SQL or
+ * German style print zone abbreviations no reader can convert). `iso` sets
+ * the output format only: the order of day and month, read only in
+ * ambiguous input hiresync never sends, stays as the URL or the server sets it.
  */
-function withSearchPath(connectionString: string): { connectionString: string; options: string } {
-  const ours = `-c search_path=${SEARCH_PATH}`;
+function withSessionDefaults(connectionString: string): {
+  connectionString: string;
+  options: string;
+} {
+  const ours = `-c search_path=${SEARCH_PATH} -c datestyle=iso`;
   try {
     const url = new URL(connectionString);
     const theirs = url.searchParams.get('options');
@@ -88,7 +98,7 @@ export function createDatabase(
   const tls = postgresTls(connectionString);
   if (tls.unverified !== undefined) options.onUnverified?.(tls.unverified);
   const pool = new pg.Pool({
-    ...withSearchPath(tls.connectionString),
+    ...withSessionDefaults(tls.connectionString),
     ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
     max: options.max ?? 5,
     application_name: options.applicationName ?? 'hiresync',
@@ -102,11 +112,6 @@ export function createDatabase(
   pool.on('error', () => {});
   pool.on('connect', (client) => {
     client.on('error', () => {});
-    // Timestamps are read as the text Postgres prints (see `types`): in ISO
-    // format whatever DateStyle the server, database, role or URL sets (SQL
-    // or German style print zone abbreviations no reader can convert). Only
-    // the output format changes; queued before any statement of the client.
-    client.query('set datestyle to iso').catch(() => {});
   });
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: droppingPool(pool, tls) }),

@@ -2,18 +2,31 @@ import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
+import { registryOf } from '../../src/commands/account-options.js';
+import { scheduleTargetsOf } from '../../src/commands/worker.js';
 import type { ResourceName } from '../../src/config/load-config.js';
+import type { Config } from '../../src/config/types.js';
+import { main } from '../../src/main.js';
 import { runOnce } from '../../src/queue/run-once.js';
 import type { SyncJob } from '../../src/queue/sync-job.js';
 import { createSyncProcessor } from '../../src/queue/sync-processor.js';
 import type { ScheduleTarget } from '../../src/queue/upsert-schedules.js';
+import { checkConnections } from '../../src/status/preflight.js';
 import type { Database } from '../../src/warehouse/tables.js';
+import { captureIo } from '../support/capture-io.js';
 import { cleanupAfterEach } from '../support/lifecycle.js';
 
 const { harness, accounts, defer } = cleanupAfterEach();
 
 /** A no-op incremental run may send this many statements at most (issue 23; one fewer since issue 30: no `set search_path`). */
 const MOST_STATEMENTS = 7;
+
+/**
+ * What `hiresync sync` of one resource may send for a no-op run (issue 35),
+ * besides the checks the worker also makes, once, at its start (see
+ * {@link workerStartStatements}).
+ */
+const MOST_CLI_STATEMENTS = 8;
 
 /**
  * Records the text of every statement a pg client of this process sends
@@ -201,6 +214,91 @@ describe('a no-op incremental run (the API has nothing new), as the schedule sta
     expect(statements.length, statements.join('\n')).toBeLessThanOrEqual(MOST_STATEMENTS);
     expect(await rowVersions(t.database.db, 'jobs')).toEqual(before);
   });
+});
+
+type StatementCounter = ReturnType<typeof countStatements>;
+
+/** `hiresync sync ARGS` in this process, as the bin runs it. */
+async function syncCommand(env: Record<string, string>, ...args: string[]) {
+  const io = captureIo();
+  const code = await main(['sync', ...args], env, io);
+  return { code, stdout: io.out(), stderr: io.err() };
+}
+
+/**
+ * The statements the worker sends too, once, when it starts (src/commands/worker.ts):
+ * its connection checks, then the enabled accounts and their settings, which it
+ * schedules. `sync` makes the same checks and reads before its runs.
+ */
+async function workerStartStatements(config: Config, app: App, counter: StatementCounter) {
+  const { statements } = await counter.during(async () => {
+    await checkConnections(app.db, app.redis, { prefix: config.redisPrefix, claimPrefix: true });
+    await scheduleTargetsOf(app);
+  });
+  return statements;
+}
+
+/** `sent` less one statement of the same text for each of `also`. */
+function besides(sent: readonly string[], also: readonly string[]): string[] {
+  const left = [...also];
+  return sent.filter((statement) => {
+    const at = left.indexOf(statement);
+    if (at < 0) return true;
+    left.splice(at, 1);
+    return false;
+  });
+}
+
+/** The account's last run of `resource`, as sync_runs records it. */
+async function lastRun(db: Kysely<Database>, account: string, resource: ResourceName) {
+  const { rows } = await sql<{ mode: string; pages: number; records: string; outcome: string }>`
+    select mode, pages, records, outcome from hiresync.data_sync_runs
+    where account = ${account} and resource = ${resource} order by id desc limit 1`.execute(db);
+  return rows[0];
+}
+
+describe('a no-op incremental run, as `hiresync sync` of one resource starts it', () => {
+  const cases = [
+    {
+      account: 'default',
+      resource: 'tracking_links',
+      args: ['--account', 'default', '--resource', 'tracking_links'],
+    },
+    { account: 'acme', resource: 'jobs', args: ['--account', 'acme', '--resource', 'jobs'] },
+    // Every enabled account, acme the only one (the environment's credentials left out).
+    { account: 'acme', resource: 'jobs', args: ['--resource', 'jobs'], withoutDefault: true },
+  ] as const;
+  for (const { account, resource, args, ...only } of cases) {
+    it(`of ${account}'s ${resource} (sync ${args.join(' ')}) sends at most ${MOST_CLI_STATEMENTS} statements besides the checks of the worker's start, and rewrites no row`, async () => {
+      const t = await accounts({
+        accounts: ['acme'],
+        records: 300,
+        withoutDefault: 'withoutDefault' in only,
+        env: { HIRESYNC_PER_PAGE: '100' },
+      });
+      const counter = countStatements();
+      const full = await syncCommand(t.env, ...args);
+      expect(full.code, full.stderr).toBe(0);
+      const before = await rowVersions(t.database.db, resource, account);
+      const app = t.app({ registry: registryOf(t.config) });
+      defer(() => app.close());
+      const atStart = await workerStartStatements(t.config, app, counter);
+
+      const { result, statements } = await counter.during(() => syncCommand(t.env, ...args));
+
+      expect(result.code, result.stderr).toBe(0);
+      // What is counted: every statement of the command but those of the worker's start.
+      const run = besides(statements, atStart);
+      expect(run.length, run.join('\n')).toBeLessThanOrEqual(MOST_CLI_STATEMENTS);
+      expect(await rowVersions(t.database.db, resource, account)).toEqual(before);
+      expect(await lastRun(t.database.db, account, resource)).toMatchObject({
+        mode: 'incremental',
+        pages: 1,
+        records: '0',
+        outcome: 'succeeded',
+      });
+    });
+  }
 });
 
 describe('an incremental run whose page holds records that are not stored as they are', () => {

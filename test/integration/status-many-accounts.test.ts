@@ -63,14 +63,15 @@ const counting = new Set<{ statements: number }>();
 // connection is made, for good: src/warehouse/database.ts wraps a
 // connection's query with the one it finds when it first hands it out, so a
 // wrapper installed for a while would miss the connections made before it.
-// A new connection's `set datestyle to iso` is left out: how many connections
-// a pool opens depends on timing, not on the accounts.
+// A new connection sends no statement of its own (its session defaults are
+// startup options): how many connections a pool opens depends on timing, not
+// on the accounts, and changes no count.
 const clientPrototype = pg.Client.prototype as unknown as {
   query: (...args: unknown[]) => unknown;
 };
 const clientQuery = clientPrototype.query;
 clientPrototype.query = function (this: unknown, ...args: unknown[]) {
-  if (args[0] !== 'set datestyle to iso') for (const c of counting) c.statements += 1;
+  for (const c of counting) c.statements += 1;
   return clientQuery.apply(this, args);
 };
 

@@ -13,11 +13,33 @@ export async function pingDatabase(db: Kysely<Database>): Promise<void> {
   await sql`select 1`.execute(db);
 }
 
-/** Reads hiresync.data_sync_runs once: throws 42P01 before `migrate` made it (the checks before a command). */
-export async function probeSyncRuns(db: Kysely<Database>): Promise<void> {
+/** SQLSTATE of a privilege refused: a function or a table the role may not use. */
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+/**
+ * Reads hiresync.data_sync_runs once, throwing 42P01 before `migrate` made
+ * it, and the identity of the database (see {@link databaseIdentity}), in
+ * one statement: the checks before a command. A role that may not run
+ * pg_control_system() (a server may revoke it) gets them in two, its system
+ * null.
+ */
+export async function probeSyncRuns(db: Kysely<Database>): Promise<DatabaseIdentity> {
+  try {
+    const { rows } = await sql<{ name: string; system: string | null }>`
+      select current_database() as name,
+        (select system_identifier::text from pg_catalog.pg_control_system()) as system,
+        exists (select 1 from hiresync.data_sync_runs where account = ${DEFAULT_ACCOUNT}) as probed`.execute(
+      db,
+    );
+    const row = rows[0] as { name: string; system: string | null };
+    return { database: row.name, system: row.system };
+  } catch (error) {
+    if ((error as { code?: string }).code !== INSUFFICIENT_PRIVILEGE) throw error;
+  }
   await sql`select 1 from hiresync.data_sync_runs where account = ${DEFAULT_ACCOUNT} limit 1`.execute(
     db,
   );
+  return databaseIdentity(db);
 }
 
 /** Which database a Redis prefix belongs to: the Postgres cluster's system identifier and the database's name. */
