@@ -150,6 +150,18 @@ describe("the API's second edge learned from Date ticks", () => {
     expect(hi - lo).toBeLessThanOrEqual(80);
   });
 
+  it('is refused no more often than without holds after the API clock steps back (its window then ends later than it said)', () => {
+    for (const stepAt of [3_300, 7_300, 12_000]) {
+      for (const back of [30, 137, 400, 900]) {
+        const api = { offsetAt: (at: number) => (at < T0 + stepAt ? 537 : 537 - back) };
+        const held = walk(api, 200, true, 300);
+        const unheld = walk(api, 200, false, 300);
+        expect(held.refused).toBeLessThanOrEqual(unheld.refused);
+        expect(held.refused).toBeLessThanOrEqual(1);
+      }
+    }
+  });
+
   it('drops bounds a step back contradicts and learns the new edge without a lower bound above the truth', () => {
     const api = { offsetAt: (at: number) => (at < T0 + 7_300 ? 537 : 137) };
     const result = walk(api, 200, true, 300);
