@@ -27,7 +27,12 @@ export interface RateLimitedWalkOptions {
   headers?: boolean;
   /** HIRESYNC_RATE_LIMIT_WINDOW is the true window. Default false (the 10 s default guess). */
   configureWindow?: boolean;
-  /** How X-RateLimit-Reset states the end (with `headers`). Default seconds from now. */
+  /**
+   * How X-RateLimit-Reset states the end (with `headers`). Default seconds
+   * from now. With `epoch` the windows are aligned on the epoch: the walk then
+   * starts at a random moment of its window's first half, and the minimum
+   * counts from there.
+   */
   resetFormat?: 'seconds' | 'epoch' | 'epoch-ms';
 }
 
@@ -38,7 +43,11 @@ export interface RateLimitedWalkResult {
   requests: number;
   rateLimited: number;
   wallS: number;
-  /** Fixed window: the first `limit` pages go at once, each further `limit` waits one window. */
+  /**
+   * Fixed window: the first `limit` pages go at once, each further `limit`
+   * waits one window (epoch-aligned windows: less the part of the first
+   * window already gone when the walk started).
+   */
   minimumS: number;
   /** pages / (limit / window): the sustained-rate bound. */
   sustainedS: number;
@@ -83,6 +92,16 @@ export async function rateLimitedWalk(
       logger: createLogger({ level: 'silent' }),
       prefix,
     });
+    const windowMs = windowS * 1000;
+    const aligned = options.headers === true && options.resetFormat === 'epoch';
+    // The simulator's clock is this process's: its windows begin at multiples of windowMs.
+    let phaseMs = 0;
+    if (aligned) {
+      const wanted = Math.random() * (windowMs / 2);
+      const wait = (windowMs - (Date.now() % windowMs) + wanted) % windowMs;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      phaseMs = Date.now() % windowMs;
+    }
     const started = performance.now();
     let walked = 0;
     for await (const _page of fetchPages({
@@ -100,7 +119,7 @@ export async function rateLimitedWalk(
       requests: sim.stats.listRequests,
       rateLimited: sim.stats.rateLimited,
       wallS,
-      minimumS: (Math.ceil(walked / limit) - 1) * windowS,
+      minimumS: (Math.ceil(walked / limit) - 1) * windowS - phaseMs / 1000,
       sustainedS: (walked / limit) * windowS,
       learnedWindowMs: learned === null ? undefined : Number(learned),
     };
@@ -118,7 +137,7 @@ export function describeWalk(r: RateLimitedWalkResult): string {
       ? 'no window learned'
       : `window learned ${r.learnedWindowMs} ms`;
   return (
-    `${r.wallS.toFixed(2)} s = ${(r.wallS / r.minimumS).toFixed(3)} × the ${r.minimumS} s minimum ` +
+    `${r.wallS.toFixed(2)} s = ${(r.wallS / r.minimumS).toFixed(3)} × the ${Number(r.minimumS.toFixed(3))} s minimum ` +
     `(fixed window; ${r.sustainedS} s at the sustained rate); ${r.requests} requests, ${r.rateLimited} × 429; ${learned}`
   );
 }

@@ -6,7 +6,12 @@ import { sleep } from './sleep.js';
 
 /** The pacing scripts (src/redis/scripts/pace-*.lua) as ioredis commands. */
 interface PacerCommands {
-  hiresyncPaceAcquire(state: string, probe: string, reserve: number): Promise<[number, number]>;
+  hiresyncPaceAcquire(
+    state: string,
+    probe: string,
+    reserve: number,
+    firstAsk: number,
+  ): Promise<[number, number, number]>;
   hiresyncPaceObserve(
     state: string,
     probe: string,
@@ -72,7 +77,10 @@ export interface PacerTicket {
  * Redis for every worker, the configured window being only the first guess.
  * When the allowance of a window is spent, requests wait for a known end, or
  * probe one at a time while the end is only guessed; after a 429 everyone
- * waits its Retry-After. The rules are in src/redis/scripts/pace-*.lua.
+ * waits its Retry-After. While an epoch Reset is read through bounds of the
+ * offset still far apart, a request of a window with time to spare may be
+ * held (under a second) so that its answer shows where the API's second
+ * begins (second-edge.ts). The rules are in src/redis/scripts/pace-*.lua.
  */
 export class RateLimitPacer {
   readonly #redis: RedisConnection & PacerCommands;
@@ -101,15 +109,17 @@ export class RateLimitPacer {
    */
   async acquire(signal?: AbortSignal, onWait?: (ms: number) => void): Promise<PacerTicket> {
     let waitedMs = 0;
-    for (;;) {
-      const [wait, now] = await this.#redis.hiresyncPaceAcquire(
+    for (let ask = 0; ; ask += 1) {
+      const [wait, now, held] = await this.#redis.hiresyncPaceAcquire(
         this.#key,
         `${this.#key}:probe`,
         this.#reserve,
+        ask === 0 ? 1 : 0,
       );
       const waitMs = Number(wait);
       if (waitMs <= 0) return { waitedMs, sentAt: Number(now) };
-      if (waitMs > this.#maxWaitMs) {
+      // A hold for the second edge (under a second) is no pause the limit is about.
+      if (Number(held) !== 1 && waitMs > this.#maxWaitMs) {
         throw new RetryAfterTooLongError('the shared rate-limit pause', waitMs, this.#maxWaitMs);
       }
       onWait?.(waitMs);

@@ -245,3 +245,31 @@ describe('an epoch Reset read through the clock offset learned from Date headers
     expect(Number(state.resetAt)).toBeGreaterThanOrEqual(resetApi - offset);
   });
 });
+
+describe("the API's second edge learned from the Date ticks of one resource's walk", () => {
+  it("spreads the first window's requests so that its Date headers tick between two close answers, with each page requested once and no 429", async () => {
+    const h = await start({
+      simulator: {
+        rateLimit: { limit: 20, windowMs: 2000 },
+        rateLimitHeaders: true,
+        rateLimitResetFormat: 'epoch',
+        dataset: { counts: { jobs: 50 } },
+      },
+      env: { HIRESYNC_PER_PAGE: '1', HIRESYNC_RATE_LIMIT_WINDOW: '2s' },
+    });
+    // Start just after an even second: early in an epoch-aligned window, nearly a second
+    // before the API's next second edge, which 20 requests back to back would not reach.
+    const phase = Date.now() % 2000;
+    await sleep((2000 - phase + 30) % 2000);
+    const pages = await h.walk('jobs');
+    expect(pages).toHaveLength(50);
+    expect(h.sim.stats.listRequests).toBe(50);
+    expect(h.sim.stats.rateLimited).toBe(0);
+    const namespace = new TokenCipher(h.config.api.auth).namespace;
+    const state = await h.redis.hgetall(`${h.prefix}:rate:${namespace}`);
+    // The offset's bounds (API clock − Redis's) close in on where the API's second begins.
+    const gap = Number(state.offsetHi) - Number(state.offsetLo);
+    expect(gap).toBeLessThanOrEqual(300);
+    expect(Number(state.offsetLo)).toBeLessThanOrEqual(0);
+  });
+});

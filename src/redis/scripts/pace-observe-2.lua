@@ -19,6 +19,13 @@
                         the bounds of the offset between the API's clock and
                         Redis time (API − Redis, ms) learned from Date headers,
                         and when each was learned (src/api/clock-offset.ts)
+    epochReset          set while answers state X-RateLimit-Reset in epoch
+                        seconds (the second edge is then worth learning:
+                        src/api/second-edge.ts)
+    rttMs, answeredAt   a request's round trip (moving average) and when the
+                        last answer was recorded; workMs, the caller's own work
+                        between an answer and its next request, is
+                        pace-acquire-2.lua's
 
   A rise (a new window) is an answer reporting more allowance than `last`
   to a request sent after `last` was recorded: an allowance only shrinks
@@ -66,6 +73,18 @@ local function done()
 end
 
 redis.call('DEL', KEYS[2])
+
+local rtt = now - sentAt
+if sentAt > 0 and rtt >= 0 and rtt < 60000 then
+  local known = redis.call('HGET', key, 'rttMs')
+  local ewma = known and (tonumber(known) + (rtt - tonumber(known)) / 4) or rtt
+  redis.call('HSET', key, 'rttMs', math.floor(ewma + 0.5), 'answeredAt', now)
+end
+if resetEpoch >= 0 and dateMs >= 0 then
+  redis.call('HSET', key, 'epochReset', '1')
+elseif resetIn >= 0 then
+  redis.call('HDEL', key, 'epochReset')
+end
 
 -- The clock offset (src/api/clock-offset.ts, nextClockOffset): this answer
 -- came between sentAt and now, in the API's second dateMs.
