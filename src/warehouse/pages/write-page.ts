@@ -6,15 +6,10 @@ import {
   sql,
   type Transaction,
 } from 'kysely';
-import { schemaOf } from '../../account-name.js';
-import type {
-  ApiClockReading,
-  PageWriteResult,
-  RejectedRecord,
-  StorageKind,
-} from '../../sync/ports.js';
+import type { ApiClockReading, PageWriteResult, RejectedRecord } from '../../sync/ports.js';
 import { sharedRelation } from '../shared-relation.js';
 import type { Database } from '../tables.js';
+import { lockAndCount, lockReferenceTables } from './locks-and-progress.js';
 import {
   type PageStatementInput,
   pageParameters,
@@ -24,7 +19,6 @@ import {
   type WrittenRow,
 } from './page-statement.js';
 import { recordTexts, topLevelId } from './record-texts.js';
-import { accountReferenceLocksText, type ReferenceTable } from './sql/reference-locks.js';
 import { findUnchanged, type UnchangedRecords } from './unchanged-page.js';
 
 /** A page to store: the body exactly as received, and its records parsed. */
@@ -90,29 +84,6 @@ export function validatePage(resource: StoredResource, records: readonly unknown
 interface PageWrite extends PageStatementInput {
   store: StoredResource;
   apiClock?: ApiClockReading | undefined;
-}
-
-/** The reference tables the page statement of each storage kind writes (none: no lock). */
-const REFERENCE_TABLES_WRITTEN: Readonly<Record<StorageKind, readonly ReferenceTable[]>> = {
-  tracking_links: ['job_boards', 'referrers', 'sources'],
-  json: [],
-  job_boards: ['job_boards'],
-  referrers: ['referrers'],
-  sources: ['sources'],
-};
-
-/**
- * Takes the account's write locks of the reference tables the page writes, as
- * a statement of its own before the page statement: see accountReferenceLocksText
- * for why (two open versions of one id otherwise). Pages of other resources
- * take none.
- */
-async function lockReferenceTables(db: Db, input: PageWrite): Promise<void> {
-  const tables = REFERENCE_TABLES_WRITTEN[input.store.storage];
-  if (tables.length === 0) return;
-  await db.executeQuery(
-    CompiledQuery.raw(accountReferenceLocksText(tables), [schemaOf(input.account)]),
-  );
 }
 
 async function runStatement(db: Db, input: PageWrite): Promise<Omit<PageWriteResult, 'rejected'>> {
@@ -212,7 +183,7 @@ export async function writePage(
   try {
     const result = await db.transaction().execute(async (trx) => {
       await page.assertLocked?.(trx);
-      await lockReferenceTables(trx, input);
+      const counted = await lockAndCount(trx, input, page.records, kept);
       // Every record rejected or stored as it is: nothing for the page statement to write.
       const toWrite = page.records.length - rejected.length - (input.unchanged?.length ?? 0);
       const written =
@@ -224,9 +195,10 @@ export async function writePage(
       });
       // The ids of the whole page, left alone or not: where an incremental run stops.
       const ids = kept ? { maxId: kept.maxId, minId: kept.minId } : {};
-      const counted = { ...written, ...ids };
-      await recordProgress(trx, input, { ...counted, rejected });
-      return counted;
+      const result = { ...written, ...ids };
+      // Unless the page's first statement recorded it (see lockAndCount).
+      if (!counted) await recordProgress(trx, input, { ...result, rejected });
+      return result;
     });
     return { ...result, rejected, ...(kept ? { unchanged: kept.positions.length } : {}) };
   } catch (error) {
