@@ -6,6 +6,7 @@ import { RedisCheckpointStore } from '../../src/queue/redis-checkpoint-store.js'
 import { createDatabase } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
+import { liveIdsIn } from '../support/live-ids.js';
 import { runCli } from '../support/run-cli.js';
 import type { SyncHarness } from '../support/sync-harness.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -141,14 +142,8 @@ async function syncThroughOutage(options: {
   expect(runs).toHaveLength(1);
   expect(runs[0]).toMatchObject({ outcome: 'succeeded', pages: PAGES, records: String(RECORDS) });
   // Every record once: the live ids are the simulator's, and no other row is there.
-  const live = await after
-    .withSchema('public')
-    .selectFrom('job_posts')
-    .select('id')
-    .where('deleted_at', 'is', null)
-    .orderBy('id', 'desc')
-    .execute();
-  expect(live.map((r) => r.id)).toEqual(h.expectedIds('job_posts'));
+  const live = await liveIdsIn(after, 'job_posts');
+  expect(live).toEqual(h.expectedIds('job_posts'));
   expect(await storedRows(after)).toBe(live.length);
   // Read again: the lagging checkpoint's page, the page whose write the cut
   // failed and the one fetched ahead of it; no other.

@@ -7,6 +7,7 @@ import type { Checkpoint } from '../../src/sync/ports.js';
 import { createDatabase } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
+import { liveIdsIn } from '../support/live-ids.js';
 import type { SyncHarness } from '../support/sync-harness.js';
 
 const { defer, harness, cli } = cleanupAfterEach();
@@ -184,14 +185,7 @@ describe('infrastructure restarts', () => {
     // beaten, the page whose write it failed, and the one fetched ahead.
     const targets = h.sim.stats.receivedTargets;
     expect(targets.length - new Set(targets).size).toBeLessThanOrEqual(3);
-    const rows = await db
-      .withSchema('public')
-      .selectFrom('job_posts')
-      .select('id')
-      .where('deleted_at', 'is', null)
-      .orderBy('id', 'desc')
-      .execute();
-    expect(rows.map((r) => r.id)).toEqual(h.expectedIds('job_posts'));
+    expect(await liveIdsIn(db, 'job_posts')).toEqual(h.expectedIds('job_posts'));
     const runs = await db.withSchema('public').selectFrom('sync_runs').selectAll().execute();
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ outcome: 'succeeded', records: '1000' });

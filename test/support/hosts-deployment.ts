@@ -13,6 +13,7 @@ import type { SimulatorOptions } from '../../src/simulator/simulator-options.js'
 import { createDatabase } from '../../src/warehouse/database.js';
 import { migrateAll } from '../../src/warehouse/setup/migrate-all.js';
 import type { Database } from '../../src/warehouse/tables.js';
+import { liveIdsIn } from './live-ids.js';
 import { createHosts, type Hosts } from './netns.js';
 
 /** A line a worker logged (pino JSON), with the index of the worker. */
@@ -197,16 +198,7 @@ export async function startHostsDeployment(
           .execute();
         return rows.length;
       },
-      liveIds: async (resource) => {
-        const rows = await db
-          .withSchema('public')
-          .selectFrom(resource as 'jobs')
-          .select('id')
-          .where('deleted_at', 'is', null)
-          .orderBy('id', 'desc')
-          .execute();
-        return rows.map((r) => r.id);
-      },
+      liveIds: (resource) => liveIdsIn(db, resource),
       expectedIds: (resource) =>
         [...dataset.presentIndexes(resource)]
           .filter((i) => validateRecord(resource, dataset.record(resource, i)) === undefined)

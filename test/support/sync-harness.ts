@@ -9,6 +9,7 @@ import type { SimulatorOptions } from '../../src/simulator/simulator-options.js'
 import type { RequestedMode } from '../../src/sync/run-resource.js';
 import { captureLogger } from './capture-logger.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
+import { liveIdsIn } from './live-ids.js';
 import {
   clearRedisPrefix,
   DEFAULT_CLIENT_SECRET,
@@ -92,16 +93,7 @@ export async function startSyncHarness(
         await a.close();
       }
     },
-    liveIds: async (resource) => {
-      const rows = await database.db
-        .withSchema('public')
-        .selectFrom(resource as 'jobs')
-        .select('id')
-        .where('deleted_at', 'is', null)
-        .orderBy('id', 'desc')
-        .execute();
-      return rows.map((r) => r.id);
-    },
+    liveIds: (resource) => liveIdsIn(database.db, resource),
     expectedIds: (resource) => {
       const ds = sim.dataset;
       // Jobs and job posts have only their id specified: some deliberately
