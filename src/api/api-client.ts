@@ -175,6 +175,12 @@ export class ApiClient {
             metrics?.onPacingWait?.(waited, options.resource);
             logger.debug({ path, waitedMs: waited }, 'paced by rate limit');
           }
+          if (ticket.heldMs > 0) {
+            logger.debug(
+              { path, heldMs: ticket.heldMs },
+              "held to learn where the API's second begins",
+            );
+          }
         },
         onResponse: async (r) => {
           metrics?.onResponse?.(r.status);

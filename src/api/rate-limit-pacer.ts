@@ -61,7 +61,14 @@ export interface RateLimitPacerOptions {
 
 /** A reservation: how long it waited, and when (Redis time) the request goes. */
 export interface PacerTicket {
+  /** Time waited for the rate limit (pauses it asked for). */
   waitedMs: number;
+  /**
+   * Time the request was held to learn where the API's second begins
+   * (second-edge.ts): under a second, never a pause of the limit's, so never
+   * told to `onWait` (nor counted as a rate-limit wait).
+   */
+  heldMs: number;
   /** Given back to {@link RateLimitPacer.observe} with the answer. */
   sentAt: number;
 }
@@ -104,11 +111,14 @@ export class RateLimitPacer {
 
   /**
    * Waits for the request's turn. Each wait the shared state asks for is told
-   * to `onWait` (its length in ms) before it starts; aborting `signal` ends it
-   * at once, as the queue does to give a run's worker slot up.
+   * to `onWait` (its length in ms) before it starts, except a hold for the
+   * second edge (no pause of the limit's: a run never gives its worker slot up
+   * for one); aborting `signal` ends any at once, as the queue does to give a
+   * run's worker slot up.
    */
   async acquire(signal?: AbortSignal, onWait?: (ms: number) => void): Promise<PacerTicket> {
     let waitedMs = 0;
+    let heldMs = 0;
     for (let ask = 0; ; ask += 1) {
       const [wait, now, held] = await this.#redis.hiresyncPaceAcquire(
         this.#key,
@@ -117,9 +127,14 @@ export class RateLimitPacer {
         ask === 0 ? 1 : 0,
       );
       const waitMs = Number(wait);
-      if (waitMs <= 0) return { waitedMs, sentAt: Number(now) };
-      // A hold for the second edge (under a second) is no pause the limit is about.
-      if (Number(held) !== 1 && waitMs > this.#maxWaitMs) {
+      if (waitMs <= 0) return { waitedMs, heldMs, sentAt: Number(now) };
+      if (Number(held) === 1) {
+        // A hold for the second edge (under a second) is no pause the limit is about.
+        await sleep(waitMs, signal);
+        heldMs += waitMs;
+        continue;
+      }
+      if (waitMs > this.#maxWaitMs) {
         throw new RetryAfterTooLongError('the shared rate-limit pause', waitMs, this.#maxWaitMs);
       }
       onWait?.(waitMs);

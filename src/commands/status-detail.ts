@@ -100,19 +100,20 @@ export function formatStatusDetail(report: StatusReport): string {
  */
 export function retriesNote(outcome: string, retries: RetriesReport): string | undefined {
   const { failedAttempts: failed, interruptions } = retries;
-  const parts = [
-    ...(failed > 0 ? [`${failed} failed attempt${failed === 1 ? '' : 's'}`] : []),
-    ...(interruptions > 0
-      ? [`${interruptions} interruption${interruptions === 1 ? '' : 's'}`]
-      : []),
-  ].join(' and ');
-  if (parts === '') return undefined;
-  // Failed attempts are retried; a run interrupted (shutdown, run lock lost) is resumed.
-  const how = interruptions > 0 ? 'resumed' : 'retried';
+  const attempts = `${failed} failed attempt${failed === 1 ? '' : 's'}`;
+  const stops = `${interruptions} interruption${interruptions === 1 ? '' : 's'}`;
+  // Failed attempts are retried; a run interrupted (its lock lost, a shutdown) is resumed.
+  let counts: string;
+  let how: string;
+  if (failed > 0 && interruptions > 0) {
+    [counts, how] = [`${attempts} (retried) and ${stops} (resumed)`, 'each from its checkpoint'];
+  } else if (failed > 0) [counts, how] = [attempts, 'each retried from its checkpoint'];
+  else if (interruptions > 0) [counts, how] = [stops, 'each resumed from its checkpoint'];
+  else return undefined;
   if (outcome === 'succeeded')
-    return `run ${retries.runId} succeeded after ${parts}, each ${how} from its checkpoint; the last: ${retries.lastError}`;
+    return `run ${retries.runId} succeeded after ${counts}, ${how}; the last: ${retries.lastError}`;
   if (outcome === 'running')
-    return `run ${retries.runId}: ${parts} so far, each ${how} from its checkpoint; the last: ${retries.lastError}`;
+    return `run ${retries.runId}: ${counts} so far, ${how}; the last: ${retries.lastError}`;
   return undefined;
 }
 

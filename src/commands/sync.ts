@@ -216,6 +216,8 @@ export const sync = defineCommand({
         if (context === undefined) {
           context = app.contextOf(account);
           contexts.set(account, context);
+          // A read that failed (Postgres a moment away) is made again by the next check.
+          context.catch(() => contexts.delete(account));
         }
         return context;
       };

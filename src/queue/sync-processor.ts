@@ -195,10 +195,11 @@ async function settleFailure(error: unknown, attempt: Attempt): Promise<SyncJobR
   const behaviour = jobBehaviourOf(error, signal.aborted ? signal.reason : undefined);
   if (behaviour.action === 'resume-later') {
     const { message } = coerceError(error);
-    // Why it stopped (the run lock lost, a shutdown), then where.
+    if (!(await putBack(job, behaviour.at, token))) return await failLost(error, attempt);
+    // Back in the queue first (a shutdown is waiting); then why it stopped (the
+    // run lock lost, a shutdown) and where, for status.
     const why = signal.aborted ? `${coerceError(signal.reason).message}; ` : '';
     await noteInterruption(attempt, redactSecrets(`${why}${message}`));
-    if (!(await putBack(job, behaviour.at, token))) return await failLost(error, attempt);
     logger.info({ reason: message }, 'run interrupted; checkpoint kept, job back in the queue');
     throw new DelayedError(message);
   }

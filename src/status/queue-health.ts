@@ -38,6 +38,7 @@ const RECENT_JOBS = 100;
 export function failedAttemptsOf(jobs: readonly (SyncJob | undefined)[]): FailedAttempts {
   const found: FailedAttempts = new Map();
   const last = new Map<RetriesReport, number>();
+  const lastStop = new Map<RetriesReport, number>();
   const reportOf = (job: SyncJob, runId: string, reason: string): RetriesReport => {
     const key = runKey(accountOf(job.data), job.data.resource);
     const runs = found.get(key) ?? new Map<string, RetriesReport>();
@@ -57,7 +58,12 @@ export function failedAttemptsOf(jobs: readonly (SyncJob | undefined)[]): Failed
     if (interruptedRun !== undefined && interruptions && lastInterruption !== undefined) {
       const report = reportOf(job, interruptedRun, lastInterruption);
       report.interruptions += interruptions;
-      if (report.failedAttempts === 0) report.lastError = lastInterruption;
+      // The latest job's reason, while no attempt failed (a failure's error wins).
+      const at = job.processedOn ?? 0;
+      if (at >= (lastStop.get(report) ?? 0)) {
+        lastStop.set(report, at);
+        if (report.failedAttempts === 0) report.lastError = lastInterruption;
+      }
     }
     if (failedRun === undefined || !job.failedReason) continue;
     const report = reportOf(job, failedRun, job.failedReason);

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { RateLimitPacer } from '../../src/api/rate-limit-pacer.js';
 import { TokenCipher } from '../../src/api/token-cipher.js';
 import { RetryAfterTooLongError, SlotYieldError } from '../../src/errors.js';
@@ -261,7 +261,26 @@ describe("the API's second edge learned from the Date ticks of one resource's wa
     // before the API's next second edge, which 20 requests back to back would not reach.
     const phase = Date.now() % 2000;
     await sleep((2000 - phase + 30) % 2000);
-    const pages = await h.walk('jobs');
+    // What each request's turn told its caller: the holds for the second edge are never
+    // told as waits (a run would give its worker slot up for one past HIRESYNC_MAX_SLOT_WAIT).
+    const turns: { told: number; waitedMs: number; heldMs: number }[] = [];
+    const acquire = RateLimitPacer.prototype.acquire;
+    const spy = vi.spyOn(RateLimitPacer.prototype, 'acquire').mockImplementation(async function (
+      this: RateLimitPacer,
+      signal,
+      onWait,
+    ) {
+      let told = 0;
+      const ticket = await acquire.call(this, signal, (ms) => {
+        told += ms;
+        onWait?.(ms);
+      });
+      turns.push({ told, waitedMs: ticket.waitedMs, heldMs: ticket.heldMs });
+      return ticket;
+    });
+    const pages = await h.walk('jobs').finally(() => spy.mockRestore());
+    expect(turns.some((t) => t.heldMs > 0)).toBe(true);
+    expect(turns.every((t) => t.told === t.waitedMs)).toBe(true);
     expect(pages).toHaveLength(50);
     expect(h.sim.stats.listRequests).toBe(50);
     expect(h.sim.stats.rateLimited).toBe(0);

@@ -13,15 +13,16 @@ export async function pingDatabase(db: Kysely<Database>): Promise<void> {
   await sql`select 1`.execute(db);
 }
 
-/** SQLSTATE of a privilege refused: a function or a table the role may not use. */
-const INSUFFICIENT_PRIVILEGE = '42501';
+/** SQLSTATE of a relation that does not exist: hiresync's tables before `migrate`. */
+const UNDEFINED_TABLE = '42P01';
 
 /**
  * Reads hiresync.data_sync_runs once, throwing 42P01 before `migrate` made
  * it, and the identity of the database (see {@link databaseIdentity}), in
- * one statement: the checks before a command. A role that may not run
- * pg_control_system() (a server may revoke it) gets them in two, its system
- * null.
+ * one statement: the checks before a command. Where that statement fails
+ * otherwise (a role that may not run pg_control_system(), a server without
+ * it), the checks are made one by one, as before: four statements, the
+ * system null where it cannot be read.
  */
 export async function probeSyncRuns(db: Kysely<Database>): Promise<DatabaseIdentity> {
   try {
@@ -34,7 +35,7 @@ export async function probeSyncRuns(db: Kysely<Database>): Promise<DatabaseIdent
     const row = rows[0] as { name: string; system: string | null };
     return { database: row.name, system: row.system };
   } catch (error) {
-    if ((error as { code?: string }).code !== INSUFFICIENT_PRIVILEGE) throw error;
+    if ((error as { code?: string }).code === UNDEFINED_TABLE) throw error;
   }
   await sql`select 1 from hiresync.data_sync_runs where account = ${DEFAULT_ACCOUNT} limit 1`.execute(
     db,
@@ -56,7 +57,7 @@ export async function databaseIdentity(db: Kysely<Database>): Promise<DatabaseId
   try {
     const { rows } = await sql<{
       system: string;
-    }>`select system_identifier::text as system from pg_control_system()`.execute(db);
+    }>`select system_identifier::text as system from pg_catalog.pg_control_system()`.execute(db);
     return { system: rows[0]?.system ?? null, database };
   } catch {
     // Executable by every role by default, but a server may have revoked it.

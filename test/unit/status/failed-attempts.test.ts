@@ -73,7 +73,15 @@ describe('failed attempts of a run, from the run queue', () => {
   it('counts the interruptions of a run (the run lock lost, a shutdown), whose reason stands when no attempt failed', () => {
     const lost = 'lock h:run-lock:job_posts was lost; run 9 of job_posts stopped after page 3';
     const found = failedAttemptsOf([
-      job({ data: { interruptedRun: '9', interruptions: 2, lastInterruption: lost } }),
+      job({
+        data: { interruptedRun: '9', interruptions: 2, lastInterruption: lost },
+        processedOn: 2000,
+      }),
+      // An older job's interruption of the same run: counted, its reason not the last.
+      job({
+        data: { interruptedRun: '9', interruptions: 1, lastInterruption: 'shutting down' },
+        processedOn: 1000,
+      }),
       job({
         data: {
           account: 'acme',
@@ -88,9 +96,9 @@ describe('failed attempts of a run, from the run queue', () => {
       }),
     ]);
     const alone = found.get('job_posts')?.get('9');
-    expect(alone).toEqual({ runId: '9', failedAttempts: 0, interruptions: 2, lastError: lost });
+    expect(alone).toEqual({ runId: '9', failedAttempts: 0, interruptions: 3, lastError: lost });
     expect(retriesNote('succeeded', alone as NonNullable<typeof alone>)).toBe(
-      `run 9 succeeded after 2 interruptions, each resumed from its checkpoint; the last: ${lost}`,
+      `run 9 succeeded after 3 interruptions, each resumed from its checkpoint; the last: ${lost}`,
     );
     const both = found.get('acme:job_posts')?.get('4');
     expect(both).toEqual({
@@ -100,7 +108,7 @@ describe('failed attempts of a run, from the run queue', () => {
       lastError: 'connect ECONNREFUSED',
     });
     expect(retriesNote('running', both as NonNullable<typeof both>)).toBe(
-      'run 4: 1 failed attempt and 1 interruption so far, each resumed from its checkpoint; the last: connect ECONNREFUSED',
+      'run 4: 1 failed attempt (retried) and 1 interruption (resumed) so far, each from its checkpoint; the last: connect ECONNREFUSED',
     );
   });
 });
