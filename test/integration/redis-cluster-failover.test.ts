@@ -64,14 +64,18 @@ describe('a worker on a Redis Cluster with replicas', () => {
       const before = await cluster.masterOf(`${prefix}:sync:meta`);
       expect(before).toBeDefined();
       await cluster.kill(before as number);
+      // Redis's own election (cluster-node-timeout 2 s) takes seconds; on a busy machine
+      // longer. Should none take over, the nodes' logs say why.
       await waitFor(
         async () => {
           const now = await cluster.masterOf(`${prefix}:sync:meta`);
           return now !== undefined && now !== before;
         },
-        60_000,
+        120_000,
         200,
-      );
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}: no replica took over\n${cluster.failoverLog()}`);
+      });
       const atFailover = await succeededRuns();
       // Two more rounds of both schedules, on the promoted replica.
       await waitFor(async () => (await succeededRuns()) >= atFailover + 4, 90_000, 200);

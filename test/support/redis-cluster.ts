@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -96,6 +96,21 @@ export class PrivateRedisCluster {
           `node ${port} never reported cluster_state:ok`,
         );
       }
+      // A replica takes over only with its master's data: one still in its first
+      // sync when the master dies refuses ("Disconnected from master for longer
+      // than allowed"). Ready means every replica's link is up.
+      for (const port of cluster.ports) {
+        await until(
+          async () => {
+            const replication = await redisCli(port, password, 'info', 'replication');
+            return (
+              !replication.includes('role:slave') || replication.includes('master_link_status:up')
+            );
+          },
+          `replica ${port} never finished its first sync with its master`,
+          600,
+        );
+      }
       return cluster;
     } catch (error) {
       await cluster.close();
@@ -164,6 +179,24 @@ export class PrivateRedisCluster {
   #alive(port: number): boolean {
     const node = this.#nodes.find((n) => n.port === port);
     return node !== undefined && node.process.exitCode === null && node.process.signalCode === null;
+  }
+
+  /**
+   * The nodes' log lines about failure detection and failover (FAIL reports,
+   * elections, votes, what stops a replica taking over), each after its port:
+   * what a test prints when no replica took over.
+   */
+  failoverLog(): string {
+    return this.ports
+      .flatMap((port) => {
+        const file = path.join(this.#dir, String(port), 'redis.log');
+        const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+        return text
+          .split('\n')
+          .filter((line) => /fail|elect|vote|unable|epoch/i.test(line))
+          .map((line) => `${port}: ${line}`);
+      })
+      .join('\n');
   }
 
   /** Kills the node on `port` (SIGKILL: as a crash) and waits for its exit. */
