@@ -118,45 +118,59 @@ export class PrivateRedisCluster {
     }
   }
 
+  /**
+   * Starts one node on free ports. A port found free may be taken before the
+   * node binds it (an outgoing connection's ephemeral port, another test's
+   * server): the node then exits, and is started again on other ports.
+   */
   async #startNode(): Promise<void> {
-    const port = await freePort();
-    const busPort = await freePort();
-    const dir = path.join(this.#dir, String(port));
-    mkdirSync(dir);
-    const child = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(port),
-        '--cluster-port',
-        String(busPort),
-        '--bind',
-        '127.0.0.1',
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        path.join(dir, 'nodes.conf'),
-        '--cluster-node-timeout',
-        '2000',
-        '--dir',
-        dir,
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--logfile',
-        path.join(dir, 'redis.log'),
-        ...(this.password === undefined
-          ? []
-          : ['--requirepass', this.password, '--masterauth', this.password]),
-      ],
-      { stdio: 'ignore' },
-    );
-    this.#nodes.push({ port, process: child });
-    await until(
-      async () => (await redisCli(port, this.password, 'ping')).trim() === 'PONG',
-      `node ${port} did not start`,
-    );
+    for (let attempt = 1; ; attempt += 1) {
+      const port = await freePort();
+      const busPort = await freePort();
+      const dir = path.join(this.#dir, String(port));
+      mkdirSync(dir, { recursive: true });
+      const child = spawn(
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--cluster-port',
+          String(busPort),
+          '--bind',
+          '127.0.0.1',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          path.join(dir, 'nodes.conf'),
+          '--cluster-node-timeout',
+          '2000',
+          '--dir',
+          dir,
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--logfile',
+          path.join(dir, 'redis.log'),
+          ...(this.password === undefined
+            ? []
+            : ['--requirepass', this.password, '--masterauth', this.password]),
+        ],
+        { stdio: 'ignore' },
+      );
+      const exited = () => child.exitCode !== null || child.signalCode !== null;
+      // Up to 30 s on a busy machine; at once when the node exits.
+      for (let i = 0; i < 300 && !exited(); i += 1) {
+        const pong = await redisCli(port, this.password, 'ping').catch(() => '');
+        if (pong.trim() === 'PONG') {
+          this.#nodes.push({ port, process: child });
+          return;
+        }
+        await sleep(100);
+      }
+      if (!exited()) child.kill('SIGKILL');
+      if (attempt === 5) throw new Error(`private redis cluster: node ${port} did not start`);
+    }
   }
 
   /** The client port of the master serving `key`'s hash slot now; undefined while none does (a failover). */
