@@ -74,7 +74,10 @@ export async function lockAndCount(
   }
   const progress = kept ? { ...early, maxId: kept.maxId } : early;
   await db.executeQuery(
-    CompiledQuery.raw(locksAndProgressText(tables), locksAndProgressParameters(page, progress)),
+    CompiledQuery.raw(locksAndProgressText(tables), [
+      schemaOf(page.account),
+      ...progressParameters(page, { ...progress, rejected: page.rejected.length }),
+    ]),
   );
   return progress;
 }
@@ -120,14 +123,30 @@ export function progressBeforeWrite(page: PageBeforeWrite): PageProgress | undef
 const texts = new Map<string, string>();
 
 /**
+ * The update that adds a page to its run's counts in sync_runs, its
+ * parameters numbered from `$first`: the account, the run, the page's number,
+ * records written, records rejected, the highest id (text, or null), and the
+ * API's clock at the run's first response (or null: a run keeps its first).
+ * Pages are written in order, so a page number not above the run's count is a
+ * page read again after a crash: its counts are not added. The one text of
+ * that rule, whether it goes alone (recordProgress) or with the locks.
+ */
+export function progressUpdateText(first: number): string {
+  const $ = (n: number) => `$${first + n}`;
+  return `update ${sharedRelation('sync_runs')} set pages = ${$(2)}::int, records = records + ${$(3)}::bigint,
+    rejected = rejected + ${$(4)}::bigint, max_id = greatest(max_id, ${$(5)}::bigint),
+    api_started_at = coalesce(api_started_at, ${$(6)}::timestamptz),
+    api_clock_skew_ms = coalesce(api_clock_skew_ms, ${$(7)}::bigint)
+  where account = ${$(0)}::text and id = ${$(1)}::bigint and pages < ${$(2)}::int`;
+}
+
+/**
  * One statement that takes the account's write locks of the reference
  * `tables` (see accountReferenceLocksText: it runs before the page statement,
  * so the locks are held before that statement's snapshot) and adds the page
- * to its run's counts, as recordProgress does, in the page's transaction: one
- * round trip for both. Its parameters: `$1` the account's schema (the locks'
- * key), `$2` the account, `$3` the run, `$4` the page's number, `$5` records
- * written, `$6` records rejected, `$7` the highest id (text, or null), `$8`
- * and `$9` the API's clock at the run's first response (or null).
+ * to its run's counts ({@link progressUpdateText}), in the page's transaction:
+ * one round trip for both. Its parameters: `$1` the account's schema (the
+ * locks' key), then those of the update from `$2`.
  */
 function locksAndProgressText(tables: readonly ReferenceTable[]): string {
   const key = tables.join(',');
@@ -135,11 +154,7 @@ function locksAndProgressText(tables: readonly ReferenceTable[]): string {
   if (text === undefined) {
     const locks = accountReferenceLocksText(tables).replace(/^select /, '');
     text = `with progress as (
-  update ${sharedRelation('sync_runs')} set pages = $4::int, records = records + $5::bigint,
-    rejected = rejected + $6::bigint, max_id = greatest(max_id, $7::bigint),
-    api_started_at = coalesce(api_started_at, $8::timestamptz),
-    api_clock_skew_ms = coalesce(api_clock_skew_ms, $9::bigint)
-  where account = $2::text and id = $3::bigint and pages < $4::int
+  ${progressUpdateText(2)}
 )
 select ${locks}`;
     texts.set(key, text);
@@ -147,24 +162,22 @@ select ${locks}`;
   return text;
 }
 
-/** The parameters of {@link locksAndProgressText}. */
-function locksAndProgressParameters(
+/** The parameters of {@link progressUpdateText}: the page, and what it adds to its run. */
+export function progressParameters(
   page: {
     account: string;
     runId: string;
     pageNumber: number;
-    rejected: readonly RejectedRecord[];
     apiClock?: ApiClockReading | undefined;
   },
-  progress: PageProgress,
+  progress: PageProgress & { rejected: number },
 ): unknown[] {
   return [
-    schemaOf(page.account),
     page.account,
     page.runId,
     page.pageNumber,
     progress.written,
-    page.rejected.length,
+    progress.rejected,
     progress.maxId,
     page.apiClock?.date ?? null,
     page.apiClock ? Math.round(page.apiClock.skewMs) : null,

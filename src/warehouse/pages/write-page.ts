@@ -9,7 +9,12 @@ import {
 import type { ApiClockReading, PageWriteResult, RejectedRecord } from '../../sync/ports.js';
 import { sharedRelation } from '../shared-relation.js';
 import type { Database } from '../tables.js';
-import { lockAndCount, lockReferenceTables } from './locks-and-progress.js';
+import {
+  lockAndCount,
+  lockReferenceTables,
+  progressParameters,
+  progressUpdateText,
+} from './locks-and-progress.js';
 import {
   type PageStatementInput,
   pageParameters,
@@ -332,30 +337,12 @@ async function insertRejectedText(
   }
 }
 
-/**
- * Adds the page to its run's counts, in the page's transaction, and the API's
- * clock when the page carries the run's first reading (a run keeps its
- * first). Pages are written in order, so a page number not above the run's
- * count is a page read again after a crash: its rows were upserted again,
- * its counts are not added.
- */
+/** Adds the page to its run's counts, in the page's transaction (see progressUpdateText). */
 async function recordProgress(db: Db, input: PageWrite, result: PageWriteResult): Promise<void> {
-  await db
-    .updateTable('hiresync.data_sync_runs')
-    .set(() => ({
-      pages: input.pageNumber,
-      records: sql<string>`records + ${result.written}`,
-      rejected: sql<string>`rejected + ${result.rejected.length}`,
-      max_id: sql<string>`greatest(max_id, ${result.maxId}::bigint)`,
-      ...(input.apiClock
-        ? {
-            api_started_at: sql<string>`coalesce(api_started_at, ${input.apiClock.date}::timestamptz)`,
-            api_clock_skew_ms: sql<string>`coalesce(api_clock_skew_ms, ${Math.round(input.apiClock.skewMs)}::bigint)`,
-          }
-        : {}),
-    }))
-    .where('account', '=', input.account)
-    .where('id', '=', input.runId)
-    .where('pages', '<', input.pageNumber)
-    .execute();
+  await db.executeQuery(
+    CompiledQuery.raw(
+      progressUpdateText(1),
+      progressParameters(input, { ...result, rejected: result.rejected.length }),
+    ),
+  );
 }
