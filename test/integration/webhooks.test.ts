@@ -210,7 +210,10 @@ describe('webhooks delivered to a running worker', () => {
     const firstId = (first.payload as { job: { id: number } }).job.id;
     await waitFor(() => isDeleted('default', 'jobs', firstId));
     expect(await deletedAt('default', 'jobs', secondId)).toBeNull();
-    expect(worker.stdout()).toContain('"eventId":"once","outcome":"duplicate"');
+    // The worker's log line travels through its stdout pipe, after its answer.
+    const logged = '"eventId":"once","outcome":"duplicate"';
+    await waitFor(async () => worker.stdout().includes(logged)).catch(() => undefined);
+    expect(worker.stdout()).toContain(logged);
   });
 
   it('delete_candidate soft-deletes the candidate and the applications it lists, and no other', async () => {
