@@ -253,6 +253,21 @@ export interface PageWriteOptions {
    * page keeps it.
    */
   apiClock?: ApiClockReading | undefined;
+  /**
+   * The page before this one, still being written (a pipelined walk): this
+   * page commits only after it has, and fails, committing nothing, when it
+   * fails. The store may write this page's rows meanwhile, where no row of
+   * the two could be the same.
+   */
+  earlier?: EarlierPage | undefined;
+}
+
+/** The page written before the one in hand, not yet known committed (see PageWriteOptions.earlier). */
+export interface EarlierPage {
+  /** Settles once it and every page before it have committed; rejects when one failed. */
+  committed: Promise<unknown>;
+  /** Its preparePage result, if made. */
+  prepared: PreparedPage | undefined;
 }
 
 /** What a refresh of a typed view changed (see RunStore.refreshTypedView). */

@@ -2,32 +2,21 @@ import { CursorRejectedError, RunInterruptedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isNotPermitted, NotPermittedSkip, scopeOfRun } from './not-permitted.js';
 import type {
-  ApiClockReading,
   Checkpoint,
   CheckpointStore,
-  Page,
   PageSource,
-  PreparedPage,
   ReadPlan,
   ResourceName,
   RunMode,
   RunStore,
 } from './ports.js';
-import { atFirstPageOfWalk, atWalkStart, walkFirstUrl, walkIndexOf } from './walks.js';
+import { type RunMetrics, type RunProgress, type RunState, readWalk } from './read-walk.js';
+import { atWalkStart, walkFirstUrl } from './walks.js';
+
+export type { RunMetrics, RunProgress } from './read-walk.js';
 
 /** What the caller asks for: a full run, or whatever is due (incremental once a full run has completed). */
 export type RequestedMode = 'full' | 'auto';
-
-/** Counters a run reports to; all optional. */
-export interface RunMetrics {
-  onPage?(resource: ResourceName, records: number, rejected: number): void;
-  onRunFinished?(
-    resource: ResourceName,
-    mode: RunMode,
-    outcome: 'succeeded' | 'failed',
-    seconds: number,
-  ): void;
-}
 
 /** Options of {@link runResource}: what runs the read, and how this run was asked for. */
 export interface RunResourceOptions {
@@ -56,16 +45,6 @@ export interface RunResourceOptions {
   skipNotPermitted?: boolean;
 }
 
-export interface RunProgress {
-  resource: ResourceName;
-  runId: string;
-  mode: RunMode;
-  /** Pages of the run committed so far. */
-  pages: number;
-  /** Records written by this process (a resumed run counts from its resumption). */
-  records: number;
-}
-
 /** What a completed run did. */
 export interface RunSummary {
   runId: string;
@@ -81,12 +60,6 @@ export interface RunSummary {
 
 function now(): string {
   return new Date().toISOString();
-}
-
-/** The run in hand: its checkpoint, moved on page by page, and the records this process wrote. */
-interface RunState {
-  checkpoint: Checkpoint;
-  records: number;
 }
 
 /** Decides whether to resume a checkpoint, and otherwise which mode a new run takes. */
@@ -233,89 +206,6 @@ export async function runResource(
   });
 }
 
-/**
- * Reads the walk the run's checkpoint is in, from its `next` URL on, moving
- * the checkpoint on after each committed page. True when the run has read its
- * last walk; false when the checkpoint is at the next walk's first page.
- */
-async function readWalk(
-  plan: ReadPlan,
-  options: RunResourceOptions,
-  run: RunState,
-  logger: Logger,
-): Promise<boolean> {
-  const { resource } = plan;
-  const { source, store, checkpoints, signal, metrics } = options;
-  // Each page is validated as soon as it arrives: a prefetched page while
-  // the one before it is still being written.
-  const prepared = new WeakMap<Page, PreparedPage>();
-  for await (const page of source.pages(run.checkpoint.nextUrl, run.checkpoint.pagesDone + 1, {
-    signal,
-    // A full run reads every page, so the next one is fetched while this one
-    // is written; an incremental run stops early and would waste that request.
-    prefetch: run.checkpoint.stopAtId === null,
-    // Past a walk's first page the start URL is a checkpointed cursor, which may go stale.
-    fromCheckpoint: !atFirstPageOfWalk(run.checkpoint, plan),
-    prepare: (p) => prepared.set(p, store.preparePage(resource, p)),
-    requestLog: { resource, runId: run.checkpoint.runId },
-  })) {
-    const { checkpoint } = run;
-    // The run's first response: its API clock is recorded with the page.
-    const apiClock = page.number === 1 ? page.apiClock : undefined;
-    if (apiClock) warnOfClockSkew(plan.maxClockSkewMs, apiClock, logger);
-    const result = await store.writePage(resource, checkpoint.runId, page, prepared.get(page), {
-      // An incremental run rewrites no record stored as it is; a full run
-      // marks every row it sees, for its sweep.
-      skipUnchanged: checkpoint.mode === 'incremental',
-      apiClock,
-    });
-    for (const r of result.rejected) {
-      logger.warn({ page: page.number, index: r.index, reason: r.reason }, 'record rejected');
-    }
-    metrics?.onPage?.(resource, result.written, result.rejected.length);
-    run.records += result.written;
-    const reachedStop =
-      checkpoint.stopAtId !== null &&
-      result.minId !== null &&
-      BigInt(result.minId) <= BigInt(checkpoint.stopAtId);
-    logger.info(
-      {
-        page: page.number,
-        records: result.written,
-        rejected: result.rejected.length,
-        ...(result.unchanged === undefined ? {} : { unchanged: result.unchanged }),
-      },
-      'page committed',
-    );
-    // A walk ends at its last page, or (incremental) at the page reaching the stop id.
-    const next = reachedStop ? undefined : page.nextUrl;
-    const walk = walkIndexOf(checkpoint, plan);
-    if (next === undefined && walk + 1 >= plan.walks.length) {
-      run.checkpoint = { ...checkpoint, pagesDone: page.number, updatedAt: now() };
-      return true;
-    }
-    run.checkpoint =
-      next === undefined
-        ? { ...atWalkStart(checkpoint, walk + 1, plan), pagesDone: page.number }
-        : { ...checkpoint, nextUrl: next, pagesDone: page.number, updatedAt: now() };
-    await checkpoints.save(run.checkpoint);
-    const { runId, mode } = run.checkpoint;
-    options.onProgress?.({ resource, runId, mode, pages: page.number, records: run.records });
-    if (signal?.aborted)
-      throw new RunInterruptedError(
-        `run ${runId} of ${resource} stopped after page ${page.number}`,
-      );
-    if (next === undefined) {
-      logger.info(
-        { nextWalk: run.checkpoint.walk, query: run.checkpoint.walkQuery },
-        'walk finished; reading the next walk',
-      );
-      return false;
-    }
-  }
-  return true;
-}
-
 /** A run that read its last page: the sweep and typed view of a full run, then the run completed and its checkpoint cleared. */
 async function finishRun(
   plan: ReadPlan,
@@ -341,30 +231,6 @@ async function finishRun(
   metrics?.onRunFinished?.(resource, mode, 'succeeded', seconds);
   logger.info({ ...totals, seconds }, 'run succeeded');
   return { runId, resource, mode, resumed, ...totals, seconds };
-}
-
-/** How far a skew may pass the limit before it counts: the `Date` header names a whole second. */
-const DATE_RESOLUTION_MS = 1000;
-
-/**
- * Warns when the API's clock at the run's first response (recorded with the
- * page: the next incremental run's updated filter starts from it) is further
- * from this worker's than the lookback.
- */
-function warnOfClockSkew(
-  limit: number | undefined,
-  reading: ApiClockReading,
-  logger: Logger,
-): void {
-  if (limit === undefined || Math.abs(reading.skewMs) <= limit + DATE_RESOLUTION_MS) return;
-  logger.warn(
-    {
-      apiDate: reading.date,
-      skewSeconds: Math.round(reading.skewMs / 1000),
-      lookbackSeconds: limit / 1000,
-    },
-    "the API's clock and this worker's differ by more than HIRESYNC_UPDATED_LOOKBACK; the updated filter starts from the API's clock (check the worker's time: NTP)",
-  );
 }
 
 /**

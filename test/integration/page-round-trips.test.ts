@@ -12,22 +12,36 @@ const { harness, defer } = cleanupAfterEach();
 const w = useEmptyWarehouse();
 
 /**
- * The statements a written page of tracking links sends, its transaction's
- * begin and commit included: the reference tables' locks with the page's
- * progress, then the page statement (issue 35: the locks and the progress
- * were a statement each).
+ * The statements a page of tracking links written alone sends, its
+ * transaction's begin and commit included: the reference tables' locks with
+ * the page's progress, then the page statement (issue 35: the locks and the
+ * progress were a statement each).
  */
 const PAGE_STATEMENTS = ['begin', 'locks and progress', 'page', 'commit'];
 
-/** Every statement text the pg clients of this process send from now on (installed before the app is made). */
-function recordStatements(): string[] {
+/**
+ * A page written beside the page before it (a full run's pipelined walk):
+ * its links first, then, once the page before it committed, the locks with
+ * its progress, then its nested rows; on a pooled connection (the run's
+ * session busy with the page before it), the run's lock checked first.
+ */
+const BESIDE_STATEMENTS = ['begin', 'links', 'locks and progress', 'nested rows', 'commit'];
+
+/** A statement as sent: its text, whitespace folded, and the client (connection) that sent it. */
+interface Sent {
+  client: unknown;
+  text: string;
+}
+
+/** Every statement the pg clients of this process send from now on (installed before the app is made). */
+function recordStatements(): Sent[] {
   const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const query = proto.query;
-  const sent: string[] = [];
+  const sent: Sent[] = [];
   proto.query = function (this: unknown, ...args: unknown[]) {
     const first = args[0];
     const text = typeof first === 'string' ? first : (first as { text?: unknown })?.text;
-    sent.push(String(text).replace(/\s+/g, ' ').trim());
+    sent.push({ client: this, text: String(text).replace(/\s+/g, ' ').trim() });
     return query.apply(this, args);
   };
   defer(() => {
@@ -36,23 +50,26 @@ function recordStatements(): string[] {
   return sent;
 }
 
-/** The statements of each transaction that holds a page statement, begin to commit. */
-function pageTransactions(sent: readonly string[]): string[][] {
+/** The statements of each transaction that writes a page of tracking links, begin to commit, in the order they began. */
+function pageTransactions(sent: readonly Sent[]): string[][] {
   const transactions: string[][] = [];
-  let open: string[] | undefined;
-  for (const text of sent) {
-    if (text === 'begin') open = [];
-    open?.push(text);
-    if (text === 'commit' && open) {
-      if (open.some((t) => t.startsWith('-- A page of tracking links'))) transactions.push(open);
-      open = undefined;
+  const open = new Map<unknown, string[]>();
+  for (const { client, text } of sent) {
+    if (text === 'begin') {
+      const started: string[] = [];
+      open.set(client, started);
+      transactions.push(started);
     }
+    open.get(client)?.push(text);
+    if (text === 'commit') open.delete(client);
   }
-  return transactions;
+  return transactions.filter((statements) =>
+    statements.some((t) => /^-- (A page|The links of a page) of tracking links/.test(t)),
+  );
 }
 
 describe('a page of tracking links', () => {
-  it(`is written in one transaction of ${PAGE_STATEMENTS.length} statements, its run's counts as before`, async () => {
+  it(`is written in one transaction: alone, ${PAGE_STATEMENTS.length} statements; beside the page before it, its links before that page commits and its nested rows after, under the locks`, async () => {
     const t = await harness({
       simulator: { dataset: { counts: { tracking_links: 500 } } },
       env: { HIRESYNC_PER_PAGE: '100' },
@@ -70,12 +87,23 @@ describe('a page of tracking links', () => {
     if (!outcome?.ok) throw new Error(`the run failed: ${outcome?.error}`);
     const pages = pageTransactions(sent);
     expect(pages).toHaveLength(5);
-    for (const statements of pages) {
-      expect(statements, statements.join('\n')).toHaveLength(PAGE_STATEMENTS.length);
-      // The locks are taken (with the progress) before the page statement takes its snapshot.
-      expect(statements[1]).toMatch(/pg_advisory_xact_lock/);
-      expect(statements[2]).toMatch(/^-- A page of tracking links/);
+    const [first, ...beside] = pages as [string[], ...string[][]];
+    expect(first, first.join('\n')).toHaveLength(PAGE_STATEMENTS.length);
+    // The locks are taken (with the progress) before the page statement takes its snapshot.
+    expect(first[1]).toMatch(/pg_advisory_xact_lock/);
+    expect(first[2]).toMatch(/^-- A page of tracking links/);
+    for (const statements of beside) {
+      const shape = statements.filter((s) => !s.includes('pg_catalog.pg_locks'));
+      expect(shape, statements.join('\n')).toHaveLength(BESIDE_STATEMENTS.length);
+      expect(shape[1]).toMatch(/^-- The links of a page of tracking links/);
+      expect(shape[2]).toMatch(/pg_advisory_xact_lock/);
+      expect(shape[3]).toMatch(/^-- The job boards, referrers and sources of a page/);
+      // A pooled connection checks the run's lock after its turn, before the locks.
+      const check = statements.findIndex((s) => s.includes('pg_catalog.pg_locks'));
+      if (check !== -1) expect(check).toBe(2);
     }
+    // The run's session and a pooled connection take turns: some page checks the lock.
+    expect(beside.some((s) => s.some((t) => t.includes('pg_catalog.pg_locks')))).toBe(true);
     const run = await t.database.db
       .selectFrom('hiresync.data_sync_runs')
       .select(['pages', 'records', 'rejected', 'max_id', 'api_started_at'])
@@ -121,7 +149,7 @@ describe("a page's counts, added to its run before its statement runs", () => {
     const page = [link(15, 'a'), { id: 'no id' }, link(13, 'b'), link(14, 'c')];
     const first = await write(page, full, false, recorded);
     // No statement of its own for the counts: they went with the locks.
-    expect(sent.filter((text) => text.includes('data_sync_runs'))).toEqual([
+    expect(sent.map((s) => s.text).filter((text) => text.includes('data_sync_runs'))).toEqual([
       expect.stringMatching(/^with progress as \( update "hiresync"\."data_sync_runs"/),
     ]);
     expect(first).toMatchObject({ written: 3, maxId: '15', minId: '13' });

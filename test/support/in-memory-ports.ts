@@ -229,6 +229,8 @@ export class MemoryRunStore implements RunStore {
     prepared?: PreparedPage,
     options: PageWriteOptions = {},
   ): Promise<PageWriteResult> {
+    // Commits after the page before it, and not at all when that one failed.
+    await options.earlier?.committed;
     const { rejected } = prepared ?? this.preparePage(resource, page);
     const skipped = new Set(rejected.map((r) => r.index));
     const good = page.records.filter((_, index) => !skipped.has(index)) as MemoryRecord[];

@@ -3,7 +3,11 @@ import type { HistoryTarget } from './history.js';
 import { jsonRecordsPage } from './sql/json-records-page.js';
 import { REFERENCE_COLUMNS, referenceRecordsPage } from './sql/reference-records-page.js';
 import { rejectedRecords } from './sql/rejected-records.js';
-import { trackingLinksPage } from './sql/tracking-links-page.js';
+import {
+  trackingLinksNested,
+  trackingLinksPage,
+  trackingLinksRows,
+} from './sql/tracking-links-page.js';
 
 /** What one page statement is given. */
 export interface PageStatementInput {
@@ -101,6 +105,31 @@ export function pageStatementText(
     texts.set(key, text);
   }
   return text;
+}
+
+const besideTexts = new Map<string, { rows: string; nested: string | undefined }>();
+
+/**
+ * The statements of a page of `resource` written beside the page before it
+ * (pipelined-page.ts): `rows`, run before its turn, writes the page's own
+ * rows and versions, taking the page statement's parameters; `nested`, run
+ * after it (tracking links only), the nested rows `rows` returned. Records
+ * stored as sent have no nested rows: their page statement is `rows`.
+ */
+export function besideStatementTexts(
+  resource: Pick<StoredResource, 'storage' | 'table' | 'historyTable'>,
+): { rows: string; nested: string | undefined } {
+  const key = JSON.stringify([resource.storage, resource.table, resource.historyTable]);
+  let texts = besideTexts.get(key);
+  if (texts === undefined) {
+    const tables = { table: resource.table, history: resource.historyTable };
+    texts =
+      resource.storage === 'tracking_links'
+        ? { rows: trackingLinksRows(tables), nested: trackingLinksNested() }
+        : { rows: pageStatementText(resource), nested: undefined };
+    besideTexts.set(key, texts);
+  }
+  return texts;
 }
 
 /**

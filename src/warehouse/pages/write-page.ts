@@ -63,6 +63,8 @@ export interface PageVerdict {
   readonly rejected: readonly RejectedRecord[];
   /** True when the good records carry distinct, exactly known ids: no de-duplication sort needed. */
   readonly distinctIds: boolean;
+  /** The good records' ids, when `distinctIds` (which page may be written beside which: pipelined-page.ts). */
+  readonly ids?: ReadonlySet<number> | undefined;
 }
 
 /** Validates a page's records against the resource's schema (pure CPU work, no database). */
@@ -82,16 +84,19 @@ export function validatePage(resource: StoredResource, records: readonly unknown
     if (!Number.isSafeInteger(id) || ids.has(id)) distinctIds = false;
     ids.add(id);
   });
-  return { rejected, distinctIds };
+  return { rejected, distinctIds, ...(distinctIds ? { ids } : {}) };
 }
 
 /** A page statement's input, with the resource that writes it. */
-interface PageWrite extends PageStatementInput {
+export interface PageWrite extends PageStatementInput {
   store: StoredResource;
   apiClock?: ApiClockReading | undefined;
 }
 
-async function runStatement(db: Db, input: PageWrite): Promise<Omit<PageWriteResult, 'rejected'>> {
+export async function runStatement(
+  db: Db,
+  input: PageWrite,
+): Promise<Omit<PageWriteResult, 'rejected'>> {
   const { rows } = await db.executeQuery<WrittenRow>(
     CompiledQuery.raw(pageStatementText(input.store), pageParameters(input, input.store.storage)),
   );
@@ -104,7 +109,7 @@ async function runStatement(db: Db, input: PageWrite): Promise<Omit<PageWriteRes
  * \u0000, a lone surrogate, bigint overflow), integrity violation (23), and
  * program limit exceeded (54: a record nested too deep for the jsonb parser).
  */
-function isRecordLevelError(error: unknown): boolean {
+export function isRecordLevelError(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return (
     typeof code === 'string' &&
@@ -118,7 +123,7 @@ function isRecordLevelError(error: unknown): boolean {
  * sql/rejected-records.ts): the API still lists them, so the deletion sweep
  * must not touch them.
  */
-async function storeRejected(
+export async function storeRejected(
   db: Db,
   input: PageWrite,
   rejected: { positions: readonly number[]; reasons: readonly string[]; ids: readonly string[] },
@@ -142,6 +147,24 @@ async function storeRejected(
   );
 }
 
+/** The statements' input of `page`, as `verdict` judged its records. */
+export function pageWriteOf(page: PageToWrite, verdict: PageVerdict): PageWrite {
+  return {
+    account: page.account,
+    store: page.resource,
+    resource: page.resource.name,
+    runId: page.runId,
+    pageNumber: page.pageNumber,
+    body: page.body,
+    recordsKey: page.recordsKey ?? null,
+    rejected: [...verdict.rejected],
+    unchanged: [],
+    distinctIds: verdict.distinctIds,
+    history: page.history !== false,
+    apiClock: page.apiClock,
+  };
+}
+
 /**
  * Writes one page in one transaction: records are validated, the bad ones go to
  * rejected_records with their reason, the nested rows are upserted, then the
@@ -163,22 +186,8 @@ export async function writePage(
   page: PageToWrite,
   verdict: PageVerdict = validatePage(page.resource, page.records),
 ): Promise<PageWriteResult> {
-  const rejected = [...verdict.rejected];
-  const distinctIds = verdict.distinctIds;
-  const input: PageWrite = {
-    account: page.account,
-    store: page.resource,
-    resource: page.resource.name,
-    runId: page.runId,
-    pageNumber: page.pageNumber,
-    body: page.body,
-    recordsKey: page.recordsKey ?? null,
-    rejected,
-    unchanged: [],
-    distinctIds,
-    history: page.history !== false,
-    apiClock: page.apiClock,
-  };
+  const input = pageWriteOf(page, verdict);
+  const { rejected } = input;
   const kept = page.skipUnchanged ? await compare(db, input) : undefined;
   if (kept?.nothingToWrite) {
     const { maxId, minId } = kept;
@@ -239,7 +248,7 @@ async function compare(
   }
 }
 
-async function writeRecordByRecord(
+export async function writeRecordByRecord(
   db: Kysely<Database>,
   input: PageWrite,
   records: readonly unknown[],
@@ -338,7 +347,11 @@ async function insertRejectedText(
 }
 
 /** Adds the page to its run's counts, in the page's transaction (see progressUpdateText). */
-async function recordProgress(db: Db, input: PageWrite, result: PageWriteResult): Promise<void> {
+export async function recordProgress(
+  db: Db,
+  input: PageWrite,
+  result: PageWriteResult,
+): Promise<void> {
   await db.executeQuery(
     CompiledQuery.raw(
       progressUpdateText(1),

@@ -14,6 +14,7 @@ import type {
   TypedViewRefresh,
 } from '../../sync/ports.js';
 import type { StoredResource } from '../pages/page-statement.js';
+import { writePageAfter } from '../pages/pipelined-page.js';
 import { type PageVerdict, validatePage, writePage } from '../pages/write-page.js';
 import type { Database } from '../tables.js';
 import { refreshTypedView } from '../typed-views/refresh-typed-view.js';
@@ -36,6 +37,13 @@ interface StoredPage extends PageVerdict {
   readonly body: string;
   /** Its records, for validation and the unchanged-record check. */
   readonly records: readonly unknown[];
+}
+
+/** A verdict this store made (preparePage), as the page written beside it needs it. */
+function isVerdict(prepared: PreparedPage | undefined): prepared is PageVerdict {
+  return (
+    prepared !== undefined && typeof (prepared as Partial<PageVerdict>).distinctIds === 'boolean'
+  );
 }
 
 function isStoredPage(prepared: PreparedPage | undefined, page: Page): prepared is StoredPage {
@@ -97,6 +105,8 @@ export class KyselyRunStore implements RunStore {
   readonly #db: Kysely<Database>;
   readonly #options: KyselyRunStoreOptions;
   readonly #account: string;
+  /** A page's transaction is on the session (holdsLock): the next page takes another connection. */
+  #sessionBusy = false;
 
   constructor(db: Kysely<Database>, options: KyselyRunStoreOptions) {
     this.#db = db;
@@ -166,7 +176,7 @@ export class KyselyRunStore implements RunStore {
     return { ...validatePage(this.#resource(resource), records), of: page, body, records };
   }
 
-  writePage(
+  async writePage(
     resource: ResourceName,
     runId: string,
     page: Page,
@@ -175,33 +185,57 @@ export class KyselyRunStore implements RunStore {
   ): Promise<PageWriteResult> {
     // Made for this page while the one before it was written (see preparePage), else made now.
     const stored = isStoredPage(prepared, page) ? prepared : this.preparePage(resource, page);
-    return writePage(
-      this.#db,
-      {
-        account: this.#account,
-        resource: this.#resource(resource),
-        runId,
-        pageNumber: page.number,
-        body: stored.body,
-        records: stored.records,
-        recordsKey: this.#options.recordsKey,
-        assertLocked: this.#assertLocked(resource),
-        history: this.#options.history,
-        skipUnchanged: options.skipUnchanged,
-        apiClock: options.apiClock,
-      },
-      stored,
-    );
+    const { earlier } = options;
+    // The run's session serves one transaction at a time: a page written while
+    // the one before it is still on the session takes a pooled connection, and
+    // checks the run's lock there (pg_locks) before it writes anything it commits.
+    const elsewhere = earlier !== undefined && this.#sessionBusy;
+    const db = elsewhere ? this.#options.root : this.#db;
+    if (earlier !== undefined && (db === undefined || (elsewhere && !this.#options.resourceLock))) {
+      // No second connection known to be under the run's lock: one page at a time.
+      await earlier.committed;
+      return this.writePage(resource, runId, page, stored, { ...options, earlier: undefined });
+    }
+    const toWrite = {
+      account: this.#account,
+      resource: this.#resource(resource),
+      runId,
+      pageNumber: page.number,
+      body: stored.body,
+      records: stored.records,
+      recordsKey: this.#options.recordsKey,
+      assertLocked: this.#assertLocked(resource, elsewhere),
+      history: this.#options.history,
+      skipUnchanged: options.skipUnchanged,
+      apiClock: options.apiClock,
+    };
+    const target = db ?? this.#db;
+    const onSession = target === this.#db && this.#options.holdsLock === true;
+    if (onSession) this.#sessionBusy = true;
+    try {
+      return earlier === undefined
+        ? await writePage(target, toWrite, stored)
+        : await writePageAfter(target, toWrite, stored, {
+            committed: earlier.committed,
+            verdict: isVerdict(earlier.prepared) ? earlier.prepared : undefined,
+          });
+    } finally {
+      if (onSession) this.#sessionBusy = false;
+    }
   }
 
   resetProgress(runId: string): Promise<void> {
     return resetRunProgress(this.#db, this.#account, runId);
   }
 
-  /** The checks of a resource's writes: its lock, when this store runs under resource locks, and assertWritable. */
-  #assertLocked(resource: ResourceName) {
+  /**
+   * The checks of a resource's writes: its lock, when this store runs under
+   * resource locks (on the lock's own session, none: see over), and assertWritable.
+   * `elsewhere`: the write goes through another connection than the session.
+   */
+  #assertLocked(resource: ResourceName, elsewhere = false) {
     const { resourceLock, assertWritable, holdsLock } = this.#options;
-    const lock = holdsLock ? undefined : resourceLock;
+    const lock = holdsLock && !elsewhere ? undefined : resourceLock;
     const name = runKey(this.#account, resource);
     if (!lock && !assertWritable) return undefined;
     return async (trx: Transaction<Database>) => {

@@ -86,6 +86,18 @@ async function capture(): Promise<Array<{ name: string; sql: string }>> {
       await store.completedRuns(resource.name, { lookbackMs: 1000, filterPrefix: 'updated_after' });
       await store.writePage(resource.name, run, page);
       await store.writePage(resource.name, run, page, undefined, { skipUnchanged: true });
+      // Written beside the page before it (a pipelined walk): its rows first, then its turn.
+      const before = [{ id: 9, token: 'v', name: 'o', job_board: { id: 3 } }];
+      await store.writePage(resource.name, run, page, undefined, {
+        earlier: {
+          committed: Promise.resolve(),
+          prepared: store.preparePage(resource.name, {
+            ...page,
+            body: JSON.stringify(before),
+            records: before,
+          }),
+        },
+      });
       await store.resetProgress(run);
       await store.sweepDeletions(resource.name, run).catch(() => {});
       await store.finishRun(run, { outcome: 'failed', error: 'e' });

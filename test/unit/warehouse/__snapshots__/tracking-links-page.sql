@@ -23,13 +23,12 @@ boards as (
   insert into "hiresync"."data_job_boards" as t (
     account, id, company_name, url_token, raw, source_run_id, source_updated_at, changed_at
   )
-  select distinct on (id) $6::text, id, company_name, url_token, raw, $3::bigint, updated_at, statement_timestamp()
+  select distinct on (id) $6::text, id, raw ->> 'company_name', raw ->> 'url_token', raw, $3::bigint, updated_at, statement_timestamp()
   from (
-    select (job_board ->> 'id')::bigint as id, job_board ->> 'company_name' as company_name,
-      job_board ->> 'url_token' as url_token, job_board as raw, updated_at, idx
+    select (job_board ->> 'id')::bigint as id, job_board as raw, updated_at, idx
     from decoded where jsonb_typeof(job_board -> 'id') = 'number'
     union all
-    select job_board_id, null, null, null, null, idx
+    select job_board_id, null, null, idx
     from decoded where job_board_id is not null
   ) s
   order by id, (raw is null), updated_at desc nulls last, idx desc
@@ -60,13 +59,12 @@ people as (
   insert into "hiresync"."data_referrers" as t (
     account, id, name, employee_id, raw, source_run_id, source_updated_at, changed_at
   )
-  select distinct on (id) $6::text, id, name, employee_id, raw, $3::bigint, updated_at, statement_timestamp()
+  select distinct on (id) $6::text, id, raw ->> 'name', raw ->> 'employee_id', raw, $3::bigint, updated_at, statement_timestamp()
   from (
-    select (credited_to ->> 'id')::bigint as id, credited_to ->> 'name' as name,
-      credited_to ->> 'employee_id' as employee_id, credited_to as raw, updated_at, idx
+    select (credited_to ->> 'id')::bigint as id, credited_to as raw, updated_at, idx
     from decoded where jsonb_typeof(credited_to -> 'id') = 'number'
     union all
-    select referrer_id, null, null, null, null, idx
+    select referrer_id, null, null, idx
     from decoded where referrer_id is not null
   ) s
   order by id, (raw is null), updated_at desc nulls last, idx desc
@@ -94,14 +92,15 @@ people as (
 ),
 origins as (
   -- source objects, and the bare source_id of the flat shape.
-  insert into "hiresync"."data_sources" as t (account, id, public_name, raw, source_run_id, source_updated_at, changed_at)
-  select distinct on (id) $6::text, id, public_name, raw, $3::bigint, updated_at, statement_timestamp()
+  insert into "hiresync"."data_sources" as t (
+    account, id, public_name, raw, source_run_id, source_updated_at, changed_at
+  )
+  select distinct on (id) $6::text, id, raw ->> 'public_name', raw, $3::bigint, updated_at, statement_timestamp()
   from (
-    select (source ->> 'id')::bigint as id, source ->> 'public_name' as public_name,
-      source as raw, updated_at, idx
+    select (source ->> 'id')::bigint as id, source as raw, updated_at, idx
     from decoded where jsonb_typeof(source -> 'id') = 'number'
     union all
-    select source_id, null, null, null, idx
+    select source_id, null, null, idx
     from decoded where source_id is not null
   ) s
   order by id, (raw is null), updated_at desc nulls last, idx desc
