@@ -33,6 +33,7 @@ export const PG_CATALOG_FUNCTIONS: ReadonlySet<string> = new Set([
   'obj_description',
   'pg_advisory_unlock',
   'pg_advisory_xact_lock',
+  'pg_advisory_xact_lock_shared',
   'pg_backend_pid',
   'pg_identify_object',
   'pg_try_advisory_lock',

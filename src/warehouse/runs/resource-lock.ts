@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { HiresyncError } from '../../errors.js';
-import { runLockKey } from '../lock-keys.js';
+import { awaitRunFence, holdRunFence, runLockKey } from '../lock-keys.js';
 import type { Database } from '../tables.js';
 
 /** The run no longer holds its resource's Postgres lock (its connection was lost). */
@@ -142,10 +142,14 @@ export class ResourceLock {
           : sql``;
         let reset = !deadPeer;
         try {
+          // Taken, the lock then waits for the fence: pages a previous holder
+          // was still committing on pooled connections (see runFenceKey).
           const { rows } = await sql<{ ok: boolean; pid: number }>`
-            select ${setDeadPeer} pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid`.execute(
-            conn,
-          );
+            select t.ok, t.pid, case when t.ok then ${sql.raw(awaitRunFence(name))} end as fenced
+            from (
+              select ${setDeadPeer} pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid
+              offset 0
+            ) as t`.execute(conn);
           const row = rows[0];
           if (!row?.ok) {
             settle(undefined);
@@ -233,8 +237,10 @@ export class ResourceLock {
       throw new ResourceLockLostError(`the run of ${name} does not hold its Postgres lock`);
     // pg_locks shows a bigint key as its high (classid) and low (objid) halves.
     const key = BigInt.asUintN(64, runLockKey(name));
+    // The fence first (select-list items are evaluated left to right): a
+    // session that takes the lock after this check waits for this transaction.
     const { rows } = await sql<{ held: boolean }>`
-      select exists (
+      select ${sql.raw(holdRunFence(name))} as fenced, exists (
         select 1 from pg_catalog.pg_locks
         where locktype = 'advisory' and classid = ${String(key >> 32n)}::bigint::oid
           and objid = ${String(key & 0xffffffffn)}::bigint::oid and objsubid = 1

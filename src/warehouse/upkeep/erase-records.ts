@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import { DEFAULT_ACCOUNT, runKey, schemaOf } from '../../account-name.js';
 import { HiresyncError } from '../../errors.js';
-import { runLockKey } from '../lock-keys.js';
+import { awaitRunFence, runLockKey } from '../lock-keys.js';
 import { carriedId } from '../pages/record-texts.js';
 import { accountReferenceLocksText, isReferenceTable } from '../pages/sql/reference-locks.js';
 import type { Database } from '../tables.js';
@@ -89,7 +89,8 @@ async function lockForErasure(trx: Transaction<Database>, target: ErasureTarget)
     trx,
   );
   try {
-    await sql`select pg_advisory_xact_lock(${runLockKey(name).toString()}::bigint)`.execute(trx);
+    await sql`select pg_advisory_xact_lock(${runLockKey(name).toString()}::bigint)::text,
+      ${sql.raw(awaitRunFence(name))}`.execute(trx);
     if (isReferenceTable(target.resource.table)) {
       await trx.executeQuery(
         CompiledQuery.raw(accountReferenceLocksText([target.resource.table]), [

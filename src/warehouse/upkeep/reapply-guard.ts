@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { runKey } from '../../account-name.js';
 import { HiresyncError } from '../../errors.js';
-import { runLockKey } from '../lock-keys.js';
+import { awaitRunFence, runLockKey } from '../lock-keys.js';
 import { isReferenceTable } from '../pages/sql/reference-locks.js';
 import type { Database } from '../tables.js';
 
@@ -81,10 +81,14 @@ export async function waitForRuns(
   options: WaitForRunsOptions,
 ): Promise<void> {
   for (const writer of writersOf(resource)) {
-    const key = runLockKey(runKey(account, writer)).toString();
+    const name = runKey(account, writer);
+    const key = runLockKey(name).toString();
     const free = await db.transaction().execute(async (trx) => {
+      // Free, the lock then waits for its fence: pages of a run that ended
+      // still being committed on pooled connections (see runFenceKey).
       const { rows } = await sql<{ free: boolean }>`
-        select pg_try_advisory_xact_lock(${key}::bigint) as free`.execute(trx);
+        select t.free, case when t.free then ${sql.raw(awaitRunFence(name))} end as fenced
+        from (select pg_try_advisory_xact_lock(${key}::bigint) as free offset 0) as t`.execute(trx);
       return rows[0]?.free === true;
     });
     const run = await runningRow(db, account, writer);
@@ -99,7 +103,9 @@ export async function waitForRuns(
         await sql`select set_config('lock_timeout', ${`${Math.max(1, Math.round(options.waitMs))}ms`}, true)`.execute(
           trx,
         );
-        await sql`select pg_advisory_xact_lock(${key}::bigint)`.execute(trx);
+        await sql`select pg_advisory_xact_lock(${key}::bigint)::text, ${sql.raw(awaitRunFence(name))}`.execute(
+          trx,
+        );
       });
     } catch (error) {
       if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;

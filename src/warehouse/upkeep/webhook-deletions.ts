@@ -1,6 +1,6 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { schemaOf } from '../../account-name.js';
-import { runLockKey } from '../lock-keys.js';
+import { awaitRunFence, runLockKey } from '../lock-keys.js';
 import type { HistoryTarget } from '../pages/history.js';
 import { accountReferenceLocksText, isReferenceTable } from '../pages/sql/reference-locks.js';
 import type { Database } from '../tables.js';
@@ -70,6 +70,7 @@ export async function applyWebhookDeletion(
       // The lock first (select-list items are evaluated left to right).
       const { rows } = await sql<{ present: boolean }>`
         select pg_advisory_xact_lock(${runLockKey(options.lockName).toString()}::bigint)::text as locked,
+          ${sql.raw(awaitRunFence(options.lockName))} as fenced,
           to_regclass(${`"${schemaOf(options.account)}"."${target.table}"`}) is not null as present`.execute(
         trx,
       );
