@@ -178,10 +178,12 @@ function policyFor(policy: RecordPolicy, declared: ResourceCatalog): RecordPolic
 
 /** What createApp opens: the pool, the Redis connections, the queue, the metrics. */
 function openConnections(config: Config, logger: Logger, options: AppOptions, concurrency: number) {
-  // Each running run holds one connection, its Postgres resource lock's,
-  // which its statements go through; the rest (account lookups, list tables
-  // made on demand, a failed run's record, metrics) take others, with room
-  // to spare. Accounts share this pool: connections never grow with their number.
+  // Each running run holds its Postgres resource lock's connection, which
+  // its statements go through, and, while a full run writes a page beside
+  // the one on that connection (src/warehouse/pages/pipelined-page.ts), one
+  // more; the rest (account lookups, list tables made on demand, a failed
+  // run's record, metrics) take the two left, or wait for one. Accounts
+  // share this pool: connections never grow with their number.
   const db = createDatabase(config.databaseUrl, {
     max: 2 * concurrency + 2,
     onUnverified: (warning) => logger.warn(warning),

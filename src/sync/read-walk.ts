@@ -103,6 +103,8 @@ export async function readWalk(
   // the one before it is still being written.
   const prepared = new WeakMap<Page, PreparedPage>();
   const inFlight: InFlight[] = [];
+  // Every write not yet settled, whatever became of the pages before it.
+  const writing = new Set<Promise<unknown>>();
   const start = (page: Page, before: InFlight | undefined): InFlight => {
     // The run's first response: its API clock is recorded with the page.
     const apiClock = page.number === 1 ? page.apiClock : undefined;
@@ -122,6 +124,11 @@ export async function readWalk(
     const turn = done.then(() => {
       if (signal?.aborted) throw signal.reason;
     });
+    const settled: Promise<boolean> = write.then(
+      () => writing.delete(settled),
+      () => writing.delete(settled),
+    );
+    writing.add(settled);
     // Awaited in page order below; a failure is the run's once its turn comes.
     done.catch(() => {});
     turn.catch(() => {});
@@ -153,8 +160,10 @@ export async function readWalk(
     }
   } finally {
     // No write of the run outlives its walk: an error or an abort waits for
-    // those in flight (each that commits is checkpointed in order).
+    // those in flight (each that commits is checkpointed in order), and for
+    // a write whose page before it failed (it commits nothing).
     await Promise.allSettled(inFlight.map((f) => f.done));
+    await Promise.allSettled([...writing]);
   }
   if (interrupted) {
     const { runId, pagesDone } = run.checkpoint;

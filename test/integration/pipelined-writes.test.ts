@@ -4,10 +4,14 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { schemaOf } from '../../src/account-name.js';
 import { RedisCheckpointStore } from '../../src/queue/redis-checkpoint-store.js';
+import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
 import { trackingLinks } from '../../src/resources/tracking-links.js';
+import type { Page } from '../../src/sync/ports.js';
 import { writePageAfter } from '../../src/warehouse/pages/pipelined-page.js';
 import { accountReferenceLocksText } from '../../src/warehouse/pages/sql/reference-locks.js';
 import { type PageToWrite, validatePage, writePage } from '../../src/warehouse/pages/write-page.js';
+import { ResourceLock } from '../../src/warehouse/runs/resource-lock.js';
+import { KyselyRunStore } from '../../src/warehouse/runs/run-store.js';
 import { createRun } from '../../src/warehouse/runs/sync-runs.js';
 import type { Database } from '../../src/warehouse/tables.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
@@ -151,7 +155,8 @@ describe('pages written beside each other', () => {
     );
     await waitFor(async () => {
       const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
-        where state = 'idle in transaction' and query like '-- The links of a page%'`.execute(w.db);
+        where datname = current_database() and state = 'idle in transaction'
+          and query like '-- The links of a page%'`.execute(w.db);
       return (rows[0]?.n ?? 0) > 0;
     }, 10_000);
     // The other writer now waits on link 20, which page 2 holds: a cycle no database sees.
@@ -203,9 +208,8 @@ describe('a pipelined run killed between two pages’ commits', () => {
     const { child, exit } = cli(['sync', '--resource', 'tracking_links', '--full'], h.env);
     await waitFor(async () => {
       const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
-        where wait_event_type = 'Lock' and query like '-- %of tracking links%'`.execute(
-        h.database.db,
-      );
+        where datname = current_database() and wait_event_type = 'Lock'
+          and query like '-- %of tracking links%'`.execute(h.database.db);
       return (rows[0]?.n ?? 0) > 0 && (await checkpointOf(h))?.pagesDone === 3;
     }, 30_000);
     child.kill('SIGKILL');
@@ -235,3 +239,83 @@ describe('a pipelined run killed between two pages’ commits', () => {
     expect(versions.rows[0]).toEqual({ n: versionsBefore.rows[0]?.n, open: '50', ids: '50' });
   });
 });
+
+describe('a page committed beside its run’s session', () => {
+  it('is waited for by whoever takes the run lock next, should the session die while it commits', async () => {
+    const lock = new ResourceLock(w.db, { heartbeatMs: 60_000 });
+    const held = await lock.tryAcquire('tracking_links');
+    if (!held) throw new Error('the run lock was not taken');
+    defer(() => held.release());
+    const pid = await sessionPid(held.session);
+    const base = new KyselyRunStore(w.db, { resources: BUILT_IN_RESOURCES, resourceLock: lock });
+    const store = base.over(held.session);
+    const runId = await createRun(w.db, 'default', { resource: 'tracking_links', mode: 'full' });
+    const page = (number: number, ids: number[]): Page => {
+      const records = ids.map((id) => link(id, 9, `p${number}`, number));
+      return { number, url: `u${number}`, records, body: JSON.stringify(records), nextUrl: 'n' };
+    };
+    const [p1, p2] = [page(1, [1, 2]), page(2, [3, 4])];
+    const prepared1 = store.preparePage('tracking_links', p1);
+    let turn!: () => void;
+    const committed = new Promise<void>((resolve) => {
+      turn = resolve;
+    });
+    const first = store.writePage('tracking_links', runId, p1, prepared1);
+    // Page 2 goes beside page 1, on a pooled connection.
+    const second = store.writePage('tracking_links', runId, p2, undefined, {
+      earlier: { committed, prepared: prepared1 },
+    });
+    const ended = second.then(
+      () => 'committed',
+      (e: Error) => `failed: ${e.message}`,
+    );
+    await first;
+    // Another writer of the account's job boards holds their lock: page 2,
+    // its turn come and its run's lock checked, waits on it.
+    const blocker = new pg.Client({ connectionString: w.url });
+    await blocker.connect();
+    defer(() => blocker.end());
+    await blocker.query('begin');
+    await blocker.query(accountReferenceLocksText(['job_boards']), [schemaOf('default')]);
+    turn();
+    await waitFor(async () => {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'
+          and wait_event = 'advisory'`.execute(w.db);
+      return (rows[0]?.n ?? 0) > 0;
+    }, 10_000);
+    // The run's session dies, its lock with it; another worker takes the lock as every worker does.
+    const { rows: killed } = await sql<{ ok: boolean }>`
+      select pg_terminate_backend(${pid}::int) as ok`.execute(w.db);
+    expect(killed).toEqual([{ ok: true }]);
+    // What the taker sees of page 2 once it holds the lock.
+    let atTakeover: number | undefined;
+    const taking = new ResourceLock(w.db, { heartbeatMs: 60_000 })
+      .tryAcquire('tracking_links')
+      .then(async (taken) => {
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n
+          from hiresync.data_tracking_links where account = 'default' and id in (3, 4)`.execute(
+          w.db,
+        );
+        atTakeover = rows[0]?.n;
+        return taken;
+      });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The taker waits for the page still being committed under the old lock.
+    expect(atTakeover).toBeUndefined();
+    await blocker.query('commit');
+    const taken = await taking;
+    defer(() => taken?.release());
+    expect(taken).toBeDefined();
+    // Page 2 had committed before anyone else held the run.
+    expect(atTakeover).toBe(2);
+    // What page 2 committed, it committed before anyone else held the run.
+    expect(await ended).toBe('committed');
+  });
+});
+
+/** The backend pid of a session. */
+async function sessionPid(session: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(session);
+  return rows[0]?.pid ?? 0;
+}

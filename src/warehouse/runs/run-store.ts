@@ -105,8 +105,10 @@ export class KyselyRunStore implements RunStore {
   readonly #db: Kysely<Database>;
   readonly #options: KyselyRunStoreOptions;
   readonly #account: string;
-  /** A page's transaction is on the session (holdsLock): the next page takes another connection. */
-  #sessionBusy = false;
+  /** Writes on the session (holdsLock), in hand or waiting for it: a page written beside them takes another connection. */
+  #sessionUsers = 0;
+  /** Settles when the last write on the session so far has ended. */
+  #sessionFree: Promise<void> = Promise.resolve();
 
   constructor(db: Kysely<Database>, options: KyselyRunStoreOptions) {
     this.#db = db;
@@ -186,16 +188,14 @@ export class KyselyRunStore implements RunStore {
     // Made for this page while the one before it was written (see preparePage), else made now.
     const stored = isStoredPage(prepared, page) ? prepared : this.preparePage(resource, page);
     const { earlier } = options;
-    // The run's session serves one transaction at a time: a page written while
-    // the one before it is still on the session takes a pooled connection, and
-    // checks the run's lock there (pg_locks) before it writes anything it commits.
-    const elsewhere = earlier !== undefined && this.#sessionBusy;
-    const db = elsewhere ? this.#options.root : this.#db;
-    if (earlier !== undefined && (db === undefined || (elsewhere && !this.#options.resourceLock))) {
-      // No second connection known to be under the run's lock: one page at a time.
-      await earlier.committed;
-      return this.writePage(resource, runId, page, stored, { ...options, earlier: undefined });
-    }
+    const { holdsLock, root, resourceLock } = this.#options;
+    // The run's session serves one transaction at a time: a page written
+    // while another is on it goes through a pooled connection, which checks
+    // the run's lock (and holds its fence: see runFenceKey) before it writes
+    // anything it commits; without a lock to check there, it waits for the session.
+    const elsewhere =
+      earlier !== undefined && holdsLock === true && this.#sessionUsers > 0 && !!resourceLock;
+    const db = elsewhere ? (root ?? this.#db) : this.#db;
     const toWrite = {
       account: this.#account,
       resource: this.#resource(resource),
@@ -209,18 +209,30 @@ export class KyselyRunStore implements RunStore {
       skipUnchanged: options.skipUnchanged,
       apiClock: options.apiClock,
     };
-    const target = db ?? this.#db;
-    const onSession = target === this.#db && this.#options.holdsLock === true;
-    if (onSession) this.#sessionBusy = true;
-    try {
-      return earlier === undefined
-        ? await writePage(target, toWrite, stored)
-        : await writePageAfter(target, toWrite, stored, {
+    const write = () =>
+      earlier === undefined
+        ? writePage(db, toWrite, stored)
+        : writePageAfter(db, toWrite, stored, {
             committed: earlier.committed,
             verdict: isVerdict(earlier.prepared) ? earlier.prepared : undefined,
           });
+    return holdsLock === true && !elsewhere ? this.#onSession(write) : write();
+  }
+
+  /** Runs `write` on the run's session once no other write is on it, in call order. */
+  async #onSession<T>(write: () => Promise<T>): Promise<T> {
+    const before = this.#sessionFree;
+    let free!: () => void;
+    this.#sessionFree = new Promise<void>((resolve) => {
+      free = resolve;
+    });
+    this.#sessionUsers += 1;
+    try {
+      await before;
+      return await write();
     } finally {
-      if (onSession) this.#sessionBusy = false;
+      this.#sessionUsers -= 1;
+      free();
     }
   }
 

@@ -167,4 +167,24 @@ describe('a pipelined walk (a full run)', () => {
       'checkpoint 2',
     ]);
   });
+  it('waits, after a page failed, for the write of the page beside it to end before the walk ends', async () => {
+    const { events, store, run } = setup();
+    let ended = false;
+    const running = run()
+      .catch((e: unknown) => e)
+      .finally(() => {
+        ended = true;
+      });
+    store.gateOf(1).open();
+    await settle();
+    expect(events).toContain('start 3');
+    store.gateOf(2).fail(new Error('connection lost on page 2'));
+    await settle();
+    // Page 3's write is still held at its gate: the run has not ended.
+    expect(ended).toBe(false);
+    store.gateOf(3).open();
+    await running;
+    expect(ended).toBe(true);
+    expect(events.filter((e) => e.startsWith('commit'))).toEqual(['commit 1']);
+  });
 });
