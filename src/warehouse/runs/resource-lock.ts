@@ -149,7 +149,15 @@ export class ResourceLock {
             from (
               select ${setDeadPeer} pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid
               offset 0
-            ) as t`.execute(conn);
+            ) as t`
+            .execute(conn)
+            .catch(async (error: unknown) => {
+              // The lock taken, its fence's wait failed (a lock_timeout, a
+              // cancel): a session's lock outlives the failed statement, and
+              // must not go back to the pool with the connection.
+              await sql`select pg_advisory_unlock(${key}::bigint)`.execute(conn).catch(() => {});
+              throw error;
+            });
           const row = rows[0];
           if (!row?.ok) {
             settle(undefined);
@@ -238,9 +246,15 @@ export class ResourceLock {
     // pg_locks shows a bigint key as its high (classid) and low (objid) halves.
     const key = BigInt.asUintN(64, runLockKey(name));
     // The fence first (select-list items are evaluated left to right): a
-    // session that takes the lock after this check waits for this transaction.
+    // session that takes the lock after this check waits for this
+    // transaction. Should this process vanish before it ends, the server
+    // ends it once idle for the lock's dead-peer time, as it drops the lock's
+    // own session, rather than keep the next holder waiting.
+    const idleLimit = this.#deadPeer
+      ? sql`set_config('idle_in_transaction_session_timeout', ${this.#deadPeer.userTimeout}, true),`
+      : sql``;
     const { rows } = await sql<{ held: boolean }>`
-      select ${sql.raw(holdRunFence(name))} as fenced, exists (
+      select ${sql.raw(holdRunFence(name))} as fenced, ${idleLimit} exists (
         select 1 from pg_catalog.pg_locks
         where locktype = 'advisory' and classid = ${String(key >> 32n)}::bigint::oid
           and objid = ${String(key & 0xffffffffn)}::bigint::oid and objsubid = 1
