@@ -76,7 +76,7 @@ function copyField(value: unknown): string {
     .replace(/\r/g, '\\r');
 }
 
-function copyChunk(records: readonly unknown[]): string {
+export function copyChunk(records: readonly unknown[]): string {
   let out = '';
   for (const rec of records) {
     const r = rec as GeneratedLink;
@@ -105,11 +105,11 @@ function copyChunk(records: readonly unknown[]): string {
 }
 
 /** COPY into the shared table the page write fills (shared storage), as account `default`. */
-const COPY_SQL =
+export const COPY_SQL =
   'copy hiresync.data_tracking_links (account, id, token, job_id, job_post_id, job_board_id, related_post_id, related_post_type, credited_to_id, credited_to_name, credited_to_employee_id, source_id, created_at, updated_at, raw) from stdin';
 
 /** A COPY target: the same table, without the foreign keys (COPY writes link rows only). */
-async function copyTarget(url: string): Promise<pg.Client> {
+export async function copyTarget(url: string): Promise<pg.Client> {
   const client = postgresClient(url);
   await client.connect();
   await client.query(
@@ -182,7 +182,7 @@ export async function interleavedWrites(
   }
 }
 
-function* generatedPages(dataset: Dataset, records: number): Generator<BenchPage> {
+export function* generatedPages(dataset: Dataset, records: number): Generator<BenchPage> {
   for (const page of pages(dataset, records)) yield { body: JSON.stringify(page), records: page };
 }
 
