@@ -288,6 +288,12 @@ describe('a page committed beside its run’s session', () => {
     const { rows: killed } = await sql<{ ok: boolean }>`
       select pg_terminate_backend(${pid}::int) as ok`.execute(w.db);
     expect(killed).toEqual([{ ok: true }]);
+    // Terminated is not yet gone: the lock is free once its backend has exited.
+    await waitFor(async () => {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+        where pid = ${pid}::int`.execute(w.db);
+      return rows[0]?.n === 0;
+    }, 10_000);
     // What the taker sees of page 2 once it holds the lock.
     let atTakeover: number | undefined;
     const taking = new ResourceLock(w.db, { heartbeatMs: 60_000 })
