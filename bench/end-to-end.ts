@@ -88,11 +88,12 @@ export async function childSync(
   env: Record<string, string>,
   resources: string[],
   requested?: 'auto' | 'full',
+  child = CHILD,
 ): Promise<ChildSync> {
   // The heap flags of the hiresync bin and image (see the shebang of src/cli.ts).
   const { stdout } = await run(
     process.execPath,
-    [...HEAP_FLAGS, CHILD, JSON.stringify({ env, resources, requested })],
+    [...HEAP_FLAGS, child, JSON.stringify({ env, resources, requested })],
     {
       maxBuffer: 1 << 20,
     },
@@ -121,14 +122,19 @@ export interface EndToEndResult {
  * End to end and writePage alone are then measured alternately, twice each, so
  * the machine's drift falls on both alike.
  */
-export async function endToEnd(records = 100_000): Promise<EndToEndResult> {
-  const sim = await startSimulatorProcess([
+/** The simulator serving `records` tracking links and nothing else, each page rendered once and then sent from its cache. */
+export function startTrackingLinksSimulator(records: number): Promise<SimulatorProcess> {
+  return startSimulatorProcess([
     '--records',
     '0',
     '--tracking-links',
     String(records),
     '--cache-pages',
   ]);
+}
+
+export async function endToEnd(records = 100_000): Promise<EndToEndResult> {
+  const sim = await startTrackingLinksSimulator(records);
   try {
     // Bare walk: the same pages, fetched and parsed, nothing written.
     const walkEnv = syncEnv(sim.url, 'postgres://unused@127.0.0.1/unused');

@@ -11,21 +11,12 @@
  *
  *   node dist/bench/sync-against.js OTHER_CHECKOUT [records] [rounds]
  */
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import {
-  type ChildSync,
-  clearPrefix,
-  HEAP_FLAGS,
-  startSimulatorProcess,
-  syncEnv,
-} from './end-to-end.js';
+import { childSync, clearPrefix, startTrackingLinksSimulator, syncEnv } from './end-to-end.js';
 import { fmt, freshDatabase, machineTicks, median } from './support.js';
 
-const run = promisify(execFile);
 const THIS_CHILD = fileURLToPath(new URL('./sync-child.js', import.meta.url));
 
 /** Clock ticks a second (/proc figures). */
@@ -65,18 +56,9 @@ async function measuredSync(child: string, env: Record<string, string>): Promise
   const cpu = postgresCpuSeconds();
   const ticks = machineTicks();
   const started = performance.now();
-  const { stdout } = await run(
-    process.execPath,
-    [
-      ...HEAP_FLAGS,
-      child,
-      JSON.stringify({ env, resources: ['tracking_links'], requested: 'full' }),
-    ],
-    { maxBuffer: 1 << 20 },
-  );
+  const result = await childSync(env, ['tracking_links'], 'full', child);
   const wall = (performance.now() - started) / 1000;
   const after = machineTicks();
-  const result = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as ChildSync;
   if (!result.ok) throw new Error(`a sync of ${child} failed; run it with LOG_LEVEL=info`);
   return {
     summaryPerS: result.records / result.seconds,
@@ -96,13 +78,7 @@ async function main(): Promise<void> {
   const records = Number(process.argv[3]) || 200_000;
   const rounds = Number(process.argv[4]) || 3;
   const builds = { this: THIS_CHILD, other: otherChild } as const;
-  const sim = await startSimulatorProcess([
-    '--records',
-    '0',
-    '--tracking-links',
-    String(records),
-    '--cache-pages',
-  ]);
+  const sim = await startTrackingLinksSimulator(records);
   const results: Record<keyof typeof builds, Record<Pass, Measured[]>> = {
     this: { inserts: [], 're-writes': [] },
     other: { inserts: [], 're-writes': [] },
