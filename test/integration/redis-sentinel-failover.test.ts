@@ -63,7 +63,10 @@ describe('Redis Sentinel', () => {
       const newMaster = await failover;
       expect(newMaster).toBeDefined();
       expect(newMaster).not.toBe(oldMaster);
-      expect(outcome).toMatchObject({ ok: true, summary: { records: RECORDS, pages: PAGES } });
+      expect(outcome, JSON.stringify(outcome)).toMatchObject({
+        ok: true,
+        summary: { records: RECORDS, pages: PAGES },
+      });
       expect(await contender?.exit).toBe(0);
       expect(printed).not.toHaveBeenCalled();
 
