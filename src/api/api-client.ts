@@ -148,8 +148,9 @@ export class ApiClient {
     const { config, tokens, pacer, logger, metrics } = this.#options;
     const path = pathOf(url);
     let token = await tokens.getToken(signal);
-    // When the attempt in hand was let go by the pacer (Redis time), for its answer.
+    // When the attempt in hand was let go by the pacer (Redis time) and its number there, for its answer.
     let sentAt = 0;
+    let ticketId = 0;
     const response = await sendWithRetries({
       http: this.#options.http,
       method: 'GET',
@@ -170,6 +171,7 @@ export class ApiClient {
             options.onRateLimitWait?.({ ms, cause: 'rate-limit pacing' }),
           );
           sentAt = ticket.sentAt;
+          ticketId = ticket.id;
           const waited = ticket.waitedMs;
           if (waited > 0) {
             metrics?.onPacingWait?.(waited, options.resource);
@@ -188,11 +190,11 @@ export class ApiClient {
           if (r.status === 429) return;
           const headers = readRateLimitHeaders(r.headers);
           if (headers.remaining !== undefined) metrics?.onRemaining?.(headers.remaining);
-          await pacer.observe(headers, sentAt, r.status);
+          await pacer.observe(headers, { sentAt, id: ticketId }, r.status);
         },
         onRateLimited: async (waitMs, retryAfterMs) => {
           metrics?.onRateLimited?.();
-          const learned = await pacer.pause(waitMs, retryAfterMs);
+          const learned = await pacer.pause(waitMs, retryAfterMs, ticketId);
           if (learned !== undefined) {
             logger.info({ path, windowMs: learned }, 'rate-limit window learned from a 429');
           }

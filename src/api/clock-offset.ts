@@ -20,7 +20,7 @@
  * or its lower above their upper) proves them wrong — a clock was set, even
  * by less than a second — so they are dropped at once for the response's own.
  *
- * src/redis/scripts/pace-observe-2.lua applies the same rule to the state
+ * src/redis/scripts/pace-observe-3.lua applies the same rule to the state
  * all processes of a credential share (fields offsetLo, offsetLoAt, offsetHi,
  * offsetHiAt); this module is that rule as a pure function.
  */

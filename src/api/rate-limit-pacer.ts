@@ -9,12 +9,14 @@ interface PacerCommands {
   hiresyncPaceAcquire(
     state: string,
     probe: string,
+    inFlight: string,
     reserve: number,
     firstAsk: number,
-  ): Promise<[number, number, number]>;
+  ): Promise<[number, number, number, number]>;
   hiresyncPaceObserve(
     state: string,
     probe: string,
+    inFlight: string,
     remaining: number,
     limit: number,
     resetInMs: number,
@@ -22,21 +24,24 @@ interface PacerCommands {
     guessMs: number,
     sentAt: number,
     dateMs: number,
+    id: number,
   ): Promise<number>;
   hiresyncPacePause(
     state: string,
     probe: string,
+    inFlight: string,
     pauseMs: number,
     retryAfterMs: number,
     windowMs: number,
     longestMs: number,
+    id: number,
   ): Promise<number>;
 }
 
 const PACER_SCRIPTS = [
-  { command: 'hiresyncPaceAcquire', file: 'pace-acquire-2.lua' },
-  { command: 'hiresyncPaceObserve', file: 'pace-observe-2.lua' },
-  { command: 'hiresyncPacePause', file: 'pace-pause-2.lua' },
+  { command: 'hiresyncPaceAcquire', file: 'pace-acquire-3.lua' },
+  { command: 'hiresyncPaceObserve', file: 'pace-observe-3.lua' },
+  { command: 'hiresyncPacePause', file: 'pace-pause-3.lua' },
 ] as const;
 
 /** Options of {@link RateLimitPacer}. */
@@ -71,7 +76,15 @@ export interface PacerTicket {
   heldMs: number;
   /** Given back to {@link RateLimitPacer.observe} with the answer. */
   sentAt: number;
+  /**
+   * The request's number among those in flight (0: not tracked), given back
+   * with the ticket to {@link RateLimitPacer.observe} or {@link RateLimitPacer.pause}.
+   */
+  id: number;
 }
+
+/** What {@link RateLimitPacer.observe} takes of a ticket (a bare send time: a request not tracked). */
+export type SentRequest = number | Pick<PacerTicket, 'sentAt' | 'id'>;
 
 /**
  * Paces requests by the API's rate-limit headers and 429s, with the state in
@@ -87,11 +100,17 @@ export interface PacerTicket {
  * waits its Retry-After. While an epoch Reset is read through bounds of the
  * offset still far apart, a request of a window with time to spare may be
  * held (under a second) so that its answer shows where the API's second
- * begins (second-edge.ts). The rules are in src/redis/scripts/pace-*.lua.
+ * begins (second-edge.ts). Requests let go and not answered yet are taken
+ * off an allowance read from an answer, since they may reach the API after
+ * that answer's request and be counted against it (a request let go just
+ * before a window's end, arriving after the next one opened), until their
+ * own answers show where they were counted. The rules are in
+ * src/redis/scripts/pace-*.lua.
  */
 export class RateLimitPacer {
   readonly #redis: RedisConnection & PacerCommands;
   readonly #key: string;
+  readonly #inFlightKey: string;
   readonly #windowMs: number;
   readonly #reserve: number;
   readonly #maxWaitMs: number;
@@ -99,12 +118,13 @@ export class RateLimitPacer {
   constructor(options: RateLimitPacerOptions) {
     this.#redis = withScripts<PacerCommands>(options.redis, PACER_SCRIPTS);
     this.#key = `${options.prefix ?? 'hiresync'}:rate:${options.namespace}`;
+    this.#inFlightKey = `${this.#key}:sent`;
     this.#windowMs = options.windowMs;
     this.#reserve = options.reserve;
     this.#maxWaitMs = options.maxWaitMs ?? Number.POSITIVE_INFINITY;
   }
 
-  /** The Redis hash holding the shared state (fields: see pace-observe-2.lua). */
+  /** The Redis hash holding the shared state (fields: see pace-observe-3.lua). */
   get key(): string {
     return this.#key;
   }
@@ -120,14 +140,15 @@ export class RateLimitPacer {
     let waitedMs = 0;
     let heldMs = 0;
     for (let ask = 0; ; ask += 1) {
-      const [wait, now, held] = await this.#redis.hiresyncPaceAcquire(
+      const [wait, now, held, id] = await this.#redis.hiresyncPaceAcquire(
         this.#key,
         `${this.#key}:probe`,
+        this.#inFlightKey,
         this.#reserve,
         ask === 0 ? 1 : 0,
       );
       const waitMs = Number(wait);
-      if (waitMs <= 0) return { waitedMs, heldMs, sentAt: Number(now) };
+      if (waitMs <= 0) return { waitedMs, heldMs, sentAt: Number(now), id: Number(id) };
       if (Number(held) === 1) {
         // A hold for the second edge (under a second) is no pause the limit is about.
         await sleep(waitMs, signal);
@@ -143,14 +164,23 @@ export class RateLimitPacer {
     }
   }
 
-  /** Records what an answer (not a 429) said about the rate limit; `sentAt` is its ticket's. */
-  async observe(headers: RateLimitHeaders, sentAt: number, status = 200): Promise<void> {
+  /**
+   * Records what an answer (not a 429) said about the rate limit; `sent` is
+   * its ticket (a bare send time: a request the pacer did not let go).
+   */
+  async observe(headers: RateLimitHeaders, sent: SentRequest, status = 200): Promise<void> {
+    const { sentAt, id } = typeof sent === 'number' ? { sentAt: sent, id: 0 } : sent;
     // A gateway's 502 or a 401 without rate headers says nothing about the
-    // allowance (and must not switch pacing off as "headerless").
-    if (headers.remaining === undefined && (status < 200 || status >= 300)) return;
+    // allowance (and must not switch pacing off as "headerless"); the request
+    // is answered, though, so no longer on its way.
+    if (headers.remaining === undefined && (status < 200 || status >= 300)) {
+      if (id > 0) await this.#redis.zrem(this.#inFlightKey, String(id));
+      return;
+    }
     await this.#redis.hiresyncPaceObserve(
       this.#key,
       `${this.#key}:probe`,
+      this.#inFlightKey,
       headers.remaining ?? -1,
       headers.limit ?? -1,
       headers.resetInMs ?? -1,
@@ -158,23 +188,26 @@ export class RateLimitPacer {
       this.#windowMs,
       sentAt,
       headers.dateMs ?? -1,
+      id,
     );
   }
 
   /**
    * Pauses every worker sharing the credentials for `ms` after a 429; its
-   * stated Retry-After (undefined when unreadable) teaches the window's length.
-   * Returns the length learned, or undefined.
+   * stated Retry-After (undefined when unreadable) teaches the window's length;
+   * `id` is the refused request's ticket's. Returns the length learned, or undefined.
    */
-  async pause(ms: number, retryAfterMs: number | undefined): Promise<number | undefined> {
+  async pause(ms: number, retryAfterMs: number | undefined, id = 0): Promise<number | undefined> {
     const learned = Number(
       await this.#redis.hiresyncPacePause(
         this.#key,
         `${this.#key}:probe`,
+        this.#inFlightKey,
         Math.max(1, Math.ceil(ms)),
         retryAfterMs === undefined ? -1 : Math.max(0, Math.ceil(retryAfterMs)),
         this.#windowMs,
         Number.isFinite(this.#maxWaitMs) ? this.#maxWaitMs : 86_400_000,
+        id,
       ),
     );
     return learned > 0 ? learned : undefined;

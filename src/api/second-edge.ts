@@ -23,7 +23,7 @@
  * clock-offset.ts, so a stale `Date` (one that ticks over late) only widens them
  * and a clock step is caught as contradicting bounds, as there.
  *
- * src/redis/scripts/pace-acquire-2.lua applies the same rule to the shared
+ * src/redis/scripts/pace-acquire-3.lua applies the same rule to the shared
  * state; this module is that rule as a pure function.
  */
 import { type ClockOffset, lowerBoundAt, upperBoundAt } from './clock-offset.js';

@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, vi } from 'vitest';
-import { RateLimitPacer } from '../../src/api/rate-limit-pacer.js';
+import type { RateLimitHeaders } from '../../src/api/rate-limit-headers.js';
+import { type PacerTicket, RateLimitPacer } from '../../src/api/rate-limit-pacer.js';
 import { TokenCipher } from '../../src/api/token-cipher.js';
 import { RetryAfterTooLongError, SlotYieldError } from '../../src/errors.js';
 import { SlotYield } from '../../src/queue/slot-yield.js';
+import { FixedWindow } from '../../src/simulator/rate-limiter.js';
 import { type ApiHarness, closeHarnessesAfterEach } from '../support/api-harness.js';
 
 const { start, startHostile } = closeHarnessesAfterEach();
@@ -290,5 +292,132 @@ describe("the API's second edge learned from the Date ticks of one resource's wa
     const gap = Number(state.offsetHi) - Number(state.offsetLo);
     expect(gap).toBeLessThanOrEqual(300);
     expect(Number(state.offsetLo)).toBeLessThanOrEqual(0);
+  });
+});
+
+/**
+ * The simulator's fixed window of 3 requests per 10 s aligned on the epoch,
+ * on a clock the test sets (API time, in ms): each request counts when it
+ * reaches the API, whatever the order it was let go in.
+ */
+class WindowedApi {
+  readonly #window = new FixedWindow({ limit: 3, windowMs: 10_000 }, true);
+  refused = 0;
+
+  /** A request reaching the API at its instant `at`: its answer's headers, or undefined for a 429. */
+  arrive(at: number): RateLimitHeaders | undefined {
+    const decision = this.#window.take(at);
+    if (!decision.allowed) {
+      this.refused += 1;
+      return undefined;
+    }
+    return { remaining: decision.remaining, limit: 3, resetInMs: decision.resetMs };
+  }
+}
+
+/** A request let go at once, or undefined when the pacer asks it to wait. */
+async function goNow(pacer: RateLimitPacer): Promise<PacerTicket | undefined> {
+  const asked = new AbortController();
+  try {
+    return await pacer.acquire(asked.signal, () => asked.abort());
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every request the pacer lets go at once (a worker's requests ready together). */
+async function drain(pacer: RateLimitPacer): Promise<PacerTicket[]> {
+  const tickets: PacerTicket[] = [];
+  for (let t = await goNow(pacer); t; t = await goNow(pacer)) tickets.push(t);
+  return tickets;
+}
+
+/** Ends the window as the pacer holds it (its end reached). */
+async function endPacersWindow(h: ApiHarness, pacer: RateLimitPacer): Promise<void> {
+  await h.redis.hset(pacer.key, 'resetAt', '1');
+}
+
+describe("a request let go before a window's end and counted in the next one", () => {
+  it('is taken off the allowance an answer of the next window reports while it is on its way, so that no 429 follows', async () => {
+    const h = await start();
+    const pacer = pacerOf(h, 'late-later-window');
+    const api = new WindowedApi();
+    // The API's window [0, 10 s) has 5 s left: the first answer leaves 2.
+    const first = await drain(pacer);
+    expect(first).toHaveLength(1);
+    await pacer.observe(api.arrive(5_000) ?? {}, first[0] as PacerTicket);
+    // Two requests go from the 2 left; the API's window ends before either reaches it.
+    const [a, b] = await drain(pacer);
+    expect(b).toBeDefined();
+    // a reaches the API first and its answer, of the next window, comes back while b is still
+    // on its way (a loaded worker: b written to its socket late).
+    await pacer.observe(api.arrive(10_001) ?? {}, a as PacerTicket);
+    const next = await drain(pacer);
+    const bAnswer = api.arrive(10_002);
+    const answers = next.map((_, i) => api.arrive(10_003 + i));
+    expect({ letGo: next.length, refused: api.refused }).toEqual({ letGo: 1, refused: 0 });
+    await pacer.observe(bAnswer ?? {}, b as PacerTicket);
+    for (const [i, t] of next.entries()) await pacer.observe(answers[i] ?? {}, t);
+    expect((await h.redis.hgetall(pacer.key)).remaining).toBe('0');
+    expect(await drain(pacer)).toHaveLength(0);
+  });
+
+  it("is taken off the allowance the probe after the window's end reports when the probe's answer comes first", async () => {
+    const h = await start();
+    const pacer = pacerOf(h, 'late-probe');
+    const api = new WindowedApi();
+    const first = await drain(pacer);
+    await pacer.observe(api.arrive(5_000) ?? {}, first[0] as PacerTicket);
+    const [c, a] = await drain(pacer);
+    // c is counted and answered in the window; a, let go with it, is still on its way at the end.
+    await pacer.observe(api.arrive(5_001) ?? {}, c as PacerTicket);
+    await endPacersWindow(h, pacer);
+    // The probe of the next window reaches the API before a, and its answer comes back first.
+    const probe = await drain(pacer);
+    expect(probe).toHaveLength(1);
+    await pacer.observe(api.arrive(10_001) ?? {}, probe[0] as PacerTicket);
+    const next = await drain(pacer);
+    const aAnswer = api.arrive(10_002);
+    const answers = next.map((_, i) => api.arrive(10_003 + i));
+    expect({ letGo: next.length, refused: api.refused }).toEqual({ letGo: 1, refused: 0 });
+    await pacer.observe(aAnswer ?? {}, a as PacerTicket);
+    for (const [i, t] of next.entries()) await pacer.observe(answers[i] ?? {}, t);
+    expect((await h.redis.hgetall(pacer.key)).remaining).toBe('0');
+  });
+
+  it('is given back to the allowance when its answer shows the earlier window counted it', async () => {
+    const h = await start();
+    const pacer = pacerOf(h, 'late-answer-earlier-window');
+    const api = new WindowedApi();
+    const first = await drain(pacer);
+    await pacer.observe(api.arrive(5_000) ?? {}, first[0] as PacerTicket);
+    const [c, a] = await drain(pacer);
+    await pacer.observe(api.arrive(5_001) ?? {}, c as PacerTicket);
+    // a is counted in the window (the last of it), but its answer is slow to come back.
+    const aAnswer = api.arrive(9_990);
+    await endPacersWindow(h, pacer);
+    const probe = await drain(pacer);
+    await pacer.observe(api.arrive(10_001) ?? {}, probe[0] as PacerTicket);
+    // a's answer states the earlier window's end: the next window keeps its 2 left.
+    await pacer.observe(aAnswer ?? {}, a as PacerTicket);
+    const next = await drain(pacer);
+    for (const [i, t] of next.entries()) await pacer.observe(api.arrive(10_002 + i) ?? {}, t);
+    expect({ letGo: next.length, refused: api.refused }).toEqual({ letGo: 2, refused: 0 });
+  });
+
+  it('is given back to the allowance when its answer shows it was counted before the answer the allowance came from', async () => {
+    const h = await start();
+    const pacer = pacerOf(h, 'late-answer-counted-first');
+    const api = new WindowedApi();
+    const first = await drain(pacer);
+    await pacer.observe(api.arrive(5_000) ?? {}, first[0] as PacerTicket);
+    const [a, b] = await drain(pacer);
+    // Both reach the API in its next window, a first; b's answer comes back first.
+    const aAnswer = api.arrive(10_001);
+    await pacer.observe(api.arrive(10_002) ?? {}, b as PacerTicket);
+    await pacer.observe(aAnswer ?? {}, a as PacerTicket);
+    const next = await drain(pacer);
+    for (const [i, t] of next.entries()) await pacer.observe(api.arrive(10_003 + i) ?? {}, t);
+    expect({ letGo: next.length, refused: api.refused }).toEqual({ letGo: 1, refused: 0 });
   });
 });

@@ -7,7 +7,7 @@ import { captureLogger } from '../support/capture-logger.js';
 
 const { start, startHostile } = closeHarnessesAfterEach();
 
-/** The shared pacing state of the harness's credentials (fields: src/redis/scripts/pace-observe-2.lua). */
+/** The shared pacing state of the harness's credentials (fields: src/redis/scripts/pace-observe-3.lua). */
 async function pacingState(h: ApiHarness): Promise<Record<string, string>> {
   const namespace = new TokenCipher(h.config.api.auth).namespace;
   return h.redis.hgetall(`${h.prefix}:rate:${namespace}`);

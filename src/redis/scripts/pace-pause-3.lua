@@ -7,15 +7,17 @@
   the previous 429 (else riseAt belongs to an earlier window). The length
   learned is kept in the state (windowMs, windowBy = `429`) for every worker.
   Answers to requests sent before this 429 are ignored from now on
-  (pausedAt; see pace-observe-2.lua).
+  (pausedAt; see pace-observe-3.lua).
 
   Input:
-    KEYS[1] the pacing state hash (fields: see pace-observe-2.lua)
+    KEYS[1] the pacing state hash (fields: see pace-observe-3.lua)
     KEYS[2] the probe flag (cleared: the probe has its answer)
+    KEYS[3] the requests in flight (pace-acquire-3.lua): the refused one is removed
     ARGV[1] the pause in milliseconds (the wait chosen for this 429, >= 1)
     ARGV[2] the Retry-After the 429 stated, in milliseconds, or -1 when none was readable
     ARGV[3] the first guess of the window length (ms); the learned one, when there is one, counts instead
     ARGV[4] the longest window that may be learned (HIRESYNC_MAX_RETRY_AFTER, ms)
+    ARGV[5] the refused request's number (pace-acquire-3.lua), or 0 when it has none
 
   A length is learned only from continuous traffic: the lowest allowance was
   recorded within one window of this 429. After an idle spell (another client
@@ -38,6 +40,7 @@ local function num(field)
 end
 
 redis.call('DEL', KEYS[2])
+if tonumber(ARGV[5]) > 0 then redis.call('ZREM', KEYS[3], ARGV[5]) end
 local previousPause = num('pausedAt')
 local pauseEnd = now + pauseMs
 if pauseEnd > num('pausedUntil') then redis.call('HSET', key, 'pausedUntil', pauseEnd) end

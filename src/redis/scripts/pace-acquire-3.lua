@@ -21,19 +21,30 @@
   close together and the bounds narrow (src/api/second-edge.ts,
   edgeProbeHoldMs: the same rule as a pure function).
 
+  Every request let go (but under an API that sends no
+  X-RateLimit-Remaining) is recorded as in flight until its answer, under a
+  number of its own (the state's `seq`): an allowance taken from an answer
+  is only what the API had left when that request reached it, and requests
+  still on their way may be counted after it (pace-observe-3.lua).
+
   Input:
-    KEYS[1] the pacing state hash (see pace-observe-2.lua for its fields;
-            probeAt, when the spent window's probe goes, is this script's)
+    KEYS[1] the pacing state hash (see pace-observe-3.lua for its fields;
+            probeAt, when the spent window's probe goes, and seq, the number
+            of the last request let go, are this script's)
     KEYS[2] the probe flag
+    KEYS[3] the requests in flight: a sorted set of their numbers, scored by
+            the time each was let go
     ARGV[1] requests of each window to leave unused (the reserve)
     ARGV[2] 1 when this is a request's first ask (its caller's work since the
             last answer is measured then), else 0
 
   Output:
-    { wait, now, held }: wait = 0 - the request may go now (now is its send
-    time, to be given back to pace-observe-2.lua with its answer); wait = n > 0 -
-    milliseconds to wait before asking again; held = 1 when the wait is a hold
-    for the second edge (never longer than a second), else 0
+    { wait, now, held, id }: wait = 0 - the request may go now (now is its
+    send time and id its number, 0 when it is not tracked, both to be given
+    back to pace-observe-3.lua with its answer, or the number to
+    pace-pause-3.lua with a 429); wait = n > 0 - milliseconds to wait before
+    asking again; held = 1 when the wait is a hold for the second edge (never
+    longer than a second), else 0
 ]]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -43,7 +54,7 @@ local function num(field)
   return tonumber(redis.call('HGET', key, field) or '0')
 end
 if ARGV[2] == '1' then
-  -- The caller's own work between an answer and its next request (pace-observe-2.lua sets answeredAt).
+  -- The caller's own work between an answer and its next request (pace-observe-3.lua sets answeredAt).
   local answeredAt = num('answeredAt')
   local work = now - answeredAt
   if answeredAt > 0 and work >= 0 and work < 1000 then
@@ -74,8 +85,20 @@ local function edgeProbeHold(resetAt, left)
   return 0
 end
 
+-- The request goes now: numbered and recorded as in flight until its answer
+-- (an unanswered one is dropped from the set after IN_FLIGHT_MS, as pace-observe-3.lua does).
+local IN_FLIGHT_MS = 60000
+local function go()
+  local id = redis.call('HINCRBY', key, 'seq', 1)
+  -- A state no answer has touched yet (pace-observe-3.lua keeps it a day past its last) still goes away.
+  if redis.call('PTTL', key) < 0 then redis.call('PEXPIRE', key, 86400000) end
+  redis.call('ZADD', KEYS[3], now, id)
+  redis.call('PEXPIRE', KEYS[3], IN_FLIGHT_MS)
+  return { 0, now, 0, id }
+end
+
 local paused = tonumber(redis.call('HGET', KEYS[1], 'pausedUntil') or '0')
-if paused > now then return { paused - now, now, 0 } end
+if paused > now then return { paused - now, now, 0, 0 } end
 local rem = redis.call('HGET', KEYS[1], 'remaining')
 if rem then
   local resetAt = tonumber(redis.call('HGET', KEYS[1], 'resetAt') or '0')
@@ -83,12 +106,12 @@ if rem then
     if tonumber(rem) > reserve then
       if redis.call('HGET', KEYS[1], 'sure') then
         local hold = edgeProbeHold(resetAt, tonumber(rem) - reserve)
-        if hold > 0 then return { hold, now, 1 } end
+        if hold > 0 then return { hold, now, 1, 0 } end
       end
       redis.call('HINCRBY', KEYS[1], 'remaining', -1)
-      return { 0, now, 0 }
+      return go()
     end
-    if redis.call('HGET', KEYS[1], 'sure') then return { resetAt - now, now, 0 } end
+    if redis.call('HGET', KEYS[1], 'sure') then return { resetAt - now, now, 0, 0 } end
     -- Spent, and the end is only guessed: probe (below) instead of sitting the
     -- guess out, at the next whole second after the window began. Retry-After
     -- counts whole seconds, so a 429 then states the end to within a few
@@ -100,11 +123,11 @@ if rem then
       probeAt = riseAt + 1000 * math.max(1, math.ceil((now - riseAt) / 1000))
       redis.call('HSET', KEYS[1], 'probeAt', probeAt)
     end
-    if probeAt > now then return { probeAt - now, now, 0 } end
+    if probeAt > now then return { probeAt - now, now, 0, 0 } end
   else
     redis.call('HDEL', KEYS[1], 'remaining', 'sure')
   end
 end
-if redis.call('HGET', KEYS[1], 'headerless') then return { 0, now, 0 } end
-if redis.call('SET', KEYS[2], '1', 'PX', 2000, 'NX') then return { 0, now, 0 } end
-return { 10, now, 0 }
+if redis.call('HGET', KEYS[1], 'headerless') then return { 0, now, 0, 0 } end
+if redis.call('SET', KEYS[2], '1', 'PX', 2000, 'NX') then return go() end
+return { 10, now, 0, 0 }

@@ -7,14 +7,16 @@
                         learned window length), unset while it is a guess
     headerless          the API sent no X-RateLimit-Remaining: no pacing
     limit               the last X-RateLimit-Limit
-    last, lastAt        the lowest allowance reported since the window began,
-                        and when it was recorded
+    last, lastAt, lastSeq
+                        the lowest allowance reported since the window began,
+                        when it was recorded, and the number of the last
+                        request let go then (seq)
     riseAt, riseSure    when the window began, i.e. the allowance came back
                         (riseSure unset: only the first answer seen)
     windowMs, windowBy  the learned window length, and what taught it
                         (`429`: a Retry-After; `rise`: the time between two rises)
-    pausedUntil, pausedAt  the pause after a 429 (pace-pause-2.lua)
-    probeAt             when the probe of a spent, guessed window goes (pace-acquire-2.lua)
+    pausedUntil, pausedAt  the pause after a 429 (pace-pause-3.lua)
+    probeAt             when the probe of a spent, guessed window goes (pace-acquire-3.lua)
     offsetLo, offsetLoAt, offsetHi, offsetHiAt
                         the bounds of the offset between the API's clock and
                         Redis time (API − Redis, ms) learned from Date headers,
@@ -25,7 +27,11 @@
     rttMs, answeredAt   a request's round trip (moving average) and when the
                         last answer was recorded; workMs, the caller's own work
                         between an answer and its next request, is
-                        pace-acquire-2.lua's
+                        pace-acquire-3.lua's
+    seq                 the number of the last request let go (pace-acquire-3.lua)
+    baseSeq, baseReported
+                        seq when `remaining` was last taken from an answer, and
+                        the allowance that answer reported
 
   A rise (a new window) is an answer reporting more allowance than `last`
   to a request sent after `last` was recorded: an allowance only shrinks
@@ -38,16 +44,33 @@
   src/api/clock-offset.ts describes), taking the lower bound so that the end
   is never waited for early. The time comes from Redis.
 
+  An allowance taken from an answer (a rise, a later window stated, or a new
+  one after our end) is what the API had left when that request reached it.
+  Requests still in flight then (KEYS[3]: let go by pace-acquire-3.lua and
+  not answered yet) may reach the API after it and be counted against that
+  same allowance: a request let go just before the end of a window, as we
+  read it, may arrive after the API opened the next one, later than a
+  request sent after it. Each is taken off the allowance (`remaining` = the
+  reported allowance − the requests in flight), and given back when its own
+  answer shows it was not counted after the one the allowance came from: it
+  reports more allowance left than that one (it was counted before it), or
+  states an end half a window or more before the current one (it was
+  counted in an earlier window). An answer of an earlier window changes
+  nothing else either. A request unanswered after a minute (no answer
+  came: the connection failed) is no longer counted as in flight.
+
   Input:
     KEYS[1] the pacing state hash
     KEYS[2] the probe flag (cleared: the probe has its answer)
+    KEYS[3] the requests in flight (pace-acquire-3.lua): this one's number is removed
     ARGV[1] X-RateLimit-Remaining (0..10^9), or -1 when the header was absent
     ARGV[2] X-RateLimit-Limit (1..10^9), or -1
     ARGV[3] X-RateLimit-Reset as milliseconds until the end, or -1
     ARGV[4] X-RateLimit-Reset as the end in Unix epoch milliseconds, or -1
     ARGV[5] the first guess of the window length in milliseconds (HIRESYNC_RATE_LIMIT_WINDOW)
-    ARGV[6] when the request was sent (the time pace-acquire-2.lua gave it)
+    ARGV[6] when the request was sent (the time pace-acquire-3.lua gave it)
     ARGV[7] the response's Date header in epoch milliseconds, or -1
+    ARGV[8] the request's number (pace-acquire-3.lua), or 0 when it has none
 
   Output:
     0
@@ -62,6 +85,7 @@ local resetEpoch = tonumber(ARGV[4])
 local guess = tonumber(ARGV[5])
 local sentAt = tonumber(ARGV[6])
 local dateMs = tonumber(ARGV[7])
+local id = tonumber(ARGV[8])
 local DAY = 86400000
 local DRIFT_PER_MS = 0.0001
 local function num(field)
@@ -73,6 +97,22 @@ local function done()
 end
 
 redis.call('DEL', KEYS[2])
+
+-- This request is answered. It was in flight when `remaining` was last taken
+-- from an answer (charged: taken off it) if it was let go before that and is
+-- still in the set.
+local IN_FLIGHT_MS = 60000
+local charged = false
+if id > 0 then
+  charged = redis.call('ZREM', KEYS[3], id) == 1 and id <= num('baseSeq')
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - IN_FLIGHT_MS)
+-- Sets the allowance from this answer's report, less the requests still in flight.
+local function allow(left)
+  local inFlight = redis.call('ZCARD', KEYS[3])
+  redis.call('HSET', key, 'remaining', math.max(0, left - inFlight),
+    'baseSeq', num('seq'), 'baseReported', left)
+end
 
 local rtt = now - sentAt
 if sentAt > 0 and rtt >= 0 and rtt < 60000 then
@@ -138,6 +178,8 @@ elseif resetIn >= 0 then
   stated = now + resetIn
 end
 if stated and stated - now > DAY then stated = nil end
+-- The end this answer states, even if past (which window counted it).
+local statedEnd = stated
 -- An end already past (an API clock behind ours, or a finished window's
 -- answer): the end is unknown, but the allowance reported still counts.
 if stated and stated <= now then stated = nil end
@@ -152,7 +194,10 @@ local span = windowMs > 0 and windowMs or guess
 local margin = math.min(250, math.ceil(windowMs / 100))
 
 local first = not last
-local rise = (not first) and reported > tonumber(last) and sentAt >= num('lastAt')
+-- Sent after `last` was recorded: numbered after it (a bare send time: not before it).
+local sentAfter = sentAt >= num('lastAt')
+if id > 0 and redis.call('HGET', key, 'lastSeq') then sentAfter = id > num('lastSeq') end
+local rise = (not first) and reported > tonumber(last) and sentAfter
 if first or rise then
   if rise and reported >= 2 * tonumber(last) + 1 then
     -- The allowance came back after running low: two such rises span a window
@@ -169,7 +214,8 @@ if first or rise then
       end
     end
   end
-  redis.call('HSET', key, 'riseAt', now, 'last', reported, 'lastAt', now, 'remaining', reported)
+  redis.call('HSET', key, 'riseAt', now, 'last', reported, 'lastAt', now, 'lastSeq', num('seq'))
+  allow(reported)
   redis.call('HDEL', key, 'probeAt')
   if rise then redis.call('HSET', key, 'riseSure', '1') else redis.call('HDEL', key, 'riseSure') end
   if stated then
@@ -183,12 +229,24 @@ if first or rise then
   return done()
 end
 
-if reported < tonumber(last) then redis.call('HSET', key, 'last', reported, 'lastAt', now) end
+if live and charged then
+  if statedEnd and statedEnd <= resetAt - span / 2 then
+    -- Counted in an earlier window: not against this allowance, and nothing about it.
+    redis.call('HINCRBY', key, 'remaining', 1)
+    return done()
+  end
+  -- Counted before the answer the allowance came from: already in it.
+  if reported > num('baseReported') then redis.call('HINCRBY', key, 'remaining', 1) end
+end
+if reported < tonumber(last) then
+  redis.call('HSET', key, 'last', reported, 'lastAt', now, 'lastSeq', num('seq'))
+end
 if live then
   if reported < tonumber(rem) then redis.call('HSET', key, 'remaining', reported) end
   if stated and stated > resetAt + 1000 then
     -- The API says a later window: the one we held is over.
-    redis.call('HSET', key, 'remaining', reported, 'resetAt', stated, 'sure', '1')
+    redis.call('HSET', key, 'resetAt', stated, 'sure', '1')
+    allow(reported)
   elseif stated and (stated < resetAt or not redis.call('HGET', key, 'sure')) then
     -- Every answer states the end plus its own delay on the way here: the earliest is the truest.
     redis.call('HSET', key, 'resetAt', stated, 'sure', '1')
@@ -198,7 +256,7 @@ end
 
 -- Our end of the window has passed (or a 429 closed it) but the allowance did
 -- not come back: the window's start is the last rise if that is recent, else unknown.
-redis.call('HSET', key, 'remaining', reported)
+allow(reported)
 redis.call('HDEL', key, 'probeAt')
 local riseAt = num('riseAt')
 if riseAt < num('pausedAt') or now - riseAt >= 2 * span then
