@@ -56,6 +56,8 @@ export function createApiClient(options: CreateApiClientOptions): ApiClient {
     windowMs: config.rateLimitWindowMs,
     reserve: config.rateLimitReserve,
     maxWaitMs: config.maxRetryAfterMs,
+    // An attempt has its answer, or has failed, within its timeout.
+    inFlightMs: config.httpTimeoutMs + 1000,
     prefix: options.prefix,
   });
   return new ApiClient({

@@ -12,6 +12,7 @@ interface PacerCommands {
     inFlight: string,
     reserve: number,
     firstAsk: number,
+    inFlightMs: number,
   ): Promise<[number, number, number, number]>;
   hiresyncPaceObserve(
     state: string,
@@ -61,6 +62,12 @@ export interface RateLimitPacerOptions {
    * however it got into Redis, throws {@link RetryAfterTooLongError}. Default: no limit.
    */
   maxWaitMs?: number;
+  /**
+   * The longest a request let go may wait for its answer (HIRESYNC_HTTP_TIMEOUT,
+   * and a little): a request of a process that vanished stops counting as in
+   * flight then. Default 60 s.
+   */
+  inFlightMs?: number;
   prefix?: string;
 }
 
@@ -114,6 +121,7 @@ export class RateLimitPacer {
   readonly #windowMs: number;
   readonly #reserve: number;
   readonly #maxWaitMs: number;
+  readonly #inFlightMs: number;
 
   constructor(options: RateLimitPacerOptions) {
     this.#redis = withScripts<PacerCommands>(options.redis, PACER_SCRIPTS);
@@ -122,6 +130,7 @@ export class RateLimitPacer {
     this.#windowMs = options.windowMs;
     this.#reserve = options.reserve;
     this.#maxWaitMs = options.maxWaitMs ?? Number.POSITIVE_INFINITY;
+    this.#inFlightMs = Math.max(1, Math.ceil(options.inFlightMs ?? 60_000));
   }
 
   /** The Redis hash holding the shared state (fields: see pace-observe-3.lua). */
@@ -146,6 +155,7 @@ export class RateLimitPacer {
         this.#inFlightKey,
         this.#reserve,
         ask === 0 ? 1 : 0,
+        this.#inFlightMs,
       );
       const waitMs = Number(wait);
       if (waitMs <= 0) return { waitedMs, heldMs, sentAt: Number(now), id: Number(id) };
@@ -165,6 +175,15 @@ export class RateLimitPacer {
   }
 
   /**
+   * A request let go (its ticket's `id`) failed without an answer: a network
+   * error, its timeout. It is no longer on its way, so no longer taken off
+   * the allowances read from answers.
+   */
+  async release(id: number): Promise<void> {
+    if (id > 0) await this.#redis.zrem(this.#inFlightKey, String(id));
+  }
+
+  /**
    * Records what an answer (not a 429) said about the rate limit; `sent` is
    * its ticket (a bare send time: a request the pacer did not let go).
    */
@@ -174,7 +193,7 @@ export class RateLimitPacer {
     // allowance (and must not switch pacing off as "headerless"); the request
     // is answered, though, so no longer on its way.
     if (headers.remaining === undefined && (status < 200 || status >= 300)) {
-      if (id > 0) await this.#redis.zrem(this.#inFlightKey, String(id));
+      await this.release(id);
       return;
     }
     await this.#redis.hiresyncPaceObserve(

@@ -19,6 +19,11 @@ export interface SendHooks {
   /** Called with each response (any status). */
   onResponse?: (response: HttpResponse) => Promise<void> | void;
   /**
+   * Called when an attempt failed without an answer (a network error, its
+   * timeout, a body too large to read), not when it was aborted.
+   */
+  onNoAnswer?: () => Promise<void> | void;
+  /**
    * Called on a 429 with the wait chosen and the Retry-After it stated
    * (undefined when absent or unreadable); should pause every peer. The wait
    * starts once it resolves, and ends at once if `signal` is aborted.
@@ -209,6 +214,7 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
     } catch (error) {
       logRequest(options, path, sentAt, undefined, error);
       if (options.signal?.aborted) throw options.signal.reason ?? error;
+      await hooks.onNoAnswer?.();
       if (error instanceof ResponseTooLargeError) throw error;
       failure = error;
     }

@@ -124,6 +124,21 @@ describe('API client against the simulator', () => {
     expect(h.sim.stats.byStatus['500']).toBe(1);
   });
 
+  it('leaves no request counted as in flight by the pacer after dropped connections and 5xx answers', async () => {
+    const h = await start({ simulator: { rateLimit: { limit: 100, windowMs: 60_000 } } });
+    h.sim.inject({ kind: 'drop-connection' });
+    h.sim.inject({ kind: 'status', status: 502 });
+    h.sim.inject({ kind: 'drop-connection' });
+    expect(ids(await h.walk('jobs'))).toHaveLength(250);
+    const keys = await h.redis.keys(`${h.prefix}:rate:*`);
+    const states = keys.filter((key) => !key.endsWith(':sent') && !key.endsWith(':probe'));
+    expect(states).toHaveLength(1);
+    const stateKey = states[0] as string;
+    // Every request was tracked (each let go was numbered), and none is left on its way.
+    expect(Number(await h.redis.hget(stateKey, 'seq'))).toBe(h.sim.stats.receivedTargets.length);
+    expect(await h.redis.zcard(`${stateKey}:sent`)).toBe(0);
+  });
+
   it('gives up after the retry budget on persistent 5xx', async () => {
     const h = await start({ env: { HIRESYNC_MAX_RETRIES: '2' } });
     h.sim.inject({ kind: 'status', status: 502 }, 3);

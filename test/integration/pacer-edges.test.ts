@@ -12,7 +12,7 @@ const { start, startHostile } = closeHarnessesAfterEach();
 
 const IDLE_MS = 15 * 60_000; // one HIRESYNC_INCREMENTAL_EVERY between two runs
 
-function pacerOf(h: ApiHarness, namespace: string): RateLimitPacer {
+function pacerOf(h: ApiHarness, namespace: string, inFlightMs?: number): RateLimitPacer {
   return new RateLimitPacer({
     redis: h.redis,
     namespace,
@@ -20,6 +20,7 @@ function pacerOf(h: ApiHarness, namespace: string): RateLimitPacer {
     reserve: 0,
     maxWaitMs: 3_600_000, // HIRESYNC_MAX_RETRY_AFTER default
     prefix: h.prefix,
+    ...(inFlightMs === undefined ? {} : { inFlightMs }),
   });
 }
 
@@ -419,5 +420,39 @@ describe("a request let go before a window's end and counted in the next one", (
     const next = await drain(pacer);
     for (const [i, t] of next.entries()) await pacer.observe(api.arrive(10_003 + i) ?? {}, t);
     expect({ letGo: next.length, refused: api.refused }).toEqual({ letGo: 1, refused: 0 });
+  });
+
+  it('no longer counts against the next allowance once it failed without an answer', async () => {
+    const h = await start();
+    const pacer = pacerOf(h, 'failed-no-answer');
+    const api = new WindowedApi();
+    const first = await drain(pacer);
+    await pacer.observe(api.arrive(5_000) ?? {}, first[0] as PacerTicket);
+    const [a, b] = await drain(pacer);
+    // a never reaches the API (its connection refused); b reaches it in its next window.
+    await pacer.release((a as PacerTicket).id);
+    await pacer.observe(api.arrive(10_001) ?? {}, b as PacerTicket);
+    const next = await drain(pacer);
+    for (const [i, t] of next.entries()) await pacer.observe(api.arrive(10_002 + i) ?? {}, t);
+    expect({ letGo: next.length, refused: api.refused }).toEqual({ letGo: 2, refused: 0 });
+  });
+
+  it('no longer counts against the next allowance once the HTTP timeout of a process that vanished has passed', async () => {
+    const h = await start();
+    const pacer = pacerOf(h, 'vanished-process');
+    // A worker sharing the credentials whose requests time out at once (inFlightMs 1).
+    const vanishing = pacerOf(h, 'vanished-process', 1);
+    const api = new WindowedApi();
+    const first = await drain(pacer);
+    await pacer.observe(api.arrive(5_000) ?? {}, first[0] as PacerTicket);
+    // It lets a request go, then vanishes: no answer, no failure is ever told.
+    expect(await goNow(vanishing)).toBeDefined();
+    const [b] = await drain(pacer);
+    await sleep(20);
+    // b reaches the API in its next window; the vanished request is past its timeout by then.
+    await pacer.observe(api.arrive(10_001) ?? {}, b as PacerTicket);
+    const next = await drain(pacer);
+    for (const [i, t] of next.entries()) await pacer.observe(api.arrive(10_002 + i) ?? {}, t);
+    expect({ letGo: next.length, refused: api.refused }).toEqual({ letGo: 2, refused: 0 });
   });
 });

@@ -33,10 +33,13 @@
             of the last request let go, are this script's)
     KEYS[2] the probe flag
     KEYS[3] the requests in flight: a sorted set of their numbers, scored by
-            the time each was let go
+            the time by which each has its answer or has failed (its HTTP
+            timeout after it was let go)
     ARGV[1] requests of each window to leave unused (the reserve)
     ARGV[2] 1 when this is a request's first ask (its caller's work since the
             last answer is measured then), else 0
+    ARGV[3] the longest a request let go now may wait for its answer, in
+            milliseconds (HIRESYNC_HTTP_TIMEOUT and a second)
 
   Output:
     { wait, now, held, id }: wait = 0 - the request may go now (now is its
@@ -85,15 +88,16 @@ local function edgeProbeHold(resetAt, left)
   return 0
 end
 
--- The request goes now: numbered and recorded as in flight until its answer
--- (an unanswered one is dropped from the set after IN_FLIGHT_MS, as pace-observe-3.lua does).
-local IN_FLIGHT_MS = 60000
+-- The request goes now: numbered and recorded as in flight until its answer,
+-- its failure (RateLimitPacer.release) or, should its process vanish, the end
+-- of its HTTP timeout (pace-observe-3.lua drops those past it).
+local inFlightMs = tonumber(ARGV[3])
 local function go()
   local id = redis.call('HINCRBY', key, 'seq', 1)
   -- A state no answer has touched yet (pace-observe-3.lua keeps it a day past its last) still goes away.
   if redis.call('PTTL', key) < 0 then redis.call('PEXPIRE', key, 86400000) end
-  redis.call('ZADD', KEYS[3], now, id)
-  redis.call('PEXPIRE', KEYS[3], IN_FLIGHT_MS)
+  redis.call('ZADD', KEYS[3], now + inFlightMs, id)
+  if redis.call('PTTL', KEYS[3]) < inFlightMs then redis.call('PEXPIRE', KEYS[3], inFlightMs) end
   return { 0, now, 0, id }
 end
 

@@ -56,8 +56,9 @@
   reports more allowance left than that one (it was counted before it), or
   states an end half a window or more before the current one (it was
   counted in an earlier window). An answer of an earlier window changes
-  nothing else either. A request unanswered after a minute (no answer
-  came: the connection failed) is no longer counted as in flight.
+  nothing else either. A request that failed without an answer (a network
+  error, its timeout) is taken out of the set by RateLimitPacer.release, and
+  one whose process vanished is dropped once its HTTP timeout has passed.
 
   Input:
     KEYS[1] the pacing state hash
@@ -101,12 +102,12 @@ redis.call('DEL', KEYS[2])
 -- This request is answered. It was in flight when `remaining` was last taken
 -- from an answer (charged: taken off it) if it was let go before that and is
 -- still in the set.
-local IN_FLIGHT_MS = 60000
 local charged = false
 if id > 0 then
   charged = redis.call('ZREM', KEYS[3], id) == 1 and id <= num('baseSeq')
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - IN_FLIGHT_MS)
+-- Past its HTTP timeout (pace-acquire-3.lua scores each by it): no answer is coming.
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 -- Sets the allowance from this answer's report, less the requests still in flight.
 local function allow(left)
   local inFlight = redis.call('ZCARD', KEYS[3])
