@@ -192,9 +192,10 @@ export class ApiClient {
           if (headers.remaining !== undefined) metrics?.onRemaining?.(headers.remaining);
           await pacer.observe(headers, { sentAt, id: ticketId }, r.status);
         },
-        // On its way no longer: not taken off the next allowance read from an
-        // answer. Should Redis refuse, the entry lapses at its timeout instead.
-        onNoAnswer: () => pacer.release(ticketId).catch(() => {}),
+        // Never on its way: not taken off the next allowance read from an answer
+        // (one that may have reached the API stays counted until its timeout).
+        // Should Redis refuse, the entry lapses at its timeout instead.
+        onNeverSent: () => pacer.release(ticketId).catch(() => {}),
         onRateLimited: async (waitMs, retryAfterMs) => {
           metrics?.onRateLimited?.();
           const learned = await pacer.pause(waitMs, retryAfterMs, ticketId);

@@ -175,9 +175,9 @@ export class RateLimitPacer {
   }
 
   /**
-   * A request let go (its ticket's `id`) failed without an answer: a network
-   * error, its timeout. It is no longer on its way, so no longer taken off
-   * the allowances read from answers.
+   * A request let go (its ticket's `id`) never left this host (its connection
+   * refused, say), or was answered without rate headers: it is not on its way,
+   * so no longer taken off the allowances read from answers.
    */
   async release(id: number): Promise<void> {
     if (id > 0) await this.#redis.zrem(this.#inFlightKey, String(id));

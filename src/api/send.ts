@@ -19,10 +19,12 @@ export interface SendHooks {
   /** Called with each response (any status). */
   onResponse?: (response: HttpResponse) => Promise<void> | void;
   /**
-   * Called when an attempt failed without an answer (a network error, its
-   * timeout, a body too large to read), not when it was aborted.
+   * Called when an attempt failed before its request left this host: the
+   * connection refused, the name not resolved, the route missing, or a
+   * timeout while connecting. Not when it may have reached the server (a
+   * connection reset, a timeout while waiting for the answer, an abort).
    */
-  onNoAnswer?: () => Promise<void> | void;
+  onNeverSent?: () => Promise<void> | void;
   /**
    * Called on a 429 with the wait chosen and the Retry-After it stated
    * (undefined when absent or unreadable); should pause every peer. The wait
@@ -173,6 +175,24 @@ function logRequest(
   );
 }
 
+/** Errors of a connection that never opened: the request did not leave this host. */
+const NEVER_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+]);
+/** got's timeout phases before a request is written (lookup, connect, TLS). */
+const NEVER_SENT_TIMEOUTS = new Set(['lookup', 'connect', 'secureConnect']);
+
+function neverSent(error: unknown): boolean {
+  const e = error as { name?: unknown; code?: unknown; event?: unknown };
+  if (e.name === 'TimeoutError') return NEVER_SENT_TIMEOUTS.has(String(e.event));
+  return NEVER_SENT_CODES.has(String(e.code));
+}
+
 function isTimeout(error: unknown): boolean {
   const e = error as { name?: unknown; code?: unknown };
   return e.name === 'TimeoutError' || e.code === 'ETIMEDOUT';
@@ -214,7 +234,7 @@ export async function sendWithRetries(options: SendOptions): Promise<HttpRespons
     } catch (error) {
       logRequest(options, path, sentAt, undefined, error);
       if (options.signal?.aborted) throw options.signal.reason ?? error;
-      await hooks.onNoAnswer?.();
+      if (neverSent(error)) await hooks.onNeverSent?.();
       if (error instanceof ResponseTooLargeError) throw error;
       failure = error;
     }

@@ -10,11 +10,17 @@ import {
   PaginationLoopError,
   TransientApiError,
   UnexpectedBodyError,
+  UnreachableError,
 } from '../../src/errors.js';
 import { jobPosts } from '../../src/resources/job-posts.js';
 import { jobs } from '../../src/resources/jobs.js';
 import { listUrl } from '../../src/resources/read-plan.js';
-import { closeHarnessesAfterEach, SIM_API_KEY, SIM_SECRET } from '../support/api-harness.js';
+import {
+  type ApiHarness,
+  closeHarnessesAfterEach,
+  SIM_API_KEY,
+  SIM_SECRET,
+} from '../support/api-harness.js';
 
 const { start } = closeHarnessesAfterEach();
 
@@ -124,18 +130,31 @@ describe('API client against the simulator', () => {
     expect(h.sim.stats.byStatus['500']).toBe(1);
   });
 
-  it('leaves no request counted as in flight by the pacer after dropped connections and 5xx answers', async () => {
+  it('keeps a request counted as in flight by the pacer while it may have reached the API (a dropped connection), never one answered (a 5xx too)', async () => {
     const h = await start({ simulator: { rateLimit: { limit: 100, windowMs: 60_000 } } });
     h.sim.inject({ kind: 'drop-connection' });
     h.sim.inject({ kind: 'status', status: 502 });
     h.sim.inject({ kind: 'drop-connection' });
     expect(ids(await h.walk('jobs'))).toHaveLength(250);
-    const keys = await h.redis.keys(`${h.prefix}:rate:*`);
-    const states = keys.filter((key) => !key.endsWith(':sent') && !key.endsWith(':probe'));
-    expect(states).toHaveLength(1);
-    const stateKey = states[0] as string;
-    // Every request was tracked (each let go was numbered), and none is left on its way.
+    const stateKey = await pacingStateOf(h);
+    // Every request was tracked (each let go was numbered); the two dropped
+    // stay counted until their HTTP timeout, the answered ones are gone.
     expect(Number(await h.redis.hget(stateKey, 'seq'))).toBe(h.sim.stats.receivedTargets.length);
+    expect(await h.redis.zcard(`${stateKey}:sent`)).toBe(2);
+  });
+
+  it('no longer counts a request as in flight once its connection was refused: it never left', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    // The token comes from the simulator; the list requests go to the closed port.
+    const h = await start({
+      env: { HIRESYNC_BASE_URL: `http://127.0.0.1:${port}`, HIRESYNC_MAX_RETRIES: '0' },
+    });
+    await expect(h.walk('jobs')).rejects.toThrow(UnreachableError);
+    const stateKey = await pacingStateOf(h);
+    expect(await h.redis.hget(stateKey, 'seq')).toBe('1');
     expect(await h.redis.zcard(`${stateKey}:sent`)).toBe(0);
   });
 
@@ -307,3 +326,11 @@ describe('API client against the simulator', () => {
     expect(stored).toMatch(/^[A-Za-z0-9+/=]+$/);
   });
 });
+
+/** The pacing state hash of the harness's credentials (its only one). */
+async function pacingStateOf(h: ApiHarness): Promise<string> {
+  const keys = await h.redis.keys(`${h.prefix}:rate:*`);
+  const states = keys.filter((key) => !key.endsWith(':sent') && !key.endsWith(':probe'));
+  expect(states).toHaveLength(1);
+  return states[0] as string;
+}

@@ -456,3 +456,32 @@ describe("a request let go before a window's end and counted in the next one", (
     expect({ letGo: next.length, refused: api.refused }).toEqual({ letGo: 2, refused: 0 });
   });
 });
+
+describe('a request let go before the low was recorded, counted in the next window and answered before its rise', () => {
+  it('stays taken off the allowance the rise reports, so that no 429 follows', async () => {
+    const h = await start();
+    const pacer = pacerOf(h, 'late-answered-before-rise');
+    const api = new WindowedApi();
+    // The API's window [0, 10 s) has 5 s left: the first answer leaves 2.
+    const first = await drain(pacer);
+    await pacer.observe(api.arrive(5_000) ?? {}, first[0] as PacerTicket);
+    // y and c go from the 2 left; c's answer records the low (1) while y is still on its way.
+    const [y, c] = await drain(pacer);
+    expect(c).toBeDefined();
+    await pacer.observe(api.arrive(5_001) ?? {}, c as PacerTicket);
+    // The pacer's window ends; its probe x is let go after the low was recorded.
+    await endPacersWindow(h, pacer);
+    const probe = await drain(pacer);
+    expect(probe).toHaveLength(1);
+    // x reaches the API first in its next window, y right after it (behind it, though let go
+    // before it); y's answer comes back first, then x's, the rise.
+    const xAnswer = api.arrive(10_001);
+    await pacer.observe(api.arrive(10_002) ?? {}, y as PacerTicket);
+    await pacer.observe(xAnswer ?? {}, probe[0] as PacerTicket);
+    // The window has 1 left (x and y counted): one more request, no 429.
+    const next = await drain(pacer);
+    const answers = next.map((_, i) => api.arrive(10_003 + i));
+    for (const [i, t] of next.entries()) await pacer.observe(answers[i] ?? {}, t);
+    expect({ letGo: next.length, refused: api.refused }).toEqual({ letGo: 1, refused: 0 });
+  });
+});

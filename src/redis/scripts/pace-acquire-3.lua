@@ -89,8 +89,8 @@ local function edgeProbeHold(resetAt, left)
 end
 
 -- The request goes now: numbered and recorded as in flight until its answer,
--- its failure (RateLimitPacer.release) or, should its process vanish, the end
--- of its HTTP timeout (pace-observe-3.lua drops those past it).
+-- its release (it never left its host: RateLimitPacer.release) or the end of
+-- its HTTP timeout (pace-observe-3.lua drops those past it).
 local inFlightMs = tonumber(ARGV[3])
 local function go()
   local id = redis.call('HINCRBY', key, 'seq', 1)

@@ -55,10 +55,19 @@
   answer shows it was not counted after the one the allowance came from: it
   reports more allowance left than that one (it was counted before it), or
   states an end half a window or more before the current one (it was
-  counted in an earlier window). An answer of an earlier window changes
-  nothing else either. A request that failed without an answer (a network
-  error, its timeout) is taken out of the set by RateLimitPacer.release, and
-  one whose process vanished is dropped once its HTTP timeout has passed.
+  counted in an earlier window; such an answer, of a request in flight
+  while our window is live, changes nothing else either). An allowance
+  taken from an answer also makes its report the window's low, so that a
+  request counted ahead of it but answered after it is no rise. A request
+  that never left its host (its connection refused) is taken out of the set
+  by RateLimitPacer.release; one that failed after it may have reached the
+  API (a reset, a timeout), or whose process vanished, is dropped once its
+  HTTP timeout has passed.
+
+  Not covered: without X-RateLimit-Reset, a request of the next window
+  counted just behind the one whose answer shows the rise, but answered
+  before it, is no longer in flight when the rise is read, and the rise's
+  allowance is then one too high (a 429 is paused for and retried as any).
 
   Input:
     KEYS[1] the pacing state hash
@@ -108,11 +117,15 @@ if id > 0 then
 end
 -- Past its HTTP timeout (pace-acquire-3.lua scores each by it): no answer is coming.
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
--- Sets the allowance from this answer's report, less the requests still in flight.
+-- Sets the allowance from this answer's report, less the requests still in
+-- flight, and makes the report the window's low: a request let go before
+-- now, counted ahead of this one but answered after it, is then no rise
+-- (its answer reports more: it is given back, as counted in the report).
 local function allow(left)
   local inFlight = redis.call('ZCARD', KEYS[3])
   redis.call('HSET', key, 'remaining', math.max(0, left - inFlight),
-    'baseSeq', num('seq'), 'baseReported', left)
+    'baseSeq', num('seq'), 'baseReported', left,
+    'last', left, 'lastAt', now, 'lastSeq', num('seq'))
 end
 
 local rtt = now - sentAt
@@ -215,7 +228,7 @@ if first or rise then
       end
     end
   end
-  redis.call('HSET', key, 'riseAt', now, 'last', reported, 'lastAt', now, 'lastSeq', num('seq'))
+  redis.call('HSET', key, 'riseAt', now)
   allow(reported)
   redis.call('HDEL', key, 'probeAt')
   if rise then redis.call('HSET', key, 'riseSure', '1') else redis.call('HDEL', key, 'riseSure') end
