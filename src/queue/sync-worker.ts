@@ -48,7 +48,48 @@ export function createSyncWorker(
   deps: SyncProcessorDeps,
   options: SyncWorkerOptions,
 ): SyncWorker {
-  const processor = createSyncProcessor(deps);
+  return createJobWorker(connection, prefix, createSyncProcessor(deps), options);
+}
+
+/** What a worker runs for each job it takes: the sync processor, or a test's. */
+export type JobProcessor = (job: SyncJob, token?: string) => Promise<SyncJobResult>;
+
+/**
+ * Renews the lock of the job taken with `token` every half of `lockMs` until
+ * the returned function is called. BullMQ renews the locks of a worker's jobs
+ * too, but by job id: when Redis was away for longer than the lock, the
+ * stalled-job check hands the job out again, to this worker as well, while
+ * the attempt that lost it is still ending here; that attempt's end then stops
+ * BullMQ renewing the new attempt's lock, which lapses in its turn, and the
+ * job, stalled twice, fails ("job stalled more than allowable limit") though
+ * its run goes on. Each attempt therefore keeps its own lock (a renewal with
+ * a token that no longer holds the lock changes nothing).
+ */
+function keepJobLock(job: SyncJob, token: string | undefined, lockMs: number): () => void {
+  if (token === undefined) return () => {};
+  let renewing = false;
+  const timer = setInterval(() => {
+    // A renewal waiting for Redis to come back is not stacked on.
+    if (renewing) return;
+    renewing = true;
+    job
+      .extendLock(token, lockMs)
+      .catch(() => 0)
+      .finally(() => {
+        renewing = false;
+      });
+  }, lockMs / 2);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** A BullMQ worker running `processor`, with what it saw of each job (see {@link createSyncWorker}). */
+export function createJobWorker(
+  connection: RedisConnection,
+  prefix: string,
+  processor: JobProcessor,
+  options: SyncWorkerOptions,
+): SyncWorker {
   const jobLockMs = options.jobLockMs ?? 60_000;
   const settlements = new Map<string, JobSettlement>();
   const settle = (id: string | undefined, settlement: JobSettlement | undefined) => {
@@ -63,6 +104,7 @@ export function createSyncWorker(
     options.queueName ?? QUEUE_NAME,
     async (job: SyncJob, token?: string) => {
       settle(job.id, { state: 'active' });
+      const releaseLock = keepJobLock(job, token, jobLockMs);
       try {
         const result = await processor(job, token);
         settle(job.id, { state: 'completed', result });
@@ -76,6 +118,8 @@ export function createSyncWorker(
             : { state: 'failed', error: coerceError(error).message },
         );
         throw error;
+      } finally {
+        releaseLock();
       }
     },
     {

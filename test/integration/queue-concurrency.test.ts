@@ -8,10 +8,12 @@ import { APP_MAX_RETRIES_PER_REQUEST } from '../../src/queue/redis.js';
 import { RunLock } from '../../src/queue/run-lock.js';
 import { ONCE_QUEUE_PREFIX, runOnce } from '../../src/queue/run-once.js';
 import { createSyncQueue, enqueueRun } from '../../src/queue/sync-job.js';
+import { createJobWorker } from '../../src/queue/sync-worker.js';
 import { LockLostError } from '../../src/redis/redis-lock.js';
 import { registerSecret } from '../../src/secret.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { cleanupAfterEach, waitFor } from '../support/lifecycle.js';
+import { clearRedisPrefix, newRedisPrefix } from '../support/test-env.js';
 
 const { defer, harness } = cleanupAfterEach();
 // Outages need a Redis of the test's own: skipped without redis-server, failed under CI.
@@ -307,5 +309,80 @@ describe('the shared queue', () => {
     }
     expect(failed?.failedReason).toMatch(/^403 from \/v3\/jobs.*\[redacted\]/);
     expect(JSON.stringify([failed?.failedReason, failed?.stacktrace])).not.toContain(echoed);
+  });
+});
+
+describe('a job whose lock lapsed while its attempt was in hand (Redis away for longer than the lock)', () => {
+  it('is taken again by the same worker, and the new attempt keeps its lock after the old one ends: the job completes, stalled once', async () => {
+    const prefix = newRedisPrefix();
+    defer(() => clearRedisPrefix({ HIRESYNC_REDIS_PREFIX: prefix }));
+    const queueRedis = connect(inject('redisUrl'), { maxRetriesPerRequest: null });
+    const observer = connect(inject('redisUrl'));
+    const queueName = `${ONCE_QUEUE_PREFIX}lapse`;
+    const queue = createSyncQueue(queueRedis, prefix, queueName);
+    defer(() => queue.close());
+    const stalled: string[] = [];
+    const failed: string[] = [];
+    let attempts = 0;
+    let secondStarted = () => {};
+    const second = new Promise<void>((resolve) => {
+      secondStarted = resolve;
+    });
+    let firstEnded = false;
+    // The first attempt ends (its run stopped, as after its run lock was lost)
+    // only once the job has been handed out again; the second runs until its
+    // lock has been renewed after that, or until the job stalled again.
+    const worker = createJobWorker(
+      queueRedis,
+      prefix,
+      async (job) => {
+        attempts += 1;
+        const lock = `${prefix}:${queueName}:${job.id}:lock`;
+        if (attempts === 1) {
+          // Redis came back without the lock: it outlived its TTL during the outage.
+          await observer.del(lock);
+          await second;
+          throw new Error('run stopped: its run lock was lost');
+        }
+        secondStarted();
+        await waitFor(async () => firstEnded);
+        // Renewed twice since (a renewal BullMQ sent before it stopped accounts for one at most).
+        let left = await observer.pttl(lock);
+        let renewals = 0;
+        await waitFor(async () => {
+          const now = await observer.pttl(lock);
+          if (now > left) renewals += 1;
+          left = now;
+          return renewals >= 2 || stalled.length > 1 || failed.length > 0;
+        });
+        return { skipped: 'second attempt done' };
+      },
+      { concurrency: 2, queueName, jobLockMs: 1000 },
+    );
+    defer(() => worker.close());
+    worker.on('error', (error) => {
+      // The first attempt's end, refused by Redis as the job is no longer its
+      // own; BullMQ stops renewing the job's lock right after.
+      if (/^(Lock mismatch|Missing lock) for job/.test(error.message)) firstEnded = true;
+    });
+    worker.on('stalled', (id) => stalled.push(id));
+    worker.on('failed', (job) => failed.push(String(job?.id)));
+    const job = await enqueueRun(
+      queue,
+      { resource: 'jobs', requested: 'full', origin: 'cli' },
+      { runAttempts: 3, runBackoffMs: 100 },
+    );
+    const id = job.id as string;
+    const state = await waitFor(async () => {
+      const now = await queue.getJobState(id);
+      return now === 'completed' || now === 'failed' ? now : undefined;
+    });
+    expect({ state, failedReason: (await queue.getJob(id))?.failedReason }).toEqual({
+      state: 'completed',
+      failedReason: undefined,
+    });
+    expect((await queue.getJob(id))?.returnvalue).toEqual({ skipped: 'second attempt done' });
+    expect(stalled).toEqual([id]);
+    expect(attempts).toBe(2);
   });
 });
