@@ -56,7 +56,10 @@
   reports more allowance left than that one (it was counted before it), or
   states an end half a window or more before the current one (it was
   counted in an earlier window; such an answer, of a request in flight
-  while our window is live, changes nothing else either). An allowance
+  while our window is live, changes nothing else either). The answer of a
+  request taken off the allowance lowers neither it nor the window's low:
+  without a Reset it may be the window before's (a late answer), and
+  otherwise the allowance has it already. An allowance
   taken from an answer also makes its report the window's low, so that a
   request counted ahead of it but answered after it is no rise. A request
   that never left its host (its connection refused) is taken out of the set
@@ -252,11 +255,16 @@ if live and charged then
   -- Counted before the answer the allowance came from: already in it.
   if reported > num('baseReported') then redis.call('HINCRBY', key, 'remaining', 1) end
 end
-if reported < tonumber(last) then
+-- A request in flight when the allowance was read was taken off it then: its
+-- report lowers nothing. Counted after that answer, it is in the allowance
+-- already; counted in the window before (no Reset tells), its report would
+-- cut this window's allowance to what that one had left.
+local lowers = not (live and charged)
+if lowers and reported < tonumber(last) then
   redis.call('HSET', key, 'last', reported, 'lastAt', now, 'lastSeq', num('seq'))
 end
 if live then
-  if reported < tonumber(rem) then redis.call('HSET', key, 'remaining', reported) end
+  if lowers and reported < tonumber(rem) then redis.call('HSET', key, 'remaining', reported) end
   if stated and stated > resetAt + 1000 then
     -- The API says a later window: the one we held is over.
     redis.call('HSET', key, 'resetAt', stated, 'sure', '1')
