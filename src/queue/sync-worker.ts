@@ -92,6 +92,8 @@ export function createJobWorker(
 ): SyncWorker {
   const jobLockMs = options.jobLockMs ?? 60_000;
   const settlements = new Map<string, JobSettlement>();
+  /** The attempt in hand of each job this worker is running. */
+  const attempts = new Map<string, symbol>();
   const settle = (id: string | undefined, settlement: JobSettlement | undefined) => {
     if (id === undefined) return;
     settlements.delete(id);
@@ -103,16 +105,22 @@ export function createJobWorker(
   const worker = new Worker<SyncJobData, SyncJobResult>(
     options.queueName ?? QUEUE_NAME,
     async (job: SyncJob, token?: string) => {
-      settle(job.id, { state: 'active' });
+      // The job may be handed out again while an attempt that lost its lock
+      // is still ending here (keepJobLock): only the newest attempt settles it.
+      const attempt = Symbol(job.id);
+      if (job.id !== undefined) attempts.set(job.id, attempt);
+      const settleOwn = (settlement: JobSettlement | undefined) => {
+        if (job.id !== undefined && attempts.get(job.id) === attempt) settle(job.id, settlement);
+      };
+      settleOwn({ state: 'active' });
       const releaseLock = keepJobLock(job, token, jobLockMs);
       try {
         const result = await processor(job, token);
-        settle(job.id, { state: 'completed', result });
+        settleOwn({ state: 'completed', result });
         return result;
       } catch (error) {
         // A delayed job goes back to the queue: it has not ended.
-        settle(
-          job.id,
+        settleOwn(
           error instanceof DelayedError
             ? undefined
             : { state: 'failed', error: coerceError(error).message },
@@ -120,6 +128,7 @@ export function createJobWorker(
         throw error;
       } finally {
         releaseLock();
+        if (job.id !== undefined && attempts.get(job.id) === attempt) attempts.delete(job.id);
       }
     },
     {

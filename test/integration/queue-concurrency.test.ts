@@ -329,6 +329,7 @@ describe('a job whose lock lapsed while its attempt was in hand (Redis away for 
       secondStarted = resolve;
     });
     let firstEnded = false;
+    let seenWhileSecond: unknown;
     // The first attempt ends (its run stopped, as after its run lock was lost)
     // only once the job has been handed out again; the second runs until its
     // lock has been renewed after that, or until the job stalled again.
@@ -346,6 +347,8 @@ describe('a job whose lock lapsed while its attempt was in hand (Redis away for 
         }
         secondStarted();
         await waitFor(async () => firstEnded);
+        // What `sync` reads of the job should Redis lose it: the attempt in hand, not the one that ended.
+        seenWhileSecond = worker.settlements.get(job.id as string);
         // Renewed twice since (a renewal BullMQ sent before it stopped accounts for one at most).
         let left = await observer.pttl(lock);
         let renewals = 0;
@@ -384,5 +387,10 @@ describe('a job whose lock lapsed while its attempt was in hand (Redis away for 
     expect((await queue.getJob(id))?.returnvalue).toEqual({ skipped: 'second attempt done' });
     expect(stalled).toEqual([id]);
     expect(attempts).toBe(2);
+    expect(seenWhileSecond).toEqual({ state: 'active' });
+    expect(worker.settlements.get(id)).toEqual({
+      state: 'completed',
+      result: { skipped: 'second attempt done' },
+    });
   });
 });
