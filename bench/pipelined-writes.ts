@@ -17,8 +17,7 @@ import copyStreams from 'pg-copy-streams';
 import { trackingLinks } from '../src/resources/tracking-links.js';
 import { Dataset } from '../src/simulator/dataset.js';
 import { createDatabase } from '../src/warehouse/database.js';
-import { writePageAfter } from '../src/warehouse/pages/pipelined-page.js';
-import { type PageVerdict, validatePage, writePage } from '../src/warehouse/pages/write-page.js';
+import { type PageToWrite, validatePage, writePage } from '../src/warehouse/pages/write-page.js';
 import { createRun } from '../src/warehouse/runs/sync-runs.js';
 import type { Database } from '../src/warehouse/tables.js';
 import { fmt, freshDatabase, median } from './support.js';
@@ -29,6 +28,7 @@ import {
   copyTarget,
   generatedPages,
 } from './warehouse-upsert.js';
+import { writeTwoAtATime } from './write-two-at-a-time.js';
 
 /** Writes every page, one at a time or each beside the one before it; returns the seconds it took. */
 async function writePass(
@@ -37,30 +37,25 @@ async function writePass(
   pipelined: boolean,
 ): Promise<number> {
   const runId = await createRun(db, 'default', { resource: 'tracking_links', mode: 'full' });
-  const started = performance.now();
-  let before: { write: Promise<unknown>; verdict: PageVerdict } | undefined;
-  for (const [index, p] of pages.entries()) {
-    const page = {
-      account: 'default',
-      resource: trackingLinks,
-      runId,
-      pageNumber: index + 1,
-      body: p.body,
-      records: p.records,
-    };
-    const verdict = validatePage(trackingLinks, p.records);
-    if (!pipelined) {
-      await writePage(db, page, verdict);
-      continue;
+  const toWrite = function* (): Generator<PageToWrite> {
+    for (const [index, p] of pages.entries()) {
+      yield {
+        account: 'default',
+        resource: trackingLinks,
+        runId,
+        pageNumber: index + 1,
+        body: p.body,
+        records: p.records,
+      };
     }
-    const write = before
-      ? writePageAfter(db, page, verdict, { committed: before.write, verdict: before.verdict })
-      : writePage(db, page, verdict);
-    write.catch(() => {});
-    await before?.write;
-    before = { write, verdict };
+  };
+  const started = performance.now();
+  if (pipelined) {
+    await writeTwoAtATime(db, toWrite());
+  } else {
+    for (const page of toWrite())
+      await writePage(db, page, validatePage(trackingLinks, page.records));
   }
-  await before?.write;
   return (performance.now() - started) / 1000;
 }
 

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { writeTwoAtATime } from '../../bench/write-two-at-a-time.js';
 import { schemaOf } from '../../src/account-name.js';
 import { RedisCheckpointStore } from '../../src/queue/redis-checkpoint-store.js';
 import { BUILT_IN_RESOURCES } from '../../src/resources/index.js';
@@ -61,18 +62,10 @@ function pageOf(account: string, runId: string, number: number): PageToWrite {
 
 /** Writes the pages as a pipelined walk does: each started before the one before it commits, two at most. */
 async function writePipelined(db: Kysely<Database>, account: string, runId: string) {
-  let before: { write: Promise<unknown>; verdict: ReturnType<typeof validatePage> } | undefined;
-  for (let number = 1; number <= PAGES.length; number += 1) {
-    const page = pageOf(account, runId, number);
-    const verdict = validatePage(trackingLinks, page.records);
-    const write = before
-      ? writePageAfter(db, page, verdict, { committed: before.write, verdict: before.verdict })
-      : writePage(db, page, verdict);
-    write.catch(() => {});
-    await before?.write;
-    before = { write, verdict };
-  }
-  await before?.write;
+  await writeTwoAtATime(
+    db,
+    PAGES.map((_, i) => pageOf(account, runId, i + 1)),
+  );
 }
 
 /** A version: its id, record, and whether it is open. */
